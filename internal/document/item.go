@@ -1,0 +1,215 @@
+package document
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// Limits of an item, as Cosmos has them.
+const (
+	MaxItemBytes       = 2 << 20 // a stored item, system properties included
+	MaxIDLength        = 255     // characters
+	MaxPartitionKeyLen = 2048    // bytes of the partition key value
+)
+
+// systemProperties are written by the server only; copies sent back by clients are dropped.
+var systemProperties = map[string]bool{
+	"_rid": true, "_self": true, "_etag": true, "_attachments": true, "_ts": true, "_lsn": true,
+}
+
+// Item is an incoming item body that has been validated, with what the write path needs.
+type Item struct {
+	body []byte
+	// kept are the spans of the top-level members that are not system properties, in order.
+	kept [][2]int
+	ID   string
+}
+
+// Parse validates body as a JSON object with a valid string id and extracts the partition key
+// value at each of paths (each path given as its segments). A missing value is epk.Undefined.
+func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
+	if len(body) > MaxItemBytes {
+		return nil, nil, status.TooLarge("Request size is too large: the item is %d bytes; the limit is %d bytes", len(body), MaxItemBytes)
+	}
+	if !json.Valid(body) {
+		return nil, nil, status.BadRequest("The request body is not valid JSON: %s", syntaxError(body))
+	}
+	start := skipSpace(body, 0)
+	if body[start] != '{' {
+		return nil, nil, status.BadRequest("The item must be a JSON object")
+	}
+	it := &Item{body: body}
+	idFound := false
+	var idErr error
+	members(body, start, func(m member) bool {
+		if systemProperties[m.key] {
+			return true
+		}
+		it.kept = append(it.kept, [2]int{m.start, m.end})
+		if m.key == "id" {
+			idFound = true
+			if body[m.valStart] != '"' {
+				idErr = status.BadRequest("The id of an item must be a string")
+				return true
+			}
+			end, esc := stringEnd(body, m.valStart)
+			it.ID = decodeString(body[m.valStart:end], esc)
+			idErr = ValidateID(it.ID)
+		}
+		return true
+	})
+	if !idFound {
+		return nil, nil, status.BadRequest("The item has no 'id' property; every item needs a string id")
+	}
+	if idErr != nil {
+		return nil, nil, idErr
+	}
+	key := make(epk.Key, len(paths))
+	for i, p := range paths {
+		v, err := valueAt(body, start, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		key[i] = v
+	}
+	if err := CheckPartitionKey(key); err != nil {
+		return nil, nil, err
+	}
+	return it, key, nil
+}
+
+// ValidateID applies Cosmos's rules for resource ids.
+func ValidateID(id string) error {
+	if id == "" {
+		return status.BadRequest("The id must not be empty")
+	}
+	if n := utf8.RuneCountInString(id); n > MaxIDLength {
+		return status.BadRequest("The id is %d characters long; the limit is %d", n, MaxIDLength)
+	}
+	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
+		return status.BadRequest("The id %q contains the character %q, which is not allowed in ids ('/', '\\', '?', '#')", id, id[i])
+	}
+	return nil
+}
+
+// CheckPartitionKey enforces the size cap on a partition key value.
+func CheckPartitionKey(k epk.Key) error {
+	n := 0
+	for _, v := range k {
+		switch v.Kind {
+		case epk.KindString:
+			n += len(v.Str)
+		case epk.KindNumber:
+			n += 8
+		default:
+			n++
+		}
+	}
+	if n > MaxPartitionKeyLen {
+		return status.BadRequest("The partition key value is %d bytes; the limit is %d bytes", n, MaxPartitionKeyLen)
+	}
+	return nil
+}
+
+// valueAt finds the partition key value at path inside the object at b[start].
+func valueAt(b []byte, start int, path []string) (epk.Value, error) {
+	at := start
+	for _, seg := range path {
+		if b[at] != '{' {
+			return epk.Undefined(), nil
+		}
+		next := -1
+		members(b, at, func(m member) bool {
+			if m.key == seg {
+				next = m.valStart // the last duplicate wins, as in a decoded object
+			}
+			return true
+		})
+		if next < 0 {
+			return epk.Undefined(), nil
+		}
+		at = next
+	}
+	return scalar(b[at:valueEnd(b, at)], "/"+strings.Join(path, "/"))
+}
+
+// scalar turns one JSON value into a partition key component.
+func scalar(v []byte, path string) (epk.Value, error) {
+	switch v[0] {
+	case '"':
+		return epk.String(decodeString(v, true)), nil
+	case 't':
+		return epk.Bool(true), nil
+	case 'f':
+		return epk.Bool(false), nil
+	case 'n':
+		return epk.Null(), nil
+	case '{', '[':
+		return epk.Value{}, status.BadRequest("The partition key value at %s must be a string, number, boolean or null, not an object or array", path)
+	default:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return epk.Value{}, status.BadRequest("The partition key value at %s is a number out of range", path)
+		}
+		return epk.Number(f), nil
+	}
+}
+
+func decodeString(quoted []byte, escaped bool) string {
+	if !escaped {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var s string
+	_ = json.Unmarshal(quoted, &s) // valid by construction
+	return s
+}
+
+func syntaxError(body []byte) string {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return err.Error()
+	}
+	return "unknown error"
+}
+
+// System holds the system properties the server stamps on a stored item.
+type System struct {
+	RID  string // base64 resource id
+	Self string // "dbs/<rid>/colls/<rid>/docs/<rid>/"
+	ETag string // unquoted; written with quotes as Cosmos does
+	TS   int64  // seconds since the Unix epoch
+}
+
+// Stamp appends to dst the item as it is stored: its own members followed by the system
+// properties, which replace any the client sent.
+func (it *Item) Stamp(dst []byte, sys System) []byte {
+	dst = append(dst, '{')
+	for _, span := range it.kept {
+		dst = append(dst, it.body[span[0]:span[1]]...)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"_rid":`...)
+	dst = strconv.AppendQuote(dst, sys.RID)
+	dst = append(dst, `,"_self":`...)
+	dst = strconv.AppendQuote(dst, sys.Self)
+	dst = append(dst, `,"_etag":"\"`...)
+	dst = append(dst, sys.ETag...)
+	dst = append(dst, `\"","_attachments":"attachments/","_ts":`...)
+	dst = strconv.AppendInt(dst, sys.TS, 10)
+	return append(dst, '}')
+}
+
+// StampedSize is the length Stamp will produce, so callers can check size limits first.
+func (it *Item) StampedSize(sys System) int {
+	n := 2
+	for _, span := range it.kept {
+		n += span[1] - span[0] + 1
+	}
+	return n + len(`"_rid":"","_self":"","_etag":"\"\"","_attachments":"attachments/","_ts":`) +
+		len(sys.RID) + len(sys.Self) + len(sys.ETag) + 20
+}

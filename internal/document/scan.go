@@ -1,0 +1,93 @@
+package document
+
+// The scanner below walks JSON that encoding/json.Valid has already accepted, so it only
+// needs to find where values end, not to report syntax errors.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// stringEnd returns the index just past the closing quote of the string starting at b[i] == '"',
+// and whether the string contains escapes.
+func stringEnd(b []byte, i int) (int, bool) {
+	escaped := false
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			return i + 1, escaped
+		}
+	}
+	return len(b), escaped
+}
+
+// valueEnd returns the index just past the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				end, _ := stringEnd(b, i)
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	default: // number, true, false, null
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+		}
+		return i
+	}
+}
+
+// member is one "key": value pair of an object, as offsets into the body.
+type member struct {
+	start    int    // first byte of the key's opening quote
+	valStart int    // first byte of the value
+	end      int    // just past the value
+	key      string // the decoded key
+}
+
+// members calls fn for each member of the object starting at b[i] == '{' until fn returns false.
+func members(b []byte, i int, fn func(m member) bool) {
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		keyEnd, esc := stringEnd(b, i)
+		key := decodeString(b[i:keyEnd], esc)
+		v := skipSpace(b, keyEnd)
+		v = skipSpace(b, v+1) // past ':'
+		end := valueEnd(b, v)
+		if !fn(member{start: i, valStart: v, end: end, key: key}) {
+			return
+		}
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+}

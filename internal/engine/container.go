@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/rid"
+	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Container is an open container. Its partition key definition never changes; its partitions
+// are published as an immutable routing table that is swapped whole when they change.
+type Container struct {
+	e      *Engine
+	db     *Database
+	rec    containerRecord // changes only under Engine.mu
+	rid    rid.Container
+	scheme epk.Scheme
+	paths  [][]string // the partition key paths, split into segments
+	routes atomic.Pointer[routing]
+}
+
+// routing maps EPKs to partitions. parts are sorted by range and tile [epk.Min, epk.Max).
+type routing struct {
+	parts []*partition.Partition
+}
+
+func (r *routing) lookup(e epk.EPK) *partition.Partition {
+	i := sort.Search(len(r.parts), func(i int) bool { return e < r.parts[i].Range().Max })
+	return r.parts[i] // e < epk.Max always holds, so i is in range
+}
+
+// ContainerSpec is what a client asks for when creating a container.
+type ContainerSpec struct {
+	ID           string
+	PartitionKey PartitionKeyDef
+	Throughput   *Throughput     // nil: shared database throughput, or the default
+	Indexing     json.RawMessage // the indexing policy as given; nil for the default
+}
+
+// ContainerInfo is a container as clients see it.
+type ContainerInfo struct {
+	Resource
+	PartitionKey PartitionKeyDef
+	Throughput   *Throughput // its own; nil when it uses its database's
+	Indexing     json.RawMessage
+	Partitions   []PartitionInfo
+}
+
+// PartitionInfo describes one physical partition (partition key range) of a container.
+type PartitionInfo struct {
+	ID      uint32
+	Range   epk.Range
+	Parents []uint32
+	partition.Stats
+}
+
+func (c *Container) info() ContainerInfo {
+	dbRID := c.db.rid.String()
+	self := "dbs/" + dbRID + "/colls/" + c.rid.String() + "/"
+	info := ContainerInfo{
+		Resource:     Resource{ID: c.rec.ID, RID: c.rid.String(), Self: self, ETag: versionETag(c.rec.Version), TS: c.rec.TS},
+		PartitionKey: c.rec.PartitionKey,
+		Throughput:   c.rec.Throughput,
+		Indexing:     c.rec.Indexing,
+	}
+	parents := map[uint32][]uint32{}
+	for _, r := range c.rec.Ranges {
+		parents[r.ID] = r.Parents
+	}
+	for _, p := range c.routes.Load().parts {
+		info.Partitions = append(info.Partitions, PartitionInfo{ID: p.ID(), Range: p.Range(), Parents: parents[p.ID()], Stats: p.Stats()})
+	}
+	return info
+}
+
+// CreateContainer creates a container in database dbID with as many physical partitions as
+// Cosmos would give it for its throughput.
+func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo, error) {
+	if err := document.ValidateID(spec.ID); err != nil {
+		return ContainerInfo{}, err
+	}
+	pk, err := spec.PartitionKey.normalize()
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	if spec.Throughput != nil {
+		if err := spec.Throughput.validate(); err != nil {
+			return ContainerInfo{}, err
+		}
+	}
+	if len(spec.Indexing) > 0 && !json.Valid(spec.Indexing) {
+		return ContainerInfo{}, status.BadRequest("The indexing policy is not valid JSON")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, err := e.database(dbID)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	if d.containers[spec.ID] != nil {
+		return ContainerInfo{}, status.Conflict("Container %q already exists in database %q", spec.ID, dbID)
+	}
+	own := spec.Throughput
+	var shared Throughput
+	if d.rec.Throughput != nil {
+		shared = *d.rec.Throughput
+	}
+	if (own == nil || own.IsZero()) && shared.IsZero() {
+		own = &Throughput{Manual: DefaultThroughput}
+	}
+	if own != nil && own.IsZero() {
+		own = nil
+	}
+	var ownT Throughput
+	if own != nil {
+		ownT = *own
+	}
+	seq := e.seq
+	e.seq.NextContainer++
+	rec := containerRecord{
+		ID: spec.ID, DB: d.rec.Num, Num: e.seq.NextContainer, PartitionKey: pk, Throughput: own,
+		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(),
+	}
+	for i, r := range epk.InitialRanges(pk.scheme(), initialPartitions(ownT, shared)) {
+		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
+	}
+	rec.NextRangeID = uint32(len(rec.Ranges))
+	b := e.db.NewBatch()
+	defer b.Close()
+	err = putJSON(b, storage.CatalogSeqKey(), e.seq)
+	if err == nil {
+		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
+	}
+	if err == nil {
+		err = b.Commit(storage.Sync)
+	}
+	if err != nil {
+		e.seq = seq
+		return ContainerInfo{}, status.Unavailable("Storage failed to commit: %v", err)
+	}
+	c, err := e.openContainer(d, rec)
+	if err != nil {
+		return ContainerInfo{}, status.Internal("%v", err)
+	}
+	d.containers[spec.ID] = c
+	return c.info(), nil
+}
+
+func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, error) {
+	c := &Container{e: e, db: d, rec: rec, rid: rid.ForContainer(d.rid, rec.Num), scheme: rec.PartitionKey.scheme()}
+	for _, p := range rec.PartitionKey.Paths {
+		segs, err := splitPath(p)
+		if err != nil {
+			return nil, err
+		}
+		c.paths = append(c.paths, segs)
+	}
+	self := "dbs/" + d.rid.String() + "/colls/" + c.rid.String() + "/docs/"
+	rt := &routing{}
+	for _, r := range rec.Ranges {
+		er, err := r.epkRange()
+		if err != nil {
+			return nil, fmt.Errorf("container %q range %d: %w", rec.ID, r.ID, err)
+		}
+		p, err := partition.Open(partition.Config{
+			DB: e.db, Container: rec.Num, ID: r.ID, Range: er, ContainerRID: c.rid,
+			SelfPrefix: self, MaxLogicalBytes: e.opts.MaxLogicalPartitionBytes,
+		}, 0)
+		if err != nil {
+			for _, q := range rt.parts {
+				q.Close()
+			}
+			return nil, err
+		}
+		rt.parts = append(rt.parts, p)
+	}
+	c.routes.Store(rt)
+	return c, nil
+}
+
+func (c *Container) close() {
+	for _, p := range c.routes.Load().parts {
+		p.Close()
+	}
+}
+
+// deleteInto adds to b the deletion of the container's record and all its data.
+func (c *Container) deleteInto(b *pebble.Batch) error {
+	n := c.rec.Num
+	if err := b.Delete(storage.CatalogKey(storage.CatalogContainer, n), nil); err != nil {
+		return err
+	}
+	for _, span := range [][2][]byte{
+		pair(storage.ContainerDocSpan(n)),
+		pair(storage.PartitionSpan(n)),
+		pair(storage.LogicalSpan(n, string(epk.Min), string(epk.Max))),
+	} {
+		if err := b.DeleteRange(span[0], span[1], nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pair(a, b []byte) [2][]byte { return [2][]byte{a, b} }
+
+func (e *Engine) container(dbID, id string) (*Container, error) {
+	d, err := e.database(dbID)
+	if err != nil {
+		return nil, err
+	}
+	c := d.containers[id]
+	if c == nil {
+		return nil, status.NotFound("Container %q does not exist in database %q", id, dbID)
+	}
+	return c, nil
+}
+
+// Container returns an open container for item operations.
+func (e *Engine) Container(dbID, id string) (*Container, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.container(dbID, id)
+}
+
+// ContainerInfo describes a container.
+func (e *Engine) ContainerInfo(dbID, id string) (ContainerInfo, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	c, err := e.container(dbID, id)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	return c.info(), nil
+}
+
+// Containers lists the containers of a database by id.
+func (e *Engine) Containers(dbID string) ([]ContainerInfo, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	d, err := e.database(dbID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ContainerInfo, 0, len(d.containers))
+	for _, id := range sortedKeys(d.containers) {
+		out = append(out, d.containers[id].info())
+	}
+	return out, nil
+}
+
+// DeleteContainer deletes a container and all its items.
+func (e *Engine) DeleteContainer(dbID, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.container(dbID, id)
+	if err != nil {
+		return err
+	}
+	c.close() // queued writes finish first, so none lands after the range deletion
+	b := e.db.NewBatch()
+	defer b.Close()
+	if err := c.deleteInto(b); err != nil {
+		return status.Internal("%v", err)
+	}
+	if err := b.Commit(storage.Sync); err != nil {
+		return status.Unavailable("Storage failed to commit: %v", err)
+	}
+	delete(c.db.containers, id)
+	return nil
+}

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/rid"
+	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Database is a database of the account. Its record changes only under Engine.mu.
+type Database struct {
+	rec        databaseRecord
+	rid        rid.Database
+	containers map[string]*Container
+}
+
+func newDatabase(r databaseRecord) *Database {
+	return &Database{rec: r, rid: rid.ForDatabase(r.Num), containers: map[string]*Container{}}
+}
+
+// DatabaseInfo is a database as clients see it.
+type DatabaseInfo struct {
+	Resource
+	Throughput *Throughput // shared by its containers; nil when none
+}
+
+func (d *Database) info() DatabaseInfo {
+	return DatabaseInfo{Resource: databaseResource(d.rec), Throughput: d.rec.Throughput}
+}
+
+func (e *Engine) database(id string) (*Database, error) {
+	if e.closed {
+		return nil, status.Unavailable("The server is shutting down")
+	}
+	d := e.dbs[id]
+	if d == nil {
+		return nil, status.NotFound("Database %q does not exist", id)
+	}
+	return d, nil
+}
+
+// CreateDatabase creates a database, optionally with throughput shared by its containers.
+func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, error) {
+	if err := document.ValidateID(id); err != nil {
+		return DatabaseInfo{}, err
+	}
+	if shared != nil {
+		if err := shared.validate(); err != nil {
+			return DatabaseInfo{}, err
+		}
+		if shared.IsZero() {
+			shared = nil
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return DatabaseInfo{}, status.Unavailable("The server is shutting down")
+	}
+	if e.dbs[id] != nil {
+		return DatabaseInfo{}, status.Conflict("Database %q already exists", id)
+	}
+	seq := e.seq
+	e.seq.NextDB++
+	rec := databaseRecord{ID: id, Num: e.seq.NextDB, Throughput: shared, TS: now(), Version: e.nextVersion()}
+	b := e.db.NewBatch()
+	defer b.Close()
+	if err := putJSON(b, storage.CatalogSeqKey(), e.seq); err != nil {
+		e.seq = seq
+		return DatabaseInfo{}, status.Internal("%v", err)
+	}
+	if err := putJSON(b, storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
+		e.seq = seq
+		return DatabaseInfo{}, status.Internal("%v", err)
+	}
+	if err := b.Commit(storage.Sync); err != nil {
+		e.seq = seq
+		return DatabaseInfo{}, status.Unavailable("Storage failed to commit: %v", err)
+	}
+	d := newDatabase(rec)
+	e.dbs[id] = d
+	return d.info(), nil
+}
+
+// Database returns a database.
+func (e *Engine) Database(id string) (DatabaseInfo, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	d, err := e.database(id)
+	if err != nil {
+		return DatabaseInfo{}, err
+	}
+	return d.info(), nil
+}
+
+// Databases lists the databases by id.
+func (e *Engine) Databases() []DatabaseInfo {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]DatabaseInfo, 0, len(e.dbs))
+	for _, id := range sortedKeys(e.dbs) {
+		out = append(out, e.dbs[id].info())
+	}
+	return out
+}
+
+// DeleteDatabase deletes a database with all its containers and their items.
+func (e *Engine) DeleteDatabase(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, err := e.database(id)
+	if err != nil {
+		return err
+	}
+	b := e.db.NewBatch()
+	defer b.Close()
+	for _, c := range d.containers {
+		if err := c.deleteInto(b); err != nil {
+			return status.Internal("%v", err)
+		}
+	}
+	if err := b.Delete(storage.CatalogKey(storage.CatalogDatabase, d.rec.Num), nil); err != nil {
+		return status.Internal("%v", err)
+	}
+	for _, c := range d.containers {
+		c.close()
+	}
+	if err := b.Commit(storage.Sync); err != nil {
+		return status.Unavailable("Storage failed to commit: %v", err)
+	}
+	delete(e.dbs, id)
+	return nil
+}

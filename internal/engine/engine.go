@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/partita-db/partita/internal/rid"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Options configure an engine.
+type Options struct {
+	Dir       string // the data directory; the Pebble database lives in Dir/db
+	CacheSize int64  // storage block cache in bytes (0: storage.DefaultCacheSize)
+	// MaxLogicalPartitionBytes caps one logical partition (0: DefaultMaxLogicalPartitionBytes).
+	MaxLogicalPartitionBytes int64
+	Logger                   *slog.Logger
+}
+
+// DefaultMaxLogicalPartitionBytes is Cosmos's 20 GB cap on a logical partition.
+const DefaultMaxLogicalPartitionBytes = 20 << 30
+
+// Engine is one account: its databases, containers and their partitions.
+type Engine struct {
+	db   *storage.DB
+	opts Options
+	log  *slog.Logger
+
+	// mu guards the catalog: the maps and seq. Item operations take it only to look up their
+	// container; catalog changes hold it while their record is synced.
+	mu     sync.RWMutex
+	dbs    map[string]*Database
+	seq    catalogSeq
+	closed bool
+}
+
+// Open opens the engine on opts.Dir, loading the catalog and opening every partition.
+func Open(opts Options) (*Engine, error) {
+	if opts.MaxLogicalPartitionBytes <= 0 {
+		opts.MaxLogicalPartitionBytes = DefaultMaxLogicalPartitionBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := storage.Open(opts.Dir+"/db", storage.Options{CacheSize: opts.CacheSize})
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}}
+	if err := e.load(); err != nil {
+		e.closePartitions()
+		db.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) load() error {
+	seq, dbRecs, containerRecs, err := loadCatalog(e.db)
+	if err != nil {
+		return err
+	}
+	e.seq = seq
+	byNum := map[uint32]*Database{}
+	for _, r := range dbRecs {
+		d := newDatabase(r)
+		e.dbs[r.ID] = d
+		byNum[r.Num] = d
+	}
+	for _, r := range containerRecs {
+		d := byNum[r.DB]
+		if d == nil {
+			return fmt.Errorf("catalog: container %q belongs to unknown database %d", r.ID, r.DB)
+		}
+		c, err := e.openContainer(d, r)
+		if err != nil {
+			return err
+		}
+		d.containers[r.ID] = c
+	}
+	e.log.Info("catalog loaded", "databases", len(dbRecs), "containers", len(containerRecs))
+	return nil
+}
+
+// Close finishes queued writes, closes every partition and the storage.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	e.closePartitions()
+	return e.db.Close()
+}
+
+func (e *Engine) closePartitions() {
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			c.close()
+		}
+	}
+}
+
+// nextVersion advances the catalog version; callers hold e.mu and persist e.seq.
+func (e *Engine) nextVersion() uint64 {
+	e.seq.Version++
+	return e.seq.Version
+}
+
+// Resource is what every catalog resource shows of itself.
+type Resource struct {
+	ID   string
+	RID  string
+	Self string
+	ETag string
+	TS   int64
+}
+
+func versionETag(v uint64) string { return fmt.Sprintf("00000000-0000-0000-0000-%012x", v) }
+
+func now() int64 { return time.Now().Unix() }
+
+func databaseResource(r databaseRecord) Resource {
+	id := rid.ForDatabase(r.Num).String()
+	return Resource{ID: r.ID, RID: id, Self: "dbs/" + id + "/", ETag: versionETag(r.Version), TS: r.TS}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

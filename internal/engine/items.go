@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// ItemOptions qualify an item operation.
+type ItemOptions struct {
+	// PartitionKey is the key the client named (the partition key header). For writes with a
+	// body it is optional and, when given, must match the body's; reads and deletes need it.
+	PartitionKey epk.Key
+	// IfMatch, when not empty, is the etag (unquoted) the current version must have.
+	IfMatch string
+}
+
+// ItemResult is the outcome of an item operation. Charge is set on failures too.
+type ItemResult struct {
+	Doc         []byte // the stored item; nil for deletes
+	ETag        string // unquoted
+	LSN         uint64
+	PartitionID uint32
+	Created     bool // the operation created the item
+	Charge      float64
+}
+
+// Def returns the container's partition key definition.
+func (c *Container) Def() PartitionKeyDef { return c.rec.PartitionKey }
+
+// EPK hashes a full partition key value of this container.
+func (c *Container) EPK(key epk.Key) (epk.EPK, error) {
+	if len(key) != len(c.paths) {
+		return "", status.BadRequest("The partition key has %d value(s) but the container's definition has %d path(s) %v",
+			len(key), len(c.paths), c.rec.PartitionKey.Paths)
+	}
+	if err := document.CheckPartitionKey(key); err != nil {
+		return "", err
+	}
+	return c.scheme.Hash(key), nil
+}
+
+// parse validates an item body and finds its EPK, checking it against the key the client named.
+func (c *Container) parse(body []byte, named epk.Key) (*document.Item, epk.EPK, error) {
+	item, key, err := document.Parse(body, c.paths)
+	if err != nil {
+		return nil, "", err
+	}
+	e := c.scheme.Hash(key)
+	if named != nil {
+		ne, err := c.EPK(named)
+		if err != nil {
+			return nil, "", err
+		}
+		if ne != e {
+			return nil, "", status.BadRequest("PartitionKey extracted from document doesn't match the one specified in the header")
+		}
+	}
+	return item, e, nil
+}
+
+// CreateItem creates an item; 409 if its (partition key, id) exists.
+func (c *Container) CreateItem(body []byte, o ItemOptions) (ItemResult, error) {
+	return c.write(partition.Create, "", body, o)
+}
+
+// UpsertItem creates or replaces an item.
+func (c *Container) UpsertItem(body []byte, o ItemOptions) (ItemResult, error) {
+	return c.write(partition.Upsert, "", body, o)
+}
+
+// ReplaceItem replaces the item id; the body's id must be id.
+func (c *Container) ReplaceItem(id string, body []byte, o ItemOptions) (ItemResult, error) {
+	return c.write(partition.Replace, id, body, o)
+}
+
+func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o ItemOptions) (ItemResult, error) {
+	item, e, err := c.parse(body, o.PartitionKey)
+	if err != nil {
+		return ItemResult{Charge: ru.Miss()}, err
+	}
+	if kind == partition.Replace && item.ID != urlID {
+		return ItemResult{Charge: ru.Miss()}, status.BadRequest("The id %q in the body does not match the id %q in the request path", item.ID, urlID)
+	}
+	p := c.routes.Load().lookup(e)
+	res, err := p.Apply(partition.Write{Kind: kind, EPK: e, ID: item.ID, Item: item, IfMatch: o.IfMatch})
+	if err != nil {
+		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
+	}
+	r := res[0]
+	out := ItemResult{Doc: r.Doc.JSON, ETag: r.Doc.ETag(), LSN: r.Doc.LSN, PartitionID: p.ID(), Created: r.Created}
+	if r.Created {
+		out.Charge = ru.Insert(len(r.Doc.JSON))
+	} else {
+		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
+	}
+	return out, nil
+}
+
+// ReadItem reads the item (key, id).
+func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
+	e, err := c.EPK(key)
+	if err != nil {
+		return ItemResult{Charge: ru.Miss()}, err
+	}
+	p := c.routes.Load().lookup(e)
+	d, err := p.Read(e, id)
+	if err != nil {
+		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
+	}
+	return ItemResult{Doc: d.JSON, ETag: d.ETag(), LSN: d.LSN, PartitionID: p.ID(), Charge: ru.PointRead(len(d.JSON))}, nil
+}
+
+// DeleteItem deletes the item (key, id).
+func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResult, error) {
+	e, err := c.EPK(key)
+	if err != nil {
+		return ItemResult{Charge: ru.Miss()}, err
+	}
+	p := c.routes.Load().lookup(e)
+	res, err := p.Apply(partition.Write{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
+	if err != nil {
+		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
+	}
+	return ItemResult{PartitionID: p.ID(), Charge: ru.Delete(res[0].PrevBytes), LSN: res[0].Doc.LSN}, nil
+}
+
+// Partition returns the partition that owns e, for tests and tools that inspect placement.
+func (c *Container) Partition(e epk.EPK) *partition.Partition { return c.routes.Load().lookup(e) }
+
+// Partitions returns the container's partitions in EPK order.
+func (c *Container) Partitions() []*partition.Partition {
+	return append([]*partition.Partition(nil), c.routes.Load().parts...)
+}

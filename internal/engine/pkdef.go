@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// PartitionKeyDef is a container's partition key definition, fixed at creation.
+type PartitionKeyDef struct {
+	Paths   []string `json:"paths"`
+	Kind    string   `json:"kind"`    // "Hash" (one path) or "MultiHash" (up to three)
+	Version int      `json:"version"` // hash version: 1 or 2; MultiHash is always 2
+}
+
+// MaxHierarchyDepth is how many paths a MultiHash key may have.
+const MaxHierarchyDepth = 3
+
+// normalize validates d and fills in what Cosmos infers: an empty kind is Hash for one path
+// and MultiHash for several; an absent version is 1 for Hash (the service's default) and 2
+// for MultiHash.
+func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
+	if len(d.Paths) == 0 {
+		return d, status.BadRequest("The partition key definition needs at least one path, e.g. {\"paths\": [\"/pk\"]}")
+	}
+	if len(d.Paths) > MaxHierarchyDepth {
+		return d, status.BadRequest("A partition key definition has at most %d paths; got %d", MaxHierarchyDepth, len(d.Paths))
+	}
+	for _, p := range d.Paths {
+		if _, err := splitPath(p); err != nil {
+			return d, err
+		}
+	}
+	switch {
+	case d.Kind == "" && len(d.Paths) == 1:
+		d.Kind = "Hash"
+	case d.Kind == "":
+		d.Kind = "MultiHash"
+	case strings.EqualFold(d.Kind, "Hash"):
+		d.Kind = "Hash"
+	case strings.EqualFold(d.Kind, "MultiHash"):
+		d.Kind = "MultiHash"
+	default:
+		return d, status.BadRequest("Partition key kind %q is not supported; use \"Hash\" or \"MultiHash\"", d.Kind)
+	}
+	if d.Kind == "Hash" && len(d.Paths) != 1 {
+		return d, status.BadRequest("A partition key of kind Hash has exactly one path; use kind MultiHash for %d paths", len(d.Paths))
+	}
+	switch {
+	case d.Version == 0 && d.Kind == "Hash":
+		d.Version = 1
+	case d.Version == 0:
+		d.Version = 2
+	case d.Version != 1 && d.Version != 2:
+		return d, status.BadRequest("Partition key version %d is not supported; use 1 or 2", d.Version)
+	case d.Kind == "MultiHash" && d.Version != 2:
+		return d, status.BadRequest("A MultiHash partition key requires version 2")
+	}
+	return d, nil
+}
+
+func (d PartitionKeyDef) scheme() epk.Scheme {
+	switch {
+	case d.Kind == "MultiHash":
+		return epk.SchemeMulti
+	case d.Version == 2:
+		return epk.SchemeV2
+	default:
+		return epk.SchemeV1
+	}
+}
+
+// splitPath turns "/a/b" into ["a", "b"]. Segments may be quoted: /"a b"/c.
+func splitPath(p string) ([]string, error) {
+	if !strings.HasPrefix(p, "/") || len(p) < 2 {
+		return nil, status.BadRequest("Partition key path %q must start with '/' and name a property, e.g. \"/pk\"", p)
+	}
+	segs := strings.Split(p[1:], "/")
+	for i, s := range segs {
+		if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+			s = s[1 : len(s)-1]
+			segs[i] = s
+		}
+		if s == "" || strings.ContainsAny(s, "*?[]") {
+			return nil, status.BadRequest("Partition key path %q is not valid: each segment must be a property name", p)
+		}
+	}
+	return segs, nil
+}

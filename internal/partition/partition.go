@@ -1,0 +1,183 @@
+package partition
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/rid"
+	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Config describes a partition to Open.
+type Config struct {
+	DB        *storage.DB
+	Container uint32    // the container's number in storage keys
+	ID        uint32    // the partition key range id, unique within the container
+	Range     epk.Range // the EPKs this partition owns
+	// ContainerRID is the container's 8-byte resource id; items' _rid extend it.
+	ContainerRID rid.Container
+	// SelfPrefix is "dbs/<db rid>/colls/<container rid>/docs/", the start of items' _self.
+	SelfPrefix string
+	// MaxLogicalBytes caps the bytes of one logical partition.
+	MaxLogicalBytes int64
+}
+
+// Partition is one open physical partition.
+type Partition struct {
+	db         *storage.DB
+	container  uint32
+	id         uint32
+	rng        epk.Range
+	rid        rid.Container
+	selfPrefix string
+	maxLogical int64
+
+	// published is the state as of the last committed group; the writer goroutine owns the
+	// authoritative copy and stores here after each commit.
+	published atomic.Pointer[state]
+
+	// closeMu orders Close after every Apply that has started sending to queue.
+	closeMu sync.RWMutex
+	closed  bool
+	queue   chan *request
+	stopped chan struct{}
+}
+
+// Open opens a partition and starts its writer. Its state is read from storage; a partition
+// that never committed a command starts at LSN 0 (or at startLSN, for the children of a split).
+func Open(cfg Config, startLSN uint64) (*Partition, error) {
+	p := &Partition{
+		db:         cfg.DB,
+		container:  cfg.Container,
+		id:         cfg.ID,
+		rng:        cfg.Range,
+		rid:        cfg.ContainerRID,
+		selfPrefix: cfg.SelfPrefix,
+		maxLogical: cfg.MaxLogicalBytes,
+		queue:      make(chan *request, 1024),
+		stopped:    make(chan struct{}),
+	}
+	st := state{LSN: startLSN}
+	v, err := p.db.GetCopy(nil, storage.PartitionKey(p.container, p.id))
+	switch {
+	case err == nil:
+		if st, err = decodeState(v); err != nil {
+			return nil, err
+		}
+	case !storage.IsNotFound(err):
+		return nil, err
+	}
+	p.published.Store(&st)
+	go p.run(st)
+	return p, nil
+}
+
+// ID is the partition key range id.
+func (p *Partition) ID() uint32 { return p.id }
+
+// Range is the EPK range the partition owns.
+func (p *Partition) Range() epk.Range { return p.rng }
+
+// Stats is a snapshot of a partition's counters.
+type Stats struct {
+	LSN   uint64
+	Items int64
+	Bytes int64
+}
+
+// Stats returns the partition's counters as of its last committed write.
+func (p *Partition) Stats() Stats {
+	s := p.published.Load()
+	return Stats{LSN: s.LSN, Items: s.Items, Bytes: s.Bytes}
+}
+
+// LogicalStats returns the items and bytes of the logical partition with the given EPK.
+func (p *Partition) LogicalStats(e epk.EPK) (items, bytes int64, err error) {
+	c, err := p.logical(nil, string(e))
+	return c.Items, c.Bytes, err
+}
+
+func (p *Partition) logical(key []byte, e string) (counts, error) {
+	v, closer, err := p.db.Get(storage.LogicalKey(key, p.container, e))
+	if storage.IsNotFound(err) {
+		return counts{}, nil
+	}
+	if err != nil {
+		return counts{}, err
+	}
+	defer closer.Close()
+	c, _, err := decodeCounts(v)
+	return c, err
+}
+
+// Close stops accepting writes, lets queued writes finish and stops the writer. Reads keep
+// working until the storage is closed.
+func (p *Partition) Close() {
+	p.closeMu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.queue)
+	}
+	p.closeMu.Unlock()
+	<-p.stopped
+}
+
+// Doc is a stored item version.
+type Doc struct {
+	JSON []byte
+	LSN  uint64
+}
+
+// ETag is the etag of the version.
+func (d Doc) ETag() string { return ETag(d.LSN) }
+
+// Read returns the item (e, id), or a 404.
+func (p *Partition) Read(e epk.EPK, id string) (Doc, error) {
+	var buf [256]byte
+	v, closer, err := p.db.Get(storage.DocKey(buf[:0], p.container, string(e), id))
+	if storage.IsNotFound(err) {
+		return Doc{}, notFound()
+	}
+	if err != nil {
+		return Doc{}, status.Internal("reading item: %v", err)
+	}
+	defer closer.Close()
+	_, lsn, json, err := decodeValue(v)
+	if err != nil {
+		return Doc{}, status.Internal("%v", err)
+	}
+	return Doc{JSON: append([]byte(nil), json...), LSN: lsn}, nil
+}
+
+// Scan calls fn for every item of the partition in (EPK, id) order until fn returns false.
+// The slices passed to fn are only valid during the call.
+func (p *Partition) Scan(fn func(e epk.EPK, id string, d Doc) bool) error {
+	start, end := storage.DocSpan(p.container, string(p.rng.Min), string(p.rng.Max))
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		e, id, err := storage.ParseDocKey(it.Key())
+		if err != nil {
+			return err
+		}
+		_, lsn, json, err := decodeValue(it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(epk.EPK(e), id, Doc{JSON: json, LSN: lsn}) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+func notFound() error {
+	return status.NotFound("Entity with the specified id does not exist in the system.")
+}

@@ -1,0 +1,58 @@
+// Package ru is Partita's cost model: the request units every operation is charged. It is the
+// one place where costs are decided, so that charges are deterministic and consistent, and it
+// is explained for users in docs/request-units.md. Keep the two in step.
+//
+// The model is anchored on the published figures of Azure Cosmos DB: a 1 KB point read costs
+// 1 RU and a 100 KB one 10 RU; a 1 KB indexed insert costs about 5.5 RU, a replace about twice
+// an insert. It must never depend on timing or load, only on the work a request asks for.
+package ru
+
+import "math"
+
+// sizeFactor grows a 1 KB cost to larger items: 1 up to 1 KB, then linearly so that 100 KB
+// costs 10 times as much as 1 KB (the published read figures).
+func sizeFactor(bytes int) float64 {
+	kb := float64(bytes) / 1024
+	if kb <= 1 {
+		return 1
+	}
+	return 1 + (kb-1)*9/99
+}
+
+// round keeps charges to two decimals, as Cosmos reports them.
+func round(x float64) float64 { return math.Round(x*100) / 100 }
+
+// Base costs of a 1 KB item.
+const (
+	readBase    = 1.0
+	insertBase  = 5.5 // create, and delete, which removes as many index terms
+	replaceBase = 2 * insertBase
+	missBase    = 1.0 // a point operation that found nothing or failed a precondition
+	catalogBase = 1.0 // reading or listing databases, containers, ranges
+	metaWrite   = 5.0 // creating, replacing or deleting a database or container
+)
+
+// PointRead is the charge of reading one item of the given size.
+func PointRead(bytes int) float64 { return round(readBase * sizeFactor(bytes)) }
+
+// Insert is the charge of creating an item (and of an upsert that creates).
+func Insert(bytes int) float64 { return round(insertBase * sizeFactor(bytes)) }
+
+// Replace is the charge of replacing an item (and of an upsert that replaces), sized by the
+// larger of the old and new versions, since both sets of index terms are touched.
+func Replace(oldBytes, newBytes int) float64 {
+	return round(replaceBase * sizeFactor(max(oldBytes, newBytes)))
+}
+
+// Delete is the charge of deleting an item.
+func Delete(bytes int) float64 { return round(insertBase * sizeFactor(bytes)) }
+
+// Miss is the charge of a point operation that did no work: not found, conflict, precondition
+// failed.
+func Miss() float64 { return missBase }
+
+// Catalog is the charge of reading catalog resources (databases, containers, ranges, offers).
+func Catalog() float64 { return catalogBase }
+
+// CatalogWrite is the charge of creating, replacing or deleting a catalog resource.
+func CatalogWrite() float64 { return metaWrite }

@@ -1,0 +1,81 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Options configure the node's database.
+type Options struct {
+	// CacheSize is the block cache in bytes; it bounds the memory reads use beyond memtables.
+	CacheSize int64
+	// Logger receives Pebble's own messages; nil discards them.
+	Logger pebble.Logger
+}
+
+// DefaultCacheSize is used when Options.CacheSize is zero.
+const DefaultCacheSize = 64 << 20
+
+// DB is the node's Pebble database.
+type DB struct {
+	*pebble.DB
+	cache *pebble.Cache
+}
+
+// Open opens (creating if needed) the database in dir.
+func Open(dir string, opts Options) (*DB, error) {
+	size := opts.CacheSize
+	if size <= 0 {
+		size = DefaultCacheSize
+	}
+	cache := pebble.NewCache(size)
+	po := &pebble.Options{
+		Cache:                       cache,
+		MemTableSize:                32 << 20,
+		MemTableStopWritesThreshold: 4,
+		CompactionConcurrencyRange:  func() (int, int) { return 1, 2 },
+		Logger:                      opts.Logger,
+		FormatMajorVersion:          pebble.FormatNewest,
+	}
+	if po.Logger == nil {
+		po.Logger = quietLogger{}
+	}
+	db, err := pebble.Open(dir, po)
+	cache.Unref() // the DB holds its own reference
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	return &DB{DB: db}, nil
+}
+
+// Sync is the write option for everything that is acknowledged to a client.
+var Sync = pebble.Sync
+
+// ErrNotFound is returned by GetCopy when the key is absent.
+var ErrNotFound = pebble.ErrNotFound
+
+// GetCopy reads key and returns a copy of its value that outlives Pebble's buffers, appended to dst.
+func (db *DB) GetCopy(dst, key []byte) ([]byte, error) {
+	v, closer, err := db.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, v...)
+	return dst, closer.Close()
+}
+
+// IsNotFound reports whether err means the key is absent.
+func IsNotFound(err error) bool { return errors.Is(err, pebble.ErrNotFound) }
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...)) // Pebble only calls this on corruption it cannot survive
+}
+
+var _ io.Closer = (*DB)(nil)

@@ -1,0 +1,160 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Key layout. Every key starts with one family byte, so families never interleave. Numbers are
+// fixed-width big-endian so they sort numerically; variable-length byte strings (EPKs, ids) are
+// escaped and terminated (see appendEscaped) so that no key is a prefix of another and byte order
+// of the encoded key equals the order of the tuple it encodes.
+//
+//	catalog    'c' kind(1) num(4)                      -> JSON record of a database or container
+//	catalogSeq 'c' 'N'                                 -> JSON of the catalog's id counters
+//	document   'd' container(4) esc(EPK) esc(id)       -> item value (see the partition package)
+//	partition  'm' container(4) partition(4)           -> a physical partition's LSN and totals
+//	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
+//
+// Documents of a container sort by (EPK, id): a logical partition is one contiguous span and a
+// physical partition, which owns an EPK range, is the span [DocKey(c, min), DocKey(c, max)). A
+// split therefore moves no documents. Logical partition statistics are keyed by container, not
+// by physical partition, for the same reason.
+const (
+	familyCatalog   = 'c'
+	familyDocument  = 'd'
+	familyPartition = 'm'
+	familyLogical   = 's'
+)
+
+// Catalog record kinds.
+const (
+	CatalogDatabase  = 'D'
+	CatalogContainer = 'C'
+	catalogSeq       = 'N'
+)
+
+// CatalogKey is the key of a catalog record.
+func CatalogKey(kind byte, num uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{familyCatalog, kind}, num)
+}
+
+// CatalogSpan bounds all catalog records of one kind.
+func CatalogSpan(kind byte) (start, end []byte) {
+	return []byte{familyCatalog, kind}, []byte{familyCatalog, kind + 1}
+}
+
+// CatalogSeqKey holds the catalog's id counters.
+func CatalogSeqKey() []byte { return []byte{familyCatalog, catalogSeq} }
+
+// DocKey is the key of an item. epk and id are raw bytes.
+func DocKey(dst []byte, container uint32, epk, id string) []byte {
+	dst = append(dst, familyDocument)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = appendEscaped(dst, epk)
+	return appendEscaped(dst, id)
+}
+
+// DocSpan bounds the items whose EPK lies in [minEPK, maxEPK) in a container.
+func DocSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
+	start = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyDocument}, container), minEPK)
+	end = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyDocument}, container), maxEPK)
+	return start, end
+}
+
+// ContainerDocSpan bounds all items of a container.
+func ContainerDocSpan(container uint32) (start, end []byte) {
+	start = binary.BigEndian.AppendUint32([]byte{familyDocument}, container)
+	end = binary.BigEndian.AppendUint32([]byte{familyDocument}, container+1)
+	return start, end
+}
+
+// ParseDocKey splits a document key into its EPK and id.
+func ParseDocKey(key []byte) (epk, id string, err error) {
+	if len(key) < 5 || key[0] != familyDocument {
+		return "", "", errors.New("storage: not a document key")
+	}
+	e, rest, err := readEscaped(key[5:])
+	if err != nil {
+		return "", "", err
+	}
+	i, rest, err := readEscaped(rest)
+	if err != nil || len(rest) != 0 {
+		return "", "", errors.New("storage: malformed document key")
+	}
+	return e, i, nil
+}
+
+// PartitionKey is the key of a physical partition's state record.
+func PartitionKey(container, partition uint32) []byte {
+	k := binary.BigEndian.AppendUint32([]byte{familyPartition}, container)
+	return binary.BigEndian.AppendUint32(k, partition)
+}
+
+// PartitionSpan bounds the state records of every partition of a container.
+func PartitionSpan(container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{familyPartition}, container),
+		binary.BigEndian.AppendUint32([]byte{familyPartition}, container+1)
+}
+
+// LogicalKey is the key of a logical partition's statistics; epk is the logical partition's
+// full effective partition key.
+func LogicalKey(dst []byte, container uint32, epk string) []byte {
+	dst = append(dst, familyLogical)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	return appendEscaped(dst, epk)
+}
+
+// LogicalSpan bounds the logical partition statistics of a container within [minEPK, maxEPK).
+func LogicalSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
+	return LogicalKey(nil, container, minEPK), LogicalKey(nil, container, maxEPK)
+}
+
+// ParseLogicalKey returns the EPK of a logical partition statistics key.
+func ParseLogicalKey(key []byte) (string, error) {
+	if len(key) < 5 || key[0] != familyLogical {
+		return "", errors.New("storage: not a logical partition key")
+	}
+	e, rest, err := readEscaped(key[5:])
+	if err != nil || len(rest) != 0 {
+		return "", errors.New("storage: malformed logical partition key")
+	}
+	return e, nil
+}
+
+// appendEscaped writes s so that it is self-delimiting and order-preserving: each 0x00 byte
+// becomes 0x00 0xFF and the string ends with 0x00 0x01. A string that is a proper prefix of
+// another sorts first, because its terminator 0x00 0x01 is below both 0x00 0xFF and any other byte.
+func appendEscaped(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			dst = append(dst, 0, 0xFF)
+		} else {
+			dst = append(dst, s[i])
+		}
+	}
+	return append(dst, 0, 1)
+}
+
+func readEscaped(b []byte) (string, []byte, error) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0 {
+			out = append(out, b[i])
+			continue
+		}
+		if i+1 >= len(b) {
+			break
+		}
+		switch b[i+1] {
+		case 1:
+			return string(out), b[i+2:], nil
+		case 0xFF:
+			out = append(out, 0)
+			i++
+		default:
+			return "", nil, errors.New("storage: bad escape in key")
+		}
+	}
+	return "", nil, errors.New("storage: unterminated key component")
+}
