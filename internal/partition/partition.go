@@ -39,6 +39,12 @@ type Partition struct {
 	// published is the state as of the last committed group; the writer goroutine owns the
 	// authoritative copy and stores here after each commit.
 	published atomic.Pointer[state]
+	// applied is the LSN of the last command applied to storage (visible to reads, maybe not
+	// yet synced); it only grows.
+	applied atomic.Uint64
+
+	// failed is set once a batch failed to sync; every later write is refused with it.
+	failed atomic.Pointer[status.Error]
 
 	// closeMu orders Close after every Apply that has started sending to queue.
 	closeMu sync.RWMutex
@@ -72,6 +78,7 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		return nil, err
 	}
 	p.published.Store(&st)
+	p.applied.Store(st.LSN)
 	go p.run(st)
 	return p, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/rid"
@@ -53,16 +55,34 @@ const maxGroup = 256
 
 type request struct {
 	writes  []Write
+	pre     []preRead // one per write, read by the caller before queueing
 	results []Result
 	err     error
 	done    chan struct{}
+}
+
+// preRead is an item's stored value as the requesting goroutine read it, and the applied LSN
+// it read it after: it is still current unless the writer has applied a later write to the
+// key. Reading in the caller lets lookups run in parallel; the writer only validates them.
+type preRead struct {
+	value []byte // nil when absent
+	seen  uint64
+	ok    bool
 }
 
 // Apply performs writes as one atomic command: all of them are applied, durably, or none is.
 // It returns once the command is synced or has failed. When several writes are given, a
 // failure is a *BatchError naming the one that failed.
 func (p *Partition) Apply(writes ...Write) ([]Result, error) {
-	r := &request{writes: writes, done: make(chan struct{})}
+	r := &request{writes: writes, pre: make([]preRead, len(writes)), done: make(chan struct{})}
+	var buf [256]byte
+	for i, w := range writes {
+		seen := p.applied.Load()
+		v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, string(w.EPK), w.ID))
+		if err == nil || storage.IsNotFound(err) {
+			r.pre[i] = preRead{value: v, seen: seen, ok: true}
+		}
+	}
 	p.closeMu.RLock()
 	if p.closed {
 		p.closeMu.RUnlock()
@@ -74,13 +94,19 @@ func (p *Partition) Apply(writes ...Write) ([]Result, error) {
 	return r.results, r.err
 }
 
-// run is the partition's writer: it owns st, the state of everything committed.
+// run is the partition's writer: it decides groups of requests in order and applies each as
+// one batch. It does not wait for a batch's fsync: the syncer does, so the next group is
+// decided while the previous one syncs. Pebble makes an applied batch visible to reads before
+// its sync (with or without waiting), so later commands see earlier ones; no request is
+// answered before its own batch is durable.
 func (p *Partition) run(st state) {
-	defer close(p.stopped)
+	synced := make(chan *pending, 16)
+	go p.syncer(synced)
+	defer close(synced)
 	g := &group{docs: map[string][]byte{}, logical: map[string]counts{}}
-	reqs := make([]*request, 0, maxGroup)
+	w := &writer{recent: map[string]uint64{}, lpCache: map[string]counts{}}
 	for r := range p.queue {
-		reqs = append(reqs[:0], r)
+		reqs := []*request{r}
 	fill:
 		for len(reqs) < maxGroup {
 			select {
@@ -93,12 +119,58 @@ func (p *Partition) run(st state) {
 				break fill
 			}
 		}
-		st = p.commit(st, g, reqs)
-		for _, r := range reqs {
+		synced <- p.commit(&st, w, g, reqs)
+	}
+}
+
+// pending is a group applied but maybe not yet synced.
+type pending struct {
+	reqs  []*request
+	batch *pebble.Batch // nil when nothing was applied
+	after state
+}
+
+// syncer waits for each group's fsync in order, then publishes its state and answers it.
+func (p *Partition) syncer(groups <-chan *pending) {
+	defer close(p.stopped)
+	for g := range groups {
+		if g.batch != nil {
+			err := g.batch.SyncWait()
+			g.batch.Close()
+			if err != nil {
+				p.fail(err)
+				for _, r := range g.reqs {
+					r.results, r.err = nil, status.Unavailable("Storage failed to sync the write: %v", err)
+				}
+			} else {
+				p.published.Store(&g.after)
+			}
+		}
+		for _, r := range g.reqs {
 			close(r.done)
 		}
 	}
 }
+
+// fail stops the partition from accepting writes after storage lost a write it had applied:
+// what it holds in memory can no longer be trusted to match what is durable.
+func (p *Partition) fail(err error) {
+	p.failed.CompareAndSwap(nil, status.Unavailable("The partition stopped after a storage failure: %v", err))
+}
+
+// writer is what the writer goroutine remembers across groups. Both maps are bounded by
+// clearing them when they grow past writerMemory entries.
+type writer struct {
+	// recent holds the LSN of the last write to each doc key written since horizon; a pre-read
+	// taken after horizon is current unless recent names a later write to its key.
+	recent  map[string]uint64
+	horizon uint64
+	// lpCache holds logical partition statistics; only this goroutine changes them, so a
+	// cached entry is always current.
+	lpCache map[string]counts
+}
+
+const writerMemory = 1 << 16
 
 // group is what the commands decided so far in one group changed, so that later commands of
 // the group see it before it reaches storage.
@@ -107,17 +179,29 @@ type group struct {
 	logical map[string]counts // EPK -> logical partition statistics
 }
 
-// commit decides every request of the group in order, applies the successful ones to one
-// batch, syncs it, and returns the new state (the old one if the sync failed).
-func (p *Partition) commit(st state, g *group, reqs []*request) state {
+// commit decides every request of the group in order against *st, applies the successful ones
+// as one batch and advances *st. The batch still has to be synced.
+func (p *Partition) commit(st *state, w *writer, g *group, reqs []*request) *pending {
 	clear(g.docs)
 	clear(g.logical)
+	if len(w.recent) > writerMemory {
+		clear(w.recent)
+		w.horizon = st.LSN
+	}
+	if len(w.lpCache) > writerMemory {
+		clear(w.lpCache)
+	}
+	if err := p.failed.Load(); err != nil {
+		for _, r := range reqs {
+			r.err = err
+		}
+		return &pending{reqs: reqs}
+	}
 	b := p.db.NewBatch()
-	defer b.Close()
-	next := st
+	next := *st
 	now := time.Now().Unix()
 	for _, r := range reqs {
-		cmd, results, err := p.decide(next, g, r.writes, now)
+		cmd, results, err := p.decide(next, w, g, r, now)
 		if err == nil {
 			err = p.apply(b, cmd)
 		}
@@ -125,36 +209,47 @@ func (p *Partition) commit(st state, g *group, reqs []*request) state {
 			r.err = err
 			continue
 		}
-		g.remember(p, cmd)
+		g.remember(p, w, cmd)
 		next = cmd.After
 		r.results = results
 	}
 	if next.LSN == st.LSN {
-		return st // every request failed its checks; nothing to write
+		b.Close()
+		return &pending{reqs: reqs} // every request failed its checks; nothing to write
 	}
-	if err := b.Commit(storage.Sync); err != nil {
+	// The state record is written once per group, as of its last command.
+	err := b.Set(storage.PartitionKey(p.container, p.id), encodeState(nil, next), nil)
+	if err == nil {
+		err = p.db.ApplyNoSyncWait(b, storage.Sync)
+	}
+	if err != nil {
+		b.Close()
 		for _, r := range reqs {
 			if r.err == nil {
 				r.results, r.err = nil, status.Unavailable("Storage failed to commit the write: %v", err)
 			}
 		}
-		return st
+		return &pending{reqs: reqs}
 	}
-	p.published.Store(&next)
-	return next
+	*st = next
+	p.applied.Store(next.LSN)
+	return &pending{reqs: reqs, batch: b, after: next}
 }
 
-func (g *group) remember(p *Partition, c *Command) {
+func (g *group) remember(p *Partition, w *writer, c *Command) {
 	for i := range c.Ops {
 		op := &c.Ops[i]
-		g.docs[string(storage.DocKey(nil, p.container, op.EPK, op.ID))] = op.Value
+		key := string(storage.DocKey(nil, p.container, op.EPK, op.ID))
+		g.docs[key] = op.Value
+		w.recent[key] = c.LSN
 		g.logical[op.EPK] = op.Logical
+		w.lpCache[op.EPK] = op.Logical
 	}
 }
 
 // current is an item's latest version as seen by a command being decided: its own earlier
 // ops first, then earlier commands of the group, then storage.
-func (p *Partition) current(g *group, ops []Op, e, id string) (value []byte, err error) {
+func (p *Partition) current(w *writer, g *group, ops []Op, e, id string, pre preRead) (value []byte, err error) {
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].EPK == e && ops[i].ID == id {
 			return ops[i].Value, nil
@@ -165,6 +260,11 @@ func (p *Partition) current(g *group, ops []Op, e, id string) (value []byte, err
 	if v, ok := g.docs[string(key)]; ok {
 		return v, nil
 	}
+	if pre.ok && pre.seen >= w.horizon {
+		if last, ok := w.recent[string(key)]; !ok || last <= pre.seen {
+			return pre.value, nil
+		}
+	}
 	v, err := p.db.GetCopy(nil, key)
 	if storage.IsNotFound(err) {
 		return nil, nil
@@ -173,7 +273,7 @@ func (p *Partition) current(g *group, ops []Op, e, id string) (value []byte, err
 }
 
 // logicalNow is a logical partition's statistics as seen by a command being decided.
-func (p *Partition) logicalNow(g *group, ops []Op, e string) (counts, error) {
+func (p *Partition) logicalNow(w *writer, g *group, ops []Op, e string) (counts, error) {
 	for i := len(ops) - 1; i >= 0; i-- {
 		if ops[i].EPK == e {
 			return ops[i].Logical, nil
@@ -182,16 +282,24 @@ func (p *Partition) logicalNow(g *group, ops []Op, e string) (counts, error) {
 	if c, ok := g.logical[e]; ok {
 		return c, nil
 	}
-	return p.logical(nil, e)
+	if c, ok := w.lpCache[e]; ok {
+		return c, nil
+	}
+	c, err := p.logical(nil, e)
+	if err == nil {
+		w.lpCache[e] = c
+	}
+	return c, err
 }
 
 // decide turns writes into a command against state st, or fails without side effects.
-func (p *Partition) decide(st state, g *group, writes []Write, now int64) (*Command, []Result, error) {
+func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64) (*Command, []Result, error) {
+	writes := r.writes
 	cmd := &Command{LSN: st.LSN + 1, Ops: make([]Op, 0, len(writes)), After: st}
 	cmd.After.LSN = cmd.LSN
 	results := make([]Result, len(writes))
 	for i := range writes {
-		op, res, err := p.decideOne(g, cmd, i, &writes[i], now)
+		op, res, err := p.decideOne(w, g, cmd, i, &writes[i], r.pre[i], now)
 		if err != nil {
 			if len(writes) > 1 {
 				err = &BatchError{Index: i, Err: err}
@@ -204,16 +312,16 @@ func (p *Partition) decide(st state, g *group, writes []Write, now int64) (*Comm
 	return cmd, results, nil
 }
 
-func (p *Partition) decideOne(g *group, cmd *Command, index int, w *Write, now int64) (Op, Result, error) {
+func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *Write, pre preRead, now int64) (Op, Result, error) {
 	e := string(w.EPK)
 	if !p.rng.Contains(w.EPK) {
 		return Op{}, Result{}, status.Internal("item routed to partition %d, which owns %v", p.id, p.rng)
 	}
-	cur, err := p.current(g, cmd.Ops, e, w.ID)
+	cur, err := p.current(wr, g, cmd.Ops, e, w.ID, pre)
 	if err != nil {
 		return Op{}, Result{}, status.Internal("reading item: %v", err)
 	}
-	lp, err := p.logicalNow(g, cmd.Ops, e)
+	lp, err := p.logicalNow(wr, g, cmd.Ops, e)
 	if err != nil {
 		return Op{}, Result{}, status.Internal("reading partition statistics: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // Options configure the node's database.
@@ -17,7 +18,7 @@ type Options struct {
 }
 
 // DefaultCacheSize is used when Options.CacheSize is zero.
-const DefaultCacheSize = 64 << 20
+const DefaultCacheSize = 128 << 20
 
 // DB is the node's Pebble database.
 type DB struct {
@@ -39,6 +40,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		CompactionConcurrencyRange:  func() (int, int) { return 1, 2 },
 		Logger:                      opts.Logger,
 		FormatMajorVersion:          pebble.FormatNewest,
+	}
+	// Every create and most writes first look up a key that usually does not exist yet; bloom
+	// filters answer those lookups without reading data blocks.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	if po.Logger == nil {
 		po.Logger = quietLogger{}

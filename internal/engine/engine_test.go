@@ -1,0 +1,450 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/status"
+)
+
+func openEngine(t testing.TB, dir string, opts Options) *Engine {
+	t.Helper()
+	opts.Dir = dir
+	e, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// newContainer opens an engine in a fresh directory with one container partitioned on /pk.
+func newContainer(t testing.TB, opts Options, spec ContainerSpec) (*Engine, *Container) {
+	t.Helper()
+	e := openEngine(t, t.TempDir(), opts)
+	t.Cleanup(func() { e.Close() })
+	if _, err := e.CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if spec.ID == "" {
+		spec.ID = "c"
+	}
+	if spec.PartitionKey.Paths == nil {
+		spec.PartitionKey = PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}
+	}
+	if _, err := e.CreateContainer("db", spec); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.Container("db", spec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, c
+}
+
+func item(id, pk string, extra string) []byte {
+	return []byte(fmt.Sprintf(`{"id":%q,"pk":%q%s}`, id, pk, extra))
+}
+
+func key(s string) epk.Key { return epk.Key{epk.String(s)} }
+
+func mustCreate(t testing.TB, c *Container, body []byte) ItemResult {
+	t.Helper()
+	r, err := c.CreateItem(body, ItemOptions{})
+	if err != nil {
+		t.Fatalf("create %s: %v", body, err)
+	}
+	return r
+}
+
+func field(t testing.TB, doc []byte, name string) any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatalf("stored item is not JSON: %v: %s", err, doc)
+	}
+	return m[name]
+}
+
+func TestItemLifecycle(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	created := mustCreate(t, c, item("a", "p1", `,"n":1,"_rid":"client","_ts":5`))
+	if !created.Created || created.Charge <= 0 || created.ETag == "" {
+		t.Fatalf("create result: %+v", created)
+	}
+	if got := field(t, created.Doc, "_rid"); got == "client" || got == nil {
+		t.Fatalf("system property _rid not replaced: %v", got)
+	}
+	if got := field(t, created.Doc, "_etag"); got != `"`+created.ETag+`"` {
+		t.Fatalf("_etag %v, want quoted %s", got, created.ETag)
+	}
+	read, err := c.ReadItem(key("p1"), "a")
+	if err != nil || !bytes.Equal(read.Doc, created.Doc) || read.ETag != created.ETag || read.Charge != 1 {
+		t.Fatalf("read: %+v %v", read, err)
+	}
+	replaced, err := c.ReplaceItem("a", item("a", "p1", `,"n":2`), ItemOptions{IfMatch: created.ETag})
+	if err != nil || replaced.ETag == created.ETag || field(t, replaced.Doc, "n") != 2.0 {
+		t.Fatalf("replace: %+v %v", replaced, err)
+	}
+	if field(t, replaced.Doc, "_rid") != field(t, created.Doc, "_rid") {
+		t.Fatal("an item's _rid must survive a replace")
+	}
+	up, err := c.UpsertItem(item("b", "p1", ""), ItemOptions{})
+	if err != nil || !up.Created {
+		t.Fatalf("upsert new: %+v %v", up, err)
+	}
+	up, err = c.UpsertItem(item("b", "p1", `,"x":true`), ItemOptions{})
+	if err != nil || up.Created {
+		t.Fatalf("upsert existing: %+v %v", up, err)
+	}
+	if _, err := c.DeleteItem(key("p1"), "a", ItemOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadItem(key("p1"), "a"); !status.Is(err, 404) {
+		t.Fatalf("read after delete: %v", err)
+	}
+	s := c.Partitions()[0].Stats()
+	if s.Items != 1 || s.Bytes <= 0 || s.LSN != 5 {
+		t.Fatalf("stats after 4 writes and a delete: %+v", s)
+	}
+}
+
+func TestSameIDUnderTwoPartitionKeys(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 30000}})
+	mustCreate(t, c, item("same", "k1", `,"v":1`))
+	mustCreate(t, c, item("same", "k2", `,"v":2`))
+	for k, want := range map[string]float64{"k1": 1, "k2": 2} {
+		r, err := c.ReadItem(key(k), "same")
+		if err != nil || field(t, r.Doc, "v") != want {
+			t.Fatalf("read (%s, same): %v %v", k, r.Doc, err)
+		}
+	}
+	if _, err := c.CreateItem(item("same", "k1", ""), ItemOptions{}); !status.Is(err, 409) {
+		t.Fatalf("duplicate (pk, id) must be 409, got %v", err)
+	}
+}
+
+func TestPersistenceAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	e := openEngine(t, dir, Options{})
+	if _, err := e.CreateDatabase("db", &Throughput{AutoscaleMax: 20000}); err != nil {
+		t.Fatal(err)
+	}
+	hier := PartitionKeyDef{Paths: []string{"/tenant", "/user"}}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "h", PartitionKey: hier}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "h")
+	want := map[string][]byte{}
+	for i := range 300 {
+		body := []byte(fmt.Sprintf(`{"id":"i%d","tenant":"t%d","user":%d}`, i, i%7, i%13))
+		want[fmt.Sprint(i)] = mustCreate(t, c, body).Doc
+	}
+	before, _ := e.ContainerInfo("db", "h")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = openEngine(t, dir, Options{})
+	defer e.Close()
+	after, err := e.ContainerInfo("db", "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.PartitionKey.Kind != "MultiHash" || after.PartitionKey.Version != 2 || len(after.Partitions) != 2 {
+		t.Fatalf("container after restart: %+v", after)
+	}
+	for i := range after.Partitions {
+		if after.Partitions[i].Stats != before.Partitions[i].Stats {
+			t.Fatalf("partition %d stats %+v, before restart %+v", i, after.Partitions[i].Stats, before.Partitions[i].Stats)
+		}
+	}
+	c, _ = e.Container("db", "h")
+	for i := range 300 {
+		k := epk.Key{epk.String(fmt.Sprintf("t%d", i%7)), epk.Number(float64(i % 13))}
+		r, err := c.ReadItem(k, fmt.Sprintf("i%d", i))
+		if err != nil || !bytes.Equal(r.Doc, want[fmt.Sprint(i)]) {
+			t.Fatalf("item %d after restart: %s %v", i, r.Doc, err)
+		}
+	}
+	r := mustCreate(t, c, []byte(`{"id":"new","tenant":"t0","user":0}`))
+	if r.LSN <= before.Partitions[c.Partition(c.scheme.Hash(epk.Key{epk.String("t0"), epk.Number(0)})).ID()].LSN {
+		t.Fatal("LSN must continue after a restart")
+	}
+	if dbs := e.Databases(); len(dbs) != 1 || dbs[0].Throughput.AutoscaleMax != 20000 {
+		t.Fatalf("databases after restart: %+v", dbs)
+	}
+}
+
+func TestItemsLandInTheirPartition(t *testing.T) {
+	for _, def := range []PartitionKeyDef{
+		{Paths: []string{"/pk"}, Version: 1},
+		{Paths: []string{"/pk"}, Version: 2},
+		{Paths: []string{"/pk", "/n"}},
+	} {
+		t.Run(fmt.Sprintf("%s-v%d", def.Kind, def.Version), func(t *testing.T) {
+			_, c := newContainer(t, Options{}, ContainerSpec{PartitionKey: def, Throughput: &Throughput{Manual: 50000}})
+			parts := c.Partitions()
+			if len(parts) != 9 { // ceil(50,000 / 6,000)
+				t.Fatalf("%d partitions, want 9", len(parts))
+			}
+			const n = 3000
+			for i := range n {
+				mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"%d","pk":"key-%d","n":%d}`, i, i, i%3)))
+			}
+			seen := map[string]bool{}
+			for _, p := range parts {
+				count := 0
+				err := p.Scan(func(e epk.EPK, id string, d partitionDoc) bool {
+					if !p.Range().Contains(e) {
+						t.Errorf("item %s with EPK %s stored in partition %d %v", id, e.Hex(), p.ID(), p.Range())
+					}
+					var it struct {
+						PK string  `json:"pk"`
+						N  float64 `json:"n"`
+					}
+					json.Unmarshal(d.JSON, &it)
+					k := epk.Key{epk.String(it.PK)}
+					if def.Kind == "MultiHash" || len(def.Paths) == 2 {
+						k = append(k, epk.Number(it.N))
+					}
+					if want, _ := c.EPK(k); want != e {
+						t.Errorf("item %s stored under EPK %s, its key hashes to %s", id, e.Hex(), want.Hex())
+					}
+					seen[id] = true
+					count++
+					return true
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if count == 0 || int64(count) != p.Stats().Items {
+					t.Errorf("partition %d holds %d items, stats say %d", p.ID(), count, p.Stats().Items)
+				}
+			}
+			if len(seen) != n {
+				t.Fatalf("found %d distinct items, want %d", len(seen), n)
+			}
+		})
+	}
+}
+
+func TestConcurrentWriters(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
+	mustCreate(t, c, item("counter", "shared", `,"n":0`))
+	const writers, each = 64, 50
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	increments := 0
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, err := c.CreateItem(item(fmt.Sprintf("w%d-%d", w, i), fmt.Sprintf("p%d", (w*each+i)%17), ""), ItemOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+				// Optimistic concurrency on one hot item: read, then replace with If-Match.
+				r, err := c.ReadItem(key("shared"), "counter")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := field(t, r.Doc, "n").(float64)
+				_, err = c.ReplaceItem("counter", item("counter", "shared", fmt.Sprintf(`,"n":%d`, int(n)+1)), ItemOptions{IfMatch: r.ETag})
+				switch {
+				case err == nil:
+					mu.Lock()
+					increments++
+					mu.Unlock()
+				case !status.Is(err, 412):
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := int64(0)
+	ids := map[string]int{}
+	for _, p := range c.Partitions() {
+		total += p.Stats().Items
+		p.Scan(func(_ epk.EPK, id string, _ partitionDoc) bool { ids[id]++; return true })
+	}
+	if total != writers*each+1 || len(ids) != writers*each+1 {
+		t.Fatalf("stats count %d items, scan finds %d distinct, want %d", total, len(ids), writers*each+1)
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Fatalf("item %s stored %d times", id, n)
+		}
+	}
+	r, _ := c.ReadItem(key("shared"), "counter")
+	if got := int(field(t, r.Doc, "n").(float64)); got != increments || increments == 0 {
+		t.Fatalf("counter is %d after %d successful conditional replaces", got, increments)
+	}
+}
+
+// snapshot is every key and value in storage, to prove failed requests change nothing.
+func snapshot(t *testing.T, e *Engine) string {
+	t.Helper()
+	it, err := e.db.NewIter(&pebble.IterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var b strings.Builder
+	for it.First(); it.Valid(); it.Next() {
+		fmt.Fprintf(&b, "%x=%x\n", it.Key(), it.Value())
+	}
+	return b.String()
+}
+
+func TestErrorsChangeNothing(t *testing.T) {
+	e, c := newContainer(t, Options{MaxLogicalPartitionBytes: 4096}, ContainerSpec{})
+	existing := mustCreate(t, c, item("exists", "p", ""))
+	mustCreate(t, c, item("big-1", "full", `,"pad":"`+strings.Repeat("x", 3000)+`"`))
+	big := `,"pad":"` + strings.Repeat("x", 2<<20) + `"`
+	cases := []struct {
+		name      string
+		do        func() (ItemResult, error)
+		status    int
+		substatus int
+	}{
+		{"item over 2 MB", func() (ItemResult, error) { return c.CreateItem(item("x", "p", big), ItemOptions{}) }, 413, 0},
+		{"empty id", func() (ItemResult, error) { return c.CreateItem(item("", "p", ""), ItemOptions{}) }, 400, 0},
+		{"id over 255 characters", func() (ItemResult, error) {
+			return c.CreateItem(item(strings.Repeat("é", 256), "p", ""), ItemOptions{})
+		}, 400, 0},
+		{"id with /", func() (ItemResult, error) { return c.CreateItem(item("a/b", "p", ""), ItemOptions{}) }, 400, 0},
+		{`id with \`, func() (ItemResult, error) { return c.CreateItem(item(`a\b`, "p", ""), ItemOptions{}) }, 400, 0},
+		{"id with ?", func() (ItemResult, error) { return c.CreateItem(item("a?b", "p", ""), ItemOptions{}) }, 400, 0},
+		{"id with #", func() (ItemResult, error) { return c.UpsertItem(item("a#b", "p", ""), ItemOptions{}) }, 400, 0},
+		{"id not a string", func() (ItemResult, error) { return c.CreateItem([]byte(`{"id":5,"pk":"p"}`), ItemOptions{}) }, 400, 0},
+		{"no id", func() (ItemResult, error) { return c.CreateItem([]byte(`{"pk":"p"}`), ItemOptions{}) }, 400, 0},
+		{"malformed JSON", func() (ItemResult, error) { return c.CreateItem([]byte(`{"id":"x",`), ItemOptions{}) }, 400, 0},
+		{"not an object", func() (ItemResult, error) { return c.CreateItem([]byte(`[1,2]`), ItemOptions{}) }, 400, 0},
+		{"partition key over 2 KB", func() (ItemResult, error) {
+			return c.CreateItem(item("x", strings.Repeat("k", 2049), ""), ItemOptions{})
+		}, 400, 0},
+		{"partition key is an object", func() (ItemResult, error) {
+			return c.CreateItem([]byte(`{"id":"x","pk":{"a":1}}`), ItemOptions{})
+		}, 400, 0},
+		{"named key differs from the body's", func() (ItemResult, error) {
+			return c.CreateItem(item("x", "p", ""), ItemOptions{PartitionKey: key("other")})
+		}, 400, 0},
+		{"duplicate create", func() (ItemResult, error) { return c.CreateItem(item("exists", "p", ""), ItemOptions{}) }, 409, 0},
+		{"stale If-Match", func() (ItemResult, error) {
+			return c.ReplaceItem("exists", item("exists", "p", `,"v":2`), ItemOptions{IfMatch: "00000000-0000-0000-0000-000000000000"})
+		}, 412, 0},
+		{"stale If-Match on delete", func() (ItemResult, error) {
+			return c.DeleteItem(key("p"), "exists", ItemOptions{IfMatch: existing.ETag + "x"})
+		}, 412, 0},
+		{"replace of a missing item", func() (ItemResult, error) {
+			return c.ReplaceItem("missing", item("missing", "p", ""), ItemOptions{})
+		}, 404, 0},
+		{"replace with another id in the body", func() (ItemResult, error) {
+			return c.ReplaceItem("exists", item("other", "p", ""), ItemOptions{})
+		}, 400, 0},
+		{"delete of a missing item", func() (ItemResult, error) { return c.DeleteItem(key("p"), "missing", ItemOptions{}) }, 404, 0},
+		{"read with a two-value key", func() (ItemResult, error) {
+			return c.ReadItem(epk.Key{epk.String("p"), epk.String("q")}, "exists")
+		}, 400, 0},
+		{"logical partition over its cap", func() (ItemResult, error) {
+			return c.CreateItem(item("big-2", "full", `,"pad":"`+strings.Repeat("x", 3000)+`"`), ItemOptions{})
+		}, 403, status.SubPartitionFull},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := snapshot(t, e)
+			r, err := tc.do()
+			var se *status.Error
+			if !asStatus(err, &se) || se.Status != tc.status || se.Substatus != tc.substatus {
+				t.Fatalf("got %v, want %d/%d", err, tc.status, tc.substatus)
+			}
+			if se.Message == "" || r.Charge <= 0 {
+				t.Fatalf("an error needs a message and a charge: %+v %+v", se, r)
+			}
+			if after := snapshot(t, e); after != before {
+				t.Fatal("a failed request changed storage")
+			}
+		})
+	}
+	// A write that shrinks a full logical partition is still allowed.
+	if _, err := c.ReplaceItem("big-1", item("big-1", "full", ""), ItemOptions{}); err != nil {
+		t.Fatalf("shrinking a full logical partition: %v", err)
+	}
+}
+
+func TestCatalogValidation(t *testing.T) {
+	e := openEngine(t, t.TempDir(), Options{})
+	defer e.Close()
+	if _, err := e.CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := []ContainerSpec{
+		{ID: "c", PartitionKey: PartitionKeyDef{}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"pk"}}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a", "/b", "/c", "/d"}}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a", "/b"}, Kind: "Hash"}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}, Kind: "Range"}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}, Version: 3}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a", "/b"}, Kind: "MultiHash", Version: 1}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a/*"}}},
+		{ID: "c/d", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}, Throughput: &Throughput{Manual: 300}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}, Throughput: &Throughput{Manual: 450}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}, Throughput: &Throughput{AutoscaleMax: 500}},
+		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}, Throughput: &Throughput{Manual: 400, AutoscaleMax: 1000}},
+	}
+	for _, spec := range bad {
+		if _, err := e.CreateContainer("db", spec); !status.Is(err, 400) {
+			t.Errorf("%+v: got %v, want 400", spec, err)
+		}
+	}
+	if _, err := e.CreateContainer("nodb", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}}); !status.Is(err, 404) {
+		t.Errorf("container in a missing database: %v", err)
+	}
+	if cs, _ := e.Containers("db"); len(cs) != 0 {
+		t.Fatalf("failed creates left containers: %+v", cs)
+	}
+	for _, tc := range []struct {
+		t    Throughput
+		want int
+	}{{Throughput{Manual: 400}, 1}, {Throughput{Manual: 6000}, 1}, {Throughput{Manual: 6100}, 2}, {Throughput{AutoscaleMax: 40000}, 4}} {
+		info, err := e.CreateContainer("db", ContainerSpec{ID: fmt.Sprint(tc.t), PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}, Throughput: &tc.t})
+		if err != nil || len(info.Partitions) != tc.want {
+			t.Errorf("%+v: %d partitions (%v), want %d", tc.t, len(info.Partitions), err, tc.want)
+		}
+	}
+}
+
+func TestDeleteContainerRemovesItsData(t *testing.T) {
+	e, c := newContainer(t, Options{}, ContainerSpec{})
+	empty := snapshot(t, e)
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "other", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}}}); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := e.Container("db", "other")
+	for i := range 50 {
+		mustCreate(t, o, item(fmt.Sprint(i), "p", ""))
+	}
+	if err := e.DeleteContainer("db", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Container("db", "other"); !status.Is(err, 404) {
+		t.Fatalf("deleted container still found: %v", err)
+	}
+	// Only the catalog counters may differ from before the container existed.
+	if got := strings.Count(snapshot(t, e), "\n"); got != strings.Count(empty, "\n") {
+		t.Fatalf("storage has %d keys after delete, %d before the container existed", got, strings.Count(empty, "\n"))
+	}
+	_ = c
+}
