@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -22,6 +23,7 @@ type Container struct {
 	e      *Engine
 	db     *Database
 	rec    containerRecord // changes only under Engine.mu
+	def    PartitionKeyDef // fixed at creation; readable without the lock
 	rid    rid.Container
 	scheme epk.Scheme
 	paths  [][]string // the partition key paths, split into segments
@@ -53,6 +55,9 @@ type ContainerInfo struct {
 	Throughput   *Throughput // its own; nil when it uses its database's
 	Indexing     json.RawMessage
 	Partitions   []PartitionInfo
+	// RangeGeneration changes whenever the set of partitions changes; it is the etag of the
+	// container's partition key ranges.
+	RangeGeneration uint32
 }
 
 // PartitionInfo describes one physical partition (partition key range) of a container.
@@ -67,10 +72,11 @@ func (c *Container) info() ContainerInfo {
 	dbRID := c.db.rid.String()
 	self := "dbs/" + dbRID + "/colls/" + c.rid.String() + "/"
 	info := ContainerInfo{
-		Resource:     Resource{ID: c.rec.ID, RID: c.rid.String(), Self: self, ETag: versionETag(c.rec.Version), TS: c.rec.TS},
-		PartitionKey: c.rec.PartitionKey,
-		Throughput:   c.rec.Throughput,
-		Indexing:     c.rec.Indexing,
+		Resource:        Resource{ID: c.rec.ID, RID: c.rid.String(), Self: self, ETag: versionETag(c.rec.Version), TS: c.rec.TS},
+		PartitionKey:    c.rec.PartitionKey,
+		Throughput:      c.rec.Throughput,
+		Indexing:        c.rec.Indexing,
+		RangeGeneration: c.rec.NextRangeID,
 	}
 	parents := map[uint32][]uint32{}
 	for _, r := range c.rec.Ranges {
@@ -156,7 +162,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 }
 
 func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, error) {
-	c := &Container{e: e, db: d, rec: rec, rid: rid.ForContainer(d.rid, rec.Num), scheme: rec.PartitionKey.scheme()}
+	c := &Container{e: e, db: d, rec: rec, def: rec.PartitionKey, rid: rid.ForContainer(d.rid, rec.Num), scheme: rec.PartitionKey.scheme()}
 	for _, p := range rec.PartitionKey.Paths {
 		segs, err := splitPath(p)
 		if err != nil {
@@ -277,4 +283,45 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	}
 	delete(c.db.containers, id)
 	return nil
+}
+
+// ReplaceContainer changes what may change of a container: its indexing policy. The partition
+// key definition is fixed; a replace that names a different one is refused.
+func (e *Engine) ReplaceContainer(dbID, id string, pk PartitionKeyDef, indexing json.RawMessage) (ContainerInfo, error) {
+	if len(indexing) > 0 && !json.Valid(indexing) {
+		return ContainerInfo{}, status.BadRequest("The indexing policy is not valid JSON")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.container(dbID, id)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	if len(pk.Paths) > 0 {
+		n, err := pk.normalize()
+		if err != nil {
+			return ContainerInfo{}, err
+		}
+		cur := c.rec.PartitionKey
+		if n.Kind != cur.Kind || n.Version != cur.Version || strings.Join(n.Paths, ",") != strings.Join(cur.Paths, ",") {
+			return ContainerInfo{}, status.BadRequest("The partition key definition of a container cannot be changed")
+		}
+	}
+	rec := c.rec
+	rec.Indexing = indexing
+	rec.Version = e.nextVersion()
+	b := e.db.NewBatch()
+	defer b.Close()
+	err = putJSON(b, storage.CatalogSeqKey(), e.seq)
+	if err == nil {
+		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
+	}
+	if err == nil {
+		err = b.Commit(storage.Sync)
+	}
+	if err != nil {
+		return ContainerInfo{}, status.Unavailable("Storage failed to commit: %v", err)
+	}
+	c.rec = rec
+	return c.info(), nil
 }

@@ -27,14 +27,17 @@ type ItemResult struct {
 	Charge      float64
 }
 
+// RID is the container's resource id.
+func (c *Container) RID() string { return c.rid.String() }
+
 // Def returns the container's partition key definition.
-func (c *Container) Def() PartitionKeyDef { return c.rec.PartitionKey }
+func (c *Container) Def() PartitionKeyDef { return c.def }
 
 // EPK hashes a full partition key value of this container.
 func (c *Container) EPK(key epk.Key) (epk.EPK, error) {
 	if len(key) != len(c.paths) {
 		return "", status.BadRequest("The partition key has %d value(s) but the container's definition has %d path(s) %v",
-			len(key), len(c.paths), c.rec.PartitionKey.Paths)
+			len(key), len(c.paths), c.def.Paths)
 	}
 	if err := document.CheckPartitionKey(key); err != nil {
 		return "", err

@@ -160,10 +160,23 @@ func (p *Partition) Read(e epk.EPK, id string) (Doc, error) {
 	return Doc{JSON: append([]byte(nil), json...), LSN: lsn}, nil
 }
 
-// Scan calls fn for every item of the partition in (EPK, id) order until fn returns false.
-// The slices passed to fn are only valid during the call.
-func (p *Partition) Scan(fn func(e epk.EPK, id string, d Doc) bool) error {
+// Cursor is a position in a container's (EPK, id) order, independent of partitions, so it
+// stays meaningful when the partition it was taken in splits.
+type Cursor struct {
+	EPK epk.EPK
+	ID  string
+}
+
+// Scan calls fn for every item of the partition in (EPK, id) order, starting after the cursor
+// when one is given, until fn returns false. The slices passed to fn are only valid during the call.
+func (p *Partition) Scan(after *Cursor, fn func(e epk.EPK, id string, d Doc) bool) error {
 	start, end := storage.DocSpan(p.container, string(p.rng.Min), string(p.rng.Max))
+	if after != nil {
+		// The smallest key above the cursor's: its key followed by a zero byte.
+		if k := append(storage.DocKey(nil, p.container, string(after.EPK), after.ID), 0); string(k) > string(start) {
+			start = k
+		}
+	}
 	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
 	if err != nil {
 		return err

@@ -56,3 +56,13 @@ func Catalog() float64 { return catalogBase }
 
 // CatalogWrite is the charge of creating, replacing or deleting a catalog resource.
 func CatalogWrite() float64 { return metaWrite }
+
+// Feed is the charge of a page of a read feed or scan: what a point read of the same bytes
+// would cost, plus the per-partition overhead of a cross-partition request.
+func Feed(items, bytes, partitions int) float64 {
+	c := 1.0 + float64(bytes)/1024*0.3 + float64(items)*0.01
+	if partitions > 1 {
+		c += 2.5 * float64(partitions)
+	}
+	return round(c)
+}

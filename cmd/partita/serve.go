@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/server"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+func serveCommand() *cobra.Command {
+	cfg := server.Config{}
+	var logLevel string
+	var shutdownTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the server",
+		Long: `Run a Partita server on one data directory. Every flag can also be set in the
+environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			return serve(cfg, log, shutdownTimeout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data", "./partita-data", "data directory (created if missing)")
+	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8081", "address to listen on, HOST:PORT")
+	f.BoolVar(&cfg.TLS, "tls", true, "serve HTTPS with a self-signed certificate kept in the data directory; --tls=false serves plain HTTP")
+	f.StringVar(&cfg.Key, "key", server.EmulatorKey, "account key (base64); the default is the emulator's public key")
+	f.StringVar(&cfg.ReadOnlyKey, "read-only-key", "", "optional second key that may only read")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.Int64Var(&cfg.CacheSize, "cache-size", storage.DefaultCacheSize, "storage block cache in bytes")
+	f.Int64Var(&cfg.MaxLogicalPartitionBytes, "logical-partition-max-bytes", engine.DefaultMaxLogicalPartitionBytes, "size cap of one logical partition in bytes")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGINT/SIGTERM")
+	return cmd
+}
+
+func serve(cfg server.Config, log *slog.Logger, shutdownTimeout time.Duration) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := server.Start(cfg, log)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "signal", context.Cause(ctx))
+	case err := <-s.Done():
+		log.Error("listener failed", "err", err)
+	}
+	stop() // a second signal kills the process at once
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	return s.Shutdown(sctx)
+}

@@ -1,0 +1,193 @@
+package cosmos
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/status"
+)
+
+func databaseJSON(d engine.DatabaseInfo) map[string]any {
+	return map[string]any{
+		"id": d.ID, "_rid": d.RID, "_self": d.Self, "_etag": quoted(d.ETag), "_ts": d.TS,
+		"_colls": "colls/", "_users": "users/",
+	}
+}
+
+// defaultIndexingPolicy is what Cosmos gives a container created without one.
+var defaultIndexingPolicy = json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
+
+func containerJSON(c engine.ContainerInfo) map[string]any {
+	indexing := c.Indexing
+	if len(indexing) == 0 {
+		indexing = defaultIndexingPolicy
+	}
+	return map[string]any{
+		"id": c.ID, "_rid": c.RID, "_self": c.Self, "_etag": quoted(c.ETag), "_ts": c.TS,
+		"partitionKey": map[string]any{
+			"paths": c.PartitionKey.Paths, "kind": c.PartitionKey.Kind, "version": c.PartitionKey.Version,
+		},
+		"indexingPolicy": indexing,
+		"conflictResolutionPolicy": map[string]any{
+			"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": "",
+		},
+		"geospatialConfig": map[string]any{"type": "Geography"},
+		"_docs":            "docs/", "_sprocs": "sprocs/", "_triggers": "triggers/", "_udfs": "udfs/", "_conflicts": "conflicts/",
+	}
+}
+
+// throughputHeaders reads the throughput a create request asks for: x-ms-offer-throughput for
+// manual, x-ms-cosmos-offer-autopilot-settings for autoscale. nil when neither is present.
+func (c *call) throughputHeaders() (*engine.Throughput, error) {
+	manual := c.r.Header.Get("x-ms-offer-throughput")
+	auto := c.r.Header.Get("x-ms-cosmos-offer-autopilot-settings")
+	switch {
+	case manual != "" && auto != "":
+		return nil, status.BadRequest("Give either x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings, not both")
+	case manual != "":
+		n, err := strconv.Atoi(manual)
+		if err != nil || n <= 0 {
+			return nil, status.BadRequest("x-ms-offer-throughput must be a positive whole number of RU/s, not %q", manual)
+		}
+		return &engine.Throughput{Manual: n}, nil
+	case auto != "":
+		var s struct {
+			MaxThroughput int `json:"maxThroughput"`
+		}
+		if err := json.Unmarshal([]byte(auto), &s); err != nil || s.MaxThroughput <= 0 {
+			return nil, status.BadRequest("x-ms-cosmos-offer-autopilot-settings must be {\"maxThroughput\": <RU/s>}, not %q", auto)
+		}
+		return &engine.Throughput{AutoscaleMax: s.MaxThroughput}, nil
+	}
+	return nil, nil
+}
+
+func (c *call) createDatabase() error {
+	var body struct {
+		ID string `json:"id"`
+	}
+	if err := c.decodeJSON(&body); err != nil {
+		return err
+	}
+	t, err := c.throughputHeaders()
+	if err != nil {
+		return err
+	}
+	d, err := c.h.engine.CreateDatabase(body.ID, t)
+	if err != nil {
+		return err
+	}
+	c.charge = ru.CatalogWrite()
+	return c.replyJSON(http.StatusCreated, databaseJSON(d))
+}
+
+func (c *call) readDatabase() error {
+	d, err := c.h.engine.Database(c.res.segs[1])
+	if err != nil {
+		return err
+	}
+	c.charge = ru.Catalog()
+	return c.replyJSON(http.StatusOK, databaseJSON(d))
+}
+
+func (c *call) deleteDatabase() error {
+	if err := c.h.engine.DeleteDatabase(c.res.segs[1]); err != nil {
+		return err
+	}
+	c.charge = ru.CatalogWrite()
+	c.reply(http.StatusNoContent, nil)
+	return nil
+}
+
+func (c *call) listDatabases() error {
+	dbs := c.h.engine.Databases()
+	list := make([]map[string]any, len(dbs))
+	for i, d := range dbs {
+		list[i] = databaseJSON(d)
+	}
+	c.charge = ru.Catalog()
+	return c.replyJSON(http.StatusOK, map[string]any{"_rid": "", "Databases": list, "_count": len(list)})
+}
+
+// containerBody is the body of a container create or replace.
+type containerBody struct {
+	ID           string                  `json:"id"`
+	PartitionKey *engine.PartitionKeyDef `json:"partitionKey"`
+	Indexing     json.RawMessage         `json:"indexingPolicy"`
+}
+
+func (c *call) createContainer() error {
+	var body containerBody
+	if err := c.decodeJSON(&body); err != nil {
+		return err
+	}
+	if body.PartitionKey == nil {
+		return status.BadRequest("A container needs a partition key definition, e.g. \"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}")
+	}
+	t, err := c.throughputHeaders()
+	if err != nil {
+		return err
+	}
+	info, err := c.h.engine.CreateContainer(c.res.segs[1], engine.ContainerSpec{
+		ID: body.ID, PartitionKey: *body.PartitionKey, Throughput: t, Indexing: body.Indexing,
+	})
+	if err != nil {
+		return err
+	}
+	c.charge = ru.CatalogWrite()
+	return c.replyJSON(http.StatusCreated, containerJSON(info))
+}
+
+func (c *call) readContainer() error {
+	info, err := c.h.engine.ContainerInfo(c.res.segs[1], c.res.segs[3])
+	if err != nil {
+		return err
+	}
+	c.charge = ru.Catalog()
+	return c.replyJSON(http.StatusOK, containerJSON(info))
+}
+
+func (c *call) replaceContainer() error {
+	var body containerBody
+	if err := c.decodeJSON(&body); err != nil {
+		return err
+	}
+	if body.ID != c.res.segs[3] {
+		return status.BadRequest("The id %q in the body does not match the container %q in the path", body.ID, c.res.segs[3])
+	}
+	var pk engine.PartitionKeyDef
+	if body.PartitionKey != nil {
+		pk = *body.PartitionKey
+	}
+	info, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], pk, body.Indexing)
+	if err != nil {
+		return err
+	}
+	c.charge = ru.CatalogWrite()
+	return c.replyJSON(http.StatusOK, containerJSON(info))
+}
+
+func (c *call) deleteContainer() error {
+	if err := c.h.engine.DeleteContainer(c.res.segs[1], c.res.segs[3]); err != nil {
+		return err
+	}
+	c.charge = ru.CatalogWrite()
+	c.reply(http.StatusNoContent, nil)
+	return nil
+}
+
+func (c *call) listContainers() error {
+	cs, err := c.h.engine.Containers(c.res.segs[1])
+	if err != nil {
+		return err
+	}
+	list := make([]map[string]any, len(cs))
+	for i, info := range cs {
+		list[i] = containerJSON(info)
+	}
+	c.charge = ru.Catalog()
+	return c.replyJSON(http.StatusOK, map[string]any{"_rid": "", "DocumentCollections": list, "_count": len(list)})
+}

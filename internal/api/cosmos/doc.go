@@ -1,0 +1,7 @@
+// Package cosmos is the Cosmos DB REST gateway: it authenticates requests (master-key HMAC),
+// maps URLs to resources, parses Cosmos headers and bodies, calls the engine, and writes
+// responses, headers and errors in the shapes the official SDKs expect.
+//
+// It owns the wire format and nothing else: it must never hold state of its own beyond
+// configuration, decide anything about partitions, or touch storage.
+package cosmos

@@ -1,0 +1,76 @@
+package cosmos
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/partita-db/partita/internal/status"
+)
+
+// maxItemCount reads x-ms-max-item-count: absent or -1 lets the server choose.
+func (c *call) maxItemCount() (int, error) {
+	h := c.r.Header.Get("x-ms-max-item-count")
+	if h == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(h)
+	if err != nil || n == 0 || n < -1 {
+		return 0, status.BadRequest("x-ms-max-item-count must be a positive number or -1, not %q", h)
+	}
+	if n == -1 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// readFeed answers GET .../docs: every item of the container, a page at a time.
+func (c *call) readFeed() error {
+	if c.r.Header.Get("A-IM") != "" {
+		return status.BadRequest("The change feed is not supported by this version of Partita")
+	}
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	max, err := c.maxItemCount()
+	if err != nil {
+		return err
+	}
+	page, err := ct.ReadFeed(c.r.Header.Get("x-ms-continuation"), max)
+	c.charge = page.Charge
+	if err != nil {
+		return err
+	}
+	if page.Next != "" {
+		c.w.Header().Set("x-ms-continuation", page.Next)
+	}
+	tokens := make([]string, 0, len(page.Partitions))
+	for id, lsn := range page.Partitions {
+		tokens = append(tokens, sessionToken(id, lsn))
+	}
+	c.w.Header().Set("x-ms-session-token", strings.Join(tokens, ","))
+	c.w.Header().Set("x-ms-content-path", ct.RID())
+	c.w.Header().Set("x-ms-item-count", strconv.Itoa(len(page.Docs)))
+	c.reply(http.StatusOK, documentList(ct.RID(), page.Docs))
+	return nil
+}
+
+// documentList renders {"_rid", "Documents": [...], "_count"} around raw item JSON.
+func documentList(rid string, docs [][]byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"_rid":"`)
+	b.WriteString(rid)
+	b.WriteString(`","Documents":[`)
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(d)
+	}
+	b.WriteString(`],"_count":`)
+	b.WriteString(strconv.Itoa(len(docs)))
+	b.WriteByte('}')
+	return b.Bytes()
+}

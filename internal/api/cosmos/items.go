@@ -1,0 +1,146 @@
+package cosmos
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/status"
+)
+
+func (c *call) container() (*engine.Container, error) {
+	return c.h.engine.Container(c.res.segs[1], c.res.segs[3])
+}
+
+// itemOptions reads the partition key and If-Match headers. required says whether the
+// partition key must be given (it can be taken from the body on writes).
+func (c *call) itemOptions(required bool) (engine.ItemOptions, error) {
+	var o engine.ItemOptions
+	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
+		key, err := parsePartitionKey(h)
+		if err != nil {
+			return o, err
+		}
+		o.PartitionKey = key
+	} else if required {
+		return o, status.BadRequest("The partition key header x-ms-documentdb-partitionkey is required for this operation on a partitioned container")
+	}
+	o.IfMatch = unquoted(c.r.Header.Get("If-Match"))
+	return o, nil
+}
+
+// itemReply writes the outcome of an item operation with its headers.
+func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, withBody bool) {
+	hdr := c.w.Header()
+	if r.ETag != "" {
+		hdr.Set("etag", quoted(r.ETag))
+	}
+	hdr.Set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
+	hdr.Set("lsn", strconv.FormatUint(r.LSN, 10))
+	hdr.Set("x-ms-content-path", ct.RID())
+	if !withBody || preferMinimal(c.r) {
+		c.reply(code, nil)
+		return
+	}
+	c.reply(code, r.Doc)
+}
+
+func sessionToken(partition uint32, lsn uint64) string {
+	return strconv.FormatUint(uint64(partition), 10) + ":-1#" + strconv.FormatUint(lsn, 10)
+}
+
+func preferMinimal(r *http.Request) bool { return r.Header.Get("Prefer") == "return=minimal" }
+
+func (c *call) createItem() error {
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	o, err := c.itemOptions(false)
+	if err != nil {
+		return err
+	}
+	body, err := c.body()
+	if err != nil {
+		return err
+	}
+	var r engine.ItemResult
+	if isTrue(c.r.Header.Get("x-ms-documentdb-is-upsert")) {
+		r, err = ct.UpsertItem(body, o)
+	} else {
+		r, err = ct.CreateItem(body, o)
+	}
+	c.charge = r.Charge
+	if err != nil {
+		return err
+	}
+	code := http.StatusOK
+	if r.Created {
+		code = http.StatusCreated
+	}
+	c.itemReply(ct, code, r, true)
+	return nil
+}
+
+func (c *call) readItem() error {
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	o, err := c.itemOptions(true)
+	if err != nil {
+		return err
+	}
+	r, err := ct.ReadItem(o.PartitionKey, c.res.segs[5])
+	c.charge = r.Charge
+	if err != nil {
+		return err
+	}
+	if inm := c.r.Header.Get("If-None-Match"); inm != "" && unquoted(inm) == r.ETag {
+		c.w.Header().Set("etag", quoted(r.ETag))
+		c.reply(http.StatusNotModified, nil)
+		return nil
+	}
+	c.itemReply(ct, http.StatusOK, r, true)
+	return nil
+}
+
+func (c *call) replaceItem() error {
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	o, err := c.itemOptions(false)
+	if err != nil {
+		return err
+	}
+	body, err := c.body()
+	if err != nil {
+		return err
+	}
+	r, err := ct.ReplaceItem(c.res.segs[5], body, o)
+	c.charge = r.Charge
+	if err != nil {
+		return err
+	}
+	c.itemReply(ct, http.StatusOK, r, true)
+	return nil
+}
+
+func (c *call) deleteItem() error {
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	o, err := c.itemOptions(true)
+	if err != nil {
+		return err
+	}
+	r, err := ct.DeleteItem(o.PartitionKey, c.res.segs[5], o)
+	c.charge = r.Charge
+	if err != nil {
+		return err
+	}
+	c.itemReply(ct, http.StatusNoContent, r, false)
+	return nil
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"encoding/base64"
+	"encoding/json"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// FeedPage is one page of a container's items in (EPK, id) order.
+type FeedPage struct {
+	Docs   [][]byte
+	Next   string // continuation token; empty on the last page
+	Charge float64
+	// Partitions are the ids of the partitions the page read from, with their LSNs.
+	Partitions map[uint32]uint64
+}
+
+// DefaultPageSize is how many items a page holds when the client leaves it to the server.
+const DefaultPageSize = 100
+
+type feedToken struct {
+	EPK string `json:"e"` // hex
+	ID  string `json:"i"`
+}
+
+// ReadFeed returns up to max items after the position in token ("" for the start). Tokens are
+// positions in the container's key order, so they stay valid when partitions split.
+func (c *Container) ReadFeed(token string, max int) (FeedPage, error) {
+	if max <= 0 {
+		max = DefaultPageSize
+	}
+	var after *partition.Cursor
+	if token != "" {
+		cur, err := decodeFeedToken(token)
+		if err != nil {
+			return FeedPage{Charge: ru.Miss()}, err
+		}
+		after = &cur
+	}
+	page := FeedPage{Partitions: map[uint32]uint64{}}
+	bytes := 0
+	var last partition.Cursor
+	for _, p := range c.routes.Load().parts {
+		if after != nil && p.Range().Max <= after.EPK {
+			continue
+		}
+		page.Partitions[p.ID()] = p.Stats().LSN
+		err := p.Scan(after, func(e epk.EPK, id string, d partition.Doc) bool {
+			if len(page.Docs) == max {
+				return false
+			}
+			page.Docs = append(page.Docs, append([]byte(nil), d.JSON...))
+			bytes += len(d.JSON)
+			last = partition.Cursor{EPK: e, ID: id}
+			return true
+		})
+		if err != nil {
+			return FeedPage{Charge: ru.Miss()}, status.Internal("reading items: %v", err)
+		}
+		if len(page.Docs) == max {
+			break
+		}
+	}
+	if len(page.Docs) == max {
+		page.Next = encodeFeedToken(last)
+	}
+	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions))
+	return page, nil
+}
+
+func encodeFeedToken(c partition.Cursor) string {
+	b, _ := json.Marshal(feedToken{EPK: c.EPK.Hex(), ID: c.ID})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeFeedToken(s string) (partition.Cursor, error) {
+	bad := status.BadRequest("The continuation token %q is not valid; pass back the token a previous page returned", s)
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return partition.Cursor{}, bad
+	}
+	var t feedToken
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return partition.Cursor{}, bad
+	}
+	e, err := epk.ParseHex(t.EPK)
+	if err != nil {
+		return partition.Cursor{}, bad
+	}
+	return partition.Cursor{EPK: e, ID: t.ID}, nil
+}

@@ -1,0 +1,40 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+)
+
+// EmulatorKey is the Cosmos DB emulator's well-known, public account key. It is the default so
+// that tools configured for the emulator work unchanged; it protects nothing.
+const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+// Config is everything `partita serve` can be told.
+type Config struct {
+	DataDir string // holds the database and the TLS certificate
+	Addr    string // host:port to listen on
+	TLS     bool   // serve HTTPS with the certificate in DataDir
+	Key     string // the account's primary (read-write) key, base64
+	// ReadOnlyKey, when set, is a second key that may only read.
+	ReadOnlyKey string
+	LogLevel    slog.Level
+	// CacheSize is the storage block cache in bytes.
+	CacheSize int64
+	// MaxLogicalPartitionBytes caps one logical partition.
+	MaxLogicalPartitionBytes int64
+}
+
+// Validate reports the first thing wrong with c.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("--data must name a directory")
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return errors.New("--addr must be HOST:PORT, e.g. 127.0.0.1:8081")
+	}
+	if c.Key == "" {
+		return errors.New("--key must not be empty")
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/partita-db/partita/internal/api/cosmos"
+	"github.com/partita-db/partita/internal/engine"
+)
+
+// Server is a running node.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	engine *engine.Engine
+	ln     net.Listener
+	http   *http.Server
+	served chan error
+}
+
+// Start opens the engine and starts serving; it returns once the listener is bound.
+func Start(cfg Config, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	if cfg.Key == EmulatorKey {
+		log.Warn("using the emulator's well-known account key; anyone can sign requests. Set --key for anything but local development")
+	}
+	eng, err := engine.Open(engine.Options{
+		Dir: cfg.DataDir, CacheSize: cfg.CacheSize, MaxLogicalPartitionBytes: cfg.MaxLogicalPartitionBytes,
+		Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log})
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, engine: eng, ln: ln, served: make(chan error, 1)}
+	s.http = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	scheme := "http"
+	if cfg.TLS {
+		cert, created, err := loadOrCreateCert(cfg.DataDir)
+		if err != nil {
+			ln.Close()
+			eng.Close()
+			return nil, err
+		}
+		if created {
+			log.Info("created a self-signed TLS certificate", "file", filepath.Join(cfg.DataDir, CertFile))
+		}
+		s.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		s.ln = tls.NewListener(ln, s.http.TLSConfig)
+		scheme = "https"
+	}
+	go func() { s.served <- s.http.Serve(s.ln) }()
+	log.Info("partita is serving", "endpoint", fmt.Sprintf("%s://%s/", scheme, ln.Addr()), "data", cfg.DataDir,
+		"startup", time.Since(started).Round(time.Millisecond))
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Done is closed with the serving error when the listener fails on its own.
+func (s *Server) Done() <-chan error { return s.served }
+
+// Shutdown stops accepting connections, waits for in-flight requests (up to ctx), then
+// closes the engine, so every acknowledged write is on disk and none is cut in half.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("requests still running at the shutdown deadline; closing them")
+		s.http.Close()
+	}
+	if cerr := s.engine.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	s.log.Info("partita stopped")
+	return err
+}
