@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// emulatorKey is the server's default key (the Cosmos emulator's public one).
+const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+var partitaBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "partita-e2e")
+	if err != nil {
+		panic(err)
+	}
+	partitaBin = os.Getenv("PARTITA_BIN")
+	if partitaBin == "" {
+		partitaBin = filepath.Join(dir, "partita")
+		build := exec.Command("go", "build", "-o", partitaBin, "../cmd/partita")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building partita:", err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a running `partita serve` process.
+type server struct {
+	Endpoint string
+	DataDir  string
+	TLS      bool
+	cmd      *exec.Cmd
+	client   *http.Client
+}
+
+// startServer runs partita serve on a free loopback port with a fresh data directory and
+// stops it when the test ends.
+func startServer(t *testing.T, useTLS bool, extraArgs ...string) *server {
+	t.Helper()
+	return startServerIn(t, t.TempDir(), useTLS, extraArgs...)
+}
+
+func startServerIn(t *testing.T, dataDir string, useTLS bool, extraArgs ...string) *server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := append([]string{"serve", "--data", dataDir, "--addr", addr, fmt.Sprintf("--tls=%v", useTLS), "--log-level", "warn"}, extraArgs...)
+	cmd := exec.Command(partitaBin, args...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s := bufio.NewScanner(stderr)
+		for s.Scan() {
+			t.Logf("server: %s", s.Text())
+		}
+	}()
+	s := &server{DataDir: dataDir, TLS: useTLS, cmd: cmd}
+	t.Cleanup(func() { s.stop(t) })
+	scheme := "http"
+	if useTLS {
+		scheme = "https"
+	}
+	s.Endpoint = scheme + "://" + addr + "/"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not listen on %s", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.client = &http.Client{Timeout: 30 * time.Second}
+	if useTLS {
+		s.client.Transport = &http.Transport{TLSClientConfig: s.tlsConfig(t)}
+	}
+	return s
+}
+
+// tlsConfig trusts the server's self-signed certificate and nothing else.
+func (s *server) tlsConfig(t *testing.T) *tls.Config {
+	t.Helper()
+	pem, err := os.ReadFile(filepath.Join(s.DataDir, "tls-cert.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatal("the server's certificate is not valid PEM")
+	}
+	return &tls.Config{RootCAs: pool}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop(t *testing.T) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("server exited with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		s.cmd.Process.Kill()
+		t.Error("server did not stop within 15s of SIGTERM")
+	}
+}
+
+// sdk returns an azcosmos client for the server.
+func (s *server) sdk(t *testing.T) *azcosmos.Client {
+	t.Helper()
+	cred, err := azcosmos.NewKeyCredential(emulatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: s.client,
+		Retry:     policy.RetryOptions{MaxRetries: 2},
+	}}
+	c, err := azcosmos.NewClientWithKey(s.Endpoint, cred, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// forEachTransport runs fn against a fresh server over HTTP and over HTTPS.
+func forEachTransport(t *testing.T, fn func(t *testing.T, s *server)) {
+	for _, useTLS := range []bool{false, true} {
+		name := "http"
+		if useTLS {
+			name = "https"
+		}
+		t.Run(name, func(t *testing.T) { fn(t, startServer(t, useTLS)) })
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// statusOf returns the HTTP status of an SDK error, or 0.
+func statusOf(err error) int {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}
