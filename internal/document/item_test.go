@@ -1,0 +1,78 @@
+package document
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/status"
+)
+
+func TestParseExtractsIDAndKeys(t *testing.T) {
+	body := []byte(` {"a":{"b":[1,{"x":"}"}],"c":"deep"},"id":"it\u00e9m","n":-1.5e2,"_rid":"old","t":true, "z":null}`)
+	it, key, err := Parse(body, [][]string{{"a", "c"}, {"n"}, {"t"}, {"z"}, {"missing"}, {"a", "b"}})
+	if err == nil {
+		t.Fatal("an array at a partition key path must be refused")
+	}
+	it, key, err = Parse(body, [][]string{{"a", "c"}, {"n"}, {"t"}, {"z"}, {"missing"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := epk.Key{epk.String("deep"), epk.Number(-150), epk.Bool(true), epk.Null(), epk.Undefined()}
+	for i := range want {
+		if key[i] != want[i] {
+			t.Errorf("key[%d] = %+v, want %+v", i, key[i], want[i])
+		}
+	}
+	if it.ID != "itém" {
+		t.Errorf("id %q", it.ID)
+	}
+	out := it.Stamp(nil, System{RID: "R", Self: "S", ETag: "E", TS: 7})
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("stamped item is not JSON: %v: %s", err, out)
+	}
+	if m["_rid"] != "R" || m["_etag"] != `"E"` || m["_ts"] != 7.0 || m["_attachments"] != "attachments/" || m["n"] != -150.0 {
+		t.Errorf("stamped item: %s", out)
+	}
+	if strings.Count(string(out), "_rid") != 1 {
+		t.Errorf("client's _rid kept: %s", out)
+	}
+	if len(out) > it.StampedSize(System{RID: "R", Self: "S", ETag: "E", TS: 7}) {
+		t.Errorf("StampedSize underestimates: %d > %d", len(out), it.StampedSize(System{RID: "R", Self: "S", ETag: "E", TS: 7}))
+	}
+}
+
+func TestParseRefusals(t *testing.T) {
+	for body, st := range map[string]int{
+		`{"id":"a"`:    400,
+		`"str"`:        400,
+		`{"id":7}`:     400,
+		`{"x":1}`:      400,
+		`{"id":""}`:    400,
+		`{"id":"a/b"}`: 400,
+		`{"id":"` + strings.Repeat("x", 256) + `"}`:           400,
+		`{"id":"a","pk":"` + strings.Repeat("k", 2100) + `"}`: 400,
+	} {
+		_, _, err := Parse([]byte(body), [][]string{{"pk"}})
+		if !status.Is(err, st) {
+			t.Errorf("%.40s: got %v, want %d", body, err, st)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"id":"a","pk":{"x":[1,"]"]},"_ts":1}`))
+	f.Add([]byte(`{"id":"\u0000","pk":1e400}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		it, _, err := Parse(body, [][]string{{"pk"}, {"pk", "x"}})
+		if err != nil {
+			return
+		}
+		out := it.Stamp(nil, System{RID: "r", Self: "s", ETag: "e", TS: 1})
+		if !json.Valid(out) {
+			t.Fatalf("stamping %q gave invalid JSON %q", body, out)
+		}
+	})
+}
