@@ -22,6 +22,8 @@ const (
 	Replace                      // fails with 404 if it does not
 	Upsert                       // creates or replaces
 	Delete                       // fails with 404 if it does not exist
+	Read                         // writes nothing; reads the item as of its place in the command
+	Mutate                       // replaces the item with what Write.Mutate makes of it; 404 if absent
 )
 
 // Write is one item operation requested of a partition.
@@ -32,6 +34,10 @@ type Write struct {
 	Item *document.Item // the new content; nil for Delete
 	// IfMatch, when not empty, is the etag (unquoted) the current version must have.
 	IfMatch string
+	// Mutate computes the new content from the current JSON, for Kind Mutate. It runs on the
+	// partition's writer, so it must be quick and must not block; it fails the write by
+	// returning an error. The result must keep the item's id and EPK.
+	Mutate func(current []byte) (*document.Item, epk.EPK, error)
 }
 
 // Result is the outcome of one Write.
@@ -306,8 +312,13 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 			}
 			return nil, nil, err
 		}
-		cmd.Ops = append(cmd.Ops, op)
+		if writes[i].Kind != Read {
+			cmd.Ops = append(cmd.Ops, op)
+		}
 		results[i] = res
+	}
+	if len(cmd.Ops) == 0 { // reads only: nothing to apply, no LSN used
+		cmd.LSN, cmd.After = st.LSN, st
 	}
 	return cmd, results, nil
 }
@@ -339,12 +350,27 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	switch {
 	case w.Kind == Create && exists:
 		return Op{}, Result{}, status.Conflict("Entity with the specified id already exists in the system.")
-	case (w.Kind == Replace || w.Kind == Delete) && !exists:
+	case (w.Kind == Replace || w.Kind == Delete || w.Kind == Read || w.Kind == Mutate) && !exists:
 		return Op{}, Result{}, notFound()
 	case w.IfMatch != "" && (!exists || ETag(curLSN) != w.IfMatch):
 		return Op{}, Result{}, status.PreconditionFailed("One of the specified pre-condition is not met.")
 	}
 
+	item := w.Item
+	switch w.Kind {
+	case Read:
+		_, _, json, _ := decodeValue(cur)
+		return Op{}, Result{Doc: Doc{JSON: json, LSN: curLSN}}, nil
+	case Mutate:
+		_, _, json, _ := decodeValue(cur)
+		var ne epk.EPK
+		if item, ne, err = w.Mutate(json); err != nil {
+			return Op{}, Result{}, err
+		}
+		if ne != w.EPK || item.ID != w.ID {
+			return Op{}, Result{}, status.BadRequest("The operation would change the item's id or partition key, which cannot change")
+		}
+	}
 	op := Op{EPK: e, ID: w.ID, Delete: w.Kind == Delete}
 	res := Result{Created: !exists, PrevBytes: curSize, Doc: Doc{LSN: cmd.LSN}}
 	delta, items := -int64(curSize), int64(0)
@@ -359,9 +385,9 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 			docRID = newDocRID(p.id, cmd.LSN, index)
 		}
 		itemRID := rid.Item(p.rid, docRID)
-		op.Value = encodeValue(make([]byte, 0, 16+w.Item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), docRID, cmd.LSN, nil)
+		op.Value = encodeValue(make([]byte, 0, 16+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), docRID, cmd.LSN, nil)
 		header := len(op.Value)
-		op.Value = w.Item.Stamp(op.Value, document.System{
+		op.Value = item.Stamp(op.Value, document.System{
 			RID: itemRID, Self: p.selfPrefix + itemRID + "/", ETag: ETag(cmd.LSN), TS: now,
 		})
 		res.Doc = Doc{JSON: op.Value[header:], LSN: cmd.LSN}

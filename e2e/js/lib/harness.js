@@ -9,6 +9,7 @@
 
 import { execFile, spawn } from "node:child_process";
 import { createHash, createHmac } from "node:crypto";
+import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
@@ -30,12 +31,14 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 5_000;
+const SUITE_TIMEOUT_MS = 120_000; // a hung request fails its suite instead of hanging the run
 
 // ---------------------------------------------------------------------------------------------
 // Child process bookkeeping: every server started here is killed when this process ends, also
 // when it ends through an uncaught error or a signal.
 
 const children = new Set();
+const dataDirs = new Set();
 
 function killAllChildren() {
   for (const child of children) {
@@ -48,6 +51,8 @@ function killAllChildren() {
     }
   }
   children.clear();
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  dataDirs.clear();
 }
 
 process.on("exit", killAllChildren);
@@ -90,6 +95,9 @@ export function serverBinary() {
 
 // ---------------------------------------------------------------------------------------------
 // Starting and stopping a server.
+
+const SETPRIV =
+  process.platform === "linux" ? ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p)) : undefined;
 
 /** A free TCP port on 127.0.0.1: listen on port 0, note the port, close. */
 export async function freePort() {
@@ -143,6 +151,7 @@ function canConnect(port) {
 export async function startServer({ tls }) {
   const bin = await serverBinary();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "partita-e2e-data-"));
+  dataDirs.add(dataDir);
   let lastError;
   // The port is free when chosen but another process could take it before the server binds:
   // try a few ports before giving up.
@@ -155,6 +164,7 @@ export async function startServer({ tls }) {
     }
   }
   await rm(dataDir, { recursive: true, force: true });
+  dataDirs.delete(dataDir);
   throw lastError;
 }
 
@@ -167,7 +177,11 @@ async function launch({ bin, dataDir, port, tls }) {
     "--log-level", process.env.PARTITA_E2E_LOG_LEVEL || "warn",
     "--shutdown-timeout", "2s",
   ];
-  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+  // On Linux, setpriv (util-linux) execs the server with a parent-death signal, so that it
+  // dies with this process even when this process is SIGKILLed and cannot clean up.
+  const child = SETPRIV
+    ? spawn(SETPRIV, ["--pdeathsig", "SIGKILL", "--", bin, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    : spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
   children.add(child);
 
   let logText = "";
@@ -187,9 +201,15 @@ async function launch({ bin, dataDir, port, tls }) {
   });
 
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
+    const diedEarly = child.exitCode !== null || child.signalCode !== null;
+    if (!diedEarly) {
       child.kill("SIGTERM");
-      const done = await Promise.race([exited, sleep(STOP_TIMEOUT_MS).then(() => null)]);
+      let timer;
+      const timedOut = new Promise((resolve) => {
+        timer = setTimeout(() => resolve(null), STOP_TIMEOUT_MS);
+      });
+      const done = await Promise.race([exited, timedOut]);
+      clearTimeout(timer);
       if (done === null) {
         child.kill("SIGKILL");
         await exited;
@@ -197,6 +217,10 @@ async function launch({ bin, dataDir, port, tls }) {
     }
     children.delete(child);
     await rm(dataDir, { recursive: true, force: true });
+    dataDirs.delete(dataDir);
+    if (diedEarly) {
+      throw new Error(`partita serve exited during the tests (${child.exitCode ?? child.signalCode}):\n${logText}`);
+    }
   };
 
   // Wait until the port accepts connections, or the process dies.
@@ -284,7 +308,7 @@ export function transports() {
  */
 export function suite(name, body) {
   for (const transport of transports()) {
-    describe(`${name} [${transport}]`, () => {
+    describe(`${name} [${transport}]`, { timeout: SUITE_TIMEOUT_MS }, () => {
       const ctx = { transport };
       before(async () => {
         ctx.server = await startServer({ tls: transport === "https" });
@@ -363,10 +387,13 @@ export function rawRequest(server, { method, path: resourcePath, headers = {}, b
 
 let counter = 0;
 
-/** A name unique within this process, readable in server logs: e.g. "db-items-3". */
+/**
+ * A name unique within this test file, e.g. "db-items-3". Each suite has a fresh server, so
+ * names only need to differ within one file; they are the same on every run.
+ */
 export function uniqueId(prefix) {
   counter += 1;
-  return `${prefix}-${process.pid}-${counter}`;
+  return `${prefix}-${counter}`;
 }
 
 /**

@@ -86,6 +86,20 @@ suite("containers", (ctx) => {
     for (const c of resources) assert.deepEqual(c.partitionKey.paths, ["/pk"]);
   });
 
+  test("readAll pages with maxItemCount", async () => {
+    const { database: db } = await ctx.client.databases.create({ id: uniqueId("db-cpage") });
+    const ids = [uniqueId("c-page"), uniqueId("c-page"), uniqueId("c-page")];
+    for (const id of ids) await db.containers.create({ id, partitionKey: { paths: ["/pk"] } });
+    const iterator = db.containers.readAll({ maxItemCount: 1 });
+    const seen = [];
+    while (iterator.hasMoreResults()) {
+      const page = await iterator.fetchNext();
+      assert.ok(page.resources.length <= 1, `page of ${page.resources.length}`);
+      seen.push(...page.resources.map((c) => c.id));
+    }
+    assert.deepEqual([...seen].sort(), [...ids].sort());
+  });
+
   test("delete, then read and delete again give 404", async () => {
     const id = uniqueId("c-del");
     const { container } = await database.containers.create({ id, partitionKey: { paths: ["/pk"] } });

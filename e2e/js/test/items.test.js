@@ -295,7 +295,10 @@ suite("items", (ctx) => {
     const seen = pages.flatMap((p) => p.ids);
     assert.deepEqual([...seen].sort(), ids, `pages: ${JSON.stringify(pages)}`);
     assert.equal(new Set(seen).size, seen.length, `an item came twice: ${JSON.stringify(pages)}`);
-    for (const p of pages) assert.ok(p.ids.length <= 2, `page over maxItemCount: ${JSON.stringify(p)}`);
+    for (const p of pages) {
+      assert.ok(p.ids.length <= 2, `page over maxItemCount: ${JSON.stringify(p)}`);
+      assert.ok(p.charge > 0, `requestCharge ${p.charge}`);
+    }
     assert.ok(pages.length >= 4, `7 items in pages of 2 need 4 pages, got ${pages.length}`);
     // Every page but the last hands out a continuation; the last does not.
     for (const p of pages.slice(0, -1)) assert.ok(p.continuation, `no continuation: ${JSON.stringify(pages)}`);
@@ -327,19 +330,32 @@ suite("items", (ctx) => {
     assert.deepEqual(resources, []);
   });
 
+  // These run, but their failure does not fail the suite until the server runs queries.
   const NEEDS_QUERIES = "items.readAll() is the query SELECT * from c: needs server-side queries";
 
-  test("readAll().fetchAll() returns every item", { todo: NEEDS_QUERIES }, async () => {
-    const { c, ids } = await containerWithItems(5);
-    const { resources } = await c.items.readAll().fetchAll();
-    assert.deepEqual(resources.map((r) => r.id).sort(), ids);
-  });
+  /** Rethrows an SDK error as a one-line error, to keep the report of a TODO test short. */
+  async function briefly(fn) {
+    try {
+      await fn();
+    } catch (err) {
+      if (err?.code === undefined) throw err;
+      throw new Error(`status ${err.code}: ${err.body?.message ?? err.message}`);
+    }
+  }
 
-  test("readAll({ maxItemCount: 2 }) pages through every item once", { todo: NEEDS_QUERIES }, async () => {
-    const { c, ids } = await containerWithItems(5);
-    const pages = await readFeedPages(c.items.readAll({ maxItemCount: 2 }));
-    const seen = pages.flatMap((p) => p.ids);
-    assert.deepEqual([...seen].sort(), ids);
-    for (const p of pages) assert.ok(p.ids.length <= 2);
-  });
+  test("readAll().fetchAll() returns every item", { todo: NEEDS_QUERIES }, () =>
+    briefly(async () => {
+      const { c, ids } = await containerWithItems(5);
+      const { resources } = await c.items.readAll().fetchAll();
+      assert.deepEqual(resources.map((r) => r.id).sort(), ids);
+    }));
+
+  test("readAll({ maxItemCount: 2 }) pages through every item once", { todo: NEEDS_QUERIES }, () =>
+    briefly(async () => {
+      const { c, ids } = await containerWithItems(5);
+      const pages = await readFeedPages(c.items.readAll({ maxItemCount: 2 }));
+      const seen = pages.flatMap((p) => p.ids);
+      assert.deepEqual([...seen].sort(), ids);
+      for (const p of pages) assert.ok(p.ids.length <= 2);
+    }));
 });

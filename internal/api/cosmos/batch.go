@@ -1,0 +1,170 @@
+package cosmos
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// wireOp is one operation of a batch or bulk request as the SDKs send it.
+type wireOp struct {
+	OperationType string          `json:"operationType"`
+	ID            string          `json:"id"`
+	ResourceBody  json.RawMessage `json:"resourceBody"`
+	IfMatch       string          `json:"ifMatch"`
+	// PartitionKey is the operation's own key in bulk requests: a JSON array in a string.
+	PartitionKey string `json:"partitionKey"`
+}
+
+// wireResult is one operation's outcome in the response.
+type wireResult struct {
+	StatusCode    int             `json:"statusCode"`
+	SubStatusCode int             `json:"subStatusCode,omitempty"`
+	RequestCharge float64         `json:"requestCharge"`
+	ETag          string          `json:"eTag,omitempty"`
+	ResourceBody  json.RawMessage `json:"resourceBody,omitempty"`
+	Message       string          `json:"message,omitempty"`
+}
+
+// batch answers a transactional batch (x-ms-cosmos-batch-atomic: true) or, otherwise, a bulk
+// request whose operations stand alone.
+func (c *call) batch() error {
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	body, err := c.body()
+	if err != nil {
+		return err
+	}
+	if len(body) > engine.MaxBatchBytes {
+		return status.TooLarge("A batch request is at most %d bytes; this one is %d", engine.MaxBatchBytes, len(body))
+	}
+	var wire []wireOp
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return status.BadRequest("The batch body must be a JSON array of operations: %v", err)
+	}
+	atomic := isTrue(c.r.Header.Get("x-ms-cosmos-batch-atomic"))
+	ops := make([]engine.BatchOp, len(wire))
+	for i, w := range wire {
+		if ops[i], err = toBatchOp(w, !atomic); err != nil {
+			return status.BadRequest("Operation %d: %s", i, status.From(err).Message)
+		}
+	}
+	var results []engine.OpResult
+	failed := -1
+	if atomic {
+		o, err := c.itemOptions(true)
+		if err != nil {
+			return err
+		}
+		if results, failed, err = ct.ExecuteBatch(o.PartitionKey, ops); err != nil {
+			return err
+		}
+	} else {
+		if len(ops) > engine.MaxBatchOperations {
+			return status.BadRequest("A bulk request has at most %d operations; got %d", engine.MaxBatchOperations, len(ops))
+		}
+		results = ct.ExecuteBulk(ops)
+	}
+	out := make([]wireResult, len(results))
+	for i, r := range results {
+		out[i] = wireResult{StatusCode: r.Status, RequestCharge: r.Charge, ResourceBody: r.Doc}
+		if r.ETag != "" {
+			out[i].ETag = quoted(r.ETag)
+		}
+		if r.Err != nil {
+			se := status.From(r.Err)
+			out[i].SubStatusCode, out[i].Message = se.Substatus, se.Message
+		}
+		c.charge += r.Charge
+	}
+	code := http.StatusOK
+	if failed >= 0 {
+		code = http.StatusMultiStatus
+	}
+	c.w.Header().Set("x-ms-content-path", ct.RID())
+	return c.replyJSON(code, out)
+}
+
+func toBatchOp(w wireOp, bulk bool) (engine.BatchOp, error) {
+	op := engine.BatchOp{Kind: engine.OpKind(w.OperationType), ID: w.ID, IfMatch: unquoted(w.IfMatch)}
+	switch op.Kind {
+	case engine.OpCreate, engine.OpUpsert, engine.OpReplace:
+		if len(w.ResourceBody) == 0 {
+			return op, status.BadRequest("%s needs a resourceBody", op.Kind)
+		}
+		op.Body = w.ResourceBody
+	case engine.OpPatch:
+		ops, err := parsePatchBody(w.ResourceBody)
+		if err != nil {
+			return op, err
+		}
+		op.Patch = ops
+	case engine.OpRead, engine.OpDelete:
+	default:
+		return op, status.BadRequest("Unknown operationType %q", w.OperationType)
+	}
+	if bulk && w.PartitionKey != "" {
+		key, err := parsePartitionKey(w.PartitionKey)
+		if err != nil {
+			return op, err
+		}
+		op.PartitionKey = key
+	}
+	return op, nil
+}
+
+// parsePatchBody reads a patch: {"condition"?, "operations": [...]} (Go SDK) or a bare array
+// of operations (JavaScript SDK).
+func parsePatchBody(b []byte) ([]document.PatchOp, error) {
+	var ops []document.PatchOp
+	trimmed := strings.TrimSpace(string(b))
+	if strings.HasPrefix(trimmed, "[") {
+		if err := json.Unmarshal(b, &ops); err != nil {
+			return nil, status.BadRequest("The patch operations are not valid: %v", err)
+		}
+		return ops, nil
+	}
+	var body struct {
+		Condition  *string            `json:"condition"`
+		Operations []document.PatchOp `json:"operations"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, status.BadRequest("The patch body is not valid: %v", err)
+	}
+	if body.Condition != nil {
+		return nil, status.BadRequest("Conditional patch (a 'condition' filter) needs the SQL engine, which this version of Partita does not have yet")
+	}
+	return body.Operations, nil
+}
+
+func (c *call) patchItem() error {
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	o, err := c.itemOptions(true)
+	if err != nil {
+		return err
+	}
+	body, err := c.body()
+	if err != nil {
+		return err
+	}
+	ops, err := parsePatchBody(body)
+	if err != nil {
+		return err
+	}
+	r, err := ct.PatchItem(o.PartitionKey, c.res.segs[5], ops, o)
+	c.charge = r.Charge
+	if err != nil {
+		return err
+	}
+	c.itemReply(ct, http.StatusOK, r, true)
+	return nil
+}

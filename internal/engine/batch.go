@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// OpKind names an operation of a batch, as the wire does.
+type OpKind string
+
+const (
+	OpCreate  OpKind = "Create"
+	OpUpsert  OpKind = "Upsert"
+	OpReplace OpKind = "Replace"
+	OpDelete  OpKind = "Delete"
+	OpRead    OpKind = "Read"
+	OpPatch   OpKind = "Patch"
+)
+
+// Limits of a transactional batch, as in Cosmos.
+const (
+	MaxBatchOperations = 100
+	MaxBatchBytes      = 2 << 20
+)
+
+// BatchOp is one operation of a batch.
+type BatchOp struct {
+	Kind    OpKind
+	ID      string // for Read, Replace, Delete, Patch
+	Body    []byte // for Create, Upsert, Replace
+	IfMatch string
+	Patch   []document.PatchOp
+	// PartitionKey is the operation's own key, for non-atomic bulk requests.
+	PartitionKey epk.Key
+}
+
+// OpResult is the outcome of one operation of a batch.
+type OpResult struct {
+	Status int
+	Charge float64
+	ETag   string
+	Doc    []byte // the item, for reads and writes that return it
+	Err    error  // the failure, when Status is not 2xx
+}
+
+// PatchItem applies a partial update to the item (key, id) atomically.
+func (c *Container) PatchItem(key epk.Key, id string, ops []document.PatchOp, o ItemOptions) (ItemResult, error) {
+	e, err := c.EPK(key)
+	if err != nil {
+		return ItemResult{Charge: ru.Miss()}, err
+	}
+	p := c.routes.Load().lookup(e)
+	res, err := p.Apply(c.patchWrite(e, id, ops, o.IfMatch))
+	if err != nil {
+		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
+	}
+	r := res[0]
+	return ItemResult{Doc: r.Doc.JSON, ETag: r.Doc.ETag(), LSN: r.Doc.LSN, PartitionID: p.ID(),
+		Charge: ru.Replace(r.PrevBytes, len(r.Doc.JSON))}, nil
+}
+
+func (c *Container) patchWrite(e epk.EPK, id string, ops []document.PatchOp, ifMatch string) partition.Write {
+	return partition.Write{Kind: partition.Mutate, EPK: e, ID: id, IfMatch: ifMatch,
+		Mutate: func(cur []byte) (*document.Item, epk.EPK, error) {
+			body, err := document.Patch(cur, ops)
+			if err != nil {
+				return nil, "", err
+			}
+			item, key, err := document.Parse(body, c.paths)
+			if err != nil {
+				return nil, "", err
+			}
+			return item, c.scheme.Hash(key), nil
+		}}
+}
+
+// toWrite turns a batch operation on the logical partition e into a partition write.
+func (c *Container) toWrite(e epk.EPK, op BatchOp) (partition.Write, error) {
+	w := partition.Write{EPK: e, ID: op.ID, IfMatch: op.IfMatch}
+	switch op.Kind {
+	case OpCreate, OpUpsert, OpReplace:
+		item, ie, err := c.parse(op.Body, nil)
+		if err != nil {
+			return w, err
+		}
+		if ie != e {
+			return w, status.BadRequest("The partition key of the item in the operation does not match the batch's partition key")
+		}
+		if op.Kind == OpReplace && op.ID != "" && op.ID != item.ID {
+			return w, status.BadRequest("The id %q of the operation does not match the item's id %q", op.ID, item.ID)
+		}
+		w.ID, w.Item = item.ID, item
+		w.Kind = map[OpKind]partition.WriteKind{OpCreate: partition.Create, OpUpsert: partition.Upsert, OpReplace: partition.Replace}[op.Kind]
+	case OpDelete, OpRead, OpPatch:
+		if err := document.ValidateID(op.ID); err != nil {
+			return w, err
+		}
+		switch op.Kind {
+		case OpDelete:
+			w.Kind = partition.Delete
+		case OpRead:
+			w.Kind = partition.Read
+		default:
+			w = c.patchWrite(e, op.ID, op.Patch, op.IfMatch)
+		}
+	default:
+		return w, status.BadRequest("Operation type %q is not supported in a batch", op.Kind)
+	}
+	return w, nil
+}
+
+// opResult describes a successful partition result of op.
+func opResult(op BatchOp, r partition.Result) OpResult {
+	out := OpResult{Status: http.StatusOK, ETag: r.Doc.ETag(), Doc: r.Doc.JSON}
+	switch {
+	case op.Kind == OpRead:
+		out.Charge = ru.PointRead(len(r.Doc.JSON))
+	case op.Kind == OpDelete:
+		out.Status, out.Charge, out.Doc, out.ETag = http.StatusNoContent, ru.Delete(r.PrevBytes), nil, ""
+	case r.Created:
+		out.Status, out.Charge = http.StatusCreated, ru.Insert(len(r.Doc.JSON))
+	default:
+		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
+	}
+	return out
+}
+
+// ExecuteBatch runs ops on the logical partition key as one transaction: all of them apply or
+// none does. On failure the result of the failing operation carries its error and every other
+// one is 424 (failed dependency); the returned index names the failing operation, -1 if none.
+func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
+	if len(ops) == 0 || len(ops) > MaxBatchOperations {
+		return nil, -1, status.BadRequest("A batch has between 1 and %d operations; got %d", MaxBatchOperations, len(ops))
+	}
+	e, err := c.EPK(key)
+	if err != nil {
+		return nil, -1, err
+	}
+	writes := make([]partition.Write, len(ops))
+	failAt := func(i int, err error) ([]OpResult, int, error) {
+		results := make([]OpResult, len(ops))
+		for j := range results {
+			results[j] = OpResult{Status: http.StatusFailedDependency, Charge: 0}
+		}
+		se := status.From(err)
+		results[i] = OpResult{Status: se.Status, Charge: ru.Miss(), Err: se}
+		return results, i, nil
+	}
+	for i, op := range ops {
+		if writes[i], err = c.toWrite(e, op); err != nil {
+			return failAt(i, err)
+		}
+	}
+	res, err := c.routes.Load().lookup(e).Apply(writes...)
+	if err != nil {
+		var be *partition.BatchError
+		if errors.As(err, &be) {
+			return failAt(be.Index, be.Err)
+		}
+		if len(ops) == 1 && status.From(err).Status < 500 {
+			return failAt(0, err)
+		}
+		return nil, -1, err
+	}
+	results := make([]OpResult, len(ops))
+	for i, r := range res {
+		results[i] = opResult(ops[i], r)
+	}
+	return results, -1, nil
+}
+
+// ExecuteBulk runs ops independently, each in its own logical partition (op.PartitionKey),
+// concurrently so that they share group commits. Each result stands on its own.
+func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
+	results := make([]OpResult, len(ops))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, op := range ops {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = c.bulkOne(op)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func (c *Container) bulkOne(op BatchOp) OpResult {
+	fail := func(err error) OpResult {
+		se := status.From(err)
+		return OpResult{Status: se.Status, Charge: ru.Miss(), Err: se}
+	}
+	key := op.PartitionKey
+	if key == nil && op.Body != nil {
+		_, k, err := document.Parse(op.Body, c.paths)
+		if err != nil {
+			return fail(err)
+		}
+		key = k
+	}
+	e, err := c.EPK(key)
+	if err != nil {
+		return fail(err)
+	}
+	w, err := c.toWrite(e, op)
+	if err != nil {
+		return fail(err)
+	}
+	res, err := c.routes.Load().lookup(e).Apply(w)
+	if err != nil {
+		return fail(err)
+	}
+	return opResult(op, res[0])
+}
