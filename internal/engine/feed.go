@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
@@ -27,9 +28,26 @@ type feedToken struct {
 	ID  string `json:"i"`
 }
 
-// ReadFeed returns up to max items after the position in token ("" for the start). Tokens are
-// positions in the container's key order, so they stay valid when partitions split.
-func (c *Container) ReadFeed(token string, max int) (FeedPage, error) {
+// KeyRange is the EPK range of the items under key: one logical partition for a full key, or
+// every logical partition under a prefix of a hierarchical key.
+func (c *Container) KeyRange(key epk.Key) (epk.Range, error) {
+	if c.scheme == epk.SchemeMulti && len(key) > 0 && len(key) < len(c.paths) {
+		if err := document.CheckPartitionKey(key); err != nil {
+			return epk.Range{}, err
+		}
+		return epk.PrefixRange(epk.HashMulti(key)), nil
+	}
+	e, err := c.EPK(key)
+	if err != nil {
+		return epk.Range{}, err
+	}
+	return epk.Range{Min: e, Max: e + "\x00"}, nil
+}
+
+// ReadFeed returns up to max items of the range r after the position in token ("" for the
+// start). Tokens are positions in the container's key order, so they stay valid when
+// partitions split.
+func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, error) {
 	if max <= 0 {
 		max = DefaultPageSize
 	}
@@ -45,11 +63,12 @@ func (c *Container) ReadFeed(token string, max int) (FeedPage, error) {
 	bytes := 0
 	var last partition.Cursor
 	for _, p := range c.routes.Load().parts {
-		if after != nil && p.Range().Max <= after.EPK {
+		pr := p.Range()
+		if after != nil && pr.Max <= after.EPK || pr.Max <= r.Min || pr.Min >= r.Max {
 			continue
 		}
 		page.Partitions[p.ID()] = p.Stats().LSN
-		err := p.Scan(after, func(e epk.EPK, id string, d partition.Doc) bool {
+		err := p.Scan(r, after, func(e epk.EPK, id string, d partition.Doc) bool {
 			if len(page.Docs) == max {
 				return false
 			}

@@ -20,3 +20,6 @@ func (r Range) String() string { return "[" + r.Min.Hex() + "," + r.Max.Hex() + 
 // because each component's 16-byte block starts below 0x40. PrefixRange(Min)
 // is the whole key space.
 func PrefixRange(prefix EPK) Range { return Range{Min: prefix, Max: prefix + Max} }
+
+// All is the whole EPK space.
+var All = Range{Min: Min, Max: Max}

@@ -167,10 +167,15 @@ type Cursor struct {
 	ID  string
 }
 
-// Scan calls fn for every item of the partition in (EPK, id) order, starting after the cursor
-// when one is given, until fn returns false. The slices passed to fn are only valid during the call.
-func (p *Partition) Scan(after *Cursor, fn func(e epk.EPK, id string, d Doc) bool) error {
-	start, end := storage.DocSpan(p.container, string(p.rng.Min), string(p.rng.Max))
+// Scan calls fn for every item of the partition whose EPK is within r, in (EPK, id) order,
+// starting after the cursor when one is given, until fn returns false. The slices passed to fn
+// are only valid during the call.
+func (p *Partition) Scan(r epk.Range, after *Cursor, fn func(e epk.EPK, id string, d Doc) bool) error {
+	lo, hi := max(r.Min, p.rng.Min), min(r.Max, p.rng.Max)
+	if lo >= hi {
+		return nil
+	}
+	start, end := storage.DocSpan(p.container, string(lo), string(hi))
 	if after != nil {
 		// The smallest key above the cursor's: its key followed by a zero byte.
 		if k := append(storage.DocKey(nil, p.container, string(after.EPK), after.ID), 0); string(k) > string(start) {

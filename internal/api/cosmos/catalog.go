@@ -1,8 +1,10 @@
 package cosmos
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"sort"
 	"strconv"
 
 	"github.com/partita-db/partita/internal/engine"
@@ -104,12 +106,39 @@ func (c *call) deleteDatabase() error {
 
 func (c *call) listDatabases() error {
 	dbs := c.h.engine.Databases()
-	list := make([]map[string]any, len(dbs))
-	for i, d := range dbs {
-		list[i] = databaseJSON(d)
+	lo, hi, err := c.page(len(dbs), func(i int) string { return dbs[i].ID })
+	if err != nil {
+		return err
+	}
+	list := []map[string]any{}
+	for _, d := range dbs[lo:hi] {
+		list = append(list, databaseJSON(d))
 	}
 	c.charge = ru.Catalog()
 	return c.replyJSON(http.StatusOK, map[string]any{"_rid": "", "Databases": list, "_count": len(list)})
+}
+
+// page picks the page of a list sorted by id that the request asks for (x-ms-max-item-count,
+// x-ms-continuation), sets the continuation header for the next one, and returns its bounds.
+// The token is the last id of the previous page, so it survives inserts and deletes.
+func (c *call) page(n int, id func(int) string) (lo, hi int, err error) {
+	max, err := c.maxItemCount()
+	if err != nil {
+		return 0, 0, err
+	}
+	if tok := c.r.Header.Get("x-ms-continuation"); tok != "" {
+		last, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return 0, 0, status.BadRequest("The continuation token %q is not valid; pass back the token a previous page returned", tok)
+		}
+		lo = sort.Search(n, func(i int) bool { return id(i) > string(last) })
+	}
+	hi = n
+	if max > 0 && lo+max < n {
+		hi = lo + max
+		c.w.Header().Set("x-ms-continuation", base64.RawURLEncoding.EncodeToString([]byte(id(hi-1))))
+	}
+	return lo, hi, nil
 }
 
 // containerBody is the body of a container create or replace.
@@ -184,9 +213,13 @@ func (c *call) listContainers() error {
 	if err != nil {
 		return err
 	}
-	list := make([]map[string]any, len(cs))
-	for i, info := range cs {
-		list[i] = containerJSON(info)
+	lo, hi, err := c.page(len(cs), func(i int) string { return cs[i].ID })
+	if err != nil {
+		return err
+	}
+	list := []map[string]any{}
+	for _, info := range cs[lo:hi] {
+		list = append(list, containerJSON(info))
 	}
 	c.charge = ru.Catalog()
 	return c.replyJSON(http.StatusOK, map[string]any{"_rid": "", "DocumentCollections": list, "_count": len(list)})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/status"
 )
 
@@ -38,7 +39,17 @@ func (c *call) readFeed() error {
 	if err != nil {
 		return err
 	}
-	page, err := ct.ReadFeed(c.r.Header.Get("x-ms-continuation"), max)
+	r := epk.All
+	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
+		key, err := parsePartitionKey(h)
+		if err != nil {
+			return err
+		}
+		if r, err = ct.KeyRange(key); err != nil {
+			return err
+		}
+	}
+	page, err := ct.ReadFeed(r, c.r.Header.Get("x-ms-continuation"), max)
 	c.charge = page.Charge
 	if err != nil {
 		return err

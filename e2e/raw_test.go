@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawClient sends requests signed by hand, to test what the SDKs would never send.
+type rawClient struct {
+	s   *server
+	key string
+	now func() time.Time
+}
+
+func (c rawClient) do(t *testing.T, method, path string, body []byte, headers map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, strings.TrimSuffix(c.s.Endpoint, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := c.now().UTC().Format(http.TimeFormat)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2020-07-15")
+	typ, link := resourceOf(path)
+	if c.key != "" {
+		key, _ := base64.StdEncoding.DecodeString(c.key)
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(strings.ToLower(method) + "\n" + typ + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"))
+		sig := base64.StdEncoding.EncodeToString(m.Sum(nil))
+		req.Header.Set("Authorization", url.QueryEscape("type=master&ver=1.0&sig="+sig))
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+// resourceOf derives the signed resource type and link from a path, as the SDKs do.
+func resourceOf(path string) (typ, link string) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	if segs[0] == "" {
+		return "", ""
+	}
+	for i := range segs {
+		segs[i], _ = url.PathUnescape(segs[i])
+	}
+	if len(segs)%2 == 1 {
+		return segs[len(segs)-1], strings.Join(segs[:len(segs)-1], "/")
+	}
+	return segs[len(segs)-2], strings.Join(segs, "/")
+}
+
+// cosmosError checks a response is a Cosmos error body and returns its message.
+func cosmosError(t *testing.T, body []byte) string {
+	t.Helper()
+	var e struct{ Code, Message string }
+	if err := json.Unmarshal(body, &e); err != nil || e.Code == "" || e.Message == "" {
+		t.Fatalf("not a Cosmos error body: %s", body)
+	}
+	return e.Message
+}
+
+func TestRawRequestsRefused(t *testing.T) {
+	s := startServer(t, false, "--read-only-key", base64.StdEncoding.EncodeToString([]byte("read-only-key-for-tests")))
+	ok := rawClient{s: s, key: emulatorKey, now: time.Now}
+	pk := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}
+	if code, _, b := ok.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil); code != 201 {
+		t.Fatalf("create database: %d %s", code, b)
+	}
+	if code, _, b := ok.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`), nil); code != 201 {
+		t.Fatalf("create container: %d %s", code, b)
+	}
+	if code, _, b := ok.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"keep","pk":"p","v":1}`), pk); code != 201 {
+		t.Fatalf("create item: %d %s", code, b)
+	}
+	feed := func() string {
+		_, _, b := ok.do(t, "GET", "/dbs/db/colls/c/docs", nil, nil)
+		return string(b)
+	}
+	before := feed()
+
+	wrongKey := rawClient{s: s, key: base64.StdEncoding.EncodeToString([]byte("not the key")), now: time.Now}
+	unsigned := rawClient{s: s, now: time.Now}
+	skewed := rawClient{s: s, key: emulatorKey, now: func() time.Time { return time.Now().Add(-20 * time.Minute) }}
+	readOnly := rawClient{s: s, key: base64.StdEncoding.EncodeToString([]byte("read-only-key-for-tests")), now: time.Now}
+	big := []byte(`{"id":"big","pk":"p","pad":"` + strings.Repeat("x", 2<<20) + `"}`)
+	cases := []struct {
+		name      string
+		c         rawClient
+		method    string
+		path      string
+		body      string
+		headers   map[string]string
+		status    int
+		substatus string
+	}{
+		{"wrong key", wrongKey, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":"p"}`, pk, 401, ""},
+		{"no signature", unsigned, "GET", "/dbs/db/colls/c/docs/keep", "", pk, 401, ""},
+		{"date 20 minutes off", skewed, "GET", "/dbs/db/colls/c/docs/keep", "", pk, 403, ""},
+		{"read-only key writing", readOnly, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":"p"}`, pk, 403, ""},
+		{"malformed JSON", ok, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":`, pk, 400, ""},
+		{"id of the wrong type", ok, "POST", "/dbs/db/colls/c/docs", `{"id":17,"pk":"p"}`, pk, 400, ""},
+		{"item is an array", ok, "POST", "/dbs/db/colls/c/docs", `[{"id":"x"}]`, pk, 400, ""},
+		{"id with a slash", ok, "POST", "/dbs/db/colls/c/docs", `{"id":"a/b","pk":"p"}`, pk, 400, ""},
+		{"partition key mismatch", ok, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":"other"}`, pk, 400, ""},
+		{"bad partition key header", ok, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":"p"}`, map[string]string{"x-ms-documentdb-partitionkey": `[p]`}, 400, ""},
+		{"read without partition key", ok, "GET", "/dbs/db/colls/c/docs/keep", "", nil, 400, ""},
+		{"replace with another id", ok, "PUT", "/dbs/db/colls/c/docs/keep", `{"id":"other","pk":"p"}`, pk, 400, ""},
+		{"stale If-Match", ok, "PUT", "/dbs/db/colls/c/docs/keep", `{"id":"keep","pk":"p","v":2}`,
+			map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "If-Match": `"stale"`}, 412, ""},
+		{"oversized item", ok, "POST", "/dbs/db/colls/c/docs", string(big), pk, 413, ""},
+		{"unknown container", ok, "POST", "/dbs/db/colls/nope/docs", `{"id":"x","pk":"p"}`, pk, 404, ""},
+		{"unknown resource type", ok, "GET", "/dbs/db/users", "", nil, 404, ""},
+		{"bad continuation token", ok, "GET", "/dbs/db/colls/c/docs", "", map[string]string{"x-ms-continuation": "garbage!"}, 400, ""},
+		{"bad throughput header", ok, "POST", "/dbs", `{"id":"db2"}`, map[string]string{"x-ms-offer-throughput": "lots"}, 400, ""},
+		{"throughput below the minimum", ok, "POST", "/dbs", `{"id":"db2"}`, map[string]string{"x-ms-offer-throughput": "100"}, 400, ""},
+		{"patch of the id", ok, "PATCH", "/dbs/db/colls/c/docs/keep", `{"operations":[{"op":"set","path":"/id","value":"z"}]}`, pk, 400, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var body []byte
+			if tc.body != "" {
+				body = []byte(tc.body)
+			}
+			code, hdr, b := tc.c.do(t, tc.method, tc.path, body, tc.headers)
+			if code != tc.status {
+				t.Fatalf("status %d, want %d: %s", code, tc.status, b)
+			}
+			msg := cosmosError(t, b)
+			if tc.status == 401 && strings.Contains(msg, "sig=") {
+				t.Fatalf("a 401 must not reveal the expected signature: %s", msg)
+			}
+			if hdr.Get("x-ms-activity-id") == "" || hdr.Get("x-ms-request-charge") == "" {
+				t.Fatalf("error response without activity id or charge: %v", hdr)
+			}
+			if tc.substatus != "" && hdr.Get("x-ms-substatus") != tc.substatus {
+				t.Fatalf("substatus %q, want %s", hdr.Get("x-ms-substatus"), tc.substatus)
+			}
+		})
+	}
+	if after := feed(); after != before {
+		t.Fatalf("refused requests changed the data:\nbefore %s\nafter  %s", before, after)
+	}
+	if code, _, _ := ok.do(t, "GET", "/dbs/db2", nil, nil); code != 404 {
+		t.Fatal("a refused database create left a database behind")
+	}
+	// The read-only key may read.
+	if code, _, b := readOnly.do(t, "GET", "/dbs/db/colls/c/docs/keep", nil, pk); code != 200 {
+		t.Fatalf("read with the read-only key: %d %s", code, b)
+	}
+}
+
+func TestLogicalPartitionCapThroughGateway(t *testing.T) {
+	s := startServer(t, false, "--logical-partition-max-bytes", "4096")
+	ok := rawClient{s: s, key: emulatorKey, now: time.Now}
+	ok.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil)
+	ok.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"]}}`), nil)
+	pad := strings.Repeat("x", 1500)
+	pk := map[string]string{"x-ms-documentdb-partitionkey": `["full"]`}
+	for i := 0; ; i++ {
+		code, hdr, b := ok.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"`+string(rune('a'+i))+`","pk":"full","pad":"`+pad+`"}`), pk)
+		if code == 201 {
+			continue
+		}
+		if code != 403 || hdr.Get("x-ms-substatus") != "1014" || i != 2 {
+			t.Fatalf("write %d: %d substatus %q: %s", i, code, hdr.Get("x-ms-substatus"), b)
+		}
+		break
+	}
+	// Another logical partition is unaffected.
+	if code, _, b := ok.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"a","pk":"other","pad":"`+pad+`"}`), map[string]string{"x-ms-documentdb-partitionkey": `["other"]`}); code != 201 {
+		t.Fatalf("write to another logical partition: %d %s", code, b)
+	}
+}
