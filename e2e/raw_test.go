@@ -23,9 +23,30 @@ type rawClient struct {
 
 func (c rawClient) do(t *testing.T, method, path string, body []byte, headers map[string]string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, strings.TrimSuffix(c.s.Endpoint, "/")+path, bytes.NewReader(body))
+	resp, err := c.send(method, path, body, headers)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+// tryDo sends a request and reports its status, or false when the server could not be reached.
+func (c rawClient) tryDo(method, path string, body []byte, headers map[string]string) (int, bool) {
+	resp, err := c.send(method, path, body, headers)
+	if err != nil {
+		return 0, false
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, true
+}
+
+func (c rawClient) send(method, path string, body []byte, headers map[string]string) (*http.Response, error) {
+	req, err := http.NewRequest(method, strings.TrimSuffix(c.s.Endpoint, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	date := c.now().UTC().Format(http.TimeFormat)
 	req.Header.Set("x-ms-date", date)
@@ -41,13 +62,7 @@ func (c rawClient) do(t *testing.T, method, path string, body []byte, headers ma
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := c.s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b
+	return c.s.client.Do(req)
 }
 
 // resourceOf derives the signed resource type and link from a path, as the SDKs do.

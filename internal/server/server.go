@@ -50,12 +50,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		eng.Close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		eng.Close()
-		return nil, err
-	}
-	s := &Server{cfg: cfg, log: log, engine: eng, ln: ln, served: make(chan error, 1)}
+	s := &Server{cfg: cfg, log: log, engine: eng, served: make(chan error, 1)}
 	s.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -63,9 +58,10 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	scheme := "http"
 	if cfg.TLS {
+		// The certificate exists before the port opens, so a client that waits for the port
+		// can read it.
 		cert, created, err := loadOrCreateCert(cfg.DataDir)
 		if err != nil {
-			ln.Close()
 			eng.Close()
 			return nil, err
 		}
@@ -73,10 +69,21 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 			log.Info("created a self-signed TLS certificate", "file", filepath.Join(cfg.DataDir, CertFile))
 		}
 		s.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		s.ln = tls.NewListener(ln, s.http.TLSConfig)
 		scheme = "https"
 	}
-	go func() { s.served <- s.http.Serve(s.ln) }()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	s.ln = ln
+	go func() {
+		if cfg.TLS {
+			s.served <- s.http.ServeTLS(ln, "", "") // negotiates HTTP/2, which the Go SDK prefers
+		} else {
+			s.served <- s.http.Serve(ln)
+		}
+	}()
 	log.Info("partita is serving", "endpoint", fmt.Sprintf("%s://%s/", scheme, ln.Addr()), "data", cfg.DataDir,
 		"startup", time.Since(started).Round(time.Millisecond))
 	return s, nil
