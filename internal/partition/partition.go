@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
@@ -137,6 +138,9 @@ func (p *Partition) Close() {
 type Doc struct {
 	JSON []byte
 	LSN  uint64
+	// Created orders items by creation within a logical partition (the item half of its
+	// _rid); Cosmos returns the items of a logical partition in this order.
+	Created uint64
 }
 
 // ETag is the etag of the version.
@@ -165,6 +169,8 @@ func (p *Partition) Read(e epk.EPK, id string) (Doc, error) {
 type Cursor struct {
 	EPK epk.EPK
 	ID  string
+	// Inclusive starts at the cursor's own item instead of after it.
+	Inclusive bool
 }
 
 // Scan calls fn for every item of the partition whose EPK is within r, in (EPK, id) order,
@@ -177,8 +183,11 @@ func (p *Partition) Scan(r epk.Range, after *Cursor, fn func(e epk.EPK, id strin
 	}
 	start, end := storage.DocSpan(p.container, string(lo), string(hi))
 	if after != nil {
-		// The smallest key above the cursor's: its key followed by a zero byte.
-		if k := append(storage.DocKey(nil, p.container, string(after.EPK), after.ID), 0); string(k) > string(start) {
+		k := storage.DocKey(nil, p.container, string(after.EPK), after.ID)
+		if !after.Inclusive {
+			k = append(k, 0) // the smallest key above the cursor's
+		}
+		if string(k) > string(start) {
 			start = k
 		}
 	}
@@ -192,11 +201,11 @@ func (p *Partition) Scan(r epk.Range, after *Cursor, fn func(e epk.EPK, id strin
 		if err != nil {
 			return err
 		}
-		_, lsn, json, err := decodeValue(it.Value())
+		docRID, lsn, json, err := decodeValue(it.Value())
 		if err != nil {
 			return err
 		}
-		if !fn(epk.EPK(e), id, Doc{JSON: json, LSN: lsn}) {
+		if !fn(epk.EPK(e), id, Doc{JSON: json, LSN: lsn, Created: binary.BigEndian.Uint64(docRID[:])}) {
 			break
 		}
 	}

@@ -66,3 +66,13 @@ func Feed(items, bytes, partitions int) float64 {
 	}
 	return round(c)
 }
+
+// Query is the charge of a query page: a base, the items it loaded (by size), the results it
+// returned, and 2.5 RU for every physical partition it had to touch beyond the first.
+func Query(items, bytes, results, partitions int) float64 {
+	c := 2.0 + float64(bytes)/1024*0.4 + float64(items)*0.05 + float64(results)*0.01
+	if partitions > 1 {
+		c += 2.5 * float64(partitions-1)
+	}
+	return round(c)
+}

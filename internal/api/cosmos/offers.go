@@ -1,13 +1,76 @@
 package cosmos
 
-import "github.com/partita-db/partita/internal/status"
+import (
+	"net/http"
 
-// Offers (provisioned throughput as a resource) arrive with the partition lifecycle work; the
-// SDKs find offers by query, so they also need the SQL engine.
-func (c *call) listOffers() error   { return notYetOffers() }
-func (c *call) readOffer() error    { return notYetOffers() }
-func (c *call) replaceOffer() error { return notYetOffers() }
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/ru"
+)
 
-func notYetOffers() error {
-	return status.BadRequest("Offers (reading and replacing throughput) are not supported by this version of Partita")
+// offerJSON renders an offer as Cosmos does (offer version V2).
+func offerJSON(o engine.OfferInfo) map[string]any {
+	content := map[string]any{"offerIsRUPerMinuteThroughputEnabled": false}
+	if o.Throughput.AutoscaleMax > 0 {
+		content["offerThroughput"] = o.Throughput.AutoscaleMax / 10
+		content["offerAutopilotSettings"] = map[string]any{"maxThroughput": o.Throughput.AutoscaleMax}
+	} else {
+		content["offerThroughput"] = o.Throughput.Manual
+	}
+	return map[string]any{
+		"id": o.ID, "_rid": o.ID, "_self": "offers/" + o.ID + "/", "_etag": quoted(o.ETag()), "_ts": o.TS,
+		"offerVersion": "V2", "offerType": "Invalid", "resource": o.ResourceSelf, "offerResourceId": o.ResourceRID,
+		"content": content,
+	}
+}
+
+func offersJSON(offers []engine.OfferInfo) []map[string]any {
+	out := make([]map[string]any, len(offers))
+	for i, o := range offers {
+		out[i] = offerJSON(o)
+	}
+	return out
+}
+
+func (c *call) listOffers() error {
+	list := offersJSON(c.h.engine.Offers())
+	c.charge = ru.Catalog()
+	return c.replyJSON(http.StatusOK, map[string]any{"_rid": "", "Offers": list, "_count": len(list)})
+}
+
+func (c *call) queryOffers() error { return c.querySlice("Offers", offersJSON(c.h.engine.Offers())) }
+
+func (c *call) readOffer() error {
+	o, err := c.h.engine.Offer(c.res.segs[1])
+	if err != nil {
+		return err
+	}
+	c.charge = ru.Catalog()
+	return c.replyJSON(http.StatusOK, offerJSON(o))
+}
+
+// replaceOffer changes throughput: the body is the offer with a new content.
+func (c *call) replaceOffer() error {
+	var body struct {
+		Content struct {
+			OfferThroughput int `json:"offerThroughput"`
+			Autopilot       *struct {
+				MaxThroughput int `json:"maxThroughput"`
+			} `json:"offerAutopilotSettings"`
+		} `json:"content"`
+	}
+	if err := c.decodeJSON(&body); err != nil {
+		return err
+	}
+	var t engine.Throughput
+	if body.Content.Autopilot != nil && body.Content.Autopilot.MaxThroughput > 0 {
+		t.AutoscaleMax = body.Content.Autopilot.MaxThroughput
+	} else {
+		t.Manual = body.Content.OfferThroughput
+	}
+	o, err := c.h.engine.ReplaceOffer(c.res.segs[1], t)
+	if err != nil {
+		return err
+	}
+	c.charge = ru.CatalogWrite()
+	return c.replyJSON(http.StatusOK, offerJSON(o))
 }

@@ -1,13 +1,228 @@
 package cosmos
 
-import "github.com/partita-db/partita/internal/status"
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
-// Queries need the SQL engine, which this version of Partita does not have yet. They are
-// refused plainly rather than answered wrongly.
-func notYetQueries() error {
-	return status.BadRequest("Partita does not run SQL queries yet; point reads, writes and read feeds work")
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// querySpec is the body of a query request.
+type querySpec struct {
+	Query      string `json:"query"`
+	Parameters []struct {
+		Name  string          `json:"name"`
+		Value json.RawMessage `json:"value"`
+	} `json:"parameters"`
 }
 
-func (c *call) queryItems() error   { return notYetQueries() }
-func (c *call) queryCatalog() error { return notYetQueries() }
-func (c *call) queryOffers() error  { return notYetQueries() }
+// readQuery parses a query request body and prepares the query.
+func (c *call) readQuery() (*query.Prepared, map[string]value.Value, error) {
+	var spec querySpec
+	if err := c.decodeJSON(&spec); err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(spec.Query) == "" {
+		return nil, nil, status.BadRequest("The query body needs a non-empty \"query\"")
+	}
+	params := make(map[string]value.Value, len(spec.Parameters))
+	for _, p := range spec.Parameters {
+		if !strings.HasPrefix(p.Name, "@") {
+			return nil, nil, status.BadRequest("Query parameter names start with '@'; got %q", p.Name)
+		}
+		v := value.Undef()
+		if len(p.Value) > 0 {
+			var err error
+			if v, err = value.Parse(p.Value); err != nil {
+				return nil, nil, status.BadRequest("The value of query parameter %s is not valid JSON", p.Name)
+			}
+		}
+		params[p.Name] = v
+	}
+	prepared, err := query.Prepare(spec.Query)
+	return prepared, params, err
+}
+
+func (c *call) queryOptions(params map[string]value.Value) (query.Options, error) {
+	max, err := c.maxItemCount()
+	return query.Options{Params: params, MaxItems: max, Continuation: c.r.Header.Get("x-ms-continuation")}, err
+}
+
+// queryItems runs a query over a container, scoped by the request's headers: a partition
+// key, a partition key range id (how the Go SDK's ReadMany addresses ranges), or EPK bounds.
+func (c *call) queryItems() error {
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	prepared, params, err := c.readQuery()
+	if err != nil {
+		return err
+	}
+	if isTrue(c.r.Header.Get("x-ms-cosmos-is-query-plan-request")) {
+		return c.queryPlan(prepared)
+	}
+	r := epk.All
+	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
+		key, err := parsePartitionKey(h)
+		if err != nil {
+			return err
+		}
+		if r, err = ct.KeyRange(key); err != nil {
+			return err
+		}
+	} else if h := c.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); h != "" {
+		id, err := strconv.ParseUint(h, 10, 32)
+		if err != nil {
+			return status.BadRequest("x-ms-documentdb-partitionkeyrangeid must be a range id, not %q", h)
+		}
+		if r, err = ct.PartitionRange(uint32(id)); err != nil {
+			return err
+		}
+	}
+	if lo, hi := c.r.Header.Get("x-ms-start-epk"), c.r.Header.Get("x-ms-end-epk"); lo != "" || hi != "" {
+		if r, err = narrow(r, lo, hi); err != nil {
+			return err
+		}
+	}
+	opts, err := c.queryOptions(params)
+	if err != nil {
+		return err
+	}
+	res, err := ct.Query(prepared, r, opts)
+	c.charge = res.Charge
+	if err != nil {
+		return err
+	}
+	hdr := c.w.Header()
+	if res.Next != "" {
+		hdr.Set("x-ms-continuation", res.Next)
+	}
+	tokens := make([]string, 0, len(res.Partitions))
+	for id, lsn := range res.Partitions {
+		tokens = append(tokens, sessionToken(id, lsn))
+	}
+	hdr.Set("x-ms-session-token", strings.Join(tokens, ","))
+	hdr.Set("x-ms-content-path", ct.RID())
+	hdr.Set("x-ms-item-count", strconv.Itoa(len(res.Results)))
+	hdr.Set("x-ms-documentdb-query-metrics", queryMetrics(res.Stats, time.Since(started)))
+	c.reply(http.StatusOK, resultList(ct.RID(), res.Results))
+	return nil
+}
+
+// narrow intersects r with the hex EPK bounds of x-ms-start-epk and x-ms-end-epk.
+func narrow(r epk.Range, lo, hi string) (epk.Range, error) {
+	if lo != "" {
+		e, err := epk.ParseHex(lo)
+		if err != nil {
+			return r, status.BadRequest("x-ms-start-epk is not a hex EPK: %q", lo)
+		}
+		r.Min = max(r.Min, e)
+	}
+	if hi != "" {
+		e, err := epk.ParseHex(hi)
+		if err != nil {
+			return r, status.BadRequest("x-ms-end-epk is not a hex EPK: %q", hi)
+		}
+		r.Max = min(r.Max, e)
+	}
+	return r, nil
+}
+
+func queryMetrics(s query.Stats, d time.Duration) string {
+	ms := float64(d.Microseconds()) / 1000
+	return fmt.Sprintf("totalExecutionTimeInMs=%.2f;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;"+
+		"queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=%.2f;"+
+		"indexLookupTimeInMs=0.00;documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;"+
+		"userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=%d;retrievedDocumentSize=%d;"+
+		"outputDocumentCount=%d;outputDocumentSize=0;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00",
+		ms, ms, s.ItemsLoaded, s.BytesLoaded, s.Results)
+}
+
+// resultList renders query results as {"_rid", "Documents": [...], "_count"}.
+func resultList(rid string, results []value.Value) []byte {
+	docs := make([][]byte, len(results))
+	for i, v := range results {
+		docs[i] = value.AppendJSON(nil, v)
+	}
+	return documentList(rid, docs)
+}
+
+// queryPlan answers the JavaScript SDK's query plan request. Partita executes every query
+// completely on the server, so the plan tells the client there is nothing left to do: a
+// single range covering the space and no client-side ORDER BY, aggregation or DISTINCT.
+func (c *call) queryPlan(p *query.Prepared) error {
+	c.charge = 0
+	return c.replyJSON(http.StatusOK, map[string]any{
+		"partitionedQueryExecutionInfoVersion": 2,
+		"queryInfo": map[string]any{
+			"distinctType": "None", "top": nil, "offset": nil, "limit": nil,
+			"orderBy": []string{}, "orderByExpressions": []string{}, "groupByExpressions": []string{},
+			"groupByAliases": []string{}, "aggregates": []string{}, "groupByAliasToAggregateType": map[string]any{},
+			"rewrittenQuery": "", "hasSelectValue": p.HasSelectValue(), "hasNonStreamingOrderBy": false,
+		},
+		"queryRanges": []map[string]any{{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}},
+	})
+}
+
+// queryCatalog answers a query over databases or containers.
+func (c *call) queryCatalog() error {
+	var docs []map[string]any
+	key := "Databases"
+	if len(c.res.segs) == 1 {
+		for _, d := range c.h.engine.Databases() {
+			docs = append(docs, databaseJSON(d))
+		}
+	} else {
+		cs, err := c.h.engine.Containers(c.res.segs[1])
+		if err != nil {
+			return err
+		}
+		for _, info := range cs {
+			docs = append(docs, containerJSON(info))
+		}
+		key = "DocumentCollections"
+	}
+	return c.querySlice(key, docs)
+}
+
+// querySlice runs the request's query over in-memory resources and writes the page under
+// the list name key.
+func (c *call) querySlice(key string, resources []map[string]any) error {
+	prepared, params, err := c.readQuery()
+	if err != nil {
+		return err
+	}
+	docs := make(query.Slice, len(resources))
+	for i, r := range resources {
+		if docs[i], err = json.Marshal(r); err != nil {
+			return status.Internal("encoding %s: %v", key, err)
+		}
+	}
+	opts, err := c.queryOptions(params)
+	if err != nil {
+		return err
+	}
+	page, err := prepared.Run(docs, opts)
+	c.charge = ru.Query(page.Stats.ItemsLoaded, page.Stats.BytesLoaded, page.Stats.Results, 1)
+	if err != nil {
+		return err
+	}
+	if page.Next != "" {
+		c.w.Header().Set("x-ms-continuation", page.Next)
+	}
+	out := make([]json.RawMessage, len(page.Results))
+	for i, v := range page.Results {
+		out[i] = value.AppendJSON(nil, v)
+	}
+	return c.replyJSON(http.StatusOK, map[string]any{"_rid": "", key: out, "_count": len(out)})
+}

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+
+	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// An offer is the throughput of a database (shared) or of a container (its own), as a
+// resource of its own. Its id encodes what it belongs to: the top bit set for a container,
+// then the database's or container's number.
+type OfferInfo struct {
+	ID           string // also the offer's rid
+	ResourceRID  string // the database's or container's rid
+	ResourceSelf string
+	Throughput   Throughput
+	Version      uint64 // the owner's catalog version; the etag derives from it
+	TS           int64
+}
+
+// ETag is the offer's etag.
+func (o OfferInfo) ETag() string { return versionETag(o.Version) }
+
+func offerID(container bool, num uint32) string {
+	n := num &^ (1 << 31)
+	if container {
+		n |= 1 << 31
+	}
+	return base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, n))
+}
+
+// Offers lists the offers of every database and container that has throughput.
+func (e *Engine) Offers() []OfferInfo {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []OfferInfo
+	for _, id := range sortedKeys(e.dbs) {
+		d := e.dbs[id]
+		if d.rec.Throughput != nil {
+			out = append(out, d.offer())
+		}
+		for _, cid := range sortedKeys(d.containers) {
+			if c := d.containers[cid]; c.rec.Throughput != nil {
+				out = append(out, c.offer())
+			}
+		}
+	}
+	return out
+}
+
+func (d *Database) offer() OfferInfo {
+	res := databaseResource(d.rec)
+	return OfferInfo{ID: offerID(false, d.rec.Num), ResourceRID: res.RID, ResourceSelf: res.Self,
+		Throughput: *d.rec.Throughput, Version: d.rec.Version, TS: d.rec.TS}
+}
+
+func (c *Container) offer() OfferInfo {
+	return OfferInfo{ID: offerID(true, c.rec.Num), ResourceRID: c.rid.String(),
+		ResourceSelf: "dbs/" + c.db.rid.String() + "/colls/" + c.rid.String() + "/",
+		Throughput:   *c.rec.Throughput, Version: c.rec.Version, TS: c.rec.TS}
+}
+
+// Offer returns one offer by id.
+func (e *Engine) Offer(id string) (OfferInfo, error) {
+	for _, o := range e.Offers() {
+		if o.ID == id {
+			return o, nil
+		}
+	}
+	return OfferInfo{}, status.NotFound("Offer %q does not exist", id)
+}
+
+// ReplaceOffer changes the throughput of an offer. The kind (manual or autoscale) may change
+// too; the Cosmos minimums apply.
+func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
+	if t.IsZero() {
+		return OfferInfo{}, status.BadRequest("The offer needs a throughput: content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
+	}
+	if err := t.validate(); err != nil {
+		return OfferInfo{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, d := range e.dbs {
+		if d.rec.Throughput != nil && offerID(false, d.rec.Num) == id {
+			rec := d.rec
+			rec.Throughput, rec.Version = &t, e.nextVersion()
+			if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
+				return OfferInfo{}, err
+			}
+			d.rec = rec
+			return d.offer(), nil
+		}
+		for _, c := range d.containers {
+			if c.rec.Throughput != nil && offerID(true, c.rec.Num) == id {
+				rec := c.rec
+				rec.Throughput, rec.Version = &t, e.nextVersion()
+				if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+					return OfferInfo{}, err
+				}
+				c.rec = rec
+				return c.offer(), nil
+			}
+		}
+	}
+	return OfferInfo{}, status.NotFound("Offer %q does not exist", id)
+}
+
+// persist writes one catalog record with the counters, synced. Callers hold e.mu.
+func (e *Engine) persist(key []byte, rec any) error {
+	b := e.db.NewBatch()
+	defer b.Close()
+	err := putJSON(b, storage.CatalogSeqKey(), e.seq)
+	if err == nil {
+		err = putJSON(b, key, rec)
+	}
+	if err == nil {
+		err = b.Commit(storage.Sync)
+	}
+	if err != nil {
+		return status.Unavailable("Storage failed to commit: %v", err)
+	}
+	return nil
+}

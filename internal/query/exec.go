@@ -1,0 +1,532 @@
+package query
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// Position is a place in a container's item order: raw EPK bytes and id.
+type Position struct {
+	EPK string
+	ID  string
+	// Created orders the items of one EPK by creation; it is not part of the position.
+	Created uint64
+}
+
+// Reader is what a query reads: the items of one partition, of several, or of a logical
+// partition, in (EPK, id) order. The engine implements it.
+type Reader interface {
+	// Scan calls fn with every item at or after from (after it, when inclusive is false;
+	// from the start when from is nil) until fn returns false or an error.
+	Scan(from *Position, inclusive bool, fn func(pos Position, doc []byte) (bool, error)) error
+}
+
+// Stats count the work of an execution; charges and query metrics derive from them.
+type Stats struct {
+	ItemsLoaded int
+	BytesLoaded int
+	Results     int
+}
+
+// Options are the per-execution inputs.
+type Options struct {
+	Params       map[string]value.Value // by name, with the '@'
+	MaxItems     int                    // page size; 0 lets the executor choose
+	Continuation string                 // from the previous page, "" for the first
+	Now          time.Time              // the query's current time; zero means time.Now()
+}
+
+// Page is one page of results.
+type Page struct {
+	Results []value.Value
+	Next    string // continuation token; "" when this is the last page
+	Stats   Stats
+}
+
+// DefaultMaxItems is the page size when the client leaves it to the server.
+const DefaultMaxItems = 100
+
+// Run executes q over src and returns the page that opts asks for.
+func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	max := opts.MaxItems
+	if max <= 0 {
+		max = DefaultMaxItems
+	}
+	for name := range p.params {
+		if _, ok := opts.Params[name]; !ok {
+			return Page{}, status.BadRequest("The query uses parameter %s, which was not given a value", name)
+		}
+	}
+	tok, err := decodeToken(opts.Continuation, p.streaming)
+	if err != nil {
+		return Page{}, err
+	}
+	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC()}, stats: &Stats{}, subs: p.subs}
+	if p.streaming {
+		return p.stream(ev, src, tok, max)
+	}
+	all, err := p.materialize(ev, src)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Stats: *ev.stats}
+	start := min(tok.Offset, len(all))
+	end := min(start+max, len(all))
+	page.Results = all[start:end]
+	if end < len(all) {
+		page.Next = encodeToken(token{Offset: end})
+	}
+	page.Stats.Results = len(page.Results)
+	return page, nil
+}
+
+// token is the continuation of a query. Streaming queries resume at an item position (and
+// skip the rows of that item already returned); the others at an offset into their result.
+type token struct {
+	EPK     string `json:"e,omitempty"` // hex of the raw EPK
+	ID      string `json:"i,omitempty"`
+	Skip    int    `json:"k,omitempty"` // rows of the item at (EPK, ID) already returned
+	Emitted int    `json:"n,omitempty"` // results returned so far, for TOP
+	Offset  int    `json:"o,omitempty"`
+	Stream  bool   `json:"s,omitempty"`
+}
+
+func encodeToken(t token) string {
+	b, _ := json.Marshal(t)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeToken(s string, streaming bool) (token, error) {
+	var t token
+	if s == "" {
+		return t, nil
+	}
+	bad := status.BadRequest("The continuation token %q is not valid for this query; pass back the token the previous page returned", s)
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(raw, &t) != nil || t.Stream != streaming || t.Skip < 0 || t.Offset < 0 || t.Emitted < 0 {
+		return t, bad
+	}
+	if t.EPK != "" {
+		e, err := hexDecode(t.EPK)
+		if err != nil {
+			return t, bad
+		}
+		t.EPK = e
+	}
+	return t, nil
+}
+
+// stream runs a query whose results follow item order one for one (no ORDER BY, grouping,
+// aggregates or DISTINCT), stopping as soon as the page is full.
+func (p *Prepared) stream(ev *evaluator, src Reader, tok token, max int) (Page, error) {
+	page := Page{}
+	limit := p.limit(ev)
+	var from *Position
+	inclusive := false
+	if tok.EPK != "" || tok.ID != "" {
+		from = &Position{EPK: tok.EPK, ID: tok.ID}
+		inclusive = tok.Skip > 0
+	}
+	emitted := tok.Emitted
+	var last Position
+	lastRows := 0
+	full := false
+	err := src.Scan(from, inclusive, func(pos Position, doc []byte) (bool, error) {
+		skip := 0
+		if inclusive && pos == *from {
+			skip = tok.Skip
+		}
+		rows := 0
+		err := p.itemRows(ev, pos, doc, func(v value.Value) (bool, error) {
+			rows++
+			if rows <= skip {
+				return true, nil
+			}
+			if emitted >= limit || len(page.Results) == max {
+				full = true
+				return false, nil
+			}
+			page.Results = append(page.Results, v)
+			emitted++
+			last, lastRows = pos, rows
+			return true, nil
+		})
+		if err != nil || full {
+			return false, err
+		}
+		last, lastRows = pos, 0 // the whole item was consumed
+		return emitted < limit, nil
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	if full && emitted < limit {
+		page.Next = encodeToken(token{Stream: true, EPK: hexEncode(last.EPK), ID: last.ID, Skip: lastRows, Emitted: emitted})
+	}
+	page.Stats = *ev.stats
+	page.Stats.Results = len(page.Results)
+	return page, nil
+}
+
+// limit is how many results the query may return at most (TOP, or OFFSET + LIMIT); streaming
+// queries have no OFFSET.
+func (p *Prepared) limit(ev *evaluator) int {
+	n := int(^uint(0) >> 1)
+	if p.q.Select.Top != nil {
+		n = p.count(ev, p.q.Select.Top)
+	}
+	return n
+}
+
+// count evaluates a TOP/OFFSET/LIMIT operand, validated at prepare time to be a literal or a
+// parameter; a parameter must hold a non-negative integer.
+func (p *Prepared) count(ev *evaluator, e Expr) int {
+	v, _ := ev.eval(e, nil)
+	if !v.IsInteger() || v.Num() < 0 {
+		return 0
+	}
+	return int(v.Num())
+}
+
+// itemRows evaluates the query's FROM, WHERE and projection for one item, calling emit with
+// each projected result.
+func (p *Prepared) itemRows(ev *evaluator, pos Position, doc []byte, emit func(value.Value) (bool, error)) error {
+	ev.stats.ItemsLoaded++
+	ev.stats.BytesLoaded += len(doc)
+	v, err := value.Parse(doc)
+	if err != nil {
+		return status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)
+	}
+	return p.rows(ev, v, func(r row) (bool, error) {
+		out, err := p.project(ev, r)
+		if err != nil || out.IsUndefined() {
+			return true, err
+		}
+		return emit(out)
+	})
+}
+
+// rows expands the FROM clause over one item and filters by WHERE.
+func (p *Prepared) rows(ev *evaluator, doc value.Value, emit func(row) (bool, error)) error {
+	ev.doc = doc
+	_, err := ev.expand(p.q, nil, doc, func(r row) (bool, error) {
+		if p.q.Where != nil {
+			w, err := ev.eval(p.q.Where, r)
+			if err != nil {
+				return false, err
+			}
+			if !w.IsTrue() {
+				return true, nil
+			}
+		}
+		return emit(r)
+	})
+	return err
+}
+
+// expand binds the FROM sources of q, starting from the outer row, calling emit for every
+// combination. An unbound root identifier of the first source stands for doc, the item
+// being read. It returns false when emit asked to stop.
+func (ev *evaluator) expand(q *Query, outer row, doc value.Value, emit func(row) (bool, error)) (bool, error) {
+	if q.From == nil {
+		return emit(outer)
+	}
+	sources := append([]Source{q.From.Source}, q.From.Joins...)
+	var rec func(i int, r row) (bool, error)
+	rec = func(i int, r row) (bool, error) {
+		if i == len(sources) {
+			return emit(r)
+		}
+		s := sources[i]
+		bind := func(v value.Value) (bool, error) {
+			next := append(r[:len(r):len(r)], binding{s.Alias, v})
+			return rec(i+1, next)
+		}
+		if sq, ok := s.Expr.(Subquery); ok {
+			res, err := ev.subqueryOver(sq.Q, r, doc, -1)
+			if err != nil {
+				return false, err
+			}
+			for _, v := range res {
+				if more, err := bind(v); !more || err != nil {
+					return more, err
+				}
+			}
+			return true, nil
+		}
+		scope := r
+		if i == 0 {
+			if root := rootName(s.Expr); root != "" {
+				if _, bound := r.lookup(root); !bound {
+					scope = append(r[:len(r):len(r)], binding{root, doc})
+				}
+			}
+		}
+		v, err := ev.eval(s.Expr, scope)
+		if err != nil {
+			return false, err
+		}
+		if !s.In {
+			if v.IsUndefined() {
+				return true, nil
+			}
+			return bind(v)
+		}
+		for _, el := range v.Elems() {
+			if more, err := bind(el); !more || err != nil {
+				return more, err
+			}
+		}
+		return true, nil
+	}
+	return rec(0, outer)
+}
+
+// rootName is the identifier a source expression starts from: c in c, c.a, c.a[0].
+func rootName(e Expr) string {
+	for {
+		switch x := e.(type) {
+		case Ident:
+			return x.Name
+		case Property:
+			e = x.Obj
+		case Index:
+			e = x.Obj
+		default:
+			return ""
+		}
+	}
+}
+
+// subquery runs q correlated with the outer row; limit < 0 means all results.
+func (ev *evaluator) subquery(q *Query, outer row, limit int) ([]value.Value, error) {
+	return ev.subqueryOver(q, outer, ev.doc, limit)
+}
+
+// subqueryOver runs the nested query q against the outer row and the current item doc.
+func (ev *evaluator) subqueryOver(q *Query, outer row, doc value.Value, limit int) ([]value.Value, error) {
+	p := ev.subs[q]
+	if p == nil {
+		return nil, status.Internal("query: subquery was not prepared")
+	}
+	sub := &evaluator{params: ev.params, env: ev.env, stats: ev.stats, subs: ev.subs, doc: doc}
+	if !p.grouped && len(p.q.OrderBy) == 0 && !p.q.Select.Distinct && p.q.Offset == nil {
+		var out []value.Value
+		top := p.limit(sub)
+		if limit >= 0 && limit < top {
+			top = limit
+		}
+		_, err := sub.expand(p.q, outer, doc, func(r row) (bool, error) {
+			if p.q.Where != nil {
+				w, err := sub.eval(p.q.Where, r)
+				if err != nil || !w.IsTrue() {
+					return err == nil, err
+				}
+			}
+			v, err := p.project(sub, r)
+			if err != nil {
+				return false, err
+			}
+			if !v.IsUndefined() {
+				out = append(out, v)
+			}
+			return len(out) < top, nil
+		})
+		return out, err
+	}
+	return p.collect(sub, func(emit func(row) (bool, error)) error {
+		_, err := sub.expand(p.q, outer, doc, func(r row) (bool, error) {
+			if p.q.Where != nil {
+				w, err := sub.eval(p.q.Where, r)
+				if err != nil || !w.IsTrue() {
+					return err == nil, err
+				}
+			}
+			return emit(r)
+		})
+		return err
+	})
+}
+
+// materialize runs a query that needs all its input before it can answer.
+func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error) {
+	return p.collect(ev, func(emit func(row) (bool, error)) error {
+		if p.q.From == nil {
+			_, err := emit(nil)
+			return err
+		}
+		// Items of one logical partition are fed in creation order, as Cosmos stores them,
+		// so that results and floating-point aggregates come out as Cosmos computes them.
+		type item struct {
+			pos Position
+			doc []byte
+		}
+		var lp []item
+		flush := func() error {
+			sort.SliceStable(lp, func(i, j int) bool { return lp[i].pos.Created < lp[j].pos.Created })
+			for _, it := range lp {
+				v, err := value.Parse(it.doc)
+				if err != nil {
+					return status.Internal("stored item %q is not valid JSON: %v", it.pos.ID, err)
+				}
+				if err := p.rows(ev, v, emit); err != nil {
+					return err
+				}
+			}
+			lp = lp[:0]
+			return nil
+		}
+		err := src.Scan(nil, false, func(pos Position, doc []byte) (bool, error) {
+			ev.stats.ItemsLoaded++
+			ev.stats.BytesLoaded += len(doc)
+			if len(lp) > 0 && lp[0].pos.EPK != pos.EPK {
+				if err := flush(); err != nil {
+					return false, err
+				}
+			}
+			lp = append(lp, item{pos, append([]byte(nil), doc...)})
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		return flush()
+	})
+}
+
+// collect feeds every row from input through grouping, projection, ordering, DISTINCT and
+// OFFSET/LIMIT/TOP, and returns the final results.
+func (p *Prepared) collect(ev *evaluator, input func(emit func(row) (bool, error)) error) ([]value.Value, error) {
+	type result struct {
+		v    value.Value
+		keys []value.Value
+	}
+	var results []result
+	add := func(r row) error {
+		v, err := p.project(ev, r)
+		if err != nil || v.IsUndefined() {
+			return err
+		}
+		res := result{v: v}
+		for _, o := range p.q.OrderBy {
+			k, err := ev.eval(o.Expr, r)
+			if err != nil {
+				return err
+			}
+			res.keys = append(res.keys, k)
+		}
+		results = append(results, res)
+		return nil
+	}
+	if p.grouped {
+		groups := newGrouper(p, ev)
+		if err := input(func(r row) (bool, error) { return true, groups.add(r) }); err != nil {
+			return nil, err
+		}
+		if err := groups.each(add); err != nil {
+			return nil, err
+		}
+	} else if err := input(func(r row) (bool, error) { return true, add(r) }); err != nil {
+		return nil, err
+	}
+	if len(p.q.OrderBy) > 0 {
+		sort.SliceStable(results, func(i, j int) bool {
+			for k, o := range p.q.OrderBy {
+				c := value.Compare(results[i].keys[k], results[j].keys[k])
+				if c != 0 {
+					return (c < 0) != o.Desc
+				}
+			}
+			return false
+		})
+	}
+	out := make([]value.Value, 0, len(results))
+	seen := map[string]bool{}
+	for _, r := range results {
+		if p.q.Select.Distinct {
+			k := value.Key(r.v)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		out = append(out, r.v)
+	}
+	if p.q.Offset != nil {
+		off := min(p.count(ev, p.q.Offset), len(out))
+		out = out[off:]
+	}
+	if p.q.Limit != nil {
+		out = out[:min(p.count(ev, p.q.Limit), len(out))]
+	}
+	if p.q.Select.Top != nil {
+		out = out[:min(p.count(ev, p.q.Select.Top), len(out))]
+	}
+	return out, nil
+}
+
+// project evaluates the SELECT clause for a row.
+func (p *Prepared) project(ev *evaluator, r row) (value.Value, error) {
+	s := p.q.Select
+	switch {
+	case s.Value != nil:
+		return ev.eval(s.Value, r)
+	case s.Star:
+		if p.q.From == nil {
+			return value.Undef(), status.BadRequest("SELECT * needs a FROM clause")
+		}
+		if len(p.q.From.Joins) == 0 {
+			v, _ := r.lookup(p.q.From.Source.Alias)
+			return v, nil
+		}
+		ms := make([]value.Member, 0, len(r))
+		for _, b := range r {
+			ms = append(ms, value.Member{Key: b.name, Val: b.val})
+		}
+		return value.Obj(ms), nil
+	}
+	ms := make([]value.Member, 0, len(s.Items))
+	for i, it := range s.Items {
+		v, err := ev.eval(it.Expr, r)
+		if err != nil {
+			return v, err
+		}
+		if !v.IsUndefined() {
+			ms = append(ms, value.Member{Key: p.names[i], Val: v})
+		}
+	}
+	return value.Obj(ms), nil
+}
+
+func hexEncode(s string) string {
+	const digits = "0123456789ABCDEF"
+	b := make([]byte, 0, 2*len(s))
+	for i := 0; i < len(s); i++ {
+		b = append(b, digits[s[i]>>4], digits[s[i]&15])
+	}
+	return string(b)
+}
+
+func hexDecode(s string) (string, error) {
+	if len(s)%2 != 0 {
+		return "", strconv.ErrSyntax
+	}
+	b := make([]byte, len(s)/2)
+	for i := range b {
+		n, err := strconv.ParseUint(s[2*i:2*i+2], 16, 8)
+		if err != nil {
+			return "", err
+		}
+		b[i] = byte(n)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,299 @@
+package query
+
+import (
+	"strconv"
+
+	"github.com/partita-db/partita/internal/status"
+)
+
+// Prepared is a parsed, validated query ready to run any number of times.
+type Prepared struct {
+	q      *Query
+	params map[string]bool // parameters the query (and its subqueries) use
+	// grouped: the query has GROUP BY or aggregates, so results are per group.
+	grouped bool
+	aggs    []aggSpec
+	// streaming: results follow item order one for one, so a page can stop early.
+	streaming bool
+	names     []string // output property names of the SELECT items
+	subs      map[*Query]*Prepared
+}
+
+// aggSpec is one aggregate call of the SELECT clause, replaced there by an aggRef.
+type aggSpec struct {
+	name string
+	arg  Expr // nil for COUNT(*)-like calls without an argument
+}
+
+// Prepare parses and validates a query.
+func Prepare(sql string) (*Prepared, error) {
+	q, err := Parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	subs := map[*Query]*Prepared{}
+	p, err := prepareQuery(q, true, subs)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func isAggregate(name string) bool {
+	switch name {
+	case "COUNT", "SUM", "AVG", "MIN", "MAX", "COUNTIF":
+		return true
+	}
+	return false
+}
+
+func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, error) {
+	p := &Prepared{q: q, params: map[string]bool{}, subs: subs}
+	subs[q] = p
+	s := &q.Select
+	if s.Star && q.From == nil {
+		return nil, status.BadRequest("SELECT * needs a FROM clause")
+	}
+	// Aggregates may only appear in the SELECT clause; there they become references to the
+	// group's accumulated values.
+	replaceAggs := func(e Expr) (Expr, error) {
+		var ferr error
+		out := rewrite(e, func(x Expr) (Expr, bool) {
+			c, ok := x.(Call)
+			if !ok || c.UDF || !isAggregate(c.Name) {
+				return x, false
+			}
+			if len(c.Args) != 1 {
+				ferr = status.BadRequest("Aggregate %s takes exactly one argument", c.Name)
+				return x, true
+			}
+			walk(c.Args[0], func(y Expr) {
+				if yc, ok := y.(Call); ok && !yc.UDF && isAggregate(yc.Name) {
+					ferr = status.BadRequest("Aggregate %s cannot be nested inside %s", yc.Name, c.Name)
+				}
+			})
+			p.aggs = append(p.aggs, aggSpec{name: c.Name, arg: c.Args[0]})
+			return aggRef{i: len(p.aggs) - 1}, true
+		})
+		return out, ferr
+	}
+	var err error
+	if s.Value != nil {
+		if s.Value, err = replaceAggs(s.Value); err != nil {
+			return nil, err
+		}
+	}
+	unnamed := 0
+	for i := range s.Items {
+		if s.Items[i].Expr, err = replaceAggs(s.Items[i].Expr); err != nil {
+			return nil, err
+		}
+		name := s.Items[i].Alias
+		if name == "" {
+			switch x := s.Items[i].Expr.(type) {
+			case Property:
+				name = x.Name
+			case Ident:
+				name = x.Name
+			default:
+				unnamed++
+				name = "$" + strconv.Itoa(unnamed)
+			}
+		}
+		p.names = append(p.names, name)
+	}
+	p.grouped = len(p.aggs) > 0 || len(q.GroupBy) > 0
+	if p.grouped && s.Star {
+		return nil, status.BadRequest("SELECT * cannot be used with GROUP BY or aggregates")
+	}
+
+	// Every other expression: functions must exist with the right number of arguments, no
+	// aggregates, parameters are recorded, nested queries are prepared.
+	var exprs []Expr
+	if s.Value != nil {
+		exprs = append(exprs, s.Value)
+	}
+	for _, it := range s.Items {
+		exprs = append(exprs, it.Expr)
+	}
+	for _, a := range p.aggs {
+		exprs = append(exprs, a.arg)
+	}
+	if q.From != nil {
+		for _, src := range append([]Source{q.From.Source}, q.From.Joins...) {
+			exprs = append(exprs, src.Expr)
+		}
+	}
+	clauses := []Expr{q.Where}
+	clauses = append(clauses, q.GroupBy...)
+	for _, o := range q.OrderBy {
+		clauses = append(clauses, o.Expr)
+	}
+	for _, e := range clauses {
+		if e == nil {
+			continue
+		}
+		if err := noAggregates(e); err != nil {
+			return nil, err
+		}
+		exprs = append(exprs, e)
+	}
+	for _, n := range []Expr{s.Top, q.Offset, q.Limit} {
+		switch x := n.(type) {
+		case nil:
+		case Param:
+			p.params[x.Name] = true
+		case Literal:
+			if !x.Val.IsInteger() || x.Val.Num() < 0 {
+				return nil, status.BadRequest("TOP, OFFSET and LIMIT take a non-negative integer, not %s", x.Val)
+			}
+		default:
+			return nil, status.BadRequest("TOP, OFFSET and LIMIT take a number or a parameter")
+		}
+	}
+	if (q.Offset == nil) != (q.Limit == nil) {
+		return nil, status.BadRequest("OFFSET and LIMIT must be used together")
+	}
+	for _, e := range exprs {
+		if err := p.check(e); err != nil {
+			return nil, err
+		}
+	}
+	p.streaming = top && !p.grouped && len(q.OrderBy) == 0 && !s.Distinct && q.Offset == nil && q.From != nil
+	return p, nil
+}
+
+func noAggregates(e Expr) error {
+	var err error
+	walk(e, func(x Expr) {
+		if c, ok := x.(Call); ok && !c.UDF && isAggregate(c.Name) {
+			err = status.BadRequest("Aggregate %s is only allowed in the SELECT clause", c.Name)
+		}
+	})
+	return err
+}
+
+// check validates calls and records parameters in e, preparing nested queries.
+func (p *Prepared) check(e Expr) error {
+	var err error
+	walk(e, func(x Expr) {
+		if err != nil {
+			return
+		}
+		switch c := x.(type) {
+		case Param:
+			p.params[c.Name] = true
+		case Call:
+			if c.UDF {
+				err = status.BadRequest("User-defined function udf.%s does not exist in this container", c.Name)
+				return
+			}
+			if isAggregate(c.Name) {
+				err = status.BadRequest("Aggregate %s is only allowed in the SELECT clause", c.Name)
+				return
+			}
+			b, ok := lookupBuiltin(c.Name)
+			if !ok {
+				err = status.BadRequest("%s is not a recognized built-in function name", c.Name)
+				return
+			}
+			if len(c.Args) < b.minArgs || b.maxArgs >= 0 && len(c.Args) > b.maxArgs {
+				err = status.BadRequest("The %s function requires %s argument(s); got %d", c.Name, arity(b), len(c.Args))
+			}
+		case Subquery, Exists, ArrayQuery:
+			q := nestedQuery(c)
+			sub, serr := prepareQuery(q, false, p.subs)
+			if serr != nil {
+				err = serr
+				return
+			}
+			for name := range sub.params {
+				p.params[name] = true
+			}
+		}
+	})
+	return err
+}
+
+func arity(b builtin) string {
+	switch {
+	case b.maxArgs < 0:
+		return "at least " + strconv.Itoa(b.minArgs)
+	case b.minArgs == b.maxArgs:
+		return strconv.Itoa(b.minArgs)
+	}
+	return strconv.Itoa(b.minArgs) + " to " + strconv.Itoa(b.maxArgs)
+}
+
+func nestedQuery(e Expr) *Query {
+	switch x := e.(type) {
+	case Subquery:
+		return x.Q
+	case Exists:
+		return x.Q
+	case ArrayQuery:
+		return x.Q
+	}
+	return nil
+}
+
+// walk calls fn on e and every expression below it, but not inside nested queries (which
+// are validated on their own).
+func walk(e Expr, fn func(Expr)) {
+	rewrite(e, func(x Expr) (Expr, bool) { fn(x); return x, false })
+}
+
+// rewrite returns e with every node for which fn reports true replaced by fn's result; it
+// visits parents before children and does not descend into replaced nodes or nested queries.
+func rewrite(e Expr, fn func(Expr) (Expr, bool)) Expr {
+	if e == nil {
+		return nil
+	}
+	if out, done := fn(e); done {
+		return out
+	}
+	r := func(x Expr) Expr { return rewrite(x, fn) }
+	list := func(xs []Expr) []Expr {
+		out := make([]Expr, len(xs))
+		for i, x := range xs {
+			out[i] = r(x)
+		}
+		return out
+	}
+	switch x := e.(type) {
+	case Property:
+		return Property{Obj: r(x.Obj), Name: x.Name}
+	case Index:
+		return Index{Obj: r(x.Obj), Index: r(x.Index)}
+	case Unary:
+		return Unary{Op: x.Op, X: r(x.X)}
+	case Binary:
+		return Binary{Op: x.Op, L: r(x.L), R: r(x.R)}
+	case Between:
+		return Between{X: r(x.X), Lo: r(x.Lo), Hi: r(x.Hi), Not: x.Not}
+	case In:
+		return In{X: r(x.X), List: list(x.List), Not: x.Not}
+	case Like:
+		return Like{X: r(x.X), Pattern: r(x.Pattern), Escape: r(x.Escape), Not: x.Not}
+	case Conditional:
+		return Conditional{Cond: r(x.Cond), Then: r(x.Then), Else: r(x.Else)}
+	case Call:
+		return Call{Name: x.Name, UDF: x.UDF, Args: list(x.Args)}
+	case ArrayLit:
+		return ArrayLit{Elems: list(x.Elems)}
+	case ObjectLit:
+		ms := make([]ObjectMember, len(x.Members))
+		for i, m := range x.Members {
+			ms[i] = ObjectMember{Key: m.Key, Val: r(m.Val)}
+		}
+		return ObjectLit{Members: ms}
+	}
+	return e
+}
+
+// HasSelectValue reports whether the query is SELECT VALUE.
+func (p *Prepared) HasSelectValue() bool { return p.q.Select.Value != nil }
+
+// Ordered reports whether the query fixes the order of its results (ORDER BY). Without it,
+// results come in the order items are stored, which clients must not rely on.
+func (p *Prepared) Ordered() bool { return len(p.q.OrderBy) > 0 }
