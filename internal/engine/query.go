@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"sort"
+
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // QueryResult is a page of query results with what it cost.
@@ -16,12 +19,20 @@ type QueryResult struct {
 	Partitions map[uint32]uint64
 }
 
-// Query runs a prepared query over the items whose EPK lies in r.
+// Query runs a prepared query over the items whose EPK lies in r. When the query's WHERE
+// pins partition key values, only their logical partitions are read.
 func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
-	src := &partitionSource{r: r}
+	ranges := []epk.Range{r}
+	if keys, ok := p.PartitionKeys(c.paths, opts.Params); ok {
+		ranges = c.keyRanges(keys, r)
+	}
+	src := &partitionSource{ranges: ranges}
 	for _, part := range c.routes.Load().parts {
-		if pr := part.Range(); pr.Max > r.Min && pr.Min < r.Max {
-			src.parts = append(src.parts, part)
+		for _, kr := range ranges {
+			if pr := part.Range(); pr.Max > kr.Min && pr.Min < kr.Max {
+				src.parts = append(src.parts, part)
+				break
+			}
 		}
 	}
 	page, err := p.Run(src, opts)
@@ -45,10 +56,50 @@ func (c *Container) PartitionRange(id uint32) (epk.Range, error) {
 		Message: "The partition key range is gone (it was split); re-read the partition key ranges"}
 }
 
-// partitionSource reads a range of EPKs across the partitions that hold it, in key order.
+// keyRanges turns the partition key values a query pins into sorted, disjoint EPK ranges
+// within r.
+func (c *Container) keyRanges(keys [][]value.Value, r epk.Range) []epk.Range {
+	var out []epk.Range
+	for _, k := range keys {
+		key := make(epk.Key, len(k))
+		for i, v := range k {
+			switch v.Kind() {
+			case value.String:
+				key[i] = epk.String(v.Str())
+			case value.Number:
+				key[i] = epk.Number(v.Num())
+			case value.Boolean:
+				key[i] = epk.Bool(v.Bool())
+			default:
+				key[i] = epk.Null()
+			}
+		}
+		kr, err := c.KeyRange(key)
+		if err != nil {
+			return []epk.Range{r} // an unusable key: read everything, the WHERE still filters
+		}
+		kr.Min, kr.Max = max(kr.Min, r.Min), min(kr.Max, r.Max)
+		if kr.Min < kr.Max {
+			out = append(out, kr)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Min < out[j].Min })
+	merged := out[:0]
+	for _, kr := range out {
+		if n := len(merged); n > 0 && kr.Min <= merged[n-1].Max {
+			merged[n-1].Max = max(merged[n-1].Max, kr.Max)
+			continue
+		}
+		merged = append(merged, kr)
+	}
+	return merged
+}
+
+// partitionSource reads ranges of EPKs (sorted, disjoint) across the partitions that hold
+// them, in key order.
 type partitionSource struct {
-	r     epk.Range
-	parts []*partition.Partition
+	ranges []epk.Range
+	parts  []*partition.Partition
 }
 
 func (s *partitionSource) Scan(from *query.Position, inclusive bool, fn func(query.Position, []byte) (bool, error)) error {
@@ -57,24 +108,29 @@ func (s *partitionSource) Scan(from *query.Position, inclusive bool, fn func(que
 		cur = &partition.Cursor{EPK: epk.EPK(from.EPK), ID: from.ID, Inclusive: inclusive}
 	}
 	var ferr error
-	for _, p := range s.parts {
-		if cur != nil && p.Range().Max <= cur.EPK {
+	for _, r := range s.ranges {
+		if cur != nil && r.Max <= cur.EPK {
 			continue
 		}
-		stopped := false
-		err := p.Scan(s.r, cur, func(e epk.EPK, id string, d partition.Doc) bool {
-			more, err := fn(query.Position{EPK: string(e), ID: id, Created: d.Created}, d.JSON)
-			if err != nil || !more {
-				ferr, stopped = err, true
-				return false
+		for _, p := range s.parts {
+			if pr := p.Range(); cur != nil && pr.Max <= cur.EPK || pr.Max <= r.Min || pr.Min >= r.Max {
+				continue
 			}
-			return true
-		})
-		if err != nil {
-			return status.Internal("reading items: %v", err)
-		}
-		if stopped {
-			return ferr
+			stopped := false
+			err := p.Scan(r, cur, func(e epk.EPK, id string, d partition.Doc) bool {
+				more, err := fn(query.Position{EPK: string(e), ID: id, Created: d.Created}, d.JSON)
+				if err != nil || !more {
+					ferr, stopped = err, true
+					return false
+				}
+				return true
+			})
+			if err != nil {
+				return status.Internal("reading items: %v", err)
+			}
+			if stopped {
+				return ferr
+			}
 		}
 	}
 	return nil

@@ -142,7 +142,7 @@ func (p *Prepared) stream(ev *evaluator, src Reader, tok token, max int) (Page, 
 	full := false
 	err := src.Scan(from, inclusive, func(pos Position, doc []byte) (bool, error) {
 		skip := 0
-		if inclusive && pos == *from {
+		if inclusive && pos.EPK == from.EPK && pos.ID == from.ID {
 			skip = tok.Skip
 		}
 		rows := 0
