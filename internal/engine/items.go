@@ -137,3 +137,20 @@ func (c *Container) Partition(e epk.EPK) *partition.Partition { return c.routes.
 func (c *Container) Partitions() []*partition.Partition {
 	return append([]*partition.Partition(nil), c.routes.Load().parts...)
 }
+
+// Usage is what a container holds.
+type Usage struct {
+	Items int64
+	Bytes int64
+}
+
+// Usage sums the statistics of the container's partitions.
+func (c *Container) Usage() Usage {
+	var u Usage
+	for _, p := range c.routes.Load().parts {
+		s := p.Stats()
+		u.Items += s.Items
+		u.Bytes += s.Bytes
+	}
+	return u
+}

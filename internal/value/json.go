@@ -234,21 +234,21 @@ func (p *parser) slowStr(start int) (string, error) {
 					return "", p.fail("invalid \\u escape")
 				}
 				if utf16.IsSurrogate(r) {
-					r2 := rune(-1)
+					// A surrogate pair spans two escapes. When the next escape does not
+					// complete a pair, the lone surrogate becomes U+FFFD and the next escape
+					// is left to be read on its own, as encoding/json does.
+					d := utf8.RuneError
 					if p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
 						save := p.i
 						p.i += 2
 						if x, ok := p.hex4(); ok {
-							r2 = x
-						} else {
+							d = utf16.DecodeRune(r, x)
+						}
+						if d == utf8.RuneError {
 							p.i = save
 						}
 					}
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-					} else {
-						r = utf8.RuneError
-					}
+					r = d
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
@@ -329,6 +329,10 @@ func AppendJSON(dst []byte, v Value) []byte {
 func AppendNumber(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(dst, "null"...) // JSON has no NaN or Infinity
+	}
+	if f == 0 {
+		// JavaScript writes -0 as 0; and since Equal(-0, 0), Key must not tell them apart.
+		return append(dst, '0')
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
 		return strconv.AppendFloat(dst, f, 'f', -1, 64)

@@ -200,13 +200,22 @@ func Equal(a, b Value) bool {
 		}
 		return true
 	}
-	if len(a.obj) != len(b.obj) {
-		return false
-	}
+	// A member whose value is undefined is no member at all (AppendJSON and Key leave it
+	// out), so the defined members must match one to one.
+	n := 0
 	for _, m := range a.obj {
-		if !Equal(m.Val, b.Get(m.Key)) || b.Get(m.Key).k == Undefined {
+		if m.Val.k == Undefined {
+			continue
+		}
+		n++
+		if !Equal(m.Val, b.Get(m.Key)) {
 			return false
 		}
 	}
-	return true
+	for _, m := range b.obj {
+		if m.Val.k != Undefined {
+			n--
+		}
+	}
+	return n == 0
 }

@@ -7,6 +7,11 @@ import { before, test } from "node:test";
 
 import { suite, uniqueId } from "../lib/harness.js";
 
+/** The server refuses any patch with a condition, also inside a batch (400 for the whole request). */
+const CONDITION_REFUSED = "server: a patch with a 'condition' is refused with 400";
+/** The server runs the operations of one bulk request concurrently instead of in order. */
+const BULK_UNORDERED = "server: the operations of one bulk request are not applied in order";
+
 suite("batch", (ctx) => {
   let container; // partition key /pk, 4 physical partitions
   before(async () => {
@@ -32,7 +37,11 @@ suite("batch", (ctx) => {
         { operationType: "Read", id: "read-me" },
         { operationType: "Replace", id: "replace-me", resourceBody: { id: "replace-me", pk, v: 3 } },
         { operationType: "Delete", id: "delete-me" },
-        { operationType: "Patch", id: "patch-me", resourceBody: { operations: [{ op: "incr", path: "/v", value: 5 }] } },
+        {
+          operationType: "Patch",
+          id: "patch-me",
+          resourceBody: { operations: [{ op: "incr", path: "/v", value: 5 }] },
+        },
         { operationType: "Read", id: "new" }, // sees the batch's own create
       ],
       pk,
@@ -70,7 +79,11 @@ suite("batch", (ctx) => {
       ],
       pk,
     );
-    assert.deepEqual(response.result.map((r) => r.statusCode), [424, 424, 409, 424], JSON.stringify(response.result));
+    assert.deepEqual(
+      response.result.map((r) => r.statusCode),
+      [424, 424, 409, 424],
+      JSON.stringify(response.result),
+    );
     assert.equal(response.code, 207, "a failed batch comes back as 207 Multi-Status");
 
     assert.equal((await container.item("first", pk).read()).statusCode, 404);
@@ -87,40 +100,82 @@ suite("batch", (ctx) => {
       ],
       pk,
     );
-    assert.deepEqual(response.result.map((r) => r.statusCode), [424, 404]);
+    assert.deepEqual(
+      response.result.map((r) => r.statusCode),
+      [424, 404],
+    );
     assert.equal((await container.item("u", pk).read()).statusCode, 404);
+  });
+
+  test("a batch with a conditional Patch (a condition filter) commits", { todo: CONDITION_REFUSED }, async () => {
+    const pk = uniqueId("b");
+    await container.items.create({ id: "cond", pk, v: 0 });
+    const response = await container.items.batch(
+      [
+        { operationType: "Create", resourceBody: { id: "other", pk } },
+        {
+          operationType: "Patch",
+          id: "cond",
+          resourceBody: {
+            condition: "FROM c WHERE NOT IS_DEFINED(c.flag)",
+            operations: [{ op: "set", path: "/flag", value: true }],
+          },
+        },
+      ],
+      pk,
+    );
+    assert.deepEqual(
+      response.result.map((r) => r.statusCode),
+      [201, 200],
+    );
+    assert.equal((await container.item("cond", pk).read()).resource.flag, true);
   });
 
   // ---- bulk ---------------------------------------------------------------------------------
 
-  test("executeBulkOperations: creates, upserts, reads, replaces, patches and deletes across partition keys", async () => {
+  test("executeBulkOperations: create, upsert, read, replace, patch, delete across partition keys", async () => {
     const prefix = uniqueId("bulk");
     const pks = Array.from({ length: 8 }, (_, i) => `${prefix}-k${i}`);
-    // Existing items to delete, replace and patch.
+    // Existing items to upsert, read, replace, patch and delete. Bulk operations are
+    // independent: none depends on another one's outcome.
     for (const pk of pks) {
-      await container.items.create({ id: "old", pk, v: 0 });
-      await container.items.create({ id: "patched", pk, v: 0 });
+      for (const id of ["old", "readme", "rep", "patched", "gone"]) await container.items.create({ id, pk, v: 0 });
     }
+    // In 4.10 executeBulkOperations needs partitionKey on every operation, also on creates.
     const operations = pks.flatMap((pk) => [
       { operationType: "Create", resourceBody: { id: "c1", pk, v: 1 }, partitionKey: pk },
       { operationType: "Create", resourceBody: { id: "c2", pk, v: 2 }, partitionKey: pk },
       { operationType: "Upsert", resourceBody: { id: "old", pk, v: 9 }, partitionKey: pk },
-      { operationType: "Read", id: "old", partitionKey: pk },
-      { operationType: "Replace", id: "c2", resourceBody: { id: "c2", pk, v: 22 }, partitionKey: pk },
+      { operationType: "Read", id: "readme", partitionKey: pk },
+      { operationType: "Replace", id: "rep", resourceBody: { id: "rep", pk, v: 22 }, partitionKey: pk },
       { operationType: "Patch", id: "patched", partitionKey: pk, resourceBody: [{ op: "set", path: "/v", value: 7 }] },
-      { operationType: "Delete", id: "c1", partitionKey: pk },
+      { operationType: "Delete", id: "gone", partitionKey: pk },
     ]);
     const results = await container.items.executeBulkOperations(operations);
     assert.equal(results.length, operations.length);
     const statuses = results.map((r) => r.response?.statusCode ?? `error ${r.error?.code}: ${r.error?.message}`);
-    assert.deepEqual(statuses, pks.flatMap(() => [201, 201, 200, 200, 200, 200, 204]));
-    for (let i = 0; i < results.length; i++) assert.equal(results[i].operationInput, operations[i]);
+    assert.deepEqual(
+      statuses,
+      pks.flatMap(() => [201, 201, 200, 200, 200, 200, 204]),
+    );
+    // Results come back in the order of the operations.
+    for (let i = 0; i < results.length; i++) {
+      assert.equal(results[i].operationInput.operationType, operations[i].operationType);
+      assert.equal(
+        results[i].operationInput.id ?? results[i].operationInput.resourceBody.id,
+        operations[i].id ?? operations[i].resourceBody.id,
+      );
+    }
+    assert.equal(results[3].response.resourceBody?.id, "readme");
 
+    const read = async (id, pk) => (await container.item(id, pk).read()).resource;
     for (const pk of pks) {
-      assert.equal((await container.item("c1", pk).read()).statusCode, 404);
-      assert.equal((await container.item("c2", pk).read()).resource.v, 22);
-      assert.equal((await container.item("old", pk).read()).resource.v, 9);
-      assert.equal((await container.item("patched", pk).read()).resource.v, 7);
+      assert.equal((await read("c1", pk)).v, 1);
+      assert.equal((await read("c2", pk)).v, 2);
+      assert.equal((await read("old", pk)).v, 9);
+      assert.equal((await read("rep", pk)).v, 22);
+      assert.equal((await read("patched", pk)).v, 7);
+      assert.equal(await read("gone", pk), undefined);
     }
   });
 
@@ -140,16 +195,43 @@ suite("batch", (ctx) => {
     assert.equal((await container.item("fresh", `${prefix}-b`).read()).statusCode, 200);
   });
 
+  test(
+    "executeBulkOperations: operations on one item in one request apply in order",
+    { todo: BULK_UNORDERED },
+    async () => {
+      // The SDK sends these four in one request (same partition key range, in this order);
+      // Cosmos executes a bulk request's operations one after the other.
+      const pk = uniqueId("bulk");
+      const results = await container.items.executeBulkOperations([
+        { operationType: "Create", resourceBody: { id: "x", pk, v: 1 }, partitionKey: pk },
+        { operationType: "Replace", id: "x", resourceBody: { id: "x", pk, v: 2 }, partitionKey: pk },
+        { operationType: "Read", id: "x", partitionKey: pk },
+        { operationType: "Delete", id: "x", partitionKey: pk },
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.response?.statusCode ?? r.error?.code),
+        [201, 200, 200, 204],
+      );
+      assert.equal(results[2].response.resourceBody.v, 2);
+      assert.equal((await container.item("x", pk).read()).statusCode, 404);
+    },
+  );
+
   test("items.bulk (deprecated API): 60 creates over 12 partition keys, then deletes", async () => {
     const prefix = uniqueId("bulk");
     const items = Array.from({ length: 60 }, (_, i) => ({ id: `i${i}`, pk: `${prefix}-k${i % 12}`, i }));
-    const created = await container.items.bulk(items.map((resourceBody) => ({ operationType: "Create", resourceBody })));
+    const created = await container.items.bulk(
+      items.map((resourceBody) => ({ operationType: "Create", resourceBody })),
+    );
     assert.deepEqual(
       created.map((r) => r.statusCode),
       items.map(() => 201),
     );
     const { resources } = await container.items
-      .query({ query: "SELECT VALUE COUNT(1) FROM c WHERE STARTSWITH(c.pk, @p)", parameters: [{ name: "@p", value: `${prefix}-` }] })
+      .query({
+        query: "SELECT VALUE COUNT(1) FROM c WHERE STARTSWITH(c.pk, @p)",
+        parameters: [{ name: "@p", value: `${prefix}-` }],
+      })
       .fetchAll();
     assert.deepEqual(resources, [60]);
     for (const it of items.filter((_, i) => i % 7 === 0)) {

@@ -70,7 +70,10 @@ suite("offers", (ctx) => {
   });
 
   test("database.readOffer returns the shared throughput; a database without throughput has none", async () => {
-    const { database: shared, resource: db } = await ctx.client.databases.create({ id: uniqueId("db-shared"), throughput: 400 });
+    const { database: shared, resource: db } = await ctx.client.databases.create({
+      id: uniqueId("db-shared"),
+      throughput: 400,
+    });
     const { resource: offer } = await shared.readOffer();
     assert.equal(offer.content.offerThroughput, 400);
     assert.equal(offer.offerResourceId, db._rid);

@@ -101,7 +101,8 @@ suite("queries", (ctx) => {
     const { resources } = await container.items
       .query(
         {
-          query: "SELECT VALUE c.id FROM c WHERE c.color = @color AND ARRAY_CONTAINS(@ns, c.n) AND c.children[0] = @child",
+          query:
+            "SELECT VALUE c.id FROM c WHERE c.color = @color AND ARRAY_CONTAINS(@ns, c.n) AND c.children[0] = @child",
           parameters: [
             { name: "@color", value: "red" },
             { name: "@ns", value: [0, 12, 24, 36, 48, 5] },
@@ -112,23 +113,41 @@ suite("queries", (ctx) => {
       )
       .fetchAll();
     // k00 holds 0, 12, 24, 36, 48; red is n % 3 == 0 (all of them); children[0].c == n % 4 == 0.
-    assert.deepEqual(sorted(resources), ["q00", "q12", "q24", "q36", "q48"].filter((id) => Number(id.slice(1)) % 4 === 0));
+    assert.deepEqual(
+      sorted(resources),
+      ["q00", "q12", "q24", "q36", "q48"].filter((id) => Number(id.slice(1)) % 4 === 0),
+    );
   });
 
   test("single-partition ORDER BY pages with maxItemCount and resumes from a continuation", async () => {
     const query = "SELECT c.id, c.n FROM c ORDER BY c.n DESC";
-    const expected = ITEMS.filter((it) => it.pk === "k05").map((it) => it.n).sort((a, b) => b - a);
+    const expected = ITEMS.filter((it) => it.pk === "k05")
+      .map((it) => it.n)
+      .sort((a, b) => b - a);
     const pages = await fetchPages(container.items.query(query, { partitionKey: "k05", maxItemCount: 2 }));
     assertPageSizes(pages, 2);
-    assert.deepEqual(pages.flat().map((r) => r.n), expected);
+    assert.deepEqual(
+      pages.flat().map((r) => r.n),
+      expected,
+    );
 
     const first = await container.items.query(query, { partitionKey: "k05", maxItemCount: 2 }).fetchNext();
-    assert.deepEqual(first.resources.map((r) => r.n), expected.slice(0, 2));
+    assert.deepEqual(
+      first.resources.map((r) => r.n),
+      expected.slice(0, 2),
+    );
     assert.ok(first.continuationToken, "no continuation after the first page");
     const rest = await fetchPages(
-      container.items.query(query, { partitionKey: "k05", maxItemCount: 2, continuationToken: first.continuationToken }),
+      container.items.query(query, {
+        partitionKey: "k05",
+        maxItemCount: 2,
+        continuationToken: first.continuationToken,
+      }),
     );
-    assert.deepEqual(rest.flat().map((r) => r.n), expected.slice(2));
+    assert.deepEqual(
+      rest.flat().map((r) => r.n),
+      expected.slice(2),
+    );
   });
 
   test("a query with no match returns no results", async () => {
@@ -156,6 +175,24 @@ suite("queries", (ctx) => {
     assert.ok(pages.length >= N / 3, `60 items in pages of 3 need 20 pages, got ${pages.length}`);
   });
 
+  test("cross-partition query resumes from a continuation token in a new iterator", async () => {
+    for (const query of ["SELECT c.id, c.n FROM c", "SELECT c.id, c.n FROM c ORDER BY c.n DESC"]) {
+      const first = await container.items.query(query, { maxItemCount: 8 }).fetchNext();
+      assert.equal(first.resources.length, 8, query);
+      assert.ok(first.continuationToken, `no continuation after the first page of ${query}`);
+      const rest = await fetchPages(
+        container.items.query(query, { maxItemCount: 8, continuationToken: first.continuationToken }),
+      );
+      const seen = [...first.resources, ...rest.flat()];
+      assert.deepEqual(sorted(ids(seen)), ids(ITEMS), query);
+      if (query.includes("ORDER BY"))
+        assert.deepEqual(
+          seen.map((r) => r.n),
+          ITEMS.map((it) => it.n).reverse(),
+        );
+    }
+  });
+
   test("cross-partition projection with a computed property", async () => {
     const { resources } = await container.items
       .query("SELECT c.id, c.n * 2 AS twice, c.children[1].c AS second FROM c WHERE c.n < 4")
@@ -169,9 +206,14 @@ suite("queries", (ctx) => {
   // ---- ORDER BY -----------------------------------------------------------------------------
 
   test("cross-partition ORDER BY ASC in pages of 5 is globally ordered", async () => {
-    const pages = await fetchPages(container.items.query("SELECT c.id, c.n FROM c ORDER BY c.n ASC", { maxItemCount: 5 }));
+    const pages = await fetchPages(
+      container.items.query("SELECT c.id, c.n FROM c ORDER BY c.n ASC", { maxItemCount: 5 }),
+    );
     assertPageSizes(pages, 5);
-    assert.deepEqual(pages.flat().map((r) => r.n), ITEMS.map((it) => it.n));
+    assert.deepEqual(
+      pages.flat().map((r) => r.n),
+      ITEMS.map((it) => it.n),
+    );
   });
 
   test("cross-partition ORDER BY DESC on a string in pages of 4 is globally ordered", async () => {
@@ -183,7 +225,10 @@ suite("queries", (ctx) => {
       .map((it) => it.name)
       .sort()
       .reverse();
-    assert.deepEqual(pages.flat().map((r) => r.name), expected);
+    assert.deepEqual(
+      pages.flat().map((r) => r.name),
+      expected,
+    );
   });
 
   test("cross-partition ORDER BY on two keys (ASC, DESC) in pages of 7 is globally ordered", async () => {
@@ -192,7 +237,10 @@ suite("queries", (ctx) => {
     );
     assertPageSizes(pages, 7);
     const expected = [...ITEMS].sort((a, b) => a.score - b.score || b.n - a.n).map((it) => [it.score, it.n]);
-    assert.deepEqual(pages.flat().map((r) => [r.score, r.n]), expected);
+    assert.deepEqual(
+      pages.flat().map((r) => [r.score, r.n]),
+      expected,
+    );
   });
 
   // ---- aggregates, GROUP BY, DISTINCT, TOP, OFFSET/LIMIT -------------------------------------
@@ -215,7 +263,11 @@ suite("queries", (ctx) => {
     assert.deepEqual(await value("SELECT VALUE AVG(c.n) FROM c"), [total / N]);
     assert.deepEqual(await value("SELECT VALUE MIN(c.n) FROM c"), [0]);
     assert.deepEqual(await value("SELECT VALUE MAX(c.n) FROM c"), [N - 1]);
-    assert.deepEqual(await value("SELECT VALUE MAX(c.name) FROM c"), [ITEMS.map((it) => it.name).sort().at(-1)]);
+    assert.deepEqual(await value("SELECT VALUE MAX(c.name) FROM c"), [
+      ITEMS.map((it) => it.name)
+        .sort()
+        .at(-1),
+    ]);
   });
 
   test("several aggregates in one SELECT (not VALUE)", async () => {
@@ -241,16 +293,15 @@ suite("queries", (ctx) => {
     const values = await container.items.query("SELECT DISTINCT VALUE c.color FROM c").fetchAll();
     assert.deepEqual(sorted(values.resources), sorted(COLORS));
     const objects = await container.items.query("SELECT DISTINCT c.score FROM c WHERE c.score < 3").fetchAll();
-    assert.deepEqual(
-      objects.resources.map((r) => r.score).sort(),
-      [0, 1, 2],
-      JSON.stringify(objects.resources),
-    );
+    assert.deepEqual(objects.resources.map((r) => r.score).sort(), [0, 1, 2], JSON.stringify(objects.resources));
   });
 
   test("TOP across partitions, with and without ORDER BY", async () => {
     const ordered = await container.items.query("SELECT TOP 5 c.n FROM c ORDER BY c.n DESC").fetchAll();
-    assert.deepEqual(ordered.resources.map((r) => r.n), [59, 58, 57, 56, 55]);
+    assert.deepEqual(
+      ordered.resources.map((r) => r.n),
+      [59, 58, 57, 56, 55],
+    );
     const any = await container.items.query("SELECT TOP 7 c.id FROM c", { maxItemCount: 3 }).fetchAll();
     assert.equal(any.resources.length, 7);
     assert.equal(new Set(ids(any.resources)).size, 7);
@@ -273,10 +324,16 @@ suite("queries", (ctx) => {
 
   test("JOIN with IN over an array property", async () => {
     const { resources } = await container.items
-      .query({ query: "SELECT c.id, t AS tag FROM c JOIN t IN c.tags WHERE t = @tag", parameters: [{ name: "@tag", value: "t2" }] })
+      .query({
+        query: "SELECT c.id, t AS tag FROM c JOIN t IN c.tags WHERE t = @tag",
+        parameters: [{ name: "@tag", value: "t2" }],
+      })
       .fetchAll();
     const expected = ITEMS.filter((it) => it.tags.includes("t2")).map((it) => ({ id: it.id, tag: "t2" }));
-    assert.deepEqual(resources.sort((a, b) => a.id.localeCompare(b.id)), expected);
+    assert.deepEqual(
+      resources.sort((a, b) => a.id.localeCompare(b.id)),
+      expected,
+    );
 
     const pairs = await container.items.query("SELECT VALUE COUNT(1) FROM c JOIN ch IN c.children").fetchAll();
     assert.deepEqual(pairs.resources, [2 * N]);
@@ -294,10 +351,13 @@ suite("queries", (ctx) => {
       await run("SELECT VALUE c.id FROM c WHERE CONTAINS(LOWER(c.name), 'alpha 1')"),
       ids(ITEMS.filter((it) => it.name.toLowerCase().includes("alpha 1"))),
     );
-    assert.deepEqual(
-      await run("SELECT VALUE c.id FROM c WHERE CONTAINS(c.name, 'ALPHA', true) AND c.n < 10"),
-      ["q01", "q03", "q05", "q07", "q09"],
-    );
+    assert.deepEqual(await run("SELECT VALUE c.id FROM c WHERE CONTAINS(c.name, 'ALPHA', true) AND c.n < 10"), [
+      "q01",
+      "q03",
+      "q05",
+      "q07",
+      "q09",
+    ]);
     assert.deepEqual(
       await run("SELECT VALUE c.id FROM c WHERE ARRAY_CONTAINS(c.tags, 't4')"),
       ids(ITEMS.filter((it) => it.tags.includes("t4"))),
@@ -306,7 +366,10 @@ suite("queries", (ctx) => {
       await run("SELECT VALUE c.id FROM c WHERE ARRAY_CONTAINS(c.children, {c: 3}, true) AND c.n < 8"),
       ids(ITEMS.filter((it) => it.n < 8 && it.children.some((ch) => ch.c === 3))),
     );
-    assert.deepEqual(await run("SELECT VALUE c.id FROM c WHERE IS_DEFINED(c.opt)"), ids(ITEMS.filter((it) => "opt" in it)));
+    assert.deepEqual(
+      await run("SELECT VALUE c.id FROM c WHERE IS_DEFINED(c.opt)"),
+      ids(ITEMS.filter((it) => "opt" in it)),
+    );
     assert.equal((await run("SELECT VALUE c.id FROM c WHERE NOT IS_DEFINED(c.opt)")).length, N - N / 10);
     assert.deepEqual(await run("SELECT VALUE LOWER(c.name) FROM c WHERE c.n IN (1, 2)"), ["alpha 1", "beta 2"]);
   });

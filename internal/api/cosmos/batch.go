@@ -58,7 +58,7 @@ func (c *call) batch() error {
 	var results []engine.OpResult
 	failed := -1
 	if atomic {
-		o, err := c.itemOptions(true)
+		o, err := c.itemOptions()
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func (c *call) patchItem() error {
 	if err != nil {
 		return err
 	}
-	o, err := c.itemOptions(true)
+	o, err := c.itemOptions()
 	if err != nil {
 		return err
 	}

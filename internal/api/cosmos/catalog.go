@@ -175,6 +175,11 @@ func (c *call) readContainer() error {
 	if err != nil {
 		return err
 	}
+	var u engine.Usage
+	for _, p := range info.Partitions {
+		u.Items, u.Bytes = u.Items+p.Items, u.Bytes+p.Bytes
+	}
+	setQuota(c.w.Header(), u)
 	c.charge = ru.Catalog()
 	return c.replyJSON(http.StatusOK, containerJSON(info))
 }

@@ -12,19 +12,20 @@ func (c *call) container() (*engine.Container, error) {
 	return c.h.engine.Container(c.res.segs[1], c.res.segs[3])
 }
 
-// itemOptions reads the partition key and If-Match headers. required says whether the
-// partition key must be given (it can be taken from the body on writes).
-func (c *call) itemOptions(required bool) (engine.ItemOptions, error) {
+// itemOptions reads the partition key and If-Match headers. Every item operation on a
+// partitioned container names its partition key, as Cosmos requires; on writes it must match
+// the body's.
+func (c *call) itemOptions() (engine.ItemOptions, error) {
 	var o engine.ItemOptions
-	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
-		key, err := parsePartitionKey(h)
-		if err != nil {
-			return o, err
-		}
-		o.PartitionKey = key
-	} else if required {
-		return o, status.BadRequest("The partition key header x-ms-documentdb-partitionkey is required for this operation on a partitioned container")
+	h := c.r.Header.Get("x-ms-documentdb-partitionkey")
+	if h == "" {
+		return o, status.BadRequest("The partition key header x-ms-documentdb-partitionkey is required for operations on items of a partitioned container")
 	}
+	key, err := parsePartitionKey(h)
+	if err != nil {
+		return o, err
+	}
+	o.PartitionKey = key
 	o.IfMatch = unquoted(c.r.Header.Get("If-Match"))
 	return o, nil
 }
@@ -38,6 +39,7 @@ func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, wi
 	hdr.Set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
 	hdr.Set("lsn", strconv.FormatUint(r.LSN, 10))
 	hdr.Set("x-ms-content-path", ct.RID())
+	setQuota(hdr, ct.Usage())
 	if !withBody || preferMinimal(c.r) {
 		c.reply(code, nil)
 		return
@@ -56,7 +58,7 @@ func (c *call) createItem() error {
 	if err != nil {
 		return err
 	}
-	o, err := c.itemOptions(false)
+	o, err := c.itemOptions()
 	if err != nil {
 		return err
 	}
@@ -87,7 +89,7 @@ func (c *call) readItem() error {
 	if err != nil {
 		return err
 	}
-	o, err := c.itemOptions(true)
+	o, err := c.itemOptions()
 	if err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (c *call) replaceItem() error {
 	if err != nil {
 		return err
 	}
-	o, err := c.itemOptions(false)
+	o, err := c.itemOptions()
 	if err != nil {
 		return err
 	}
@@ -132,7 +134,7 @@ func (c *call) deleteItem() error {
 	if err != nil {
 		return err
 	}
-	o, err := c.itemOptions(true)
+	o, err := c.itemOptions()
 	if err != nil {
 		return err
 	}
@@ -143,4 +145,12 @@ func (c *call) deleteItem() error {
 	}
 	c.itemReply(ct, http.StatusNoContent, r, false)
 	return nil
+}
+
+// setQuota writes the resource quota and usage headers of a container, in KB as Cosmos
+// reports them.
+func setQuota(hdr http.Header, u engine.Usage) {
+	kb := strconv.FormatInt((u.Bytes+1023)/1024, 10)
+	hdr.Set("x-ms-resource-quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
+	hdr.Set("x-ms-resource-usage", "documentSize="+kb+";documentsSize="+kb+";documentsCount="+strconv.FormatInt(u.Items, 10)+";collectionSize="+kb+";")
 }
