@@ -601,8 +601,8 @@ func ringExcess(ring []lonLat) float64 {
 		l1, l2 := toRad(ring[i].lon), toRad(ring[i+1].lon)
 		p1, p2 := authalicLat(toRad(ring[i].lat)), authalicLat(toRad(ring[i+1].lat))
 		dl := math.Remainder(l2-l1, 2*math.Pi)
-		// The triangle's excess is positive when the edge runs westward (clockwise about the
-		// north pole); the ring's left side wants the opposite sign.
+		// Each term is the signed area between the edge and the north pole, positive for a
+		// westward edge; its negation counts a counter-clockwise ring's inside as positive.
 		s -= 2 * math.Atan2(math.Tan(dl/2)*math.Sin((p1+p2)/2), math.Cos((p1-p2)/2))
 	}
 	return s

@@ -34,7 +34,7 @@ suite("offers", (ctx) => {
       throughput: 20000,
     });
     const { resource: offer, offer: ref } = await container.readOffer();
-    const replaced = await ref.replace({ ...offer, content: { ...offer.content, offerThroughput: 25000 } });
+    const replaced = await ref.replace({ ...offer, content: { offerThroughput: 25000 } });
     assert.equal(replaced.statusCode, 200);
     assert.equal(replaced.resource.content.offerThroughput, 25000);
     assert.equal(replaced.resource.id, offer.id);
