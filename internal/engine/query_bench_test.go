@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// loadForQueries fills a 4-partition container with n items of about 1 KB over 1,000
+// logical partitions.
+func loadForQueries(b *testing.B, n int) *Container {
+	_, c := newContainer(b, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 24000}})
+	pad := strings.Repeat("x", 850)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 32 {
+				body := fmt.Sprintf(`{"id":"%d","pk":"k%d","n":%d,"cat":"c%d","pad":"%s"}`, i, i%1000, i, i%10, pad)
+				if _, err := c.CreateItem([]byte(body), ItemOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return c
+}
+
+func benchQuery(b *testing.B, c *Container, sql string, params map[string]value.Value) {
+	p, err := query.Prepare(sql)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var loaded int
+	for b.Loop() {
+		res, err := c.Query(p, epk.All, query.Options{Params: params, MaxItems: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		loaded = res.Stats.ItemsLoaded
+	}
+	b.ReportMetric(float64(loaded), "items-read/op")
+}
+
+func BenchmarkQuery(b *testing.B) {
+	c := loadForQueries(b, 100000)
+	b.Run("single-partition-equality", func(b *testing.B) {
+		benchQuery(b, c, "SELECT * FROM c WHERE c.pk = @k", map[string]value.Value{"@k": value.Str("k42")})
+	})
+	b.Run("range-filter", func(b *testing.B) {
+		benchQuery(b, c, "SELECT c.id FROM c WHERE c.n >= 5000 AND c.n < 5100", nil)
+	})
+	b.Run("cross-partition-order-by-top-10", func(b *testing.B) {
+		benchQuery(b, c, "SELECT TOP 10 c.id, c.n FROM c ORDER BY c.n DESC", nil)
+	})
+	b.Run("count-100k", func(b *testing.B) {
+		benchQuery(b, c, "SELECT VALUE COUNT(1) FROM c", nil)
+	})
+}
