@@ -8,6 +8,7 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/status"
 )
@@ -36,7 +37,7 @@ type BatchOp struct {
 	ID      string // for Read, Replace, Delete, Patch
 	Body    []byte // for Create, Upsert, Replace
 	IfMatch string
-	Patch   []document.PatchOp
+	Patch   Patch
 	// PartitionKey is the operation's own key, for non-atomic bulk requests.
 	PartitionKey epk.Key
 }
@@ -50,14 +51,21 @@ type OpResult struct {
 	Err    error  // the failure, when Status is not 2xx
 }
 
+// Patch is a partial update: operations, and optionally a condition the current item must
+// satisfy (a query whose WHERE is the filter; 412 when the item does not match).
+type Patch struct {
+	Ops       []document.PatchOp
+	Condition *query.Prepared
+}
+
 // PatchItem applies a partial update to the item (key, id) atomically.
-func (c *Container) PatchItem(key epk.Key, id string, ops []document.PatchOp, o ItemOptions) (ItemResult, error) {
+func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions) (ItemResult, error) {
 	e, err := c.EPK(key)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	p := c.routes.Load().lookup(e)
-	res, err := p.Apply(c.patchWrite(e, id, ops, o.IfMatch))
+	res, err := p.Apply(c.patchWrite(e, id, patch, o.IfMatch))
 	if err != nil {
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
@@ -66,10 +74,19 @@ func (c *Container) PatchItem(key epk.Key, id string, ops []document.PatchOp, o 
 		Charge: ru.Replace(r.PrevBytes, len(r.Doc.JSON))}, nil
 }
 
-func (c *Container) patchWrite(e epk.EPK, id string, ops []document.PatchOp, ifMatch string) partition.Write {
+func (c *Container) patchWrite(e epk.EPK, id string, patch Patch, ifMatch string) partition.Write {
 	return partition.Write{Kind: partition.Mutate, EPK: e, ID: id, IfMatch: ifMatch,
 		Mutate: func(cur []byte) (*document.Item, epk.EPK, error) {
-			body, err := document.Patch(cur, ops)
+			if patch.Condition != nil {
+				page, err := patch.Condition.Run(query.Slice{cur}, query.Options{})
+				if err != nil {
+					return nil, "", err
+				}
+				if len(page.Results) == 0 {
+					return nil, "", status.PreconditionFailed("The item does not satisfy the patch's condition")
+				}
+			}
+			body, err := document.Patch(cur, patch.Ops)
 			if err != nil {
 				return nil, "", err
 			}
@@ -149,8 +166,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 		for j := range results {
 			results[j] = OpResult{Status: http.StatusFailedDependency, Charge: 0}
 		}
-		se := status.From(err)
-		results[i] = OpResult{Status: se.Status, Charge: ru.Miss(), Err: se}
+		results[i] = failed(err)
 		return results, i, nil
 	}
 	for i, op := range ops {
@@ -176,41 +192,60 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 	return results, -1, nil
 }
 
-// ExecuteBulk runs ops independently, each in its own logical partition (op.PartitionKey),
-// concurrently so that they share group commits. Each result stands on its own.
+// ExecuteBulk runs ops independently, each in its own logical partition (op.PartitionKey).
+// Operations on one logical partition run in the order given; different logical partitions
+// run concurrently so that they share group commits. Each result stands on its own.
 func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
 	results := make([]OpResult, len(ops))
+	byLP := map[epk.EPK][]int{}
+	var order []epk.EPK
+	for i, op := range ops {
+		e, err := c.bulkEPK(op)
+		if err != nil {
+			results[i] = failed(err)
+			continue
+		}
+		if byLP[e] == nil {
+			order = append(order, e)
+		}
+		byLP[e] = append(byLP[e], i)
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
-	for i, op := range ops {
+	for _, e := range order {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			results[i] = c.bulkOne(op)
+			for _, i := range byLP[e] {
+				results[i] = c.bulkOne(e, ops[i])
+			}
 		}()
 	}
 	wg.Wait()
 	return results
 }
 
-func (c *Container) bulkOne(op BatchOp) OpResult {
-	fail := func(err error) OpResult {
-		se := status.From(err)
-		return OpResult{Status: se.Status, Charge: ru.Miss(), Err: se}
-	}
+func failed(err error) OpResult {
+	se := status.From(err)
+	return OpResult{Status: se.Status, Charge: ru.Miss(), Err: se}
+}
+
+// bulkEPK is the logical partition of a bulk operation: its own key, or its body's.
+func (c *Container) bulkEPK(op BatchOp) (epk.EPK, error) {
 	key := op.PartitionKey
 	if key == nil && op.Body != nil {
 		_, k, err := document.Parse(op.Body, c.paths)
 		if err != nil {
-			return fail(err)
+			return "", err
 		}
 		key = k
 	}
-	e, err := c.EPK(key)
-	if err != nil {
-		return fail(err)
-	}
+	return c.EPK(key)
+}
+
+func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
+	fail := failed
 	w, err := c.toWrite(e, op)
 	if err != nil {
 		return fail(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -98,4 +99,21 @@ func scanRecords[T any](db *storage.DB, kind byte, fn func(T)) error {
 		fn(rec)
 	}
 	return it.Error()
+}
+
+// persist writes one catalog record with the counters, synced. Callers hold e.mu.
+func (e *Engine) persist(key []byte, rec any) error {
+	b := e.db.NewBatch()
+	defer b.Close()
+	err := putJSON(b, storage.CatalogSeqKey(), e.seq)
+	if err == nil {
+		err = putJSON(b, key, rec)
+	}
+	if err == nil {
+		err = b.Commit(storage.Sync)
+	}
+	if err != nil {
+		return status.Unavailable("Storage failed to commit: %v", err)
+	}
+	return nil
 }

@@ -140,18 +140,9 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))
-	b := e.db.NewBatch()
-	defer b.Close()
-	err = putJSON(b, storage.CatalogSeqKey(), e.seq)
-	if err == nil {
-		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
-	}
-	if err == nil {
-		err = b.Commit(storage.Sync)
-	}
-	if err != nil {
+	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
 		e.seq = seq
-		return ContainerInfo{}, status.Unavailable("Storage failed to commit: %v", err)
+		return ContainerInfo{}, err
 	}
 	c, err := e.openContainer(d, rec)
 	if err != nil {
@@ -310,17 +301,8 @@ func (e *Engine) ReplaceContainer(dbID, id string, pk PartitionKeyDef, indexing 
 	rec := c.rec
 	rec.Indexing = indexing
 	rec.Version = e.nextVersion()
-	b := e.db.NewBatch()
-	defer b.Close()
-	err = putJSON(b, storage.CatalogSeqKey(), e.seq)
-	if err == nil {
-		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
-	}
-	if err == nil {
-		err = b.Commit(storage.Sync)
-	}
-	if err != nil {
-		return ContainerInfo{}, status.Unavailable("Storage failed to commit: %v", err)
+	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+		return ContainerInfo{}, err
 	}
 	c.rec = rec
 	return c.info(), nil

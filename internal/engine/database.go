@@ -63,19 +63,9 @@ func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, er
 	seq := e.seq
 	e.seq.NextDB++
 	rec := databaseRecord{ID: id, Num: e.seq.NextDB, Throughput: shared, TS: now(), Version: e.nextVersion()}
-	b := e.db.NewBatch()
-	defer b.Close()
-	if err := putJSON(b, storage.CatalogSeqKey(), e.seq); err != nil {
+	if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
 		e.seq = seq
-		return DatabaseInfo{}, status.Internal("%v", err)
-	}
-	if err := putJSON(b, storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
-		e.seq = seq
-		return DatabaseInfo{}, status.Internal("%v", err)
-	}
-	if err := b.Commit(storage.Sync); err != nil {
-		e.seq = seq
-		return DatabaseInfo{}, status.Unavailable("Storage failed to commit: %v", err)
+		return DatabaseInfo{}, err
 	}
 	d := newDatabase(rec)
 	e.dbs[id] = d

@@ -107,20 +107,3 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
 	}
 	return OfferInfo{}, status.NotFound("Offer %q does not exist", id)
 }
-
-// persist writes one catalog record with the counters, synced. Callers hold e.mu.
-func (e *Engine) persist(key []byte, rec any) error {
-	b := e.db.NewBatch()
-	defer b.Close()
-	err := putJSON(b, storage.CatalogSeqKey(), e.seq)
-	if err == nil {
-		err = putJSON(b, key, rec)
-	}
-	if err == nil {
-		err = b.Commit(storage.Sync)
-	}
-	if err != nil {
-		return status.Unavailable("Storage failed to commit: %v", err)
-	}
-	return nil
-}

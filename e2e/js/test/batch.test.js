@@ -7,11 +7,6 @@ import { before, test } from "node:test";
 
 import { suite, uniqueId } from "../lib/harness.js";
 
-/** The server refuses any patch with a condition, also inside a batch (400 for the whole request). */
-const CONDITION_REFUSED = "server: a patch with a 'condition' is refused with 400";
-/** The server runs the operations of one bulk request concurrently instead of in order. */
-const BULK_UNORDERED = "server: the operations of one bulk request are not applied in order";
-
 suite("batch", (ctx) => {
   let container; // partition key /pk, 4 physical partitions
   before(async () => {
@@ -107,7 +102,7 @@ suite("batch", (ctx) => {
     assert.equal((await container.item("u", pk).read()).statusCode, 404);
   });
 
-  test("a batch with a conditional Patch (a condition filter) commits", { todo: CONDITION_REFUSED }, async () => {
+  test("a batch with a conditional Patch (a condition filter) commits", async () => {
     const pk = uniqueId("b");
     await container.items.create({ id: "cond", pk, v: 0 });
     const response = await container.items.batch(
@@ -197,7 +192,6 @@ suite("batch", (ctx) => {
 
   test(
     "executeBulkOperations: operations on one item in one request apply in order",
-    { todo: BULK_UNORDERED },
     async () => {
       // The SDK sends these four in one request (same partition key range, in this order);
       // Cosmos executes a bulk request's operations one after the other.

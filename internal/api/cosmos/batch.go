@@ -7,6 +7,7 @@ import (
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/status"
 )
 
@@ -100,11 +101,11 @@ func toBatchOp(w wireOp, bulk bool) (engine.BatchOp, error) {
 		}
 		op.Body = w.ResourceBody
 	case engine.OpPatch:
-		ops, err := parsePatchBody(w.ResourceBody)
+		p, err := parsePatchBody(w.ResourceBody)
 		if err != nil {
 			return op, err
 		}
-		op.Patch = ops
+		op.Patch = p
 	case engine.OpRead, engine.OpDelete:
 	default:
 		return op, status.BadRequest("Unknown operationType %q", w.OperationType)
@@ -119,48 +120,45 @@ func toBatchOp(w wireOp, bulk bool) (engine.BatchOp, error) {
 	return op, nil
 }
 
-// parsePatchBody reads a patch: {"condition"?, "operations": [...]} (Go SDK) or a bare array
-// of operations (JavaScript SDK).
-func parsePatchBody(b []byte) ([]document.PatchOp, error) {
-	var ops []document.PatchOp
-	trimmed := strings.TrimSpace(string(b))
-	if strings.HasPrefix(trimmed, "[") {
-		if err := json.Unmarshal(b, &ops); err != nil {
-			return nil, status.BadRequest("The patch operations are not valid: %v", err)
+// parsePatchBody reads a patch: {"condition"?, "operations": [...]} or a bare array of
+// operations. The condition is a filter such as "FROM c WHERE c.state = 'open'".
+func parsePatchBody(b []byte) (engine.Patch, error) {
+	var p engine.Patch
+	if strings.HasPrefix(strings.TrimSpace(string(b)), "[") {
+		if err := json.Unmarshal(b, &p.Ops); err != nil {
+			return p, status.BadRequest("The patch operations are not valid: %v", err)
 		}
-		return ops, nil
+		return p, nil
 	}
 	var body struct {
-		Condition  *string            `json:"condition"`
+		Condition  string             `json:"condition"`
 		Operations []document.PatchOp `json:"operations"`
 	}
 	if err := json.Unmarshal(b, &body); err != nil {
-		return nil, status.BadRequest("The patch body is not valid: %v", err)
+		return p, status.BadRequest("The patch body is not valid: %v", err)
 	}
-	if body.Condition != nil {
-		return nil, status.BadRequest("Conditional patch (a 'condition' filter) needs the SQL engine, which this version of Partita does not have yet")
+	p.Ops = body.Operations
+	if body.Condition != "" {
+		cond, err := query.Prepare("SELECT VALUE 1 " + body.Condition)
+		if err != nil {
+			return p, status.BadRequest("The patch condition %q is not a valid filter such as \"FROM c WHERE c.x = 1\": %s",
+				body.Condition, status.From(err).Message)
+		}
+		p.Condition = cond
 	}
-	return body.Operations, nil
+	return p, nil
 }
 
 func (c *call) patchItem() error {
-	ct, err := c.container()
+	ct, o, body, err := c.itemRequest(true)
 	if err != nil {
 		return err
 	}
-	o, err := c.itemOptions()
+	p, err := parsePatchBody(body)
 	if err != nil {
 		return err
 	}
-	body, err := c.body()
-	if err != nil {
-		return err
-	}
-	ops, err := parsePatchBody(body)
-	if err != nil {
-		return err
-	}
-	r, err := ct.PatchItem(o.PartitionKey, c.res.segs[5], ops, o)
+	r, err := ct.PatchItem(o.PartitionKey, c.res.segs[5], p, o)
 	c.charge = r.Charge
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/status"
@@ -57,11 +56,7 @@ func (c *call) readFeed() error {
 	if page.Next != "" {
 		c.w.Header().Set("x-ms-continuation", page.Next)
 	}
-	tokens := make([]string, 0, len(page.Partitions))
-	for id, lsn := range page.Partitions {
-		tokens = append(tokens, sessionToken(id, lsn))
-	}
-	c.w.Header().Set("x-ms-session-token", strings.Join(tokens, ","))
+	c.w.Header().Set("x-ms-session-token", sessionTokens(page.Partitions))
 	c.w.Header().Set("x-ms-content-path", ct.RID())
 	c.w.Header().Set("x-ms-item-count", strconv.Itoa(len(page.Docs)))
 	c.reply(http.StatusOK, documentList(ct.RID(), page.Docs))

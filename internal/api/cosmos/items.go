@@ -3,6 +3,7 @@ package cosmos
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/status"
@@ -10,6 +11,21 @@ import (
 
 func (c *call) container() (*engine.Container, error) {
 	return c.h.engine.Container(c.res.segs[1], c.res.segs[3])
+}
+
+// itemRequest reads what every item operation starts with: its container, its options and,
+// when withBody, its body.
+func (c *call) itemRequest(withBody bool) (ct *engine.Container, o engine.ItemOptions, body []byte, err error) {
+	if ct, err = c.container(); err != nil {
+		return
+	}
+	if o, err = c.itemOptions(); err != nil {
+		return
+	}
+	if withBody {
+		body, err = c.body()
+	}
+	return
 }
 
 // itemOptions reads the partition key and If-Match headers. Every item operation on a
@@ -47,6 +63,15 @@ func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, wi
 	c.reply(code, r.Doc)
 }
 
+// sessionTokens joins the tokens of the partitions a feed or query page read.
+func sessionTokens(partitions map[uint32]uint64) string {
+	tokens := make([]string, 0, len(partitions))
+	for id, lsn := range partitions {
+		tokens = append(tokens, sessionToken(id, lsn))
+	}
+	return strings.Join(tokens, ",")
+}
+
 func sessionToken(partition uint32, lsn uint64) string {
 	return strconv.FormatUint(uint64(partition), 10) + ":-1#" + strconv.FormatUint(lsn, 10)
 }
@@ -54,15 +79,7 @@ func sessionToken(partition uint32, lsn uint64) string {
 func preferMinimal(r *http.Request) bool { return r.Header.Get("Prefer") == "return=minimal" }
 
 func (c *call) createItem() error {
-	ct, err := c.container()
-	if err != nil {
-		return err
-	}
-	o, err := c.itemOptions()
-	if err != nil {
-		return err
-	}
-	body, err := c.body()
+	ct, o, body, err := c.itemRequest(true)
 	if err != nil {
 		return err
 	}
@@ -85,11 +102,7 @@ func (c *call) createItem() error {
 }
 
 func (c *call) readItem() error {
-	ct, err := c.container()
-	if err != nil {
-		return err
-	}
-	o, err := c.itemOptions()
+	ct, o, _, err := c.itemRequest(false)
 	if err != nil {
 		return err
 	}
@@ -108,15 +121,7 @@ func (c *call) readItem() error {
 }
 
 func (c *call) replaceItem() error {
-	ct, err := c.container()
-	if err != nil {
-		return err
-	}
-	o, err := c.itemOptions()
-	if err != nil {
-		return err
-	}
-	body, err := c.body()
+	ct, o, body, err := c.itemRequest(true)
 	if err != nil {
 		return err
 	}
@@ -130,11 +135,7 @@ func (c *call) replaceItem() error {
 }
 
 func (c *call) deleteItem() error {
-	ct, err := c.container()
-	if err != nil {
-		return err
-	}
-	o, err := c.itemOptions()
+	ct, o, _, err := c.itemRequest(false)
 	if err != nil {
 		return err
 	}

@@ -107,11 +107,7 @@ func (c *call) queryItems() error {
 	if res.Next != "" {
 		hdr.Set("x-ms-continuation", res.Next)
 	}
-	tokens := make([]string, 0, len(res.Partitions))
-	for id, lsn := range res.Partitions {
-		tokens = append(tokens, sessionToken(id, lsn))
-	}
-	hdr.Set("x-ms-session-token", strings.Join(tokens, ","))
+	hdr.Set("x-ms-session-token", sessionTokens(res.Partitions))
 	hdr.Set("x-ms-content-path", ct.RID())
 	hdr.Set("x-ms-item-count", strconv.Itoa(len(res.Results)))
 	hdr.Set("x-ms-documentdb-query-metrics", queryMetrics(res.Stats, time.Since(started)))
