@@ -40,8 +40,8 @@ type Partition struct {
 	// published is the state as of the last committed group; the writer goroutine owns the
 	// authoritative copy and stores here after each commit.
 	published atomic.Pointer[state]
-	// applied is the LSN of the last command applied to storage (visible to reads, maybe not
-	// yet synced); it only grows.
+	// applied is the LSN of the last committed command; it only grows, and is stored only
+	// once that command is visible to reads.
 	applied atomic.Uint64
 
 	// failed is set once a batch failed to sync; every later write is refused with it.

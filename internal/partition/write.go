@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/rid"
@@ -100,15 +98,11 @@ func (p *Partition) Apply(writes ...Write) ([]Result, error) {
 	return r.results, r.err
 }
 
-// run is the partition's writer: it decides groups of requests in order and applies each as
-// one batch. It does not wait for a batch's fsync: the syncer does, so the next group is
-// decided while the previous one syncs. Pebble makes an applied batch visible to reads before
-// its sync (with or without waiting), so later commands see earlier ones; no request is
-// answered before its own batch is durable.
+// run is the partition's writer: it decides groups of requests in order and commits each as
+// one synced batch. Requests that arrive while a group syncs form the next group, so one fsync
+// serves them all; no request is answered before its own batch is durable.
 func (p *Partition) run(st state) {
-	synced := make(chan *pending, 16)
-	go p.syncer(synced)
-	defer close(synced)
+	defer close(p.stopped)
 	g := &group{docs: map[string][]byte{}, logical: map[string]counts{}}
 	w := &writer{recent: map[string]uint64{}, lpCache: map[string]counts{}}
 	for r := range p.queue {
@@ -125,41 +119,14 @@ func (p *Partition) run(st state) {
 				break fill
 			}
 		}
-		synced <- p.commit(&st, w, g, reqs)
-	}
-}
-
-// pending is a group applied but maybe not yet synced.
-type pending struct {
-	reqs  []*request
-	batch *pebble.Batch // nil when nothing was applied
-	after state
-}
-
-// syncer waits for each group's fsync in order, then publishes its state and answers it.
-func (p *Partition) syncer(groups <-chan *pending) {
-	defer close(p.stopped)
-	for g := range groups {
-		if g.batch != nil {
-			err := g.batch.SyncWait()
-			g.batch.Close()
-			if err != nil {
-				p.fail(err)
-				for _, r := range g.reqs {
-					r.results, r.err = nil, status.Unavailable("Storage failed to sync the write: %v", err)
-				}
-			} else {
-				p.published.Store(&g.after)
-			}
-		}
-		for _, r := range g.reqs {
+		st = p.commit(st, w, g, reqs)
+		for _, r := range reqs {
 			close(r.done)
 		}
 	}
 }
 
-// fail stops the partition from accepting writes after storage lost a write it had applied:
-// what it holds in memory can no longer be trusted to match what is durable.
+// fail stops the partition from accepting writes after storage failed to commit one.
 func (p *Partition) fail(err error) {
 	p.failed.CompareAndSwap(nil, status.Unavailable("The partition stopped after a storage failure: %v", err))
 }
@@ -185,9 +152,9 @@ type group struct {
 	logical map[string]counts // EPK -> logical partition statistics
 }
 
-// commit decides every request of the group in order against *st, applies the successful ones
-// as one batch and advances *st. The batch still has to be synced.
-func (p *Partition) commit(st *state, w *writer, g *group, reqs []*request) *pending {
+// commit decides every request of the group in order against st, applies the successful
+// ones as one batch, syncs it and returns the new state (st itself if nothing was written).
+func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state {
 	clear(g.docs)
 	clear(g.logical)
 	if len(w.recent) > writerMemory {
@@ -201,10 +168,11 @@ func (p *Partition) commit(st *state, w *writer, g *group, reqs []*request) *pen
 		for _, r := range reqs {
 			r.err = err
 		}
-		return &pending{reqs: reqs}
+		return st
 	}
 	b := p.db.NewBatch()
-	next := *st
+	defer b.Close()
+	next := st
 	now := time.Now().Unix()
 	for _, r := range reqs {
 		cmd, results, err := p.decide(next, w, g, r, now)
@@ -220,26 +188,27 @@ func (p *Partition) commit(st *state, w *writer, g *group, reqs []*request) *pen
 		r.results = results
 	}
 	if next.LSN == st.LSN {
-		b.Close()
-		return &pending{reqs: reqs} // every request failed its checks; nothing to write
+		return st // every request failed its checks or only read; nothing to write
 	}
 	// The state record is written once per group, as of its last command.
 	err := b.Set(storage.PartitionKey(p.container, p.id), encodeState(nil, next), nil)
 	if err == nil {
-		err = p.db.ApplyNoSyncWait(b, storage.Sync)
+		err = b.Commit(storage.Sync)
 	}
 	if err != nil {
-		b.Close()
+		// Pebble may have made the batch visible before the sync failed, so what this
+		// partition holds in memory can no longer be trusted to match what is durable.
+		p.fail(err)
 		for _, r := range reqs {
 			if r.err == nil {
 				r.results, r.err = nil, status.Unavailable("Storage failed to commit the write: %v", err)
 			}
 		}
-		return &pending{reqs: reqs}
+		return st
 	}
-	*st = next
 	p.applied.Store(next.LSN)
-	return &pending{reqs: reqs, batch: b, after: next}
+	p.published.Store(&next)
+	return next
 }
 
 func (g *group) remember(p *Partition, w *writer, c *Command) {
