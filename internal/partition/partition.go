@@ -161,7 +161,9 @@ func (p *Partition) Read(e epk.EPK, id string) (Doc, error) {
 	if err != nil {
 		return Doc{}, status.Internal("%v", err)
 	}
-	return Doc{JSON: append([]byte(nil), json...), LSN: lsn}, nil
+	out := make([]byte, len(json)) // Pebble's buffer is only valid until closer.Close
+	copy(out, json)
+	return Doc{JSON: out, LSN: lsn}, nil
 }
 
 // Cursor is a position in a container's (EPK, id) order, independent of partitions, so it
