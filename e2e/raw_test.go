@@ -209,3 +209,37 @@ func TestLogicalPartitionCapThroughGateway(t *testing.T) {
 		t.Fatalf("write to another logical partition: %d %s", code, b)
 	}
 }
+
+// The partition key ranges tile the hash space and answer 304 to an unchanged etag, which is
+// how the SDKs know they hold the current ranges.
+func TestPartitionKeyRangesFeed(t *testing.T) {
+	s := startServer(t, false)
+	c := rawClient{s: s, key: emulatorKey, now: time.Now}
+	c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil)
+	c.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`), map[string]string{"x-ms-offer-throughput": "40000"})
+	code, hdr, b := c.do(t, "GET", "/dbs/db/colls/c/pkranges", nil, map[string]string{"A-IM": "Incremental Feed"})
+	if code != 200 || hdr.Get("etag") == "" {
+		t.Fatalf("pkranges: %d etag %q: %s", code, hdr.Get("etag"), b)
+	}
+	var feed struct {
+		PartitionKeyRanges []struct{ ID, MinInclusive, MaxExclusive string }
+	}
+	json.Unmarshal(b, &feed)
+	if len(feed.PartitionKeyRanges) != 7 { // ceil(40,000 / 6,000)
+		t.Fatalf("%d ranges, want 7: %s", len(feed.PartitionKeyRanges), b)
+	}
+	want := ""
+	for _, r := range feed.PartitionKeyRanges {
+		if r.MinInclusive != want {
+			t.Fatalf("ranges do not tile the space: %s", b)
+		}
+		want = r.MaxExclusive
+	}
+	if want != "FF" {
+		t.Fatalf("the last range ends at %q, want FF", want)
+	}
+	code, _, _ = c.do(t, "GET", "/dbs/db/colls/c/pkranges", nil, map[string]string{"A-IM": "Incremental Feed", "If-None-Match": hdr.Get("etag")})
+	if code != 304 {
+		t.Fatalf("unchanged ranges with their etag: %d, want 304", code)
+	}
+}
