@@ -135,3 +135,12 @@ func (s *partitionSource) Scan(from *query.Position, inclusive bool, fn func(que
 	}
 	return nil
 }
+
+// Parts splits the source by physical partition, so that a query can read them in parallel.
+func (s *partitionSource) Parts() []query.Reader {
+	parts := make([]query.Reader, len(s.parts))
+	for i, p := range s.parts {
+		parts[i] = &partitionSource{ranges: s.ranges, parts: []*partition.Partition{p}}
+	}
+	return parts
+}

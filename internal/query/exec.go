@@ -3,8 +3,10 @@ package query
 import (
 	"encoding/base64"
 	"encoding/json"
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/partita-db/partita/internal/status"
@@ -357,28 +359,78 @@ func (ev *evaluator) subqueryOver(q *Query, outer row, doc value.Value, limit in
 	})
 }
 
-// materialize runs a query that needs all its input before it can answer.
+// Splitter is a Reader made of independent parts (the physical partitions of a container)
+// that can be read in parallel. Parts are in key order.
+type Splitter interface {
+	Parts() []Reader
+}
+
+// maxParallelParts bounds how many parts of a query are read at once.
+var maxParallelParts = runtime.GOMAXPROCS(0)
+
+// materialize runs a query that needs all its input before it can answer. The parts of a
+// splittable source are read in parallel, each into a partial result (its rows, or its groups
+// with partial aggregates), and the partials are merged in key order.
 func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error) {
-	return p.collect(ev, func(emit func(row) (bool, error)) error {
-		if p.q.From == nil {
+	if p.q.From == nil {
+		pa, err := p.gather(ev, func(emit func(row) (bool, error)) error {
 			_, err := emit(nil)
 			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		// Items of one logical partition are fed in creation order, as Cosmos stores them,
-		// so that results and floating-point aggregates come out as Cosmos computes them.
+		return p.finish(ev, pa)
+	}
+	parts := []Reader{src}
+	if s, ok := src.(Splitter); ok {
+		parts = s.Parts()
+	}
+	partials := make([]*partial, len(parts))
+	errs := make([]error, len(parts))
+	stats := make([]Stats, len(parts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, maxParallelParts))
+	for i, part := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pev := &evaluator{params: ev.params, env: ev.env, stats: &stats[i], subs: ev.subs}
+			partials[i], errs[i] = p.gather(pev, p.scanInput(pev, part))
+		}()
+	}
+	wg.Wait()
+	var merged *partial
+	for i := range parts {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		ev.stats.ItemsLoaded += stats[i].ItemsLoaded
+		ev.stats.BytesLoaded += stats[i].BytesLoaded
+		if merged == nil {
+			merged = partials[i]
+		} else {
+			merged.merge(partials[i])
+		}
+	}
+	return p.finish(ev, merged)
+}
+
+// scanInput feeds the rows of every item of src. Items of one logical partition are fed in
+// creation order, as Cosmos stores them, so that results and floating-point aggregates come out
+// as Cosmos computes them.
+func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (bool, error)) error {
+	return func(emit func(row) (bool, error)) error {
 		type item struct {
 			pos Position
-			doc []byte
+			doc value.Value // decoded at once: the decoded value owns its memory, the bytes do not
 		}
 		var lp []item
 		flush := func() error {
 			sort.SliceStable(lp, func(i, j int) bool { return lp[i].pos.Created < lp[j].pos.Created })
 			for _, it := range lp {
-				v, err := value.Parse(it.doc)
-				if err != nil {
-					return status.Internal("stored item %q is not valid JSON: %v", it.pos.ID, err)
-				}
-				if err := p.rows(ev, v, emit); err != nil {
+				if err := p.rows(ev, it.doc, emit); err != nil {
 					return err
 				}
 			}
@@ -393,50 +445,102 @@ func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error)
 					return false, err
 				}
 			}
-			lp = append(lp, item{pos, append([]byte(nil), doc...)})
+			v, err := value.Parse(doc)
+			if err != nil {
+				return false, status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)
+			}
+			lp = append(lp, item{pos, v})
 			return true, nil
 		})
 		if err != nil {
 			return err
 		}
 		return flush()
-	})
+	}
 }
 
-// collect feeds every row from input through grouping, projection, ordering, DISTINCT and
-// OFFSET/LIMIT/TOP, and returns the final results.
-func (p *Prepared) collect(ev *evaluator, input func(emit func(row) (bool, error)) error) ([]value.Value, error) {
-	type result struct {
-		v    value.Value
-		keys []value.Value
+// result is one projected result with its ORDER BY keys.
+type result struct {
+	v    value.Value
+	keys []value.Value
+}
+
+// partial is what one part of a materialized query produced: its groups (with partial
+// aggregates) for a grouped query, its projected results otherwise.
+type partial struct {
+	groups  *grouper
+	results []result
+}
+
+func (pa *partial) merge(other *partial) {
+	if pa.groups != nil {
+		pa.groups.merge(other.groups)
+		return
 	}
-	var results []result
-	add := func(r row) error {
-		v, err := p.project(ev, r)
-		if err != nil || v.IsUndefined() {
-			return err
-		}
-		res := result{v: v}
-		for _, o := range p.q.OrderBy {
-			k, err := ev.eval(o.Expr, r)
-			if err != nil {
-				return err
-			}
-			res.keys = append(res.keys, k)
-		}
-		results = append(results, res)
-		return nil
-	}
+	pa.results = append(pa.results, other.results...)
+}
+
+// gather feeds input through grouping, or projection when the query is not grouped.
+func (p *Prepared) gather(ev *evaluator, input func(emit func(row) (bool, error)) error) (*partial, error) {
 	if p.grouped {
-		groups := newGrouper(p, ev)
-		if err := input(func(r row) (bool, error) { return true, groups.add(r) }); err != nil {
-			return nil, err
+		g := newGrouper(p, ev)
+		err := input(func(r row) (bool, error) { return true, g.add(r) })
+		return &partial{groups: g}, err
+	}
+	pa := &partial{}
+	err := input(func(r row) (bool, error) {
+		res, ok, err := p.result(ev, r)
+		if ok {
+			pa.results = append(pa.results, res)
 		}
-		if err := groups.each(add); err != nil {
-			return nil, err
+		return true, err
+	})
+	return pa, err
+}
+
+// result projects a row and evaluates its ORDER BY keys; ok is false when the projection is
+// undefined (the row yields no result).
+func (p *Prepared) result(ev *evaluator, r row) (result, bool, error) {
+	v, err := p.project(ev, r)
+	if err != nil || v.IsUndefined() {
+		return result{}, false, err
+	}
+	res := result{v: v}
+	for _, o := range p.q.OrderBy {
+		k, err := ev.eval(o.Expr, r)
+		if err != nil {
+			return result{}, false, err
 		}
-	} else if err := input(func(r row) (bool, error) { return true, add(r) }); err != nil {
+		res.keys = append(res.keys, k)
+	}
+	return res, true, nil
+}
+
+// collect runs input through the whole pipeline in one goroutine; nested queries use it.
+func (p *Prepared) collect(ev *evaluator, input func(emit func(row) (bool, error)) error) ([]value.Value, error) {
+	pa, err := p.gather(ev, input)
+	if err != nil {
 		return nil, err
+	}
+	return p.finish(ev, pa)
+}
+
+// finish projects the groups of a grouped query, then orders, removes duplicates and applies
+// OFFSET/LIMIT and TOP.
+func (p *Prepared) finish(ev *evaluator, pa *partial) ([]value.Value, error) {
+	results := pa.results
+	if pa.groups != nil {
+		pa.groups.ev = ev
+		err := pa.groups.each(func(r row) error {
+			res, ok, err := p.result(ev, r)
+			if ok {
+				results = append(results, res)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(p.q.OrderBy) > 0 {
 		sort.SliceStable(results, func(i, j int) bool {

@@ -51,6 +51,23 @@ func (g *grouper) add(r row) error {
 	return nil
 }
 
+// merge adds other's groups into g: the aggregates of groups with the same key combine, and
+// a group keeps the first row of the part that saw it first (parts are merged in key order).
+func (g *grouper) merge(other *grouper) {
+	for _, k := range other.order {
+		og := other.groups[k]
+		gr := g.groups[k]
+		if gr == nil {
+			g.groups[k] = og
+			g.order = append(g.order, k)
+			continue
+		}
+		for i := range gr.acc {
+			gr.acc[i].merge(g.p.aggs[i].name, &og.acc[i])
+		}
+	}
+}
+
 // each calls fn with every group's first row while the evaluator holds that group's
 // aggregates. Without GROUP BY there is always exactly one group, even over no rows.
 func (g *grouper) each(fn func(row) error) error {
@@ -106,6 +123,19 @@ func (a *accumulator) add(name string, v value.Value) {
 		c := value.Compare(v, a.best)
 		if !a.has || name == "MIN" && c < 0 || name == "MAX" && c > 0 {
 			a.best, a.has = v, true
+		}
+	}
+}
+
+// merge combines the partial state of the same aggregate over another part of the input.
+func (a *accumulator) merge(name string, o *accumulator) {
+	a.count += o.count
+	a.sum += o.sum
+	a.invalid = a.invalid || o.invalid
+	if o.has {
+		c := value.Compare(o.best, a.best)
+		if !a.has || name == "MIN" && c < 0 || name == "MAX" && c > 0 {
+			a.best, a.has = o.best, true
 		}
 	}
 }
