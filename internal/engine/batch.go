@@ -113,6 +113,9 @@ func (c *Container) toWrite(e epk.EPK, op BatchOp) (partition.Write, error) {
 		if op.Kind == OpReplace && op.ID != "" && op.ID != item.ID {
 			return w, status.BadRequest("The id %q of the operation does not match the item's id %q", op.ID, item.ID)
 		}
+		if w.Terms, err = partition.IndexTerms(op.Body); err != nil {
+			return w, status.BadRequest("The item is not valid JSON: %v", err)
+		}
 		w.ID, w.Item = item.ID, item
 		w.Kind = map[OpKind]partition.WriteKind{OpCreate: partition.Create, OpUpsert: partition.Upsert, OpReplace: partition.Replace}[op.Kind]
 	case OpDelete, OpRead, OpPatch:

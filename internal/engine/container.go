@@ -200,6 +200,7 @@ func (c *Container) deleteInto(b *pebble.Batch) error {
 		pair(storage.ContainerDocSpan(n)),
 		pair(storage.PartitionSpan(n)),
 		pair(storage.LogicalSpan(n, string(epk.Min), string(epk.Max))),
+		pair(storage.IndexContainerSpan(n)),
 	} {
 		if err := b.DeleteRange(span[0], span[1], nil); err != nil {
 			return err

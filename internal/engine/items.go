@@ -87,8 +87,12 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 	if kind == partition.Replace && item.ID != urlID {
 		return ItemResult{Charge: ru.Miss()}, status.BadRequest("The id %q in the body does not match the id %q in the request path", item.ID, urlID)
 	}
+	terms, err := partition.IndexTerms(body) // here, in parallel, rather than on the writer
+	if err != nil {
+		return ItemResult{Charge: ru.Miss()}, status.BadRequest("The item is not valid JSON: %v", err)
+	}
 	p := c.routes.Load().lookup(e)
-	res, err := p.Apply(partition.Write{Kind: kind, EPK: e, ID: item.ID, Item: item, IfMatch: o.IfMatch})
+	res, err := p.Apply(partition.Write{Kind: kind, EPK: e, ID: item.ID, Item: item, IfMatch: o.IfMatch, Terms: terms})
 	if err != nil {
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}

@@ -144,3 +144,39 @@ func (s *partitionSource) Parts() []query.Reader {
 	}
 	return parts
 }
+
+// The query engine's index lookups must see values exactly as the partitions index them.
+func init() { query.IndexValue = partition.IndexValue }
+
+// ScanIndex reads, in key order, the items of the source's ranges that an index range holds.
+func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Position, inclusive bool, fn func(query.Position, []byte) (bool, error)) error {
+	var cur *partition.Cursor
+	if from != nil {
+		cur = &partition.Cursor{EPK: epk.EPK(from.EPK), ID: from.ID, Inclusive: inclusive}
+	}
+	for _, r := range s.ranges {
+		for _, p := range s.parts {
+			if pr := p.Range(); pr.Max <= r.Min || pr.Min >= r.Max || cur != nil && pr.Max <= cur.EPK {
+				continue
+			}
+			keys, err := p.IndexScan(ir.Path, ir.Lo, ir.Hi, r, cur)
+			if err != nil {
+				return status.Internal("reading the index: %v", err)
+			}
+			for _, k := range keys {
+				d, ok, err := p.Get(k.EPK, k.ID)
+				if err != nil {
+					return status.Internal("reading items: %v", err)
+				}
+				if !ok {
+					continue // deleted since the index was read
+				}
+				more, err := fn(query.Position{EPK: string(k.EPK), ID: k.ID, Created: d.Created}, d.JSON)
+				if err != nil || !more {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

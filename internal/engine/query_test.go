@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -49,9 +50,19 @@ func TestQueryRoutesByPartitionKey(t *testing.T) {
 func TestQueryDifferential(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	docs := make([]string, 300)
+	long := strings.Repeat("l", 150)
 	for i := range docs {
-		docs[i] = fmt.Sprintf(`{"id":"d%03d","pk":"k%d","n":%d,"s":%q,"tags":["t%d","t%d"],"o":{"x":%d}}`,
-			i, r.IntN(15), r.IntN(50), []string{"alpha", "beta", "gamma", "Delta"}[r.IntN(4)], r.IntN(5), r.IntN(5), r.IntN(3))
+		n := fmt.Sprint(r.IntN(50))
+		switch r.IntN(10) { // the same path holds other types too
+		case 0:
+			n = `"` + n + `"`
+		case 1:
+			n = "null"
+		case 2:
+			n = "true"
+		}
+		docs[i] = fmt.Sprintf(`{"id":"d%03d","pk":"k%d","n":%s,"s":%q,"tags":["t%d","t%d"],"o":{"x":%d},"long":"%s%d"}`,
+			i, r.IntN(15), n, []string{"alpha", "beta", "gamma", "Delta"}[r.IntN(4)], r.IntN(5), r.IntN(5), r.IntN(3), long, r.IntN(4))
 	}
 	templates := []string{
 		"SELECT * FROM c WHERE c.pk = 'k%d'",
@@ -64,6 +75,13 @@ func TestQueryDifferential(t *testing.T) {
 		"SELECT VALUE MAX(c.n) FROM c WHERE c.pk != 'k%d'",
 		"SELECT c.id FROM c WHERE STARTSWITH(c.s, 'a') OR c.n = %d ORDER BY c.id OFFSET 3 LIMIT 10",
 		"SELECT * FROM c WHERE EXISTS(SELECT VALUE t FROM t IN c.tags WHERE t = 't%d')",
+		"SELECT c.id FROM c WHERE c.s = 'beta' AND c.n BETWEEN %d AND 40",
+		"SELECT VALUE c.id FROM c WHERE c.o.x >= 1 AND c.n < %d",
+		"SELECT * FROM c WHERE c.s > 'b' AND c.s <= 'gamma' AND c.n > %d ORDER BY c.id",
+		"SELECT VALUE c.id FROM c WHERE c['long'] = '" + long + "%d'",
+		"SELECT VALUE c.id FROM c WHERE c.long < '" + long + "%d'",
+		"SELECT VALUE COUNT(1) FROM c WHERE c.n = %d",
+		"SELECT VALUE c.id FROM c WHERE c.n = '%d' OR c.n = null",
 	}
 	for _, partitions := range []int{1, 5} {
 		_, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 6000 * partitions}})
@@ -85,9 +103,13 @@ func TestQueryDifferential(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s over a list: %v", sql, err)
 				}
-				for _, size := range []int{1, 7, 0} {
+				for _, run := range []struct {
+					size    int
+					noIndex bool
+				}{{1, false}, {7, false}, {0, false}, {3, true}} {
+					size := run.size
 					got, err := drain(func(tok string, size int) (query.Page, error) {
-						res, err := c.Query(p, epk.All, query.Options{Continuation: tok, MaxItems: size})
+						res, err := c.Query(p, epk.All, query.Options{Continuation: tok, MaxItems: size, NoIndex: run.noIndex})
 						return res.Page, err
 					}, size)
 					if err != nil {
@@ -129,6 +151,43 @@ func TestQueryBadContinuation(t *testing.T) {
 			if _, err := c.Query(p, epk.All, query.Options{Continuation: tok}); err == nil {
 				t.Errorf("%s with token %q: no error", sql, tok)
 			}
+		}
+	}
+}
+
+// Equality and range filters on any path read only the items the index points to.
+func TestQueryUsesIndex(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
+	for i := range 300 {
+		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i%10), fmt.Sprintf(`,"n":%d,"tags":["t%d"]`, i, i%7)))
+	}
+	// Replaces and deletes must keep the index exact: move item 5 out of the range, delete 6.
+	if _, err := c.ReplaceItem("5", item("5", "k5", `,"n":1000`), ItemOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteItem(key("k6"), "6", ItemOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sql     string
+		results int
+	}{
+		{"SELECT * FROM c WHERE c.n = 42", 1},
+		{"SELECT * FROM c WHERE c.n >= 0 AND c.n < 10", 8},
+		{"SELECT * FROM c WHERE c.n BETWEEN 100 AND 119 ORDER BY c.n", 20},
+		{"SELECT VALUE COUNT(1) FROM c WHERE c.n > 289", 1},
+		{"SELECT * FROM c WHERE c.n = 1000", 1},
+	} {
+		p, err := query.Prepare(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Query(p, epk.All, query.Options{MaxItems: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Results) != tc.results || res.Stats.ItemsLoaded > 25 {
+			t.Errorf("%s: %d results after loading %d items; want %d results from the index", tc.sql, len(res.Results), res.Stats.ItemsLoaded, tc.results)
 		}
 	}
 }

@@ -27,6 +27,8 @@ type Op struct {
 	// Logical is the item's logical partition's statistics after the op; zero items deletes
 	// the record.
 	Logical counts
+	// IndexDel and IndexAdd are the index terms the op removes and adds.
+	IndexDel, IndexAdd [][]byte
 }
 
 // apply writes the command into b.
@@ -43,6 +45,16 @@ func (p *Partition) apply(b *pebble.Batch, c *Command) error {
 		}
 		if err != nil {
 			return err
+		}
+		for _, t := range op.IndexDel {
+			if err := b.Delete(storage.IndexKey(key[:0], p.container, p.id, t, op.EPK, op.ID), nil); err != nil {
+				return err
+			}
+		}
+		for _, t := range op.IndexAdd {
+			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, op.EPK, op.ID), nil, nil); err != nil {
+				return err
+			}
 		}
 		key = storage.LogicalKey(key[:0], p.container, op.EPK)
 		if op.Logical.Items == 0 {

@@ -32,6 +32,9 @@ type Write struct {
 	Item *document.Item // the new content; nil for Delete
 	// IfMatch, when not empty, is the etag (unquoted) the current version must have.
 	IfMatch string
+	// Terms are the index terms of Item (IndexTerms), computed by the caller so that the
+	// writer does not have to; nil makes the writer compute them.
+	Terms [][]byte
 	// Mutate computes the new content from the current JSON, for Kind Mutate. It runs on the
 	// partition's writer, so it must be quick and must not block; it fails the write by
 	// returning an error. The result must keep the item's id and EPK.
@@ -325,7 +328,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 		return Op{}, Result{}, status.PreconditionFailed("One of the specified pre-condition is not met.")
 	}
 
-	item := w.Item
+	item, newTerms := w.Item, w.Terms
 	switch w.Kind {
 	case Read:
 		_, _, json, _ := decodeValue(cur)
@@ -336,11 +339,19 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 		if item, ne, err = w.Mutate(json); err != nil {
 			return Op{}, Result{}, err
 		}
+		newTerms = nil
 		if ne != w.EPK || item.ID != w.ID {
 			return Op{}, Result{}, status.BadRequest("The operation would change the item's id or partition key, which cannot change")
 		}
 	}
 	op := Op{EPK: e, ID: w.ID, Delete: w.Kind == Delete}
+	var oldTerms [][]byte
+	if exists {
+		_, _, json, _ := decodeValue(cur)
+		if oldTerms, err = IndexTerms(json); err != nil {
+			return Op{}, Result{}, status.Internal("stored item is not valid JSON: %v", err)
+		}
+	}
 	res := Result{Created: !exists, PrevBytes: curSize, Doc: Doc{LSN: cmd.LSN}}
 	delta, items := -int64(curSize), int64(0)
 	if !exists {
@@ -361,7 +372,13 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 		})
 		res.Doc = Doc{JSON: op.Value[header:], LSN: cmd.LSN}
 		delta += int64(len(op.Value) - header)
+		if newTerms == nil {
+			if newTerms, err = IndexTerms(res.Doc.JSON); err != nil {
+				return Op{}, Result{}, status.Internal("stamped item is not valid JSON: %v", err)
+			}
+		}
 	}
+	op.IndexDel, op.IndexAdd = termDiff(oldTerms, newTerms)
 	op.Logical = lp.add(items, delta)
 	if delta > 0 && op.Logical.Bytes > p.maxLogical {
 		return Op{}, Result{}, status.PartitionFull(

@@ -42,6 +42,9 @@ type Options struct {
 	MaxItems     int                    // page size; 0 lets the executor choose
 	Continuation string                 // from the previous page, "" for the first
 	Now          time.Time              // the query's current time; zero means time.Now()
+	// NoIndex reads every item even where an index could narrow the read (for tests that
+	// compare both plans).
+	NoIndex bool
 }
 
 // Page is one page of results.
@@ -73,6 +76,11 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 		return Page{}, err
 	}
 	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC()}, stats: &Stats{}, subs: p.subs}
+	if ir, ok := src.(IndexedReader); ok && !opts.NoIndex {
+		if r, ok := p.indexRange(opts.Params); ok {
+			src = indexed{ir, r}
+		}
+	}
 	if p.streaming {
 		return p.stream(ev, src, tok, max)
 	}
@@ -357,6 +365,32 @@ func (ev *evaluator) subqueryOver(q *Query, outer row, doc value.Value, limit in
 		})
 		return err
 	})
+}
+
+// indexed reads only the items of an index range.
+type indexed struct {
+	src IndexedReader
+	r   IndexRange
+}
+
+func (x indexed) Scan(from *Position, inclusive bool, fn func(Position, []byte) (bool, error)) error {
+	return x.src.ScanIndex(x.r, from, inclusive, fn)
+}
+
+func (x indexed) Parts() []Reader {
+	s, ok := x.src.(Splitter)
+	if !ok {
+		return []Reader{x}
+	}
+	var parts []Reader
+	for _, part := range s.Parts() {
+		if ir, ok := part.(IndexedReader); ok {
+			parts = append(parts, indexed{ir, x.r})
+		} else {
+			parts = append(parts, part)
+		}
+	}
+	return parts
 }
 
 // Splitter is a Reader made of independent parts (the physical partitions of a container)

@@ -17,6 +17,8 @@ type Prepared struct {
 	streaming bool
 	names     []string // output property names of the SELECT items
 	subs      map[*Query]*Prepared
+	// indexPreds are the WHERE conjuncts a range index can answer.
+	indexPreds []indexPred
 }
 
 // aggSpec is one aggregate call of the SELECT clause, replaced there by an aggRef.
@@ -159,6 +161,7 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 			return nil, err
 		}
 	}
+	p.findIndexPreds()
 	p.streaming = top && !p.grouped && len(q.OrderBy) == 0 && !s.Distinct && q.Offset == nil && q.From != nil
 	return p, nil
 }

@@ -15,16 +15,23 @@ import (
 //	document   'd' container(4) esc(EPK) esc(id)       -> item value (see the partition package)
 //	partition  'm' container(4) partition(4)           -> a physical partition's LSN and totals
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
+//	index      'x' container(4) partition(4) esc(path) value esc(EPK) esc(id) -> empty
 //
 // Documents of a container sort by (EPK, id): a logical partition is one contiguous span and a
 // physical partition, which owns an EPK range, is the span [DocKey(c, min), DocKey(c, max)). A
 // split therefore moves no documents. Logical partition statistics are keyed by container, not
 // by physical partition, for the same reason.
+//
+// The range index of a physical partition lives under its own prefix: one entry per indexed
+// value of each item, ordered by path, then value, then item. The value is encoded by
+// value.AppendOrdered: a type byte, then nothing (null, booleans), 8 bytes (numbers) or
+// escaped bytes (strings). A split builds the children's entries and drops the parent's prefix.
 const (
 	familyCatalog   = 'c'
 	familyDocument  = 'd'
 	familyPartition = 'm'
 	familyLogical   = 's'
+	familyIndex     = 'x'
 )
 
 // Catalog record kinds.
@@ -157,4 +164,70 @@ func readEscaped(b []byte) (string, []byte, error) {
 		}
 	}
 	return "", nil, errors.New("storage: unterminated key component")
+}
+
+// IndexTerm appends what identifies an index entry's path and value: esc(path) followed by
+// the ordered encoding of the value.
+func IndexTerm(dst []byte, path string, ordered []byte) []byte {
+	return append(appendEscaped(dst, path), ordered...)
+}
+
+// IndexKey is the key of an index entry of a partition: the term, then the item.
+func IndexKey(dst []byte, container, partition uint32, term []byte, epk, id string) []byte {
+	dst = append(dst, familyIndex)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = binary.BigEndian.AppendUint32(dst, partition)
+	dst = append(dst, term...)
+	dst = appendEscaped(dst, epk)
+	return appendEscaped(dst, id)
+}
+
+// IndexBound is a key that sorts before every entry of the partition's index whose term starts
+// with term (a path, or a path and a value prefix).
+func IndexBound(container, partition uint32, term []byte) []byte {
+	dst := binary.BigEndian.AppendUint32([]byte{familyIndex}, container)
+	dst = binary.BigEndian.AppendUint32(dst, partition)
+	return append(dst, term...)
+}
+
+// IndexPathPrefix is esc(path), the start of every term of path.
+func IndexPathPrefix(path string) []byte { return appendEscaped(nil, path) }
+
+// IndexPartitionSpan bounds a partition's whole index.
+func IndexPartitionSpan(container, partition uint32) (start, end []byte) {
+	start = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyIndex}, container), partition)
+	return start, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyIndex}, container), partition+1)
+}
+
+// IndexContainerSpan bounds the indexes of every partition of a container.
+func IndexContainerSpan(container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{familyIndex}, container),
+		binary.BigEndian.AppendUint32([]byte{familyIndex}, container+1)
+}
+
+// ParseIndexKey returns the item of an index entry; pathLen is the length of esc(path).
+func ParseIndexKey(key []byte, pathLen int) (epk, id string, err error) {
+	rest := key[min(len(key), 9+pathLen):]
+	if len(key) < 9+pathLen+1 || key[0] != familyIndex {
+		return "", "", errors.New("storage: not an index key")
+	}
+	switch t := rest[0]; {
+	case t >= 0x01 && t <= 0x03:
+		rest = rest[1:]
+	case t == 0x04 && len(rest) >= 9:
+		rest = rest[9:]
+	case t == 0x05:
+		if _, rest, err = readEscaped(rest[1:]); err != nil {
+			return "", "", err
+		}
+	default:
+		return "", "", errors.New("storage: bad value in index key")
+	}
+	if epk, rest, err = readEscaped(rest); err != nil {
+		return "", "", err
+	}
+	if id, rest, err = readEscaped(rest); err != nil || len(rest) != 0 {
+		return "", "", errors.New("storage: malformed index key")
+	}
+	return epk, id, nil
 }

@@ -1,0 +1,158 @@
+package partition
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sort"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// IndexTerms returns the range index terms of an item body: one per primitive value at each
+// path (see value.Terms), encoded as storage.IndexTerm, sorted and without duplicates. System
+// properties are not indexed.
+func IndexTerms(body []byte) ([][]byte, error) {
+	v, err := value.Parse(body)
+	if err != nil {
+		return nil, err
+	}
+	return termsOf(v), nil
+}
+
+// MaxIndexedString is how many bytes of a string the index keeps. Longer strings are indexed
+// by their prefix, which sorts where the whole string does relative to any string that is not
+// an extension of it; lookups treat such entries as candidates and check the item itself.
+const MaxIndexedString = 128
+
+// IndexValue is the value an index entry records for v.
+func IndexValue(v value.Value) value.Value {
+	if v.Kind() == value.String && len(v.Str()) > MaxIndexedString {
+		return value.Str(v.Str()[:MaxIndexedString])
+	}
+	return v
+}
+
+func termsOf(v value.Value) [][]byte {
+	var terms [][]byte
+	var ord []byte
+	value.Terms(v, func(path string, leaf value.Value) {
+		if isSystemPath(path) {
+			return
+		}
+		ord, _ = value.AppendOrdered(ord[:0], IndexValue(leaf))
+		terms = append(terms, storage.IndexTerm(nil, path, ord))
+	})
+	sort.Slice(terms, func(i, j int) bool { return bytes.Compare(terms[i], terms[j]) < 0 })
+	out := terms[:0]
+	for i, t := range terms {
+		if i == 0 || !bytes.Equal(t, terms[i-1]) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func isSystemPath(path string) bool {
+	if !strings.HasPrefix(path, "/_") {
+		return false
+	}
+	switch path {
+	case "/_rid", "/_self", "/_etag", "/_attachments", "/_ts", "/_lsn":
+		return true
+	}
+	return false
+}
+
+// termDiff returns the terms only in old (to delete) and only in new (to add); both lists are
+// sorted, so unchanged values cost nothing.
+func termDiff(old, new [][]byte) (del, add [][]byte) {
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		switch {
+		case j == len(new) || i < len(old) && bytes.Compare(old[i], new[j]) < 0:
+			del = append(del, old[i])
+			i++
+		case i == len(old) || bytes.Compare(old[i], new[j]) > 0:
+			add = append(add, new[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return del, add
+}
+
+// IndexScan lists, in (EPK, id) order and once each, the items of the partition whose EPK is in
+// r, that come after the cursor (at it, when inclusive), and that have an index entry at path
+// with an encoded value in [lo, hi).
+func (p *Partition) IndexScan(path string, lo, hi []byte, r epk.Range, after *Cursor) ([]Cursor, error) {
+	prefix := storage.IndexPathPrefix(path)
+	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], lo...))
+	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], hi...))
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []Cursor
+	for it.First(); it.Valid(); it.Next() {
+		e, id, err := storage.ParseIndexKey(it.Key(), len(prefix))
+		if err != nil {
+			return nil, err
+		}
+		c := Cursor{EPK: epk.EPK(e), ID: id}
+		if !r.Contains(c.EPK) || after != nil && !after.before(c) {
+			continue
+		}
+		out = append(out, c)
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].less(out[j]) })
+	uniq := out[:0]
+	for i, c := range out {
+		if i == 0 || c != out[i-1] {
+			uniq = append(uniq, c)
+		}
+	}
+	return uniq, nil
+}
+
+func (c Cursor) less(d Cursor) bool {
+	return c.EPK < d.EPK || c.EPK == d.EPK && c.ID < d.ID
+}
+
+// before reports whether d comes after the cursor (or is the cursor itself, if inclusive).
+func (c Cursor) before(d Cursor) bool {
+	if c.Inclusive && c.EPK == d.EPK && c.ID == d.ID {
+		return true
+	}
+	return c.less(d)
+}
+
+// Get returns the item (e, id) with its creation order; ok is false when it does not exist.
+func (p *Partition) Get(e epk.EPK, id string) (d Doc, ok bool, err error) {
+	var buf [256]byte
+	v, closer, err := p.db.Get(storage.DocKey(buf[:0], p.container, string(e), id))
+	if storage.IsNotFound(err) {
+		return Doc{}, false, nil
+	}
+	if err != nil {
+		return Doc{}, false, err
+	}
+	defer closer.Close()
+	docRID, lsn, json, err := decodeValue(v)
+	if err != nil {
+		return Doc{}, false, err
+	}
+	out := make([]byte, len(json))
+	copy(out, json)
+	return Doc{JSON: out, LSN: lsn, Created: binary.BigEndian.Uint64(docRID[:])}, true, nil
+}

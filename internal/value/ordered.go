@@ -1,0 +1,115 @@
+package value
+
+import (
+	"math"
+	"strings"
+)
+
+// AppendOrdered appends an encoding of a primitive value (null, boolean, number or string)
+// whose byte order is Cosmos's order of values: by type (null < false < true < numbers <
+// strings), then by value. It is self-delimiting, so encodings can be followed by more key
+// bytes. ok is false for undefined, arrays and objects, which have no such encoding.
+func AppendOrdered(dst []byte, v Value) (out []byte, ok bool) {
+	switch v.k {
+	case Null:
+		return append(dst, 0x01), true
+	case Boolean:
+		if v.b {
+			return append(dst, 0x03), true
+		}
+		return append(dst, 0x02), true
+	case Number:
+		bits := math.Float64bits(v.n)
+		if v.n == 0 {
+			bits = 0 // -0 and 0 are the same number
+		}
+		if bits>>63 == 1 {
+			bits = ^bits
+		} else {
+			bits |= 1 << 63
+		}
+		dst = append(dst, 0x04)
+		for shift := 56; shift >= 0; shift -= 8 {
+			dst = append(dst, byte(bits>>shift))
+		}
+		return dst, true
+	case String:
+		dst = append(dst, 0x05)
+		for i := 0; i < len(v.s); i++ {
+			if v.s[i] == 0 {
+				dst = append(dst, 0, 0xFF)
+			} else {
+				dst = append(dst, v.s[i])
+			}
+		}
+		return append(dst, 0, 1), true
+	}
+	return dst, false
+}
+
+// OrderedTypeEnd is the first byte after every encoding of values of v's kind, for ranges
+// that must stay within one type.
+func OrderedTypeEnd(k Kind) byte {
+	switch k {
+	case Null:
+		return 0x02
+	case Boolean:
+		return 0x04
+	case Number:
+		return 0x05
+	}
+	return 0x06
+}
+
+// OrderedTypeStart is the first byte of the encodings of values of kind k.
+func OrderedTypeStart(k Kind) byte {
+	switch k {
+	case Null:
+		return 0x01
+	case Boolean:
+		return 0x02
+	case Number:
+		return 0x04
+	}
+	return 0x05
+}
+
+// Terms calls fn with the path and value of every primitive value in v, the way a range
+// index sees a document: "/a/b" for nested properties, "/tags/[]" for array elements.
+func Terms(v Value, fn func(path string, leaf Value)) {
+	var walk func(prefix string, v Value)
+	walk = func(prefix string, v Value) {
+		switch v.k {
+		case Object:
+			for _, m := range v.obj {
+				walk(prefix+"/"+escapeSegment(m.Key), m.Val)
+			}
+		case Array:
+			for _, e := range v.arr {
+				walk(prefix+"/[]", e)
+			}
+		case Undefined:
+		default:
+			fn(prefix, v)
+		}
+	}
+	walk("", v)
+}
+
+// escapeSegment keeps a property name from being read as a path separator or an array marker.
+func escapeSegment(s string) string {
+	if !strings.ContainsAny(s, "/~[") {
+		return s
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1", "[", "~2").Replace(s)
+}
+
+// TermPath is the index path of a property path given as segments (no array elements).
+func TermPath(segs []string) string {
+	var b strings.Builder
+	for _, s := range segs {
+		b.WriteByte('/')
+		b.WriteString(escapeSegment(s))
+	}
+	return b.String()
+}
