@@ -243,3 +243,32 @@ func TestPartitionKeyRangesFeed(t *testing.T) {
 		t.Fatalf("unchanged ranges with their etag: %d, want 304", code)
 	}
 }
+
+// The JavaScript SDK asks for a query plan; the answer describes the query and the ranges it
+// reads.
+func TestQueryPlanRequest(t *testing.T) {
+	s := startServer(t, false)
+	c := rawClient{s: s, key: emulatorKey, now: time.Now}
+	c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil)
+	c.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"version":2}}`), map[string]string{"x-ms-offer-throughput": "24000"})
+	code, _, b := c.do(t, "POST", "/dbs/db/colls/c/docs",
+		[]byte(`{"query":"SELECT TOP 3 c.id FROM c WHERE c.pk = @pk ORDER BY c.id DESC","parameters":[{"name":"@pk","value":"p"}]}`),
+		map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true", "x-ms-cosmos-is-query-plan-request": "True"})
+	if code != 200 {
+		t.Fatalf("query plan: %d %s", code, b)
+	}
+	var plan struct {
+		QueryInfo struct {
+			Top     *int     `json:"top"`
+			OrderBy []string `json:"orderBy"`
+		} `json:"queryInfo"`
+		QueryRanges []struct{ Min, Max string } `json:"queryRanges"`
+	}
+	if err := json.Unmarshal(b, &plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.QueryInfo.Top == nil || *plan.QueryInfo.Top != 3 || len(plan.QueryInfo.OrderBy) != 1 || plan.QueryInfo.OrderBy[0] != "Descending" ||
+		len(plan.QueryRanges) != 1 || plan.QueryRanges[0].Min == "" || plan.QueryRanges[0].Max == "FF" {
+		t.Fatalf("plan: %s", b)
+	}
+}

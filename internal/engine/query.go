@@ -19,6 +19,15 @@ type QueryResult struct {
 	Partitions map[uint32]uint64
 }
 
+// QueryRanges are the EPK ranges a query reads: those of the partition key values its WHERE
+// pins, or the whole space.
+func (c *Container) QueryRanges(p *query.Prepared, params map[string]value.Value) []epk.Range {
+	if keys, ok := p.PartitionKeys(c.paths, params); ok {
+		return c.keyRanges(keys, epk.All)
+	}
+	return []epk.Range{epk.All}
+}
+
 // Query runs a prepared query over the items whose EPK lies in r. When the query's WHERE
 // pins partition key values, only their logical partitions are read.
 func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {

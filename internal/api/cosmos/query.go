@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
@@ -69,7 +70,7 @@ func (c *call) queryItems() error {
 		return err
 	}
 	if isTrue(c.r.Header.Get("x-ms-cosmos-is-query-plan-request")) {
-		return c.queryPlan(prepared)
+		return c.queryPlan(ct, prepared, params)
 	}
 	r := epk.All
 	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
@@ -153,20 +154,33 @@ func resultList(rid string, results []value.Value) []byte {
 	return documentList(rid, docs)
 }
 
-// queryPlan answers the JavaScript SDK's query plan request. Partita executes every query
-// completely on the server, so the plan tells the client there is nothing left to do: a
-// single range covering the space and no client-side ORDER BY, aggregation or DISTINCT.
-func (c *call) queryPlan(p *query.Prepared) error {
+// queryPlan answers the JavaScript SDK's query plan request with the query's real plan and
+// the EPK ranges it reads. Partita executes every query completely on the server, so the SDK
+// never needs to act on it (it only would after a 400 asking for client-side execution, which
+// Partita never sends).
+func (c *call) queryPlan(ct *engine.Container, p *query.Prepared, params map[string]value.Value) error {
+	pl := p.Plan(params)
+	orEmpty := func(xs []string) []string {
+		if xs == nil {
+			return []string{}
+		}
+		return xs
+	}
+	var ranges []map[string]any
+	for _, r := range ct.QueryRanges(p, params) {
+		ranges = append(ranges, map[string]any{"min": r.Min.Hex(), "max": r.Max.Hex(), "isMinInclusive": true, "isMaxInclusive": false})
+	}
 	c.charge = 0
 	return c.replyJSON(http.StatusOK, map[string]any{
 		"partitionedQueryExecutionInfoVersion": 2,
 		"queryInfo": map[string]any{
-			"distinctType": "None", "top": nil, "offset": nil, "limit": nil,
-			"orderBy": []string{}, "orderByExpressions": []string{}, "groupByExpressions": []string{},
-			"groupByAliases": []string{}, "aggregates": []string{}, "groupByAliasToAggregateType": map[string]any{},
-			"rewrittenQuery": "", "hasSelectValue": p.HasSelectValue(), "hasNonStreamingOrderBy": false,
+			"distinctType": pl.DistinctType, "top": pl.Top, "offset": pl.Offset, "limit": pl.Limit,
+			"orderBy": orEmpty(pl.OrderBy), "orderByExpressions": orEmpty(pl.OrderByExpressions),
+			"groupByExpressions": orEmpty(pl.GroupByExpressions), "groupByAliases": orEmpty(pl.GroupByAliases),
+			"aggregates": orEmpty(pl.Aggregates), "groupByAliasToAggregateType": map[string]any{},
+			"rewrittenQuery": "", "hasSelectValue": pl.HasSelectValue, "hasNonStreamingOrderBy": false,
 		},
-		"queryRanges": []map[string]any{{"min": "", "max": "FF", "isMinInclusive": true, "isMaxInclusive": false}},
+		"queryRanges": ranges,
 	})
 }
 

@@ -1,0 +1,30 @@
+package query
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/partita-db/partita/internal/value"
+)
+
+func TestPlan(t *testing.T) {
+	p, err := Prepare("SELECT DISTINCT TOP @n c.city, COUNT(1) AS n FROM c WHERE c.x > 1 GROUP BY c.city ORDER BY c.city DESC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := p.Plan(map[string]value.Value{"@n": value.Num(5)})
+	if pl.DistinctType != "Ordered" || pl.Top == nil || *pl.Top != 5 || pl.Offset != nil || pl.HasSelectValue ||
+		!reflect.DeepEqual(pl.OrderBy, []string{"Descending"}) || !reflect.DeepEqual(pl.OrderByExpressions, []string{`c["city"]`}) ||
+		!reflect.DeepEqual(pl.GroupByExpressions, []string{`c["city"]`}) || !reflect.DeepEqual(pl.Aggregates, []string{"Count"}) ||
+		!reflect.DeepEqual(pl.GroupByAliases, []string{"city", "n"}) {
+		t.Fatalf("%+v", pl)
+	}
+	p, _ = Prepare("SELECT VALUE AVG(c.n * 2) FROM c OFFSET 1 LIMIT 2")
+	pl = p.Plan(nil)
+	if !pl.HasSelectValue || *pl.Offset != 1 || *pl.Limit != 2 || pl.Aggregates[0] != "Average" || pl.DistinctType != "None" {
+		t.Fatalf("%+v", pl)
+	}
+	if got := FormatExpr(Binary{Op: "AND", L: Call{Name: "LOWER", Args: []Expr{Property{Ident{"c"}, "a"}}}, R: Literal{value.Str("x")}}); got != `(LOWER(c["a"]) AND "x")` {
+		t.Fatalf("FormatExpr: %s", got)
+	}
+}
