@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/status"
 )
 
@@ -25,7 +24,8 @@ func (c *call) maxItemCount() (int, error) {
 	return n, nil
 }
 
-// readFeed answers GET .../docs: every item of the container, a page at a time.
+// readFeed answers GET .../docs: the items of the container (or of the scope the headers
+// name, see scope), a page at a time.
 func (c *call) readFeed() error {
 	if c.r.Header.Get("A-IM") != "" {
 		return status.BadRequest("The change feed is not supported by this version of Partita")
@@ -38,15 +38,9 @@ func (c *call) readFeed() error {
 	if err != nil {
 		return err
 	}
-	r := epk.All
-	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
-		key, err := parsePartitionKey(h)
-		if err != nil {
-			return err
-		}
-		if r, err = ct.KeyRange(key); err != nil {
-			return err
-		}
+	r, err := c.scope(ct)
+	if err != nil {
+		return err
 	}
 	page, err := ct.ReadFeed(r, c.r.Header.Get("x-ms-continuation"), max)
 	c.charge = page.Charge

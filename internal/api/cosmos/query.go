@@ -57,8 +57,7 @@ func (c *call) queryOptions(params map[string]value.Value) (query.Options, error
 	return query.Options{Params: params, MaxItems: max, Continuation: c.r.Header.Get("x-ms-continuation")}, err
 }
 
-// queryItems runs a query over a container, scoped by the request's headers: a partition
-// key, a partition key range id (how the Go SDK's ReadMany addresses ranges), or EPK bounds.
+// queryItems runs a query over a container, scoped by the request's headers (see scope).
 func (c *call) queryItems() error {
 	ct, err := c.container()
 	if err != nil {
@@ -72,28 +71,9 @@ func (c *call) queryItems() error {
 	if isTrue(c.r.Header.Get("x-ms-cosmos-is-query-plan-request")) {
 		return c.queryPlan(ct, prepared, params)
 	}
-	r := epk.All
-	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
-		key, err := parsePartitionKey(h)
-		if err != nil {
-			return err
-		}
-		if r, err = ct.KeyRange(key); err != nil {
-			return err
-		}
-	} else if h := c.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); h != "" {
-		id, err := strconv.ParseUint(h, 10, 32)
-		if err != nil {
-			return status.BadRequest("x-ms-documentdb-partitionkeyrangeid must be a range id, not %q", h)
-		}
-		if r, err = ct.PartitionRange(uint32(id)); err != nil {
-			return err
-		}
-	}
-	if lo, hi := c.r.Header.Get("x-ms-start-epk"), c.r.Header.Get("x-ms-end-epk"); lo != "" || hi != "" {
-		if r, err = narrow(r, lo, hi); err != nil {
-			return err
-		}
+	r, err := c.scope(ct)
+	if err != nil {
+		return err
 	}
 	opts, err := c.queryOptions(params)
 	if err != nil {
@@ -114,6 +94,36 @@ func (c *call) queryItems() error {
 	hdr.Set("x-ms-documentdb-query-metrics", queryMetrics(res.Stats, time.Since(started)))
 	c.reply(http.StatusOK, resultList(ct.RID(), res.Results))
 	return nil
+}
+
+// scope is the EPK range a feed or query request reads: one logical partition (or a prefix of
+// a hierarchical key) named by the partition key header, one partition key range named by its
+// id (how the Go SDK's ReadManyItems addresses ranges), the whole container otherwise;
+// narrowed by x-ms-start-epk and x-ms-end-epk when given.
+func (c *call) scope(ct *engine.Container) (epk.Range, error) {
+	r := epk.All
+	var err error
+	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
+		key, err := parsePartitionKey(h)
+		if err != nil {
+			return r, err
+		}
+		if r, err = ct.KeyRange(key); err != nil {
+			return r, err
+		}
+	} else if h := c.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); h != "" {
+		id, err := strconv.ParseUint(h, 10, 32)
+		if err != nil {
+			return r, status.BadRequest("x-ms-documentdb-partitionkeyrangeid must be a range id, not %q", h)
+		}
+		if r, err = ct.PartitionRange(uint32(id)); err != nil {
+			return r, err
+		}
+	}
+	if lo, hi := c.r.Header.Get("x-ms-start-epk"), c.r.Header.Get("x-ms-end-epk"); lo != "" || hi != "" {
+		r, err = narrow(r, lo, hi)
+	}
+	return r, err
 }
 
 // narrow intersects r with the hex EPK bounds of x-ms-start-epk and x-ms-end-epk.
