@@ -22,6 +22,9 @@ var systemProperties = map[string]bool{
 	"_rid": true, "_self": true, "_etag": true, "_attachments": true, "_ts": true, "_lsn": true,
 }
 
+// IsSystemProperty reports whether a top-level property is one the server writes.
+func IsSystemProperty(name string) bool { return systemProperties[name] }
+
 // Item is an incoming item body that has been validated, with what the write path needs.
 type Item struct {
 	body []byte

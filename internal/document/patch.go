@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -319,6 +320,9 @@ func (n *node) increment(seg string, v *node) error {
 	}
 	fa, _ := strconv.ParseFloat(string(cur.raw), 64)
 	fb, _ := strconv.ParseFloat(string(v.raw), 64)
+	if math.IsInf(fa+fb, 0) || math.IsNaN(fa+fb) {
+		return patchError("incr would overflow the number")
+	}
 	cur.raw = strconv.AppendFloat(nil, fa+fb, 'g', -1, 64)
 	return nil
 }

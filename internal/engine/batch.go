@@ -74,27 +74,40 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 		Charge: ru.Replace(r.PrevBytes, len(r.Doc.JSON))}, nil
 }
 
+// maxConditionRows bounds the work of a patch condition: it runs on the partition's writer,
+// where every other write of the partition waits for it.
+const maxConditionRows = 10000
+
 func (c *Container) patchWrite(e epk.EPK, id string, patch Patch, ifMatch string) partition.Write {
 	return partition.Write{Kind: partition.Mutate, EPK: e, ID: id, IfMatch: ifMatch,
-		Mutate: func(cur []byte) (*document.Item, epk.EPK, error) {
+		Mutate: func(cur []byte) (item *document.Item, ne epk.EPK, terms [][]byte, err error) {
+			defer func() {
+				if r := recover(); r != nil { // a bug must fail this write, not the partition
+					err = status.Internal("patch failed: %v", r)
+				}
+			}()
 			if patch.Condition != nil {
-				page, err := patch.Condition.Run(query.Slice{cur}, query.Options{})
+				page, err := patch.Condition.Run(query.Slice{cur}, query.Options{MaxRows: maxConditionRows})
 				if err != nil {
-					return nil, "", err
+					return nil, "", nil, err
 				}
 				if len(page.Results) == 0 {
-					return nil, "", status.PreconditionFailed("The item does not satisfy the patch's condition")
+					return nil, "", nil, status.PreconditionFailed("The item does not satisfy the patch's condition")
 				}
 			}
 			body, err := document.Patch(cur, patch.Ops)
 			if err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 			item, key, err := document.Parse(body, c.paths)
 			if err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
-			return item, c.scheme.Hash(key), nil
+			if terms, err = partition.IndexTerms(body); err != nil {
+				return nil, "", nil, status.BadRequest("The patched item is not valid: %v", err)
+			}
+			ne, err = c.hash(key)
+			return item, ne, terms, err
 		}}
 }
 
@@ -221,7 +234,7 @@ func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			for _, i := range byLP[e] {
-				results[i] = c.bulkOne(e, ops[i])
+				results[i] = c.bulkOneSafe(e, ops[i])
 			}
 		}()
 	}
@@ -245,6 +258,16 @@ func (c *Container) bulkEPK(op BatchOp) (epk.EPK, error) {
 		key = k
 	}
 	return c.EPK(key)
+}
+
+// bulkOneSafe is bulkOne in a worker goroutine, where a panic would take the server down.
+func (c *Container) bulkOneSafe(e epk.EPK, op BatchOp) (res OpResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = failed(status.Internal("bulk operation failed: %v", r))
+		}
+	}()
+	return c.bulkOne(e, op)
 }
 
 func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {

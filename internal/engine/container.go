@@ -140,13 +140,16 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))
-	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
-		e.seq = seq
-		return ContainerInfo{}, err
-	}
+	// Open first: a record is persisted only for a container that could be opened.
 	c, err := e.openContainer(d, rec)
 	if err != nil {
+		e.seq = seq
 		return ContainerInfo{}, status.Internal("%v", err)
+	}
+	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+		c.close()
+		e.seq = seq
+		return ContainerInfo{}, err
 	}
 	d.containers[spec.ID] = c
 	return c.info(), nil
@@ -267,11 +270,16 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	c.close() // queued writes finish first, so none lands after the range deletion
 	b := e.db.NewBatch()
 	defer b.Close()
-	if err := c.deleteInto(b); err != nil {
-		return status.Internal("%v", err)
+	err = c.deleteInto(b)
+	if err == nil {
+		err = b.Commit(storage.Sync)
 	}
-	if err := b.Commit(storage.Sync); err != nil {
-		return status.Unavailable("Storage failed to commit: %v", err)
+	if err != nil {
+		// The container still exists: open it again rather than leave it refusing writes.
+		if reopened, oerr := e.openContainer(c.db, c.rec); oerr == nil {
+			c.db.containers[id] = reopened
+		}
+		return status.Unavailable("Storage failed to delete the container: %v", err)
 	}
 	delete(c.db.containers, id)
 	return nil

@@ -10,7 +10,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/status"
 )
 
@@ -112,6 +114,20 @@ func TestItemLifecycle(t *testing.T) {
 	s := c.Partitions()[0].Stats()
 	if s.Items != 1 || s.Bytes <= 0 || s.LSN != 5 {
 		t.Fatalf("stats after 4 writes and a delete: %+v", s)
+	}
+}
+
+func TestIfMatchAny(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	if _, err := c.ReplaceItem("a", item("a", "p", ""), ItemOptions{IfMatch: "*"}); !status.Is(err, 404) {
+		t.Fatalf("If-Match * on a missing item: %v", err)
+	}
+	if _, err := c.UpsertItem(item("a", "p", ""), ItemOptions{IfMatch: "*"}); !status.Is(err, 412) {
+		t.Fatalf("upsert with If-Match * of a missing item: %v", err)
+	}
+	mustCreate(t, c, item("a", "p", ""))
+	if _, err := c.ReplaceItem("a", item("a", "p", `,"v":1`), ItemOptions{IfMatch: "*"}); err != nil {
+		t.Fatalf("If-Match * on an existing item: %v", err)
 	}
 }
 
@@ -380,6 +396,41 @@ func TestErrorsChangeNothing(t *testing.T) {
 	// A write that shrinks a full logical partition is still allowed.
 	if _, err := c.ReplaceItem("big-1", item("big-1", "full", ""), ItemOptions{}); err != nil {
 		t.Fatalf("shrinking a full logical partition: %v", err)
+	}
+}
+
+// Hash version 1 keeps only 100 characters of a key, so longer keys are refused rather than
+// allowed to collide.
+func TestLongKeysNeedVersion2(t *testing.T) {
+	_, v1 := newContainer(t, Options{}, ContainerSpec{PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 1}})
+	long := strings.Repeat("a", 100)
+	mustCreate(t, v1, item("x", long, ""))
+	if _, err := v1.CreateItem(item("x", long+"1", ""), ItemOptions{}); !status.Is(err, 400) {
+		t.Fatalf("a 101-byte key in a v1 container: %v", err)
+	}
+	if _, err := v1.ReadItem(key(long+"2"), "x"); !status.Is(err, 400) {
+		t.Fatalf("reading with a 101-byte key in a v1 container: %v", err)
+	}
+	_, v2 := newContainer(t, Options{}, ContainerSpec{})
+	mustCreate(t, v2, item("x", long+"1", ""))
+	mustCreate(t, v2, item("x", long+"2", ""))
+}
+
+// A patch condition runs where every write of its partition waits, so its work is bounded.
+func TestPatchConditionIsBounded(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	arr := strings.Repeat("1,", 1999) + "1"
+	mustCreate(t, c, item("big", "p", `,"arr":[`+arr+`]`))
+	cond, err := query.Prepare("SELECT VALUE 1 FROM c JOIN x IN c.arr JOIN y IN c.arr JOIN z IN c.arr WHERE x + y + z = 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PatchItem(key("p"), "big", Patch{Ops: []document.PatchOp{{Op: "set", Path: "/a", Value: []byte("1")}}, Condition: cond}, ItemOptions{})
+	if !status.Is(err, 400) {
+		t.Fatalf("an unbounded condition: %v", err)
+	}
+	if _, err := c.CreateItem(item("next", "p", ""), ItemOptions{}); err != nil {
+		t.Fatalf("the partition must still take writes: %v", err)
 	}
 }
 

@@ -42,6 +42,23 @@ func (c *Container) EPK(key epk.Key) (epk.EPK, error) {
 	if err := document.CheckPartitionKey(key); err != nil {
 		return "", err
 	}
+	return c.hash(key)
+}
+
+// maxV1KeyBytes is the partition key size of hash version 1 containers: their EPKs keep only
+// the first 100 characters of a string, so longer values could not be told apart (Cosmos
+// calls version 2 "large partition keys" for this reason).
+const maxV1KeyBytes = 100
+
+// hash turns a key into its EPK, refusing what the container's hash cannot represent.
+func (c *Container) hash(key epk.Key) (epk.EPK, error) {
+	if c.scheme == epk.SchemeV1 {
+		for _, v := range key {
+			if v.Kind == epk.KindString && len(v.Str) > maxV1KeyBytes {
+				return "", status.BadRequest("The partition key value is %d bytes; containers with partition key version 1 accept at most %d. Create the container with version 2 for large partition keys", len(v.Str), maxV1KeyBytes)
+			}
+		}
+	}
 	return c.scheme.Hash(key), nil
 }
 
@@ -51,7 +68,10 @@ func (c *Container) parse(body []byte, named epk.Key) (*document.Item, epk.EPK, 
 	if err != nil {
 		return nil, "", err
 	}
-	e := c.scheme.Hash(key)
+	e, err := c.hash(key)
+	if err != nil {
+		return nil, "", err
+	}
 	if named != nil {
 		ne, err := c.EPK(named)
 		if err != nil {
@@ -117,7 +137,8 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 	if err != nil {
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
-	return ItemResult{Doc: d.JSON, ETag: d.ETag(), LSN: d.LSN, PartitionID: p.ID(), Charge: ru.PointRead(len(d.JSON))}, nil
+	// The session token names the partition's LSN, which is at least the item version's.
+	return ItemResult{Doc: d.JSON, ETag: d.ETag(), LSN: max(d.LSN, p.Stats().LSN), PartitionID: p.ID(), Charge: ru.PointRead(len(d.JSON))}, nil
 }
 
 // DeleteItem deletes the item (key, id).
@@ -157,4 +178,14 @@ func (c *Container) Usage() Usage {
 		u.Bytes += s.Bytes
 	}
 	return u
+}
+
+// Session is the session token position of the partition that owns key: its id and LSN.
+func (c *Container) Session(key epk.Key) (partition uint32, lsn uint64) {
+	e, err := c.EPK(key)
+	if err != nil {
+		return 0, 0
+	}
+	p := c.routes.Load().lookup(e)
+	return p.ID(), p.Stats().LSN
 }

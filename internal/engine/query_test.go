@@ -191,3 +191,25 @@ func TestQueryUsesIndex(t *testing.T) {
 		}
 	}
 }
+
+// System properties are not indexed; filters on them must still find the items.
+func TestQueryOnSystemProperties(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	r := mustCreate(t, c, item("a", "p", ""))
+	etag := r.ETag
+	for sql, want := range map[string]int{
+		"SELECT * FROM c WHERE c._ts > 0":                    1,
+		"SELECT * FROM c WHERE c._ts >= 0 AND c._ts < 1e12":  1,
+		"SELECT * FROM c WHERE c._etag = '\"" + etag + "\"'": 1,
+		"SELECT * FROM c WHERE c._rid != ''":                 1,
+	} {
+		p, err := query.Prepare(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Query(p, epk.All, query.Options{})
+		if err != nil || len(res.Results) != want {
+			t.Errorf("%s: %d results (%v), want %d", sql, len(res.Results), err, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
@@ -57,15 +58,9 @@ func termsOf(v value.Value) [][]byte {
 	return out
 }
 
+// isSystemPath reports whether a term path is a system property, which is not indexed.
 func isSystemPath(path string) bool {
-	if !strings.HasPrefix(path, "/_") {
-		return false
-	}
-	switch path {
-	case "/_rid", "/_self", "/_etag", "/_attachments", "/_ts", "/_lsn":
-		return true
-	}
-	return false
+	return strings.HasPrefix(path, "/_") && strings.Count(path, "/") == 1 && document.IsSystemProperty(path[1:])
 }
 
 // termDiff returns the terms only in old (to delete) and only in new (to add); both lists are

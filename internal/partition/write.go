@@ -35,10 +35,11 @@ type Write struct {
 	// Terms are the index terms of Item (IndexTerms), computed by the caller so that the
 	// writer does not have to; nil makes the writer compute them.
 	Terms [][]byte
-	// Mutate computes the new content from the current JSON, for Kind Mutate. It runs on the
-	// partition's writer, so it must be quick and must not block; it fails the write by
-	// returning an error. The result must keep the item's id and EPK.
-	Mutate func(current []byte) (*document.Item, epk.EPK, error)
+	// Mutate computes the new content and its index terms from the current JSON, for Kind
+	// Mutate. It runs on the partition's writer, so it must be quick, bounded and must not
+	// block; it fails the write by returning an error. The result must keep the item's id and
+	// EPK.
+	Mutate func(current []byte) (*document.Item, epk.EPK, [][]byte, error)
 }
 
 // Result is the outcome of one Write.
@@ -324,7 +325,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 		return Op{}, Result{}, status.Conflict("Entity with the specified id already exists in the system.")
 	case (w.Kind == Replace || w.Kind == Delete || w.Kind == Read || w.Kind == Mutate) && !exists:
 		return Op{}, Result{}, notFound()
-	case w.IfMatch != "" && (!exists || ETag(curLSN) != w.IfMatch):
+	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(curLSN) != w.IfMatch): // "*": any version
 		return Op{}, Result{}, status.PreconditionFailed("One of the specified pre-condition is not met.")
 	}
 
@@ -336,10 +337,9 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	case Mutate:
 		_, _, json, _ := decodeValue(cur)
 		var ne epk.EPK
-		if item, ne, err = w.Mutate(json); err != nil {
+		if item, ne, newTerms, err = w.Mutate(json); err != nil {
 			return Op{}, Result{}, err
 		}
-		newTerms = nil
 		if ne != w.EPK || item.ID != w.ID {
 			return Op{}, Result{}, status.BadRequest("The operation would change the item's id or partition key, which cannot change")
 		}

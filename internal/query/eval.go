@@ -40,6 +40,8 @@ type evaluator struct {
 	subs map[*Query]*Prepared
 	// doc is the item being read, which a nested query's FROM may start from.
 	doc value.Value
+	// rowBudget, when set, is how many more rows the execution may produce (Options.MaxRows).
+	rowBudget *int
 }
 
 // aggRef stands in for an aggregate call once the query has been planned: it reads the

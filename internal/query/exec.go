@@ -45,6 +45,9 @@ type Options struct {
 	// NoIndex reads every item even where an index could narrow the read (for tests that
 	// compare both plans).
 	NoIndex bool
+	// MaxRows, when positive, bounds the rows (FROM and JOIN combinations) the execution may
+	// produce; past it the query fails with 400. For filters that run where time matters.
+	MaxRows int
 }
 
 // Page is one page of results.
@@ -76,6 +79,9 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 		return Page{}, err
 	}
 	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC()}, stats: &Stats{}, subs: p.subs}
+	if opts.MaxRows > 0 {
+		ev.rowBudget = &opts.MaxRows
+	}
 	if ir, ok := src.(IndexedReader); ok && !opts.NoIndex {
 		if r, ok := p.indexRange(opts.Params); ok {
 			src = indexed{ir, r}
@@ -254,6 +260,11 @@ func (ev *evaluator) expand(q *Query, outer row, doc value.Value, emit func(row)
 	var rec func(i int, r row) (bool, error)
 	rec = func(i int, r row) (bool, error) {
 		if i == len(sources) {
+			if ev.rowBudget != nil {
+				if *ev.rowBudget--; *ev.rowBudget < 0 {
+					return false, status.BadRequest("The query produces too many rows for this use; simplify its JOINs")
+				}
+			}
 			return emit(r)
 		}
 		s := sources[i]
@@ -328,7 +339,7 @@ func (ev *evaluator) subqueryOver(q *Query, outer row, doc value.Value, limit in
 	if p == nil {
 		return nil, status.Internal("query: subquery was not prepared")
 	}
-	sub := &evaluator{params: ev.params, env: ev.env, stats: ev.stats, subs: ev.subs, doc: doc}
+	sub := &evaluator{params: ev.params, env: ev.env, stats: ev.stats, subs: ev.subs, doc: doc, rowBudget: ev.rowBudget}
 	if !p.grouped && len(p.q.OrderBy) == 0 && !p.q.Select.Distinct && p.q.Offset == nil {
 		var out []value.Value
 		top := p.limit(sub)
@@ -431,6 +442,11 @@ func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			pev := &evaluator{params: ev.params, env: ev.env, stats: &stats[i], subs: ev.subs}
+			defer func() {
+				if r := recover(); r != nil { // a bug must fail the query, not the server
+					errs[i] = status.Internal("query execution failed: %v", r)
+				}
+			}()
 			partials[i], errs[i] = p.gather(pev, p.scanInput(pev, part))
 		}()
 	}

@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -77,8 +78,17 @@ func (p *Prepared) findIndexPreds() {
 	visit(q.Where)
 }
 
-// rootPath returns the property names of alias.a.b or alias["a"]["b"].
+// rootPath returns the property names of alias.a.b or alias["a"]["b"]. System properties
+// are not indexed, so paths to them are refused.
 func rootPath(e Expr, alias string) ([]string, bool) {
+	segs, ok := propertyPath(e, alias)
+	if ok && len(segs) == 1 && document.IsSystemProperty(segs[0]) {
+		return nil, false
+	}
+	return segs, ok
+}
+
+func propertyPath(e Expr, alias string) ([]string, bool) {
 	var segs []string
 	for {
 		switch x := e.(type) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/partita-db/partita/internal/api/cosmos"
@@ -24,6 +25,20 @@ type Server struct {
 	ln     net.Listener
 	http   *http.Server
 	served chan error
+	// inflight counts requests being handled, so that storage is never closed under one.
+	inflight *tracked
+}
+
+// tracked counts the requests its handler is serving.
+type tracked struct {
+	next http.Handler
+	wg   sync.WaitGroup
+}
+
+func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t.wg.Add(1)
+	defer t.wg.Done()
+	t.next.ServeHTTP(w, r)
 }
 
 // Start opens the engine and starts serving; it returns once the listener is bound.
@@ -51,8 +66,9 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, engine: eng, served: make(chan error, 1)}
+	s.inflight = &tracked{next: handler}
 	s.http = &http.Server{
-		Handler:           handler,
+		Handler:           s.inflight,
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
@@ -100,9 +116,10 @@ func (s *Server) Done() <-chan error { return s.served }
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.http.Shutdown(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("requests still running at the shutdown deadline; closing them")
+		s.log.Warn("requests still running at the shutdown deadline; closing their connections")
 		s.http.Close()
 	}
+	s.inflight.wg.Wait() // handlers whose connections were closed still finish their storage work
 	if cerr := s.engine.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -66,6 +66,7 @@ func (c *call) batch() error {
 		if results, failed, err = ct.ExecuteBatch(o.PartitionKey, ops); err != nil {
 			return err
 		}
+		c.w.Header().Set("x-ms-session-token", sessionToken(ct.Session(o.PartitionKey)))
 	} else {
 		if len(ops) > engine.MaxBatchOperations {
 			return status.BadRequest("A bulk request has at most %d operations; got %d", engine.MaxBatchOperations, len(ops))
