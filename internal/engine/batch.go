@@ -65,13 +65,18 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	p := c.routes.Load().lookup(e)
+	if err := c.admit(p); err != nil {
+		return ItemResult{PartitionID: p.ID()}, err
+	}
 	res, err := p.Apply(c.patchWrite(e, id, patch, o.IfMatch))
 	if err != nil {
+		spend(ru.Miss(), p)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
 	r := res[0]
-	return ItemResult{Doc: r.Doc.JSON, ETag: r.Doc.ETag(), LSN: r.Doc.LSN, PartitionID: p.ID(),
-		Charge: ru.Replace(r.PrevBytes, len(r.Doc.JSON))}, nil
+	charge := ru.Replace(r.PrevBytes, len(r.Doc.JSON))
+	spend(charge, p)
+	return ItemResult{Doc: r.Doc.JSON, ETag: r.Doc.ETag(), LSN: r.Doc.LSN, PartitionID: p.ID(), Charge: charge}, nil
 }
 
 // maxConditionRows bounds the work of a patch condition: it runs on the partition's writer,
@@ -190,8 +195,13 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 			return failAt(i, err)
 		}
 	}
-	res, err := c.routes.Load().lookup(e).Apply(writes...)
+	p := c.routes.Load().lookup(e)
+	if err := c.admit(p); err != nil {
+		return nil, -1, err
+	}
+	res, err := p.Apply(writes...)
 	if err != nil {
+		spend(ru.Miss(), p)
 		var be *partition.BatchError
 		if errors.As(err, &be) {
 			return failAt(be.Index, be.Err)
@@ -202,9 +212,12 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 		return nil, -1, err
 	}
 	results := make([]OpResult, len(ops))
+	total := 0.0
 	for i, r := range res {
 		results[i] = opResult(ops[i], r)
+		total += results[i].Charge
 	}
+	spend(total, p)
 	return results, -1, nil
 }
 
@@ -276,9 +289,16 @@ func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
 	if err != nil {
 		return fail(err)
 	}
-	res, err := c.routes.Load().lookup(e).Apply(w)
-	if err != nil {
+	p := c.routes.Load().lookup(e)
+	if err := c.admit(p); err != nil {
 		return fail(err)
 	}
-	return opResult(op, res[0])
+	res, err := p.Apply(w)
+	if err != nil {
+		spend(ru.Miss(), p)
+		return fail(err)
+	}
+	out := opResult(op, res[0])
+	spend(out.Charge, p)
+	return out
 }

@@ -152,6 +152,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		return ContainerInfo{}, err
 	}
 	d.containers[spec.ID] = c
+	e.refreshBudgets()
 	return c.info(), nil
 }
 
@@ -282,6 +283,7 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 		return status.Unavailable("Storage failed to delete the container: %v", err)
 	}
 	delete(c.db.containers, id)
+	e.refreshBudgets()
 	return nil
 }
 

@@ -17,7 +17,10 @@ type Options struct {
 	CacheSize int64  // storage block cache in bytes (0: storage.DefaultCacheSize)
 	// MaxLogicalPartitionBytes caps one logical partition (0: DefaultMaxLogicalPartitionBytes).
 	MaxLogicalPartitionBytes int64
-	Logger                   *slog.Logger
+	// RateLimit refuses requests with 429 once a partition has spent its share of the
+	// throughput for the second. Charges are computed and recorded either way.
+	RateLimit bool
+	Logger    *slog.Logger
 }
 
 // DefaultMaxLogicalPartitionBytes is Cosmos's 20 GB cap on a logical partition.
@@ -81,6 +84,7 @@ func (e *Engine) load() error {
 		}
 		d.containers[r.ID] = c
 	}
+	e.refreshBudgets()
 	e.log.Info("catalog loaded", "databases", len(dbRecs), "containers", len(containerRecs))
 	return nil
 }

@@ -88,6 +88,15 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, erro
 		page.Next = encodeFeedToken(last)
 	}
 	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions))
+	var used []*partition.Partition
+	for _, p := range c.routes.Load().parts {
+		if _, ok := page.Partitions[p.ID()]; ok {
+			used = append(used, p)
+		}
+	}
+	if len(used) > 0 {
+		spend(page.Charge, used...)
+	}
 	return page, nil
 }
 

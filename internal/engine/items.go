@@ -112,8 +112,12 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 		return ItemResult{Charge: ru.Miss()}, status.BadRequest("The item is not valid JSON: %v", err)
 	}
 	p := c.routes.Load().lookup(e)
+	if err := c.admit(p); err != nil {
+		return ItemResult{PartitionID: p.ID()}, err
+	}
 	res, err := p.Apply(partition.Write{Kind: kind, EPK: e, ID: item.ID, Item: item, IfMatch: o.IfMatch, Terms: terms})
 	if err != nil {
+		spend(ru.Miss(), p)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
 	r := res[0]
@@ -123,6 +127,7 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 	} else {
 		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
 	}
+	spend(out.Charge, p)
 	return out, nil
 }
 
@@ -133,12 +138,18 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	p := c.routes.Load().lookup(e)
+	if err := c.admit(p); err != nil {
+		return ItemResult{PartitionID: p.ID()}, err
+	}
 	d, err := p.Read(e, id)
 	if err != nil {
+		spend(ru.Miss(), p)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
+	charge := ru.PointRead(len(d.JSON))
+	spend(charge, p)
 	// The session token names the partition's LSN, which is at least the item version's.
-	return ItemResult{Doc: d.JSON, ETag: d.ETag(), LSN: max(d.LSN, p.Stats().LSN), PartitionID: p.ID(), Charge: ru.PointRead(len(d.JSON))}, nil
+	return ItemResult{Doc: d.JSON, ETag: d.ETag(), LSN: max(d.LSN, p.Stats().LSN), PartitionID: p.ID(), Charge: charge}, nil
 }
 
 // DeleteItem deletes the item (key, id).
@@ -148,11 +159,17 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	p := c.routes.Load().lookup(e)
+	if err := c.admit(p); err != nil {
+		return ItemResult{PartitionID: p.ID()}, err
+	}
 	res, err := p.Apply(partition.Write{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 	if err != nil {
+		spend(ru.Miss(), p)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
-	return ItemResult{PartitionID: p.ID(), Charge: ru.Delete(res[0].PrevBytes), LSN: res[0].Doc.LSN}, nil
+	charge := ru.Delete(res[0].PrevBytes)
+	spend(charge, p)
+	return ItemResult{PartitionID: p.ID(), Charge: charge, LSN: res[0].Doc.LSN}, nil
 }
 
 // Partition returns the partition that owns e, for tests and tools that inspect placement.

@@ -91,6 +91,7 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
 				return OfferInfo{}, err
 			}
 			d.rec = rec
+			e.refreshBudgets()
 			return d.offer(), nil
 		}
 		for _, c := range d.containers {
@@ -101,6 +102,7 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
 					return OfferInfo{}, err
 				}
 				c.rec = rec
+				e.refreshBudgets()
 				return c.offer(), nil
 			}
 		}

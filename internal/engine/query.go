@@ -44,12 +44,18 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 			}
 		}
 	}
+	if err := c.admit(src.parts...); err != nil {
+		return QueryResult{}, err
+	}
 	page, err := p.Run(src, opts)
 	res := QueryResult{Page: page, Partitions: map[uint32]uint64{}}
 	for _, part := range src.parts {
 		res.Partitions[part.ID()] = part.Stats().LSN
 	}
 	res.Charge = ru.Query(page.Stats.ItemsLoaded, page.Stats.BytesLoaded, page.Stats.Results, len(src.parts))
+	if len(src.parts) > 0 {
+		spend(res.Charge, src.parts...)
+	}
 	return res, err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/rid"
+	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/storage"
 )
@@ -43,6 +44,9 @@ type Partition struct {
 	// applied is the LSN of the last committed command; it only grows, and is stored only
 	// once that command is visible to reads.
 	applied atomic.Uint64
+
+	// budget is the partition's share of its container's throughput.
+	budget ru.Budget
 
 	// failed is set once a batch failed to sync; every later write is refused with it.
 	failed atomic.Pointer[status.Error]
@@ -83,6 +87,9 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 	go p.run(st)
 	return p, nil
 }
+
+// Budget is the partition's request-unit budget.
+func (p *Partition) Budget() *ru.Budget { return &p.budget }
 
 // ID is the partition key range id.
 func (p *Partition) ID() uint32 { return p.id }

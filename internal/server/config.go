@@ -23,6 +23,8 @@ type Config struct {
 	CacheSize int64
 	// MaxLogicalPartitionBytes caps one logical partition.
 	MaxLogicalPartitionBytes int64
+	// RateLimit enforces each partition's request-unit budget with 429s.
+	RateLimit bool
 }
 
 // Validate reports the first thing wrong with c.

@@ -55,7 +55,8 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	eng, err := engine.Open(engine.Options{
 		Dir: cfg.DataDir, CacheSize: cfg.CacheSize, MaxLogicalPartitionBytes: cfg.MaxLogicalPartitionBytes,
-		Logger: log,
+		RateLimit: cfg.RateLimit,
+		Logger:    log,
 	})
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Error is a failure as a Cosmos client sees it.
@@ -11,6 +12,8 @@ type Error struct {
 	Status    int // HTTP status, e.g. 404
 	Substatus int // Cosmos substatus, 0 when there is none
 	Message   string
+	// RetryAfter, for 429, is when the request may succeed if retried.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -91,6 +94,12 @@ func TooLarge(format string, args ...any) *Error {
 // PartitionFull is a 403/1014: the write would grow a logical partition past its cap.
 func PartitionFull(format string, args ...any) *Error {
 	return newf(http.StatusForbidden, SubPartitionFull, format, args...)
+}
+
+// TooManyRequests is a 429/3200: the partition's request units for this second are spent.
+func TooManyRequests(retryAfter time.Duration) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Substatus: SubRequestRateTooLarge, RetryAfter: retryAfter,
+		Message: "Request rate is large: the partition's share of the provisioned throughput is spent for this second. Retry after the given time, or raise the throughput."}
 }
 
 // Unavailable is a 503: the server cannot serve the request now (shutting down, storage failed).

@@ -241,6 +241,9 @@ func (c *call) fail(err error) {
 	if e.Substatus != 0 {
 		c.w.Header().Set("x-ms-substatus", strconv.Itoa(e.Substatus))
 	}
+	if e.RetryAfter > 0 {
+		c.w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(max(1, e.RetryAfter.Milliseconds()), 10))
+	}
 	body, _ := json.Marshal(struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`

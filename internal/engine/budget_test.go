@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// writeUntilThrottled writes to one logical partition until a write is refused.
+func writeUntilThrottled(t *testing.T, c *Container, pk string) *status.Error {
+	t.Helper()
+	for i := range 100000 {
+		_, err := c.CreateItem(item(fmt.Sprintf("%s-%d", pk, i), pk, ""), ItemOptions{})
+		var se *status.Error
+		if errors.As(err, &se) {
+			return se
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("never throttled")
+	return nil
+}
+
+func TestThrottling(t *testing.T) {
+	_, c := newContainer(t, Options{RateLimit: true}, ContainerSpec{})
+	se := writeUntilThrottled(t, c, "hot")
+	if se.Status != 429 || se.Substatus != status.SubRequestRateTooLarge || se.RetryAfter <= 0 || se.RetryAfter > time.Second {
+		t.Fatalf("throttled write: %+v", se)
+	}
+	time.Sleep(se.RetryAfter)
+	if _, err := c.CreateItem(item("after", "hot", ""), ItemOptions{}); err != nil {
+		t.Fatalf("write after the retry-after: %v", err)
+	}
+	if s := c.Partitions()[0].Budget().Stats(); s.PerSecond != 400 || s.Throttled == 0 || s.NormalizedUse < 1 {
+		t.Fatalf("budget stats %+v", s)
+	}
+}
+
+// A hot partition is throttled while the container's other partitions are not.
+func TestHotPartitionThrottledAlone(t *testing.T) {
+	_, c := newContainer(t, Options{RateLimit: true}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
+	parts := c.Partitions()
+	if len(parts) != 2 {
+		t.Fatalf("%d partitions, want 2", len(parts))
+	}
+	keyIn := func(p *partition.Partition) string {
+		for i := 0; ; i++ {
+			k := fmt.Sprint("k", i)
+			if e, _ := c.EPK(key(k)); p.Range().Contains(e) {
+				return k
+			}
+		}
+	}
+	hot, cold := keyIn(parts[0]), keyIn(parts[1])
+	writeUntilThrottled(t, c, hot)
+	if _, err := c.CreateItem(item("cold-item", cold, ""), ItemOptions{}); err != nil {
+		t.Fatalf("a write to the cold partition: %v", err)
+	}
+	if s := parts[1].Budget().Stats(); s.Throttled != 0 || s.PerSecond != 6000 {
+		t.Fatalf("the cold partition: %+v", s)
+	}
+}
+
+func TestRateLimitOffStillCharges(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	for i := range 200 {
+		if _, err := c.CreateItem(item(fmt.Sprint(i), "p", ""), ItemOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := c.Partitions()[0].Budget().Stats(); s.Total < 200*5 || s.Throttled != 0 {
+		t.Fatalf("budget stats with rate limiting off: %+v", s)
+	}
+}

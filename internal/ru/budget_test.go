@@ -1,0 +1,34 @@
+package ru
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBudget(t *testing.T) {
+	var b Budget
+	b.SetRate(10)
+	t0 := time.Unix(1000, 0)
+	for i := range 2 {
+		if ok, _ := b.Admit(t0); !ok {
+			t.Fatalf("request %d refused within the budget", i)
+		}
+		b.Spend(t0, 6) // the second request takes the budget below zero
+	}
+	ok, retry := b.Admit(t0.Add(300 * time.Millisecond))
+	if ok || retry != 700*time.Millisecond {
+		t.Fatalf("over budget: admitted %v, retry after %v", ok, retry)
+	}
+	if ok, _ := b.Admit(t0.Add(time.Second)); !ok {
+		t.Fatal("the budget must renew the next second")
+	}
+	s := b.Stats()
+	if s.Throttled != 1 || s.Total != 12 || s.NormalizedUse != 1.2 {
+		t.Fatalf("stats %+v", s)
+	}
+	var unlimited Budget
+	unlimited.Spend(t0, 1e9)
+	if ok, _ := unlimited.Admit(t0); !ok {
+		t.Fatal("an unset budget never refuses")
+	}
+}
