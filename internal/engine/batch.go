@@ -70,12 +70,12 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 	}
 	res, err := p.Apply(c.patchWrite(e, id, patch, o.IfMatch))
 	if err != nil {
-		spend(ru.Miss(), p)
+		spendItem(ru.Miss(), p, e)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
 	r := res[0]
 	charge := ru.Replace(r.PrevBytes, len(r.Doc.JSON))
-	spend(charge, p)
+	spendItem(charge, p, e)
 	return ItemResult{Doc: r.Doc.JSON, ETag: r.Doc.ETag(), LSN: r.Doc.LSN, PartitionID: p.ID(), Charge: charge}, nil
 }
 
@@ -201,7 +201,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 	}
 	res, err := p.Apply(writes...)
 	if err != nil {
-		spend(ru.Miss(), p)
+		spendItem(ru.Miss(), p, e)
 		var be *partition.BatchError
 		if errors.As(err, &be) {
 			return failAt(be.Index, be.Err)
@@ -217,7 +217,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 		results[i] = opResult(ops[i], r)
 		total += results[i].Charge
 	}
-	spend(total, p)
+	spendItem(total, p, e)
 	return results, -1, nil
 }
 
@@ -295,10 +295,10 @@ func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
 	}
 	res, err := p.Apply(w)
 	if err != nil {
-		spend(ru.Miss(), p)
+		spendItem(ru.Miss(), p, e)
 		return fail(err)
 	}
 	out := opResult(op, res[0])
-	spend(out.Charge, p)
+	spendItem(out.Charge, p, e)
 	return out
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/status"
 )
@@ -65,4 +66,10 @@ func spend(charge float64, parts ...*partition.Partition) {
 	for _, p := range parts {
 		p.Budget().Spend(now, charge/float64(len(parts)))
 	}
+}
+
+// spendItem charges an item operation to its partition and its logical partition.
+func spendItem(charge float64, p *partition.Partition, e epk.EPK) {
+	spend(charge, p)
+	p.RecordLogical(e, charge)
 }

@@ -117,7 +117,7 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 	}
 	res, err := p.Apply(partition.Write{Kind: kind, EPK: e, ID: item.ID, Item: item, IfMatch: o.IfMatch, Terms: terms})
 	if err != nil {
-		spend(ru.Miss(), p)
+		spendItem(ru.Miss(), p, e)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
 	r := res[0]
@@ -127,7 +127,7 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 	} else {
 		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
 	}
-	spend(out.Charge, p)
+	spendItem(out.Charge, p, e)
 	return out, nil
 }
 
@@ -143,11 +143,11 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 	}
 	d, err := p.Read(e, id)
 	if err != nil {
-		spend(ru.Miss(), p)
+		spendItem(ru.Miss(), p, e)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
 	charge := ru.PointRead(len(d.JSON))
-	spend(charge, p)
+	spendItem(charge, p, e)
 	// The session token names the partition's LSN, which is at least the item version's.
 	return ItemResult{Doc: d.JSON, ETag: d.ETag(), LSN: max(d.LSN, p.Stats().LSN), PartitionID: p.ID(), Charge: charge}, nil
 }
@@ -164,11 +164,11 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 	}
 	res, err := p.Apply(partition.Write{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 	if err != nil {
-		spend(ru.Miss(), p)
+		spendItem(ru.Miss(), p, e)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
 	}
 	charge := ru.Delete(res[0].PrevBytes)
-	spend(charge, p)
+	spendItem(charge, p, e)
 	return ItemResult{PartitionID: p.ID(), Charge: charge, LSN: res[0].Doc.LSN}, nil
 }
 

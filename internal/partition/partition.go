@@ -47,6 +47,8 @@ type Partition struct {
 
 	// budget is the partition's share of its container's throughput.
 	budget ru.Budget
+	// hot counts request units per logical partition, to name the hottest.
+	hot hotTracker
 
 	// failed is set once a batch failed to sync; every later write is refused with it.
 	failed atomic.Pointer[status.Error]

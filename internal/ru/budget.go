@@ -15,8 +15,12 @@ type Budget struct {
 	perSecond float64 // RU/s; <= 0 means unlimited
 	second    int64   // the Unix second spent refers to
 	spent     float64
-	// maxShare is the highest share of the budget spent in any second since it was last read.
-	maxShare  float64
+	// history holds the RUs spent in each of the last minute's seconds, by second % 60, so
+	// that normalized consumption is the highest share in the last minute.
+	history [60]struct {
+		second int64
+		spent  float64
+	}
 	total     float64 // RUs charged since start
 	throttled uint64  // requests refused
 }
@@ -55,9 +59,8 @@ func (b *Budget) Spend(now time.Time, charge float64) {
 	b.roll(now)
 	b.spent += charge
 	b.total += charge
-	if b.perSecond > 0 {
-		b.maxShare = math.Max(b.maxShare, b.spent/b.perSecond)
-	}
+	h := &b.history[b.second%60]
+	h.second, h.spent = b.second, b.spent
 }
 
 // BudgetStats are a budget's figures.
@@ -65,16 +68,30 @@ type BudgetStats struct {
 	PerSecond float64 // RU/s allowed
 	Total     float64 // RUs charged since start
 	Throttled uint64  // requests refused with 429
-	// NormalizedUse is the highest share of the budget used in any one second since the
-	// previous call (1 means the partition was throttled); reading it starts a new period.
+	// NormalizedUse is the highest share of the budget used in any one second of the last
+	// minute, as Cosmos reports normalized RU consumption: 1 or more means requests were
+	// (or could have been) throttled. Zero when the budget is unlimited.
 	NormalizedUse float64
+	// LastSecond is the RUs spent in the last complete second.
+	LastSecond float64
 }
 
-// Stats returns the budget's figures and starts a new period for NormalizedUse.
-func (b *Budget) Stats() BudgetStats {
+// Stats returns the budget's figures as of now.
+func (b *Budget) Stats() BudgetStats { return b.StatsAt(time.Now()) }
+
+// StatsAt returns the budget's figures as of the given time.
+func (b *Budget) StatsAt(now time.Time) BudgetStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BudgetStats{PerSecond: b.perSecond, Total: b.total, Throttled: b.throttled, NormalizedUse: b.maxShare}
-	b.maxShare = 0
+	s := BudgetStats{PerSecond: b.perSecond, Total: b.total, Throttled: b.throttled}
+	cur := now.Unix()
+	for _, h := range b.history {
+		if h.second > cur-60 && h.second <= cur && b.perSecond > 0 {
+			s.NormalizedUse = math.Max(s.NormalizedUse, h.spent/b.perSecond)
+		}
+		if h.second == cur-1 {
+			s.LastSecond = h.spent
+		}
+	}
 	return s
 }

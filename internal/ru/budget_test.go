@@ -22,8 +22,8 @@ func TestBudget(t *testing.T) {
 	if ok, _ := b.Admit(t0.Add(time.Second)); !ok {
 		t.Fatal("the budget must renew the next second")
 	}
-	s := b.Stats()
-	if s.Throttled != 1 || s.Total != 12 || s.NormalizedUse != 1.2 {
+	s := b.StatsAt(t0.Add(time.Second))
+	if s.Throttled != 1 || s.Total != 12 || s.NormalizedUse != 1.2 || s.LastSecond != 12 {
 		t.Fatalf("stats %+v", s)
 	}
 	var unlimited Budget

@@ -13,6 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/engine"
 )
@@ -67,7 +71,14 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, engine: eng, served: make(chan error, 1)}
-	s.inflight = &tracked{next: handler}
+	// /metrics is Prometheus's, unauthenticated as scrape endpoints are; everything else is
+	// the Cosmos gateway.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{engine: eng, log: log}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", handler)
+	s.inflight = &tracked{next: mux}
 	s.http = &http.Server{
 		Handler:           s.inflight,
 		ReadHeaderTimeout: 30 * time.Second,

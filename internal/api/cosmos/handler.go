@@ -153,6 +153,10 @@ func (c *call) dispatch() error {
 		if m == http.MethodGet {
 			return c.partitionKeyRanges()
 		}
+	case "dbs/*/colls/*/partitions":
+		if m == http.MethodGet {
+			return c.partitions()
+		}
 	case "offers":
 		switch {
 		case m == http.MethodGet:
