@@ -44,6 +44,7 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.Int64Var(&cfg.CacheSize, "cache-size", storage.DefaultCacheSize, "storage block cache in bytes")
 	f.Int64Var(&cfg.MaxLogicalPartitionBytes, "logical-partition-max-bytes", engine.DefaultMaxLogicalPartitionBytes, "size cap of one logical partition in bytes")
+	f.Int64Var(&cfg.MaxPartitionBytes, "partition-max-bytes", engine.DefaultMaxPartitionBytes, "stored size past which a physical partition splits in two")
 	f.BoolVar(&cfg.RateLimit, "rate-limit", true, "answer 429 when a partition has spent its share of the provisioned throughput for the second; --rate-limit=false only computes and reports charges")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGINT/SIGTERM")
 	return cmd

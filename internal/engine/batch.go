@@ -60,6 +60,8 @@ type Patch struct {
 
 // PatchItem applies a partial update to the item (key, id) atomically.
 func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions) (ItemResult, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	e, err := c.EPK(key)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
@@ -174,6 +176,8 @@ func opResult(op BatchOp, r partition.Result) OpResult {
 // none does. On failure the result of the failing operation carries its error and every other
 // one is 424 (failed dependency); the returned index names the failing operation, -1 if none.
 func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	if len(ops) == 0 || len(ops) > MaxBatchOperations {
 		return nil, -1, status.BadRequest("A batch has between 1 and %d operations; got %d", MaxBatchOperations, len(ops))
 	}
@@ -218,6 +222,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 		total += results[i].Charge
 	}
 	spendItem(total, p, e)
+	c.e.maybeSplit(c, p)
 	return results, -1, nil
 }
 
@@ -284,6 +289,8 @@ func (c *Container) bulkOneSafe(e epk.EPK, op BatchOp) (res OpResult) {
 }
 
 func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	fail := failed
 	w, err := c.toWrite(e, op)
 	if err != nil {
@@ -300,5 +307,6 @@ func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
 	}
 	out := opResult(op, res[0])
 	spendItem(out.Charge, p, e)
+	c.e.maybeSplit(c, p)
 	return out
 }

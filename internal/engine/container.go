@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -28,6 +29,10 @@ type Container struct {
 	scheme epk.Scheme
 	paths  [][]string // the partition key paths, split into segments
 	routes atomic.Pointer[routing]
+	// splitMu is held shared by every request and exclusively by a split, which therefore
+	// never runs under a request, and delays requests without failing them.
+	splitMu   sync.RWMutex
+	splitting atomic.Bool // a background split is running for this container
 }
 
 // routing maps EPKs to partitions. parts are sorted by range and tile [epk.Min, epk.Max).
@@ -165,17 +170,9 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 		}
 		c.paths = append(c.paths, segs)
 	}
-	self := "dbs/" + d.rid.String() + "/colls/" + c.rid.String() + "/docs/"
 	rt := &routing{}
 	for _, r := range rec.Ranges {
-		er, err := r.epkRange()
-		if err != nil {
-			return nil, fmt.Errorf("container %q range %d: %w", rec.ID, r.ID, err)
-		}
-		p, err := partition.Open(partition.Config{
-			DB: e.db, Container: rec.Num, ID: r.ID, Range: er, ContainerRID: c.rid,
-			SelfPrefix: self, MaxLogicalBytes: e.opts.MaxLogicalPartitionBytes,
-		}, 0)
+		p, err := c.openPartition(r)
 		if err != nil {
 			for _, q := range rt.parts {
 				q.Close()
@@ -186,6 +183,19 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 	}
 	c.routes.Store(rt)
 	return c, nil
+}
+
+// openPartition opens the partition of one of the container's ranges.
+func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
+	er, err := r.epkRange()
+	if err != nil {
+		return nil, fmt.Errorf("container %q range %d: %w", c.rec.ID, r.ID, err)
+	}
+	return partition.Open(partition.Config{
+		DB: c.e.db, Container: c.rec.Num, ID: r.ID, Range: er, ContainerRID: c.rid,
+		SelfPrefix:      "dbs/" + c.db.rid.String() + "/colls/" + c.rid.String() + "/docs/",
+		MaxLogicalBytes: c.e.opts.MaxLogicalPartitionBytes,
+	}, 0)
 }
 
 func (c *Container) close() {

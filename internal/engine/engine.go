@@ -17,6 +17,9 @@ type Options struct {
 	CacheSize int64  // storage block cache in bytes (0: storage.DefaultCacheSize)
 	// MaxLogicalPartitionBytes caps one logical partition (0: DefaultMaxLogicalPartitionBytes).
 	MaxLogicalPartitionBytes int64
+	// MaxPartitionBytes is the stored size past which a physical partition splits
+	// (0: DefaultMaxPartitionBytes).
+	MaxPartitionBytes int64
 	// RateLimit refuses requests with 429 once a partition has spent its share of the
 	// throughput for the second. Charges are computed and recorded either way.
 	RateLimit bool
@@ -44,6 +47,9 @@ type Engine struct {
 func Open(opts Options) (*Engine, error) {
 	if opts.MaxLogicalPartitionBytes <= 0 {
 		opts.MaxLogicalPartitionBytes = DefaultMaxLogicalPartitionBytes
+	}
+	if opts.MaxPartitionBytes <= 0 {
+		opts.MaxPartitionBytes = DefaultMaxPartitionBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -48,6 +48,8 @@ func (c *Container) KeyRange(key epk.Key) (epk.Range, error) {
 // start). Tokens are positions in the container's key order, so they stay valid when
 // partitions split.
 func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	if max <= 0 {
 		max = DefaultPageSize
 	}

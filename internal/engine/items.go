@@ -100,6 +100,8 @@ func (c *Container) ReplaceItem(id string, body []byte, o ItemOptions) (ItemResu
 }
 
 func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o ItemOptions) (ItemResult, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	item, e, err := c.parse(body, o.PartitionKey)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
@@ -128,11 +130,14 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
 	}
 	spendItem(out.Charge, p, e)
+	c.e.maybeSplit(c, p)
 	return out, nil
 }
 
 // ReadItem reads the item (key, id).
 func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	e, err := c.EPK(key)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
@@ -154,6 +159,8 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 
 // DeleteItem deletes the item (key, id).
 func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResult, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	e, err := c.EPK(key)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err

@@ -75,11 +75,21 @@ func (e *Engine) Offer(id string) (OfferInfo, error) {
 // ReplaceOffer changes the throughput of an offer. The kind (manual or autoscale) may change
 // too; the Cosmos minimums apply.
 func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
+	o, c, err := e.replaceOffer(id, t)
+	if err == nil && c != nil {
+		// Raised throughput needs more partitions: split before answering, as Cosmos does
+		// before it reports the new throughput as in effect.
+		err = e.splitForThroughput(c)
+	}
+	return o, err
+}
+
+func (e *Engine) replaceOffer(id string, t Throughput) (OfferInfo, *Container, error) {
 	if t.IsZero() {
-		return OfferInfo{}, status.BadRequest("The offer needs a throughput: content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
+		return OfferInfo{}, nil, status.BadRequest("The offer needs a throughput: content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
 	}
 	if err := t.validate(); err != nil {
-		return OfferInfo{}, err
+		return OfferInfo{}, nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -88,24 +98,24 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
 			rec := d.rec
 			rec.Throughput, rec.Version = &t, e.nextVersion()
 			if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
-				return OfferInfo{}, err
+				return OfferInfo{}, nil, err
 			}
 			d.rec = rec
 			e.refreshBudgets()
-			return d.offer(), nil
+			return d.offer(), nil, nil
 		}
 		for _, c := range d.containers {
 			if c.rec.Throughput != nil && offerID(true, c.rec.Num) == id {
 				rec := c.rec
 				rec.Throughput, rec.Version = &t, e.nextVersion()
 				if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
-					return OfferInfo{}, err
+					return OfferInfo{}, nil, err
 				}
 				c.rec = rec
 				e.refreshBudgets()
-				return c.offer(), nil
+				return c.offer(), c, nil
 			}
 		}
 	}
-	return OfferInfo{}, status.NotFound("Offer %q does not exist", id)
+	return OfferInfo{}, nil, status.NotFound("Offer %q does not exist", id)
 }

@@ -31,6 +31,8 @@ func (c *Container) QueryRanges(p *query.Prepared, params map[string]value.Value
 // Query runs a prepared query over the items whose EPK lies in r. When the query's WHERE
 // pins partition key values, only their logical partitions are read.
 func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
 	ranges := []epk.Range{r}
 	if keys, ok := p.PartitionKeys(c.paths, opts.Params); ok {
 		ranges = c.keyRanges(keys, r)

@@ -23,6 +23,8 @@ type Config struct {
 	CacheSize int64
 	// MaxLogicalPartitionBytes caps one logical partition.
 	MaxLogicalPartitionBytes int64
+	// MaxPartitionBytes is the stored size past which a physical partition splits.
+	MaxPartitionBytes int64
 	// RateLimit enforces each partition's request-unit budget with 429s.
 	RateLimit bool
 }

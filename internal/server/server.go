@@ -59,8 +59,8 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	eng, err := engine.Open(engine.Options{
 		Dir: cfg.DataDir, CacheSize: cfg.CacheSize, MaxLogicalPartitionBytes: cfg.MaxLogicalPartitionBytes,
-		RateLimit: cfg.RateLimit,
-		Logger:    log,
+		RateLimit: cfg.RateLimit, MaxPartitionBytes: cfg.MaxPartitionBytes,
+		Logger: log,
 	})
 	if err != nil {
 		return nil, err

@@ -231,3 +231,25 @@ func ParseIndexKey(key []byte, pathLen int) (epk, id string, err error) {
 	}
 	return epk, id, nil
 }
+
+// IndexKeyForPartition rewrites an index key of one partition as the same entry of another
+// partition of the container, for splits: the entry's term and item are unchanged.
+func IndexKeyForPartition(key []byte, partition uint32) []byte {
+	out := append([]byte(nil), key...)
+	binary.BigEndian.PutUint32(out[5:9], partition)
+	return out
+}
+
+// IndexEntryEPK returns the EPK of the item an index entry of any path points to.
+func IndexEntryEPK(key []byte) (string, error) {
+	if len(key) < 10 || key[0] != familyIndex {
+		return "", errors.New("storage: not an index key")
+	}
+	_, rest, err := readEscaped(key[9:]) // the path
+	if err != nil {
+		return "", err
+	}
+	pathLen := len(key) - 9 - len(rest)
+	e, _, err := ParseIndexKey(key, pathLen)
+	return e, err
+}

@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// DefaultMaxPartitionBytes is the stored size past which a physical partition splits, as in
+// Cosmos DB (50 GB).
+const DefaultMaxPartitionBytes = 50 << 30
+
+// split turns the partition parentID of c into two children at the EPK at. Items do not move;
+// the children's index entries are copied from the parent's, and the routing table switches
+// at once. Requests of the container wait while it runs (they do not fail); they then go to
+// the child that owns their key.
+func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
+	c.splitMu.Lock()
+	defer c.splitMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || c.db.containers[c.rec.ID] != c {
+		return nil // the container was deleted meanwhile
+	}
+	rt := c.routes.Load()
+	idx := indexOf(rt.parts, parentID)
+	if idx < 0 {
+		return nil // already split
+	}
+	parent := rt.parts[idx]
+	if r := parent.Range(); at <= r.Min || at >= r.Max {
+		return fmt.Errorf("split point %s is not inside %v", at.Hex(), r)
+	}
+	parent.Close() // no request is running (splitMu); this ends its writer
+	rec := c.rec
+	left, right := rec.NextRangeID, rec.NextRangeID+1
+	rec.NextRangeID += 2
+	rec.Version = e.nextVersion()
+	var ranges []rangeRecord
+	for _, r := range rec.Ranges {
+		if r.ID != parentID {
+			ranges = append(ranges, r)
+			continue
+		}
+		ranges = append(ranges,
+			rangeRecord{ID: left, Min: r.Min, Max: at.Hex(), Parents: append(append([]uint32(nil), r.Parents...), parentID)},
+			rangeRecord{ID: right, Min: at.Hex(), Max: r.Max, Parents: append(append([]uint32(nil), r.Parents...), parentID)})
+	}
+	rec.Ranges = ranges
+	b := e.db.NewBatch()
+	defer b.Close()
+	err := parent.WriteSplit(b, at, left, right)
+	if err == nil {
+		err = putJSON(b, storage.CatalogSeqKey(), e.seq)
+	}
+	if err == nil {
+		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
+	}
+	if err == nil {
+		err = b.Commit(storage.Sync)
+	}
+	if err != nil {
+		return e.reopen(c, fmt.Errorf("split of partition %d: %w", parentID, err))
+	}
+	c.rec = rec
+	next := &routing{}
+	for _, r := range rec.Ranges {
+		if r.ID != left && r.ID != right {
+			next.parts = append(next.parts, rt.parts[indexOf(rt.parts, r.ID)])
+			continue
+		}
+		p, err := c.openPartition(r)
+		if err != nil {
+			return e.reopen(c, err)
+		}
+		next.parts = append(next.parts, p)
+	}
+	c.routes.Store(next)
+	e.refreshBudgets()
+	e.log.Info("partition split", "database", c.db.rec.ID, "container", rec.ID, "parent", parentID,
+		"children", fmt.Sprint(left, ",", right), "at", at.Hex())
+	return nil
+}
+
+func indexOf(parts []*partition.Partition, id uint32) int {
+	for i, p := range parts {
+		if p.ID() == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// reopen restores a container's partitions from its catalog record after a failed split.
+func (e *Engine) reopen(c *Container, cause error) error {
+	if fresh, err := e.openContainer(c.db, c.rec); err == nil {
+		for _, p := range c.routes.Load().parts {
+			p.Close()
+		}
+		c.routes.Store(fresh.routes.Load())
+	}
+	return cause
+}
+
+// maybeSplit starts splitting c's oversized partitions in the background, one container at a
+// time, until every partition is under the size limit or cannot split further.
+func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
+	limit := e.opts.MaxPartitionBytes
+	if limit <= 0 || p.Stats().Bytes <= limit || !c.splitting.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer c.splitting.Store(false)
+		for {
+			var big *partition.Partition
+			for _, q := range c.routes.Load().parts {
+				if q.Stats().Bytes > limit && (big == nil || q.Stats().Bytes > big.Stats().Bytes) {
+					big = q
+				}
+			}
+			if big == nil {
+				return
+			}
+			at, ok, err := big.SplitPoint()
+			if err != nil || !ok {
+				return // one logical partition: it cannot split (its own cap applies)
+			}
+			if err := e.split(c, big.ID(), at); err != nil {
+				e.log.Error("split failed", "err", err)
+				return
+			}
+		}
+	}()
+}
+
+// splitForThroughput splits partitions until there are enough to serve the container's
+// throughput at 10,000 RU/s each, splitting the widest ranges at their middle, so only as
+// many parents split as needed.
+func (e *Engine) splitForThroughput(c *Container) error {
+	e.mu.RLock()
+	t := c.rec.Throughput
+	e.mu.RUnlock()
+	if t == nil {
+		return nil
+	}
+	need := int((t.rate() + MaxRUPerPartition - 1) / MaxRUPerPartition)
+	for len(c.routes.Load().parts) < need {
+		parts := append([]*partition.Partition(nil), c.routes.Load().parts...)
+		used := func(p *partition.Partition) epk.Range { return c.usedSpace(p.Range()) }
+		sort.SliceStable(parts, func(i, j int) bool { return width(used(parts[i])) > width(used(parts[j])) })
+		at, ok := epk.Midpoint(used(parts[0]))
+		if !ok {
+			return nil
+		}
+		if err := e.split(c, parts[0].ID(), at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// usedSpace clips a range to the part of the EPK space that hashes actually take: version 2
+// and MultiHash EPKs start below 0x40 (their top two bits are clear), version 1 EPKs with the
+// number-type byte 0x05. Splitting the empty rest would give a child no keys.
+func (c *Container) usedSpace(r epk.Range) epk.Range {
+	end := epk.EPK("\x40")
+	if c.scheme == epk.SchemeV1 {
+		end = "\x06"
+	}
+	r.Max = min(r.Max, end)
+	if r.Min > r.Max {
+		r.Min = r.Max
+	}
+	return r
+}
+
+// width orders ranges by size: the leading bytes of Max - Min read as a fraction.
+func width(r epk.Range) float64 {
+	f := func(e epk.EPK) float64 {
+		v, scale := 0.0, 1.0
+		for i := 0; i < len(e) && i < 8; i++ {
+			scale /= 256
+			v += float64(e[i]) * scale
+		}
+		return v
+	}
+	return f(r.Max) - f(r.Min)
+}

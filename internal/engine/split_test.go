@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/status"
+)
+
+// checkTiling verifies the container's partitions tile the EPK space and name their parents.
+func checkTiling(t *testing.T, e *Engine, c *Container) ContainerInfo {
+	t.Helper()
+	info, err := e.ContainerInfo("db", c.rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := epk.Min
+	for _, p := range info.Partitions {
+		if p.Range.Min != want {
+			t.Fatalf("ranges do not tile: %v after %s", p.Range, want.Hex())
+		}
+		want = p.Range.Max
+	}
+	if want != epk.Max {
+		t.Fatalf("the last range ends at %s", want.Hex())
+	}
+	return info
+}
+
+// A container growing past the split size splits repeatedly while writers and readers run;
+// at the end every item is readable exactly once, through point reads, scans and the index.
+func TestSplitWhileWriting(t *testing.T) {
+	e, c := newContainer(t, Options{MaxPartitionBytes: 256 << 10}, ContainerSpec{})
+	pad := strings.Repeat("x", 900)
+	const writers, each = 8, 250
+	var wg sync.WaitGroup
+	var readErrors atomic.Int64
+	stop := make(chan struct{})
+	go func() { // a reader that must never fail during splits
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := c.ReadItem(key(fmt.Sprintf("k%d", i%97)), "missing"); !status.Is(err, 404) {
+				readErrors.Add(1)
+			}
+		}
+	}()
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				if _, err := c.CreateItem([]byte(fmt.Sprintf(`{"id":%q,"pk":"k%d","n":%d,"pad":%q}`, id, (w*each+i)%97, i, pad)), ItemOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	// Wait for background splits to settle.
+	for deadline := time.Now().Add(10 * time.Second); c.splitting.Load() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if readErrors.Load() > 0 {
+		t.Fatalf("%d reads failed during splits", readErrors.Load())
+	}
+	info := checkTiling(t, e, c)
+	if len(info.Partitions) < 4 {
+		t.Fatalf("%d partitions after writing ~2 MB with a 256 KB split size", len(info.Partitions))
+	}
+	children := 0
+	total := int64(0)
+	for _, p := range info.Partitions {
+		if len(p.Parents) > 0 {
+			children++
+		}
+		total += p.Items
+	}
+	if children != len(info.Partitions) || total != writers*each {
+		t.Fatalf("partitions %+v: %d with parents, %d items", info.Partitions, children, total)
+	}
+	seen := map[string]int{}
+	for _, p := range c.Partitions() {
+		p.Scan(epk.All, nil, func(_ epk.EPK, id string, _ partitionDoc) bool { seen[id]++; return true })
+	}
+	if len(seen) != writers*each {
+		t.Fatalf("scans found %d items, want %d", len(seen), writers*each)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s seen %d times", id, n)
+		}
+	}
+	for w := range writers {
+		for i := range each {
+			id := fmt.Sprintf("w%d-%d", w, i)
+			if _, err := c.ReadItem(key(fmt.Sprintf("k%d", (w*each+i)%97)), id); err != nil {
+				t.Fatalf("read %s: %v", id, err)
+			}
+		}
+	}
+	// The children's indexes hold exactly their items.
+	p, _ := query.Prepare("SELECT VALUE COUNT(1) FROM c WHERE c.n >= 0")
+	res, err := c.Query(p, epk.All, query.Options{})
+	if err != nil || res.Results[0].Num() != writers*each || res.Stats.ItemsLoaded != writers*each {
+		t.Fatalf("count through the index after splits: %v (%d loaded) %v", res.Results, res.Stats.ItemsLoaded, err)
+	}
+	// Writes continue after the splits, with LSNs that keep growing.
+	before := c.Partitions()[0].Stats().LSN
+	r := mustCreate(t, c, []byte(`{"id":"after","pk":"k0"}`))
+	if r.LSN <= before && c.Partition(c.scheme.Hash(key("k0"))).ID() == c.Partitions()[0].ID() {
+		t.Fatal("LSN went back after a split")
+	}
+}
+
+func TestSplitForThroughput(t *testing.T) {
+	e, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 10000}})
+	for i := range 300 {
+		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i), ""))
+	}
+	if n := len(c.Partitions()); n != 2 {
+		t.Fatalf("10,000 RU/s: %d partitions, want 2", n)
+	}
+	offers := e.Offers()
+	if _, err := e.ReplaceOffer(offers[0].ID, Throughput{Manual: 40000}); err != nil {
+		t.Fatal(err)
+	}
+	info := checkTiling(t, e, c)
+	if len(info.Partitions) != 4 {
+		t.Fatalf("40,000 RU/s: %d partitions, want 4", len(info.Partitions))
+	}
+	for _, p := range c.Partitions() {
+		if s := p.Budget().Stats(); s.PerSecond != 10000 {
+			t.Fatalf("partition budget %v, want 10,000 RU/s", s.PerSecond)
+		}
+	}
+	for i := range 300 {
+		if _, err := c.ReadItem(key(fmt.Sprintf("k%d", i)), fmt.Sprint(i)); err != nil {
+			t.Fatalf("item %d after the split: %v", i, err)
+		}
+	}
+	// Splits survive a restart.
+	dir := e.opts.Dir
+	e.Close()
+	e2 := openEngine(t, dir, Options{})
+	defer e2.Close()
+	if info, _ := e2.ContainerInfo("db", "c"); len(info.Partitions) != 4 {
+		t.Fatalf("after restart: %d partitions", len(info.Partitions))
+	}
+	c2, _ := e2.Container("db", "c")
+	if _, err := c2.ReadItem(key("k7"), "7"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.PartitionRange(0); !status.Is(err, 410) {
+		t.Fatalf("a split range's id: %v, want 410", err)
+	}
+}
