@@ -32,6 +32,7 @@ type Container struct {
 	// splitMu is held shared by every request and exclusively by a split, which therefore
 	// never runs under a request, and delays requests without failing them.
 	splitMu   sync.RWMutex
+	splitOne  sync.Mutex  // held for the whole of a split: one split of a container at a time
 	splitting atomic.Bool // a background split is running for this container
 }
 

@@ -13,18 +13,15 @@ import (
 // Cosmos DB (50 GB).
 const DefaultMaxPartitionBytes = 50 << 30
 
-// split turns the partition parentID of c into two children at the EPK at. Items do not move;
-// the children's index entries are copied from the parent's, and the routing table switches
-// at once. Requests of the container wait while it runs (they do not fail); they then go to
-// the child that owns their key.
+// split turns the partition parentID of c into two children at the EPK at. Items do not move.
+// The children's index is copied from a snapshot of the parent's while the parent keeps
+// serving (the parent records the index changes it commits meanwhile); then, with the
+// container's requests held for a moment, the recorded changes are replayed, the catalog and
+// the routing table switch, and the parent's index is dropped. Held requests do not fail: they
+// go on to the child that owns their key.
 func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
-	c.splitMu.Lock()
-	defer c.splitMu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed || c.db.containers[c.rec.ID] != c {
-		return nil // the container was deleted meanwhile
-	}
+	c.splitOne.Lock() // one split of a container at a time
+	defer c.splitOne.Unlock()
 	rt := c.routes.Load()
 	idx := indexOf(rt.parts, parentID)
 	if idx < 0 {
@@ -34,9 +31,35 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	if r := parent.Range(); at <= r.Min || at >= r.Max {
 		return fmt.Errorf("split point %s is not inside %v", at.Hex(), r)
 	}
+	e.mu.RLock()
+	left, right := c.rec.NextRangeID, c.rec.NextRangeID+1
+	e.mu.RUnlock()
+
+	// Phase 1, online.
+	snap, err := parent.BeginCapture()
+	if err != nil {
+		return err
+	}
+	err = parent.BackfillIndex(snap, at, left, right)
+	snap.Close()
+	if err != nil {
+		parent.EndCapture()
+		parent.DropChildIndexes(left, right)
+		return fmt.Errorf("split of partition %d: %w", parentID, err)
+	}
+
+	// Phase 2, with the container's requests held.
+	c.splitMu.Lock()
+	defer c.splitMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || c.db.containers[c.rec.ID] != c {
+		parent.EndCapture()
+		parent.DropChildIndexes(left, right)
+		return nil // the container was deleted meanwhile
+	}
 	parent.Close() // no request is running (splitMu); this ends its writer
 	rec := c.rec
-	left, right := rec.NextRangeID, rec.NextRangeID+1
 	rec.NextRangeID += 2
 	rec.Version = e.nextVersion()
 	var ranges []rangeRecord
@@ -52,7 +75,7 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	rec.Ranges = ranges
 	b := e.db.NewBatch()
 	defer b.Close()
-	err := parent.WriteSplit(b, at, left, right)
+	err = parent.FinishSplit(b, at, left, right)
 	if err == nil {
 		err = putJSON(b, storage.CatalogSeqKey(), e.seq)
 	}
@@ -63,6 +86,7 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 		err = b.Commit(storage.Sync)
 	}
 	if err != nil {
+		parent.DropChildIndexes(left, right)
 		return e.reopen(c, fmt.Errorf("split of partition %d: %w", parentID, err))
 	}
 	c.rec = rec

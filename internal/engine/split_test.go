@@ -167,3 +167,59 @@ func TestSplitForThroughput(t *testing.T) {
 		t.Fatalf("a split range's id: %v, want 410", err)
 	}
 }
+
+// Writes that change indexed values while a split copies the index must be reflected in the
+// children's index: after the split, index lookups find exactly what a full scan finds.
+func TestSplitKeepsIndexExactUnderWrites(t *testing.T) {
+	e, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 10000}})
+	const n = 3000
+	for i := range n {
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"%d","pk":"k%d","n":%d}`, i, i%300, i)))
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for round := 1; ; round++ {
+			for i := 0; i < n; i += 7 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pk := fmt.Sprintf("k%d", i%300)
+				if i%3 == 0 {
+					c.DeleteItem(key(pk), fmt.Sprint(i), ItemOptions{})
+					c.UpsertItem([]byte(fmt.Sprintf(`{"id":"%d","pk":%q,"n":%d}`, i, pk, -round)), ItemOptions{})
+				} else {
+					c.UpsertItem([]byte(fmt.Sprintf(`{"id":"%d","pk":%q,"n":%d}`, i, pk, n+round*n+i)), ItemOptions{})
+				}
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := e.ReplaceOffer(e.Offers()[0].ID, Throughput{Manual: 80000}); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	<-done
+	if got := len(c.Partitions()); got != 8 {
+		t.Fatalf("%d partitions, want 8", got)
+	}
+	for _, sql := range []string{
+		"SELECT VALUE c.id FROM c WHERE c.n >= 0 ORDER BY c.id",
+		"SELECT VALUE c.id FROM c WHERE c.n < 0 ORDER BY c.id",
+		"SELECT VALUE c.id FROM c WHERE c.n > 3000 ORDER BY c.id",
+		"SELECT VALUE COUNT(1) FROM c WHERE c.n BETWEEN 100 AND 200",
+	} {
+		p, _ := query.Prepare(sql)
+		withIndex, err := c.Query(p, epk.All, query.Options{MaxItems: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan, _ := c.Query(p, epk.All, query.Options{MaxItems: 10000, NoIndex: true})
+		if fmt.Sprint(withIndex.Results) != fmt.Sprint(scan.Results) {
+			t.Fatalf("%s: the index finds %d results, a scan %d", sql, len(withIndex.Results), len(scan.Results))
+		}
+	}
+}

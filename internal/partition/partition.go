@@ -49,6 +49,9 @@ type Partition struct {
 	budget ru.Budget
 	// hot counts request units per logical partition, to name the hottest.
 	hot hotTracker
+	// capture, while a split copies this partition's index, records the index changes of
+	// every command committed since the copy's snapshot. Owned by the writer goroutine.
+	capture *capture
 
 	// failed is set once a batch failed to sync; every later write is refused with it.
 	failed atomic.Pointer[status.Error]

@@ -62,6 +62,9 @@ func (e *BatchError) Unwrap() error { return e.Err }
 const maxGroup = 256
 
 type request struct {
+	// control, when set, is run by the writer between groups instead of writing: every
+	// group before it is committed, none after it has started.
+	control func()
 	writes  []Write
 	pre     []preRead // one per write, read by the caller before queueing
 	results []Result
@@ -110,12 +113,22 @@ func (p *Partition) run(st state) {
 	g := &group{docs: map[string][]byte{}, logical: map[string]counts{}}
 	w := &writer{recent: map[string]uint64{}, lpCache: map[string]counts{}}
 	for r := range p.queue {
+		if r.control != nil {
+			r.control()
+			close(r.done)
+			continue
+		}
 		reqs := []*request{r}
+		var ctl *request
 	fill:
 		for len(reqs) < maxGroup {
 			select {
 			case r, ok := <-p.queue:
 				if !ok {
+					break fill
+				}
+				if r.control != nil {
+					ctl = r
 					break fill
 				}
 				reqs = append(reqs, r)
@@ -126,6 +139,10 @@ func (p *Partition) run(st state) {
 		st = p.commit(st, w, g, reqs)
 		for _, r := range reqs {
 			close(r.done)
+		}
+		if ctl != nil {
+			ctl.control()
+			close(ctl.done)
 		}
 	}
 }
@@ -178,6 +195,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 	defer b.Close()
 	next := st
 	now := time.Now().Unix()
+	var cmds []*Command
 	for _, r := range reqs {
 		cmd, results, err := p.decide(next, w, g, r, now)
 		if err == nil {
@@ -190,6 +208,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 		g.remember(p, w, cmd)
 		next = cmd.After
 		r.results = results
+		cmds = append(cmds, cmd)
 	}
 	if next.LSN == st.LSN {
 		return st // every request failed its checks or only read; nothing to write
@@ -212,6 +231,11 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 	}
 	p.applied.Store(next.LSN)
 	p.published.Store(&next)
+	if p.capture != nil {
+		for _, cmd := range cmds {
+			p.capture.record(cmd)
+		}
+	}
 	return next
 }
 
