@@ -62,13 +62,9 @@ type Patch struct {
 func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions) (ItemResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
-	e, err := c.EPK(key)
+	e, p, err := c.route(key)
 	if err != nil {
-		return ItemResult{Charge: ru.Miss()}, err
-	}
-	p := c.routes.Load().lookup(e)
-	if err := c.admit(p); err != nil {
-		return ItemResult{PartitionID: p.ID()}, err
+		return ItemResult{Charge: missCharge(err)}, err
 	}
 	res, err := p.Apply(c.patchWrite(e, id, patch, o.IfMatch))
 	if err != nil {

@@ -134,17 +134,32 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 	return out, nil
 }
 
+// route finds the partition of a full partition key and admits the request to its budget.
+func (c *Container) route(key epk.Key) (epk.EPK, *partition.Partition, error) {
+	e, err := c.EPK(key)
+	if err != nil {
+		return "", nil, err
+	}
+	p := c.routes.Load().lookup(e)
+	return e, p, c.admit(p)
+}
+
+// missCharge is what a request that did no work costs: nothing when it was throttled, the
+// minimum otherwise.
+func missCharge(err error) float64 {
+	if status.Is(err, 429) {
+		return 0
+	}
+	return ru.Miss()
+}
+
 // ReadItem reads the item (key, id).
 func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
-	e, err := c.EPK(key)
+	e, p, err := c.route(key)
 	if err != nil {
-		return ItemResult{Charge: ru.Miss()}, err
-	}
-	p := c.routes.Load().lookup(e)
-	if err := c.admit(p); err != nil {
-		return ItemResult{PartitionID: p.ID()}, err
+		return ItemResult{Charge: missCharge(err)}, err
 	}
 	d, err := p.Read(e, id)
 	if err != nil {
@@ -161,13 +176,9 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
-	e, err := c.EPK(key)
+	e, p, err := c.route(key)
 	if err != nil {
-		return ItemResult{Charge: ru.Miss()}, err
-	}
-	p := c.routes.Load().lookup(e)
-	if err := c.admit(p); err != nil {
-		return ItemResult{PartitionID: p.ID()}, err
+		return ItemResult{Charge: missCharge(err)}, err
 	}
 	res, err := p.Apply(partition.Write{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 	if err != nil {
