@@ -197,3 +197,32 @@ func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Position, i
 	}
 	return nil
 }
+
+// ScanOrdered lists a single partition's items in the order of their value at path, from its
+// range index, when the index can give that order (see query.OrderedReader).
+func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, fn func(query.Position, []byte, []byte) (bool, error)) (bool, error) {
+	if len(s.parts) != 1 || len(s.ranges) != 1 {
+		return false, nil
+	}
+	p := s.parts[0]
+	var ferr error
+	ok, err := p.IndexOrdered(path, from, to, s.ranges[0], desc, func(c partition.Cursor, indexed []byte) bool {
+		d, found, err := p.Get(c.EPK, c.ID)
+		if err != nil {
+			ferr = status.Internal("reading items: %v", err)
+			return false
+		}
+		if !found {
+			return true // deleted since the index was read
+		}
+		more, err := fn(query.Position{EPK: string(c.EPK), ID: c.ID, Created: d.Created}, d.JSON, indexed)
+		if err != nil {
+			ferr = err
+		}
+		return more && err == nil
+	})
+	if err != nil {
+		return ok, status.Internal("reading the index: %v", err)
+	}
+	return ok, ferr
+}

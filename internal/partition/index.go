@@ -45,7 +45,10 @@ func termsOf(v value.Value) [][]byte {
 		if isSystemPath(path) {
 			return
 		}
-		ord, _ = value.AppendOrdered(ord[:0], IndexValue(leaf))
+		var ok bool
+		if ord, ok = value.AppendOrdered(ord[:0], IndexValue(leaf)); !ok {
+			ord = append(ord[:0], value.OrderedMarker(leaf.Kind()))
+		}
 		terms = append(terms, storage.IndexTerm(nil, path, ord))
 	})
 	sort.Slice(terms, func(i, j int) bool { return bytes.Compare(terms[i], terms[j]) < 0 })
@@ -150,4 +153,75 @@ func (p *Partition) Get(e epk.EPK, id string) (d Doc, ok bool, err error) {
 	out := make([]byte, len(json))
 	copy(out, json)
 	return Doc{JSON: out, LSN: lsn, Created: binary.BigEndian.Uint64(docRID[:])}, true, nil
+}
+
+// IndexOrdered calls fn with the items of the partition whose EPK is in r, in the order of
+// their value at path (descending when desc), with the encoded value each entry records.
+// Values the index records equally (long strings cut to the same prefix) come in no
+// particular order; the caller orders them by their full value.
+//
+// With bounds (encoded values [from, to)), only those entries are listed: the caller's filter
+// excludes every other item. Without, ok is false and fn is not called when the index cannot
+// give the full order: some item in r has no value at path, or an array or object there
+// (those order by content, which the index does not keep).
+func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc bool, fn func(c Cursor, value []byte) bool) (ok bool, err error) {
+	prefix := storage.IndexPathPrefix(path)
+	bounded := from != nil
+	if !bounded {
+		from, to = nil, []byte{0xFF}
+	}
+	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], from...))
+	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], to...))
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	lo, hi := max(r.Min, p.rng.Min), min(r.Max, p.rng.Max)
+	if !bounded {
+		if ok, err := p.indexComplete(it, len(prefix), lo, hi); !ok || err != nil {
+			return false, err
+		}
+	}
+	next, valid := it.Next, it.First
+	if desc {
+		next, valid = it.Prev, it.Last
+	}
+	for valid(); it.Valid(); next() {
+		v, e, id, err := storage.ParseIndexEntry(it.Key(), len(prefix))
+		if err != nil {
+			return true, err
+		}
+		if epk.EPK(e) < lo || epk.EPK(e) >= hi {
+			continue
+		}
+		if !fn(Cursor{EPK: epk.EPK(e), ID: id}, v) {
+			break
+		}
+	}
+	return true, it.Error()
+}
+
+// indexComplete reports whether every item with an EPK in [lo, hi) has a primitive value in
+// the index range it iterates.
+func (p *Partition) indexComplete(it *pebble.Iterator, prefixLen int, lo, hi epk.EPK) (bool, error) {
+	want, err := p.sumLogical(epk.Range{Min: lo, Max: hi})
+	if err != nil {
+		return false, err
+	}
+	var n int64
+	for it.First(); it.Valid(); it.Next() {
+		v, e, _, err := storage.ParseIndexEntry(it.Key(), prefixLen)
+		if err != nil {
+			return false, err
+		}
+		if epk.EPK(e) < lo || epk.EPK(e) >= hi {
+			continue
+		}
+		if v[0] >= 0x06 {
+			return false, nil // an array or object at path
+		}
+		n++
+	}
+	return n == want.Items, it.Error() // fewer: some item has no value at path
 }

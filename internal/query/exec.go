@@ -82,6 +82,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	if opts.MaxRows > 0 {
 		ev.rowBudget = &opts.MaxRows
 	}
+	orig := src
 	if ir, ok := src.(IndexedReader); ok && !opts.NoIndex {
 		if r, ok := p.indexRange(opts.Params); ok {
 			src = indexed{ir, r}
@@ -90,7 +91,10 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	if p.streaming {
 		return p.stream(ev, src, tok, max)
 	}
-	all, err := p.materialize(ev, src)
+	all, ok, err := p.fromOrderIndex(ev, orig, tok, max, opts.NoIndex)
+	if err == nil && !ok {
+		all, err = p.materialize(ev, src)
+	}
 	if err != nil {
 		return Page{}, err
 	}
@@ -103,6 +107,37 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	}
 	page.Stats.Results = len(page.Results)
 	return page, nil
+}
+
+// fromOrderIndex answers an ORDER BY query by reading the range index in order and stopping
+// as soon as the page (and its OFFSET) is complete. ok is false when it cannot.
+func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int, noIndex bool) ([]value.Value, bool, error) {
+	path := p.orderPath()
+	s, isSplit := src.(Splitter)
+	if path == "" || noIndex || !isSplit {
+		return nil, false, nil
+	}
+	offset := 0
+	if p.q.Offset != nil {
+		offset = p.count(ev, p.q.Offset)
+	}
+	need := offset + tok.Offset + max + 1 // one more than the page, to know whether more follow
+	if p.q.Limit != nil {
+		need = min(need, offset+p.count(ev, p.q.Limit))
+	}
+	if p.q.Select.Top != nil {
+		need = min(need, offset+p.count(ev, p.q.Select.Top))
+	}
+	var from, to []byte
+	if r, ok := p.indexRange(ev.params); ok && r.Path == path {
+		from, to = r.Lo, r.Hi // the filter on the ORDER BY path bounds the read
+	}
+	results, ok, err := p.ordered(ev, s.Parts(), path, from, to, need)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	all, err := p.finish(ev, &partial{results: results})
+	return all, err == nil, err
 }
 
 // token is the continuation of a query. Streaming queries resume at an item position (and

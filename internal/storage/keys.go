@@ -25,7 +25,8 @@ import (
 // The range index of a physical partition lives under its own prefix: one entry per indexed
 // value of each item, ordered by path, then value, then item. The value is encoded by
 // value.AppendOrdered: a type byte, then nothing (null, booleans), 8 bytes (numbers) or
-// escaped bytes (strings). A split builds the children's entries and drops the parent's prefix.
+// escaped bytes (strings); arrays and objects are recorded by a marker byte alone
+// (value.OrderedMarker), so the index knows every value a path holds, in type order. A split builds the children's entries and drops the parent's prefix.
 const (
 	familyCatalog   = 'c'
 	familyDocument  = 'd'
@@ -207,29 +208,38 @@ func IndexContainerSpan(container uint32) (start, end []byte) {
 
 // ParseIndexKey returns the item of an index entry; pathLen is the length of esc(path).
 func ParseIndexKey(key []byte, pathLen int) (epk, id string, err error) {
+	_, epk, id, err = ParseIndexEntry(key, pathLen)
+	return epk, id, err
+}
+
+// ParseIndexEntry returns the encoded value and the item of an index entry; pathLen is the
+// length of esc(path).
+func ParseIndexEntry(key []byte, pathLen int) (value []byte, epk, id string, err error) {
 	rest := key[min(len(key), 9+pathLen):]
 	if len(key) < 9+pathLen+1 || key[0] != familyIndex {
-		return "", "", errors.New("storage: not an index key")
+		return nil, "", "", errors.New("storage: not an index key")
 	}
+	valueStart := rest
 	switch t := rest[0]; {
-	case t >= 0x01 && t <= 0x03:
+	case t >= 0x01 && t <= 0x03 || t == 0x06 || t == 0x07: // null, booleans, array and object markers
 		rest = rest[1:]
 	case t == 0x04 && len(rest) >= 9:
 		rest = rest[9:]
 	case t == 0x05:
 		if _, rest, err = readEscaped(rest[1:]); err != nil {
-			return "", "", err
+			return nil, "", "", err
 		}
 	default:
-		return "", "", errors.New("storage: bad value in index key")
+		return nil, "", "", errors.New("storage: bad value in index key")
 	}
+	value = valueStart[:len(valueStart)-len(rest)]
 	if epk, rest, err = readEscaped(rest); err != nil {
-		return "", "", err
+		return nil, "", "", err
 	}
 	if id, rest, err = readEscaped(rest); err != nil || len(rest) != 0 {
-		return "", "", errors.New("storage: malformed index key")
+		return nil, "", "", errors.New("storage: malformed index key")
 	}
-	return epk, id, nil
+	return value, epk, id, nil
 }
 
 // IndexKeyForPartition rewrites an index key of one partition as the same entry of another

@@ -74,11 +74,24 @@ func OrderedTypeStart(k Kind) byte {
 	return 0x05
 }
 
-// Terms calls fn with the path and value of every primitive value in v, the way a range
-// index sees a document: "/a/b" for nested properties, "/tags/[]" for array elements.
+// OrderedMarker is the one-byte encoding of an array (0x06) or an object (0x07): it records
+// that a path holds one, in its place in the type order, without its content.
+func OrderedMarker(k Kind) byte {
+	if k == Array {
+		return 0x06
+	}
+	return 0x07
+}
+
+// Terms calls fn with the path and value of every value in v below the root, the way a range
+// index sees a document: "/a/b" for nested properties, "/tags/[]" for array elements. Arrays
+// and objects are reported themselves (fn gets the container) and then walked into.
 func Terms(v Value, fn func(path string, leaf Value)) {
 	var walk func(prefix string, v Value)
 	walk = func(prefix string, v Value) {
+		if prefix != "" && v.k != Undefined {
+			fn(prefix, v)
+		}
 		switch v.k {
 		case Object:
 			for _, m := range v.obj {
@@ -88,9 +101,6 @@ func Terms(v Value, fn func(path string, leaf Value)) {
 			for _, e := range v.arr {
 				walk(prefix+"/[]", e)
 			}
-		case Undefined:
-		default:
-			fn(prefix, v)
 		}
 	}
 	walk("", v)

@@ -39,7 +39,8 @@ func TestTerms(t *testing.T) {
 	v, _ := Parse([]byte(`{"a":{"b":1,"c/d":[true,{"e":null}]},"s":"x","o":{},"l":[]}`))
 	var got []string
 	Terms(v, func(path string, leaf Value) { got = append(got, path+"="+leaf.String()) })
-	want := []string{"/a/b=1", "/a/c~1d/[]=true", "/a/c~1d/[]/e=null", "/s=\"x\""}
+	want := []string{`/a={"b":1,"c/d":[true,{"e":null}]}`, "/a/b=1", `/a/c~1d=[true,{"e":null}]`, "/a/c~1d/[]=true",
+		`/a/c~1d/[]={"e":null}`, "/a/c~1d/[]/e=null", `/s="x"`, "/o={}", "/l=[]"}
 	if len(got) != len(want) {
 		t.Fatalf("%v", got)
 	}
