@@ -41,6 +41,9 @@ type Engine struct {
 	dbs    map[string]*Database
 	seq    catalogSeq
 	closed bool
+
+	// background counts split goroutines, which Close waits for before closing storage.
+	background sync.WaitGroup
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -104,6 +107,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	e.background.Wait() // a running split sees closed and stops before its switch
 	e.closePartitions()
 	return e.db.Close()
 }

@@ -36,6 +36,12 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	e.mu.RUnlock()
 
 	// Phase 1, online.
+	e.mu.RLock()
+	closed := e.closed
+	e.mu.RUnlock()
+	if closed {
+		return nil
+	}
 	snap, err := parent.BeginCapture()
 	if err != nil {
 		return err
@@ -136,7 +142,18 @@ func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
 	if limit <= 0 || p.Stats().Bytes <= limit || !c.splitting.CompareAndSwap(false, true) {
 		return
 	}
+	e.mu.RLock()
+	closed := e.closed
+	if !closed {
+		e.background.Add(1)
+	}
+	e.mu.RUnlock()
+	if closed {
+		c.splitting.Store(false)
+		return
+	}
 	go func() {
+		defer e.background.Done()
 		defer c.splitting.Store(false)
 		for {
 			var big *partition.Partition
