@@ -42,6 +42,18 @@ func TestQueryRoutesByPartitionKey(t *testing.T) {
 			t.Errorf("%s: %d results from %d partitions, want %d from at most %d", tc.sql, len(res.Results), len(res.Partitions), tc.results, tc.partitions)
 		}
 	}
+	// Counting without reading any property still counts every item.
+	for sql, want := range map[string]string{
+		"SELECT VALUE COUNT(1) FROM c":             "[200]",
+		"SELECT COUNT(1) AS n FROM c":              `[{"n":200}]`,
+		"SELECT VALUE 1 FROM c OFFSET 198 LIMIT 5": "[1,1]",
+	} {
+		p, _ := query.Prepare(sql)
+		res, err := c.Query(p, epk.All, query.Options{MaxItems: 1000})
+		if err != nil || value.Arr(res.Results).String() != want {
+			t.Errorf("%s: %v %v, want %s", sql, value.Arr(res.Results), err, want)
+		}
+	}
 }
 
 // TestQueryDifferential runs generated queries over generated data both through the engine

@@ -253,9 +253,9 @@ func (p *Prepared) count(ev *evaluator, e Expr) int {
 func (p *Prepared) itemRows(ev *evaluator, pos Position, doc []byte, emit func(value.Value) (bool, error)) error {
 	ev.stats.ItemsLoaded++
 	ev.stats.BytesLoaded += len(doc)
-	v, err := value.Parse(doc)
+	v, err := p.decode(pos, doc)
 	if err != nil {
-		return status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)
+		return err
 	}
 	return p.rows(ev, v, func(r row) (bool, error) {
 		out, err := p.project(ev, r)
@@ -530,9 +530,9 @@ func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (boo
 					return false, err
 				}
 			}
-			v, err := value.Parse(doc)
+			v, err := p.decode(pos, doc)
 			if err != nil {
-				return false, status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)
+				return false, err
 			}
 			lp = append(lp, item{pos, v})
 			return true, nil
@@ -542,6 +542,19 @@ func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (boo
 		}
 		return flush()
 	}
+}
+
+// decode turns a stored item into a value, unless the query never reads items (it only counts
+// them), in which case decoding would be wasted work.
+func (p *Prepared) decode(pos Position, doc []byte) (value.Value, error) {
+	if !p.needsItems {
+		return value.Obj(nil), nil
+	}
+	v, err := value.Parse(doc)
+	if err != nil {
+		return v, status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)
+	}
+	return v, nil
 }
 
 // result is one projected result with its ORDER BY keys.

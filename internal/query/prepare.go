@@ -19,6 +19,9 @@ type Prepared struct {
 	subs      map[*Query]*Prepared
 	// indexPreds are the WHERE conjuncts a range index can answer.
 	indexPreds []indexPred
+	// needsItems is false when no expression reads the items (SELECT VALUE COUNT(1) FROM c):
+	// they are then counted without being decoded.
+	needsItems bool
 }
 
 // aggSpec is one aggregate call of the SELECT clause, replaced there by an aggRef.
@@ -162,8 +165,40 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 		}
 	}
 	p.findIndexPreds()
+	rootSource := false
+	if q.From != nil {
+		_, rootSource = q.From.Source.Expr.(Ident)
+	}
+	p.needsItems = q.From != nil && (len(q.From.Joins) > 0 || q.From.Source.In || !rootSource || s.Star ||
+		readsItems(append(clauses, s.Value)) || readsItems(itemExprs(s, p.aggs)))
 	p.streaming = top && !p.grouped && len(q.OrderBy) == 0 && !s.Distinct && q.Offset == nil && q.From != nil
 	return p, nil
+}
+
+// itemExprs are the SELECT list's expressions and the aggregates' arguments.
+func itemExprs(s *Select, aggs []aggSpec) []Expr {
+	var out []Expr
+	for _, it := range s.Items {
+		out = append(out, it.Expr)
+	}
+	for _, a := range aggs {
+		out = append(out, a.arg)
+	}
+	return out
+}
+
+// readsItems reports whether any of exprs reads a FROM alias or runs a nested query.
+func readsItems(exprs []Expr) bool {
+	found := false
+	for _, e := range exprs {
+		walk(e, func(x Expr) {
+			switch x.(type) {
+			case Ident, Subquery, Exists, ArrayQuery:
+				found = true
+			}
+		})
+	}
+	return found
 }
 
 func noAggregates(e Expr) error {
