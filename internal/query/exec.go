@@ -252,8 +252,7 @@ func (p *Prepared) count(ev *evaluator, e Expr) int {
 // each projected result.
 func (p *Prepared) itemRows(ev *evaluator, pos Position, doc []byte, emit func(value.Value) (bool, error)) error {
 	ev.stats.ItemsLoaded++
-	ev.stats.BytesLoaded += len(doc)
-	v, err := p.decode(pos, doc)
+	v, err := p.decode(ev, pos, doc)
 	if err != nil {
 		return err
 	}
@@ -524,13 +523,12 @@ func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (boo
 		}
 		err := src.Scan(nil, false, func(pos Position, doc []byte) (bool, error) {
 			ev.stats.ItemsLoaded++
-			ev.stats.BytesLoaded += len(doc)
 			if len(lp) > 0 && lp[0].pos.EPK != pos.EPK {
 				if err := flush(); err != nil {
 					return false, err
 				}
 			}
-			v, err := p.decode(pos, doc)
+			v, err := p.decode(ev, pos, doc)
 			if err != nil {
 				return false, err
 			}
@@ -545,11 +543,13 @@ func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (boo
 }
 
 // decode turns a stored item into a value, unless the query never reads items (it only counts
-// them), in which case decoding would be wasted work.
-func (p *Prepared) decode(pos Position, doc []byte) (value.Value, error) {
+// them), in which case decoding would be wasted work. Only decoded bytes count as loaded, for
+// the charge.
+func (p *Prepared) decode(ev *evaluator, pos Position, doc []byte) (value.Value, error) {
 	if !p.needsItems {
 		return value.Obj(nil), nil
 	}
+	ev.stats.BytesLoaded += len(doc)
 	v, err := value.Parse(doc)
 	if err != nil {
 		return v, status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)

@@ -1,0 +1,368 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// Result is what one request (or one drained query) returned.
+type Result struct {
+	Charge float64 // x-ms-request-charge, summed over query pages
+	ETag   string
+	Body   []byte // the item for reads; the Documents of a query, one JSON value each
+	Docs   [][]byte
+}
+
+// Client is the small surface the workloads need; sdkClient and rawClient implement it.
+type Client interface {
+	// Setup creates the database and container if missing (deleting the container first
+	// when reset), with manual throughput ru RU/s.
+	Setup(ctx context.Context, db, container string, ru int, reset bool) error
+	Create(ctx context.Context, pk string, body []byte) (Result, error)
+	Upsert(ctx context.Context, pk string, body []byte) (Result, error)
+	Replace(ctx context.Context, pk, id string, body []byte, etag string) (Result, error)
+	Read(ctx context.Context, pk, id string) (Result, error)
+	// Query drains every page of a query; pk "" means cross-partition.
+	Query(ctx context.Context, pk, query string, params map[string]any) (Result, error)
+	// Throttled counts the 429 responses seen so far, retried ones included.
+	Throttled() int64
+}
+
+// StatusError carries the HTTP status of a failed request.
+type StatusError struct {
+	Status int
+	Msg    string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Msg) }
+
+// statusOf returns the HTTP status of a request error, 0 if it has none.
+func statusOf(err error) int {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}
+
+func newHTTPClient(insecure bool, conns int) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = conns * 2
+	tr.MaxIdleConnsPerHost = conns * 2
+	if insecure {
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+	}
+	return &http.Client{Transport: tr, Timeout: time.Minute}
+}
+
+func newClient(mode, endpoint, key string, insecure bool, conns int) (Client, error) {
+	hc := newHTTPClient(insecure, conns)
+	switch mode {
+	case "sdk":
+		return newSDKClient(endpoint, key, hc)
+	case "raw":
+		k, err := base64.StdEncoding.DecodeString(key)
+		if err != nil {
+			return nil, fmt.Errorf("key is not base64: %w", err)
+		}
+		return &rawClient{base: strings.TrimSuffix(endpoint, "/"), key: k, hc: hc}, nil
+	}
+	return nil, fmt.Errorf("unknown -mode %q (want sdk or raw)", mode)
+}
+
+// ---- SDK client ----
+
+type sdkClient struct {
+	c         *azcosmos.Client
+	ct        *azcosmos.ContainerClient
+	throttled atomic.Int64
+}
+
+// count429 is a per-retry policy counting throttled responses the SDK then retries.
+type count429 struct{ n *atomic.Int64 }
+
+func (p count429) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
+		p.n.Add(1)
+	}
+	return resp, err
+}
+
+func newSDKClient(endpoint, key string, hc *http.Client) (*sdkClient, error) {
+	cred, err := azcosmos.NewKeyCredential(key)
+	if err != nil {
+		return nil, err
+	}
+	s := &sdkClient{}
+	s.c, err = azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport:        hc,
+		PerRetryPolicies: []policy.Policy{count429{&s.throttled}},
+	}})
+	return s, err
+}
+
+func (s *sdkClient) Throttled() int64 { return s.throttled.Load() }
+
+func (s *sdkClient) Setup(ctx context.Context, db, container string, ru int, reset bool) error {
+	if _, err := s.c.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: db}, nil); err != nil && statusOf(err) != http.StatusConflict {
+		return fmt.Errorf("create database: %w", err)
+	}
+	d, err := s.c.NewDatabase(db)
+	if err != nil {
+		return err
+	}
+	if s.ct, err = d.NewContainer(container); err != nil {
+		return err
+	}
+	if reset {
+		if _, err := s.ct.Delete(ctx, nil); err != nil && statusOf(err) != http.StatusNotFound {
+			return fmt.Errorf("delete container: %w", err)
+		}
+	}
+	tp := azcosmos.NewManualThroughputProperties(int32(ru))
+	_, err = d.CreateContainer(ctx, azcosmos.ContainerProperties{ID: container,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2}},
+		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp})
+	if err != nil && statusOf(err) != http.StatusConflict {
+		return fmt.Errorf("create container: %w", err)
+	}
+	return nil
+}
+
+func itemResult(r azcosmos.ItemResponse, err error) (Result, error) {
+	return Result{Charge: float64(r.RequestCharge), ETag: string(r.ETag), Body: r.Value}, err
+}
+
+func (s *sdkClient) Create(ctx context.Context, pk string, body []byte) (Result, error) {
+	return itemResult(s.ct.CreateItem(ctx, azcosmos.NewPartitionKeyString(pk), body, nil))
+}
+
+func (s *sdkClient) Upsert(ctx context.Context, pk string, body []byte) (Result, error) {
+	return itemResult(s.ct.UpsertItem(ctx, azcosmos.NewPartitionKeyString(pk), body, nil))
+}
+
+func (s *sdkClient) Replace(ctx context.Context, pk, id string, body []byte, etag string) (Result, error) {
+	e := azcore.ETag(etag)
+	return itemResult(s.ct.ReplaceItem(ctx, azcosmos.NewPartitionKeyString(pk), id, body, &azcosmos.ItemOptions{IfMatchEtag: &e}))
+}
+
+func (s *sdkClient) Read(ctx context.Context, pk, id string) (Result, error) {
+	return itemResult(s.ct.ReadItem(ctx, azcosmos.NewPartitionKeyString(pk), id, nil))
+}
+
+func (s *sdkClient) Query(ctx context.Context, pk, q string, params map[string]any) (Result, error) {
+	key := azcosmos.NewPartitionKey()
+	if pk != "" {
+		key = azcosmos.NewPartitionKeyString(pk)
+	}
+	opts := &azcosmos.QueryOptions{}
+	for n, v := range params {
+		opts.QueryParameters = append(opts.QueryParameters, azcosmos.QueryParameter{Name: n, Value: v})
+	}
+	var res Result
+	pager := s.ct.NewQueryItemsPager(q, key, opts)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Charge += float64(page.RequestCharge)
+		res.Docs = append(res.Docs, page.Items...)
+	}
+	return res, nil
+}
+
+// ---- raw client: hand-signed REST requests ----
+
+type rawClient struct {
+	base      string
+	key       []byte
+	hc        *http.Client
+	coll      string // "dbs/<db>/colls/<container>"
+	throttled atomic.Int64
+}
+
+func (c *rawClient) Throttled() int64 { return c.throttled.Load() }
+
+// sign returns the master-key Authorization header for a request.
+func (c *rawClient) sign(verb, resType, resLink, date string) string {
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte(strings.ToLower(verb) + "\n" + strings.ToLower(resType) + "\n" + resLink + "\n" + strings.ToLower(date) + "\n\n"))
+	return url.QueryEscape("type=master&ver=1.0&sig=" + base64.StdEncoding.EncodeToString(m.Sum(nil)))
+}
+
+// do sends a signed request; resType and resLink are what is signed. It retries 429s
+// (after x-ms-retry-after-ms) up to 9 times, as the SDKs do.
+func (c *rawClient) do(ctx context.Context, verb, path, resType, resLink string, body []byte, hdr map[string]string) (*http.Response, []byte, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, verb, c.base+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, nil, err
+		}
+		date := time.Now().UTC().Format(http.TimeFormat)
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("x-ms-version", "2020-07-15")
+		req.Header.Set("Authorization", c.sign(verb, resType, resLink, date))
+		req.Header.Set("Accept", "application/json")
+		if body != nil && req.Header.Get("Content-Type") == "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+		if resp.StatusCode == http.StatusTooManyRequests {
+			c.throttled.Add(1)
+			if attempt < 9 {
+				ms, _ := strconv.Atoi(resp.Header.Get("x-ms-retry-after-ms"))
+				select {
+				case <-time.After(time.Duration(max(ms, 5)) * time.Millisecond):
+					continue
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+			}
+		}
+		if resp.StatusCode >= 300 {
+			return resp, b, &StatusError{Status: resp.StatusCode, Msg: string(bytes.TrimSpace(b))}
+		}
+		return resp, b, nil
+	}
+}
+
+func charge(resp *http.Response) float64 {
+	if resp == nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(resp.Header.Get("x-ms-request-charge"), 64)
+	return f
+}
+
+func pkHeader(pk string) string {
+	b, _ := json.Marshal([]string{pk})
+	return string(b)
+}
+
+func (c *rawClient) Setup(ctx context.Context, db, container string, ru int, reset bool) error {
+	body, _ := json.Marshal(map[string]string{"id": db})
+	if _, _, err := c.do(ctx, "POST", "/dbs", "dbs", "", body, nil); err != nil && statusOf(err) != http.StatusConflict {
+		return fmt.Errorf("create database: %w", err)
+	}
+	dbLink := "dbs/" + db
+	c.coll = dbLink + "/colls/" + container
+	if reset {
+		if _, _, err := c.do(ctx, "DELETE", "/"+c.coll, "colls", c.coll, nil, nil); err != nil && statusOf(err) != http.StatusNotFound {
+			return fmt.Errorf("delete container: %w", err)
+		}
+	}
+	body, _ = json.Marshal(map[string]any{"id": container,
+		"partitionKey": map[string]any{"paths": []string{"/pk"}, "kind": "Hash", "version": 2}})
+	_, _, err := c.do(ctx, "POST", "/"+dbLink+"/colls", "colls", dbLink, body, map[string]string{"x-ms-offer-throughput": strconv.Itoa(ru)})
+	if err != nil && statusOf(err) != http.StatusConflict {
+		return fmt.Errorf("create container: %w", err)
+	}
+	return nil
+}
+
+func (c *rawClient) item(ctx context.Context, verb, pk, id string, body []byte, hdr map[string]string) (Result, error) {
+	hdr["x-ms-documentdb-partitionkey"] = pkHeader(pk)
+	path, link := "/"+c.coll+"/docs", c.coll
+	if id != "" {
+		link = c.coll + "/docs/" + id
+		path = "/" + c.coll + "/docs/" + url.PathEscape(id)
+	}
+	resp, b, err := c.do(ctx, verb, path, "docs", link, body, hdr)
+	r := Result{Charge: charge(resp), Body: b}
+	if resp != nil {
+		r.ETag = resp.Header.Get("etag")
+	}
+	return r, err
+}
+
+func (c *rawClient) Create(ctx context.Context, pk string, body []byte) (Result, error) {
+	return c.item(ctx, "POST", pk, "", body, map[string]string{})
+}
+
+func (c *rawClient) Upsert(ctx context.Context, pk string, body []byte) (Result, error) {
+	return c.item(ctx, "POST", pk, "", body, map[string]string{"x-ms-documentdb-is-upsert": "true"})
+}
+
+func (c *rawClient) Replace(ctx context.Context, pk, id string, body []byte, etag string) (Result, error) {
+	return c.item(ctx, "PUT", pk, id, body, map[string]string{"If-Match": etag})
+}
+
+func (c *rawClient) Read(ctx context.Context, pk, id string) (Result, error) {
+	return c.item(ctx, "GET", pk, id, nil, map[string]string{})
+}
+
+func (c *rawClient) Query(ctx context.Context, pk, q string, params map[string]any) (Result, error) {
+	type param struct {
+		Name  string `json:"name"`
+		Value any    `json:"value"`
+	}
+	spec := struct {
+		Query      string  `json:"query"`
+		Parameters []param `json:"parameters"`
+	}{Query: q, Parameters: []param{}}
+	for n, v := range params {
+		spec.Parameters = append(spec.Parameters, param{n, v})
+	}
+	body, _ := json.Marshal(spec)
+	hdr := map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true"}
+	if pk != "" {
+		hdr["x-ms-documentdb-partitionkey"] = pkHeader(pk)
+	} else {
+		hdr["x-ms-documentdb-query-enablecrosspartition"] = "true"
+	}
+	var res Result
+	for {
+		resp, b, err := c.do(ctx, "POST", "/"+c.coll+"/docs", "docs", c.coll, body, hdr)
+		res.Charge += charge(resp)
+		if err != nil {
+			return res, err
+		}
+		var page struct{ Documents []json.RawMessage }
+		if err := json.Unmarshal(b, &page); err != nil {
+			return res, fmt.Errorf("query response: %w", err)
+		}
+		for _, d := range page.Documents {
+			res.Docs = append(res.Docs, d)
+		}
+		next := resp.Header.Get("x-ms-continuation")
+		if next == "" {
+			return res, nil
+		}
+		hdr["x-ms-continuation"] = next
+	}
+}
