@@ -187,32 +187,19 @@ func newWorker(cfg *Config, c Client, id int) *worker {
 		zipf: rand.NewZipf(rng, 1.01, 1, uint64(max(cfg.Items-1, 1)))}
 }
 
-// run drives workload name for cfg.Duration with cfg.Concurrency workers.
-func run(name string, cfg *Config, c Client) (*Recorder, time.Duration) {
-	if name == "load" {
-		return runLoad(cfg, c, 0, cfg.Items, true)
-	}
-	f := workloads[name]
+// runWorkers runs body on cfg.Concurrency workers until each returns, then merges their
+// recordings.
+func runWorkers(cfg *Config, c Client, body func(w *worker)) (*Recorder, time.Duration) {
 	workers := make([]*worker, cfg.Concurrency)
 	var wg sync.WaitGroup
 	start := time.Now()
-	end := start.Add(cfg.Duration)
 	for i := range workers {
 		w := newWorker(cfg, c, i)
 		workers[i] = w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(end) {
-				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-				t0 := time.Now()
-				ru, d, err := f(ctx, w)
-				if d == 0 {
-					d = time.Since(t0)
-				}
-				cancel()
-				w.rec.Add(d, ru, err)
-			}
+			body(w)
 		}()
 	}
 	wg.Wait()
@@ -224,33 +211,32 @@ func run(name string, cfg *Config, c Client) (*Recorder, time.Duration) {
 	return total, elapsed
 }
 
+// run drives workload name for cfg.Duration with cfg.Concurrency workers.
+func run(name string, cfg *Config, c Client) (*Recorder, time.Duration) {
+	if name == "load" {
+		return runLoad(cfg, c, 0, cfg.Items, true)
+	}
+	f := workloads[name]
+	end := time.Now().Add(cfg.Duration)
+	return runWorkers(cfg, c, func(w *worker) {
+		for time.Now().Before(end) {
+			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+			t0 := time.Now()
+			ru, d, err := f(ctx, w)
+			if d == 0 {
+				d = time.Since(t0)
+			}
+			cancel()
+			w.rec.Add(d, ru, err)
+		}
+	})
+}
+
 // runLoad upserts items [from, to), showing progress on stderr when asked.
 func runLoad(cfg *Config, c Client, from, to int, progress bool) (*Recorder, time.Duration) {
 	var next, done atomic.Int64
 	next.Store(int64(from))
-	workers := make([]*worker, cfg.Concurrency)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range workers {
-		w := newWorker(cfg, c, i)
-		workers[i] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= to {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-				t0 := time.Now()
-				ru, err := update(ctx, w, i)
-				cancel()
-				w.rec.Add(time.Since(t0), ru, err)
-				done.Add(1)
-			}
-		}()
-	}
 	stop := make(chan struct{})
 	var pw sync.WaitGroup
 	if progress {
@@ -277,14 +263,22 @@ func runLoad(cfg *Config, c Client, from, to int, progress bool) (*Recorder, tim
 			}
 		}()
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	total, elapsed := runWorkers(cfg, c, func(w *worker) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= to {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+			t0 := time.Now()
+			ru, err := update(ctx, w, i)
+			cancel()
+			w.rec.Add(time.Since(t0), ru, err)
+			done.Add(1)
+		}
+	})
 	close(stop)
 	pw.Wait()
-	total := &Recorder{}
-	for _, w := range workers {
-		total.Merge(&w.rec)
-	}
 	return total, elapsed
 }
 
