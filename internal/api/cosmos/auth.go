@@ -4,9 +4,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/partita-db/partita/internal/status"
@@ -19,6 +21,12 @@ const maxClockSkew = 15 * time.Minute
 type keyring struct {
 	primary  []byte
 	readOnly []byte // nil when there is no read-only key
+	// macs reuse HMAC states per key: every request computes one or two signatures.
+	primaryMACs, readOnlyMACs *sync.Pool
+}
+
+func macPool(key []byte) *sync.Pool {
+	return &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}
 }
 
 func newKeyring(primary, readOnly string) (keyring, error) {
@@ -31,7 +39,9 @@ func newKeyring(primary, readOnly string) (keyring, error) {
 		if k.readOnly, err = base64.StdEncoding.DecodeString(readOnly); err != nil {
 			return k, status.BadRequest("the read-only key must be base64")
 		}
+		k.readOnlyMACs = macPool(k.readOnly)
 	}
+	k.primaryMACs = macPool(k.primary)
 	return k, nil
 }
 
@@ -74,10 +84,10 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		return &status.Error{Status: http.StatusForbidden, Message: "The request's x-ms-date is more than 15 minutes from the server's time; check the client's clock"}
 	}
 	payload := strings.ToLower(r.Method) + "\n" + strings.ToLower(res.typ) + "\n" + res.link + "\n" + strings.ToLower(date) + "\n\n"
-	if hmac.Equal(given, sign(k.primary, payload)) {
+	if hmac.Equal(given, sign(k.primaryMACs, payload)) {
 		return nil
 	}
-	if k.readOnly != nil && hmac.Equal(given, sign(k.readOnly, payload)) {
+	if k.readOnly != nil && hmac.Equal(given, sign(k.readOnlyMACs, payload)) {
 		if isReadOnlyRequest(r) {
 			return nil
 		}
@@ -88,8 +98,10 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		strings.ToLower(r.Method), res.typ, res.link)
 }
 
-func sign(key []byte, payload string) []byte {
-	m := hmac.New(sha256.New, key)
+func sign(macs *sync.Pool, payload string) []byte {
+	m := macs.Get().(hash.Hash)
+	defer macs.Put(m)
+	m.Reset()
 	m.Write([]byte(payload))
 	return m.Sum(nil)
 }

@@ -48,11 +48,11 @@ func (c *call) readFeed() error {
 		return err
 	}
 	if page.Next != "" {
-		c.w.Header().Set("x-ms-continuation", page.Next)
+		c.w.Header()["X-Ms-Continuation"] = []string{page.Next}
 	}
-	c.w.Header().Set("x-ms-session-token", sessionTokens(page.Partitions))
-	c.w.Header().Set("x-ms-content-path", ct.RID())
-	c.w.Header().Set("x-ms-item-count", strconv.Itoa(len(page.Docs)))
+	c.w.Header()["X-Ms-Session-Token"] = []string{sessionTokens(page.Partitions)}
+	c.w.Header()["X-Ms-Content-Path"] = []string{ct.RID()}
+	c.w.Header()["X-Ms-Item-Count"] = []string{strconv.Itoa(len(page.Docs))}
 	c.reply(http.StatusOK, documentList(ct.RID(), page.Docs))
 	return nil
 }

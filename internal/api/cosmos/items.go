@@ -50,11 +50,11 @@ func (c *call) itemOptions() (engine.ItemOptions, error) {
 func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, withBody bool) {
 	hdr := c.w.Header()
 	if r.ETag != "" {
-		hdr.Set("etag", quoted(r.ETag))
+		hdr["Etag"] = []string{quoted(r.ETag)}
 	}
-	hdr.Set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
-	hdr.Set("lsn", strconv.FormatUint(r.LSN, 10))
-	hdr.Set("x-ms-content-path", ct.RID())
+	hdr["X-Ms-Session-Token"] = []string{sessionToken(r.PartitionID, r.LSN)}
+	hdr["Lsn"] = []string{strconv.FormatUint(r.LSN, 10)}
+	hdr["X-Ms-Content-Path"] = []string{ct.RID()}
 	setQuota(hdr, ct.Usage())
 	if !withBody || preferMinimal(c.r) {
 		c.reply(code, nil)
@@ -112,7 +112,7 @@ func (c *call) readItem() error {
 		return err
 	}
 	if inm := c.r.Header.Get("If-None-Match"); inm != "" && unquoted(inm) == r.ETag {
-		c.w.Header().Set("etag", quoted(r.ETag))
+		c.w.Header()["Etag"] = []string{quoted(r.ETag)}
 		c.reply(http.StatusNotModified, nil)
 		return nil
 	}
@@ -152,6 +152,6 @@ func (c *call) deleteItem() error {
 // reports them.
 func setQuota(hdr http.Header, u engine.Usage) {
 	kb := strconv.FormatInt((u.Bytes+1023)/1024, 10)
-	hdr.Set("x-ms-resource-quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
-	hdr.Set("x-ms-resource-usage", "documentSize="+kb+";documentsSize="+kb+";documentsCount="+strconv.FormatInt(u.Items, 10)+";collectionSize="+kb+";")
+	hdr["X-Ms-Resource-Quota"] = []string{"documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;"}
+	hdr["X-Ms-Resource-Usage"] = []string{"documentSize=" + kb + ";documentsSize=" + kb + ";documentsCount=" + strconv.FormatInt(u.Items, 10) + ";collectionSize=" + kb + ";"}
 }

@@ -86,12 +86,12 @@ func (c *call) queryItems() error {
 	}
 	hdr := c.w.Header()
 	if res.Next != "" {
-		hdr.Set("x-ms-continuation", res.Next)
+		hdr["X-Ms-Continuation"] = []string{res.Next}
 	}
-	hdr.Set("x-ms-session-token", sessionTokens(res.Partitions))
-	hdr.Set("x-ms-content-path", ct.RID())
-	hdr.Set("x-ms-item-count", strconv.Itoa(len(res.Results)))
-	hdr.Set("x-ms-documentdb-query-metrics", queryMetrics(res.Stats, time.Since(started)))
+	hdr["X-Ms-Session-Token"] = []string{sessionTokens(res.Partitions)}
+	hdr["X-Ms-Content-Path"] = []string{ct.RID()}
+	hdr["X-Ms-Item-Count"] = []string{strconv.Itoa(len(res.Results))}
+	hdr["X-Ms-Documentdb-Query-Metrics"] = []string{queryMetrics(res.Stats, time.Since(started))}
 	c.reply(http.StatusOK, resultList(ct.RID(), res.Results))
 	return nil
 }
@@ -238,7 +238,7 @@ func (c *call) querySlice(key string, resources []map[string]any) error {
 		return err
 	}
 	if page.Next != "" {
-		c.w.Header().Set("x-ms-continuation", page.Next)
+		c.w.Header()["X-Ms-Continuation"] = []string{page.Next}
 	}
 	out := make([]json.RawMessage, len(page.Results))
 	for i, v := range page.Results {
