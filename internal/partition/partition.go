@@ -115,12 +115,6 @@ func (p *Partition) Stats() Stats {
 	return Stats{LSN: s.LSN, Items: s.Items, Bytes: s.Bytes}
 }
 
-// LogicalStats returns the items and bytes of the logical partition with the given EPK.
-func (p *Partition) LogicalStats(e epk.EPK) (items, bytes int64, err error) {
-	c, err := p.logical(nil, string(e))
-	return c.Items, c.Bytes, err
-}
-
 func (p *Partition) logical(key []byte, e string) (counts, error) {
 	v, closer, err := p.db.Get(storage.LogicalKey(key, p.container, e))
 	if storage.IsNotFound(err) {

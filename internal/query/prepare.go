@@ -329,9 +329,6 @@ func rewrite(e Expr, fn func(Expr) (Expr, bool)) Expr {
 	return e
 }
 
-// HasSelectValue reports whether the query is SELECT VALUE.
-func (p *Prepared) HasSelectValue() bool { return p.q.Select.Value != nil }
-
 // Ordered reports whether the query fixes the order of its results (ORDER BY). Without it,
 // results come in the order items are stored, which clients must not rely on.
 func (p *Prepared) Ordered() bool { return len(p.q.OrderBy) > 0 }

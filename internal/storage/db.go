@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -60,9 +59,6 @@ func Open(dir string, opts Options) (*DB, error) {
 // Sync is the write option for everything that is acknowledged to a client.
 var Sync = pebble.Sync
 
-// ErrNotFound is returned by GetCopy when the key is absent.
-var ErrNotFound = pebble.ErrNotFound
-
 // GetCopy reads key and returns a copy of its value that outlives Pebble's buffers, appended to dst.
 func (db *DB) GetCopy(dst, key []byte) ([]byte, error) {
 	v, closer, err := db.Get(key)
@@ -83,5 +79,3 @@ func (quietLogger) Errorf(string, ...any) {}
 func (quietLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...)) // Pebble only calls this on corruption it cannot survive
 }
-
-var _ io.Closer = (*DB)(nil)

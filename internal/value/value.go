@@ -94,9 +94,8 @@ func (v Value) Len() int          { return max(len(v.arr), len(v.obj)) }
 func (v Value) IsInteger() bool {
 	return v.k == Number && v.n == math.Trunc(v.n) && !math.IsInf(v.n, 0)
 }
-func (v Value) IsTrue() bool         { return v.k == Boolean && v.b }
-func (v Value) IsPrimitive() bool    { return v.k >= Null && v.k <= String }
-func (v Value) Truthy() (bool, bool) { return v.b, v.k == Boolean }
+func (v Value) IsTrue() bool      { return v.k == Boolean && v.b }
+func (v Value) IsPrimitive() bool { return v.k >= Null && v.k <= String }
 
 // Get returns the property key of an object; undefined for a missing key or a non-object.
 func (v Value) Get(key string) Value {
