@@ -155,13 +155,18 @@ func missCharge(err error) float64 {
 
 // ReadItem reads the item (key, id).
 func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
+	return c.ReadItemTo(nil, key, id)
+}
+
+// ReadItemTo is ReadItem appending the item's JSON to dst, for callers that reuse buffers.
+func (c *Container) ReadItemTo(dst []byte, key epk.Key, id string) (ItemResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	e, p, err := c.route(key)
 	if err != nil {
 		return ItemResult{Charge: missCharge(err)}, err
 	}
-	d, err := p.Read(e, id)
+	d, err := p.Read(e, id, dst)
 	if err != nil {
 		spendItem(ru.Miss(), p, e)
 		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err

@@ -152,8 +152,8 @@ type Doc struct {
 // ETag is the etag of the version.
 func (d Doc) ETag() string { return ETag(d.LSN) }
 
-// Read returns the item (e, id), or a 404.
-func (p *Partition) Read(e epk.EPK, id string) (Doc, error) {
+// Read returns the item (e, id), or a 404. Its JSON is appended to dst.
+func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	var buf [256]byte
 	v, closer, err := p.db.Get(storage.DocKey(buf[:0], p.container, string(e), id))
 	if storage.IsNotFound(err) {
@@ -167,9 +167,8 @@ func (p *Partition) Read(e epk.EPK, id string) (Doc, error) {
 	if err != nil {
 		return Doc{}, status.Internal("%v", err)
 	}
-	out := make([]byte, len(json)) // Pebble's buffer is only valid until closer.Close
-	copy(out, json)
-	return Doc{JSON: out, LSN: lsn}, nil
+	// Pebble's buffer is only valid until closer.Close.
+	return Doc{JSON: append(dst, json...), LSN: lsn}, nil
 }
 
 // Cursor is a position in a container's (EPK, id) order, independent of partitions, so it

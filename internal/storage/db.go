@@ -42,8 +42,12 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	// Every create and most writes first look up a key that usually does not exist yet; bloom
 	// filters answer those lookups without reading data blocks.
+	// A point read that hits walks one table's index to one data block; a single-level index
+	// (one index block per table, as large as it needs, like CockroachDB's 256 KB) saves a
+	// block lookup on every read compared with the default two-level index of 4 KB blocks.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		po.Levels[i].IndexBlockSize = 256 << 10
 	}
 	if po.Logger == nil {
 		po.Logger = quietLogger{}

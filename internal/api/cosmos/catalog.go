@@ -179,7 +179,7 @@ func (c *call) readContainer() error {
 	for _, p := range info.Partitions {
 		u.Items, u.Bytes = u.Items+p.Items, u.Bytes+p.Bytes
 	}
-	setQuota(c.w.Header(), u)
+	c.setQuota(u)
 	c.charge = ru.Catalog()
 	return c.replyJSON(http.StatusOK, containerJSON(info))
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/status"
@@ -48,14 +49,13 @@ func (c *call) itemOptions() (engine.ItemOptions, error) {
 
 // itemReply writes the outcome of an item operation with its headers.
 func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, withBody bool) {
-	hdr := c.w.Header()
 	if r.ETag != "" {
-		hdr["Etag"] = []string{quoted(r.ETag)}
+		c.set("Etag", quoted(r.ETag))
 	}
-	hdr["X-Ms-Session-Token"] = []string{sessionToken(r.PartitionID, r.LSN)}
-	hdr["Lsn"] = []string{strconv.FormatUint(r.LSN, 10)}
-	hdr["X-Ms-Content-Path"] = []string{ct.RID()}
-	setQuota(hdr, ct.Usage())
+	c.set("X-Ms-Session-Token", sessionToken(r.PartitionID, r.LSN))
+	c.set("Lsn", strconv.FormatUint(r.LSN, 10))
+	c.set("X-Ms-Content-Path", ct.RID())
+	c.setQuota(ct.Usage())
 	if !withBody || preferMinimal(c.r) {
 		c.reply(code, nil)
 		return
@@ -101,12 +101,27 @@ func (c *call) createItem() error {
 	return nil
 }
 
+// docBuffers hold point reads' bodies from storage until they are written to the client, so
+// that a read does not leave a copy of its item behind as garbage.
+var docBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func putDocBuffer(b *[]byte) {
+	if cap(*b) <= 64<<10 { // an occasional 2 MB item should not stay pinned in the pool
+		docBuffers.Put(b)
+	}
+}
+
 func (c *call) readItem() error {
 	ct, o, _, err := c.itemRequest(false)
 	if err != nil {
 		return err
 	}
-	r, err := ct.ReadItem(o.PartitionKey, c.res.segs[5])
+	buf := docBuffers.Get().(*[]byte)
+	defer putDocBuffer(buf)
+	r, err := ct.ReadItemTo((*buf)[:0], o.PartitionKey, c.res.segs[5])
+	if r.Doc != nil {
+		*buf = r.Doc
+	}
 	c.charge = r.Charge
 	if err != nil {
 		return err
@@ -150,8 +165,15 @@ func (c *call) deleteItem() error {
 
 // setQuota writes the resource quota and usage headers of a container, in KB as Cosmos
 // reports them.
-func setQuota(hdr http.Header, u engine.Usage) {
-	kb := strconv.FormatInt((u.Bytes+1023)/1024, 10)
-	hdr["X-Ms-Resource-Quota"] = []string{"documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;"}
-	hdr["X-Ms-Resource-Usage"] = []string{"documentSize=" + kb + ";documentsSize=" + kb + ";documentsCount=" + strconv.FormatInt(u.Items, 10) + ";collectionSize=" + kb + ";"}
+func (c *call) setQuota(u engine.Usage) {
+	var kbBuf [20]byte
+	kb := strconv.AppendInt(kbBuf[:0], (u.Bytes+1023)/1024, 10)
+	var buf [128]byte
+	b := append(buf[:0], "documentSize="...)
+	b = append(append(b, kb...), ";documentsSize="...)
+	b = append(append(b, kb...), ";documentsCount="...)
+	b = append(strconv.AppendInt(b, u.Items, 10), ";collectionSize="...)
+	b = append(append(b, kb...), ';')
+	c.set("X-Ms-Resource-Quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
+	c.set("X-Ms-Resource-Usage", string(b))
 }

@@ -25,20 +25,38 @@ func parseResource(escapedPath string) (resource, error) {
 	if trimmed == "" {
 		return res, nil
 	}
-	for _, s := range strings.Split(trimmed, "/") {
-		u, err := url.PathUnescape(s)
-		if err != nil || u == "" {
+	res.segs = make([]string, 0, strings.Count(trimmed, "/")+1)
+	escaped := strings.IndexByte(trimmed, '%') >= 0
+	for rest := trimmed; ; {
+		s, tail, more := strings.Cut(rest, "/")
+		if escaped {
+			u, err := url.PathUnescape(s)
+			if err != nil {
+				s = ""
+			} else {
+				s = u
+			}
+		}
+		if s == "" {
 			return res, status.BadRequest("The request path %q is not a valid resource path", escapedPath)
 		}
-		res.segs = append(res.segs, u)
+		res.segs = append(res.segs, s)
+		if !more {
+			break
+		}
+		rest = tail
 	}
 	n := len(res.segs)
-	if n%2 == 1 {
-		res.typ = res.segs[n-1]
-		res.link = strings.Join(res.segs[:n-1], "/")
-	} else {
-		res.typ = res.segs[n-2]
-		res.link = strings.Join(res.segs, "/")
+	switch {
+	case !escaped && n%2 == 1:
+		// Without escapes the link is the path itself, or its prefix: no copy needed.
+		res.typ, res.link = res.segs[n-1], strings.TrimSuffix(trimmed[:len(trimmed)-len(res.segs[n-1])], "/")
+	case !escaped:
+		res.typ, res.link = res.segs[n-2], trimmed
+	case n%2 == 1:
+		res.typ, res.link = res.segs[n-1], strings.Join(res.segs[:n-1], "/")
+	default:
+		res.typ, res.link = res.segs[n-2], strings.Join(res.segs, "/")
 	}
 	if res.segs[0] == "offers" && n == 2 {
 		res.link = strings.ToLower(res.segs[1])
@@ -48,13 +66,21 @@ func parseResource(escapedPath string) (resource, error) {
 
 // shape is the URL's pattern with the names left out, e.g. "dbs/*/colls/*/docs".
 func (r resource) shape() string {
-	parts := make([]string, len(r.segs))
+	var buf [64]byte
+	return string(r.appendShape(buf[:0]))
+}
+
+// appendShape appends the shape to b; dispatch switches on it without allocating.
+func (r resource) appendShape(b []byte) []byte {
 	for i, s := range r.segs {
+		if i > 0 {
+			b = append(b, '/')
+		}
 		if i%2 == 0 {
-			parts[i] = s
+			b = append(b, s...)
 		} else {
-			parts[i] = "*"
+			b = append(b, '*')
 		}
 	}
-	return strings.Join(parts, "/")
+	return b
 }
