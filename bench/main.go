@@ -35,6 +35,7 @@ const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // target is one endpoint under test.
 type target struct {
 	label, url string
+	server     string // a name for reports, e.g. partita
 	pid        int
 	c          Client
 	loaded     bool
@@ -69,6 +70,9 @@ func mainErr() error {
 		cmpKey     = flag.String("compare-key", "", "master key of -compare-endpoint (default: -key)")
 		cmpPID     = flag.Int("compare-server-pid", 0, "pid of the local server at -compare-endpoint")
 		rounds     = flag.Int("rounds", 2, "rounds of A then B per workload in a comparison")
+		label      = flag.String("label", "", "name of -endpoint's server in results, e.g. partita (default: A)")
+		cmpLabel   = flag.String("compare-label", "", "name of -compare-endpoint's server in results (default: B)")
+		rate       = flag.Float64("rate", 0, "pace each run at this many operations per second (open loop; latency counts from each operation's scheduled start); 0 runs flat out")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -81,17 +85,17 @@ func mainErr() error {
 	if *conc < 1 || *keys < 1 || *items < 1 || *partitions < 1 || *rounds < 1 {
 		return fmt.Errorf("-concurrency, -keys, -items, -partitions and -rounds must be at least 1")
 	}
-	cfg := &Config{Concurrency: *conc, Duration: *dur, ItemSize: *itemSize, Keys: *keys, Items: *items}
+	cfg := &Config{Concurrency: *conc, Duration: *dur, ItemSize: *itemSize, Keys: *keys, Items: *items, Rate: *rate}
 	out, err := openJSON(*jsonPath)
 	if err != nil {
 		return err
 	}
 	defer out.close()
 
-	targets := []*target{{label: "A", url: *endpoint, pid: *pid}}
+	targets := []*target{{label: "A", server: *label, url: *endpoint, pid: *pid}}
 	nRounds := 1
 	if *cmpEP != "" {
-		targets = append(targets, &target{label: "B", url: *cmpEP, pid: *cmpPID})
+		targets = append(targets, &target{label: "B", server: *cmpLabel, url: *cmpEP, pid: *cmpPID})
 		nRounds = *rounds
 		if *cmpKey == "" {
 			*cmpKey = *key
@@ -144,6 +148,7 @@ func mainErr() error {
 				sums[i].CPU += part.CPU
 				sums[i].RSSPeakMB = max(sums[i].RSSPeakMB, part.RSSPeakMB)
 				sums[i].HWMMB = max(sums[i].HWMMB, part.HWMMB)
+				sums[i].RSSMB = part.RSSMB
 				sums[i].Throttled += t.c.Throttled() - thr0
 				if name == "load" {
 					t.loaded = cfg.Items > 0 && rec.Errors == 0
@@ -153,7 +158,11 @@ func mainErr() error {
 		for i, t := range targets {
 			s := summarize(recs[i], elapsed[i])
 			s.Workload, s.Endpoint, s.URL, s.Mode, s.Conc, s.Rounds = name, t.label, t.url, *mode, *conc, nRounds
-			s.CPU, s.RSSPeakMB, s.HWMMB, s.Throttled = sums[i].CPU, sums[i].RSSPeakMB, sums[i].HWMMB, sums[i].Throttled
+			s.CPU, s.RSSPeakMB, s.HWMMB, s.RSSMB, s.Throttled = sums[i].CPU, sums[i].RSSPeakMB, sums[i].HWMMB, sums[i].RSSMB, sums[i].Throttled
+			s.Server, s.Rate = t.server, *rate
+			if s.Server == "" {
+				s.Server = t.label
+			}
 			sums[i] = s
 			fmt.Println(textLine(s))
 			errorDetail(os.Stdout, name, t.label, recs[i])

@@ -111,8 +111,9 @@ func (w *ProcWatch) Finish(s *Summary) error {
 	if err != nil {
 		return err
 	}
-	_, hwm, _ := memKB(w.pid)
+	rss, hwm, _ := memKB(w.pid)
 	s.CPU = cpu1 - w.cpu0
+	s.RSSMB = rss / 1024
 	s.RSSPeakMB = w.peakRSS / 1024
 	s.HWMMB = hwm / 1024
 	return w.lastErrs

@@ -12,10 +12,10 @@ import (
 // textLine renders a summary as one line.
 func textLine(s Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-11s %-3s %-4s ops/s=%-9.1f p50=%.2fms p90=%.2fms p99=%.2fms p99.9=%.2fms RU/s=%.1f (%.2f/op) errors=%d (429=%d, throttled=%d)",
-		s.Workload, s.Mode, s.Endpoint, s.OpsPerSec, s.P50, s.P90, s.P99, s.P999, s.RUPerSec, s.RUPerOp, s.Errors, s.Err429, s.Throttled)
+	fmt.Fprintf(&b, "%-11s %-3s %-14s ops/s=%-9.1f p50=%.2fms p90=%.2fms p99=%.2fms p99.9=%.2fms RU/s=%.1f (%.2f/op) errors=%d (429=%d, throttled=%d)",
+		s.Workload, s.Mode, s.Server, s.OpsPerSec, s.P50, s.P90, s.P99, s.P999, s.RUPerSec, s.RUPerOp, s.Errors, s.Err429, s.Throttled)
 	if s.CPU > 0 || s.RSSPeakMB > 0 {
-		fmt.Fprintf(&b, " cpu=%.2fs (%.3fms/op) rss_peak=%.1fMB", s.CPU, cpuPerOp(s), s.RSSPeakMB)
+		fmt.Fprintf(&b, " cpu=%.2fs (%.3fms/op) rss=%.1fMB rss_peak=%.1fMB", s.CPU, cpuPerOp(s), s.RSSMB, s.RSSPeakMB)
 	}
 	return b.String()
 }

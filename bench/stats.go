@@ -55,11 +55,13 @@ func (r *Recorder) Merge(o *Recorder) {
 // Summary is the figures of one workload run (or of several rounds combined).
 type Summary struct {
 	Workload  string  `json:"workload"`
+	Server    string  `json:"server"`   // -label or -compare-label
 	Endpoint  string  `json:"endpoint"` // A, or B in a comparison
 	URL       string  `json:"url"`
 	Rounds    int     `json:"rounds"`
 	Mode      string  `json:"mode"`
 	Conc      int     `json:"concurrency"`
+	Rate      float64 `json:"rate,omitempty"` // the paced rate, if any
 	Ops       int64   `json:"ops"`
 	Elapsed   float64 `json:"elapsed_s"`
 	OpsPerSec float64 `json:"ops_per_s"`
@@ -74,6 +76,7 @@ type Summary struct {
 	Throttled int64   `json:"throttled_responses"` // 429s seen, retried ones included
 	CPU       float64 `json:"server_cpu_s,omitempty"`
 	RSSPeakMB float64 `json:"server_rss_peak_mb,omitempty"`
+	RSSMB     float64 `json:"server_rss_mb,omitempty"` // at the end of the run
 	HWMMB     float64 `json:"server_vmhwm_mb,omitempty"`
 	FirstErr  string  `json:"first_error,omitempty"`
 }

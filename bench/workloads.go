@@ -21,6 +21,10 @@ type Config struct {
 	Keys        int
 	Items       int
 	RunID       string
+	// Rate, when above zero, paces the run at this many operations per second in all (an open
+	// loop): each operation has a scheduled start, and its latency counts from that start, so
+	// a server that falls behind is charged for the queue it causes.
+	Rate float64
 }
 
 // worker is the per-goroutine state of a run.
@@ -217,13 +221,23 @@ func run(name string, cfg *Config, c Client) (*Recorder, time.Duration) {
 		return runLoad(cfg, c, 0, cfg.Items, true)
 	}
 	f := workloads[name]
-	end := time.Now().Add(cfg.Duration)
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	var next atomic.Int64 // the next scheduled operation, when paced
 	return runWorkers(cfg, c, func(w *worker) {
-		for time.Now().Before(end) {
-			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		for {
 			t0 := time.Now()
+			paced := cfg.Rate > 0
+			if paced {
+				t0 = start.Add(time.Duration(float64(next.Add(1)-1) / cfg.Rate * float64(time.Second)))
+				time.Sleep(time.Until(t0))
+			}
+			if !t0.Before(end) {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 			ru, d, err := f(ctx, w)
-			if d == 0 {
+			if d == 0 || paced {
 				d = time.Since(t0)
 			}
 			cancel()
