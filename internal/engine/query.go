@@ -153,6 +153,21 @@ func (s *partitionSource) Scan(from *query.Position, inclusive bool, fn func(que
 	return nil
 }
 
+// Count answers for a source of one partition that the ranges cover whole: its item count is
+// kept exactly with every commit (and computed for the children of a split).
+func (s *partitionSource) Count() (int64, bool) {
+	if len(s.parts) != 1 {
+		return 0, false
+	}
+	pr := s.parts[0].Range()
+	for _, r := range s.ranges {
+		if r.Min <= pr.Min && r.Max >= pr.Max {
+			return s.parts[0].Stats().Items, true
+		}
+	}
+	return 0, false
+}
+
 // Parts splits the source by physical partition, so that a query can read them in parallel.
 func (s *partitionSource) Parts() []query.Reader {
 	parts := make([]query.Reader, len(s.parts))

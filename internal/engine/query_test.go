@@ -291,3 +291,60 @@ func TestOrderByFromIndex(t *testing.T) {
 		}
 	}
 }
+
+// COUNT of a whole container is answered from each partition's item count, kept with every
+// commit; it must equal what a scan of the items counts, after deletes, upserts, a split and a
+// restart, and over a range that covers only part of a partition (which must scan).
+func TestCountFromPartitionStatistics(t *testing.T) {
+	e, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
+	for i := range 300 {
+		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i%37), ""))
+	}
+	for i := range 40 {
+		if _, err := c.DeleteItem(key(fmt.Sprintf("k%d", i%37)), fmt.Sprint(i), ItemOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 280; i < 320; i++ { // 20 replaced, 20 new
+		if _, err := c.UpsertItem(item(fmt.Sprint(i), fmt.Sprintf("k%d", i%37), `,"v":2`), ItemOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counted, _ := query.Prepare("SELECT VALUE COUNT(1) FROM c")
+	scanned, _ := query.Prepare("SELECT VALUE COUNT(1) FROM c WHERE IS_DEFINED(c.id)")
+	count := func(c *Container, p *query.Prepared, r epk.Range) string {
+		t.Helper()
+		res, err := c.Query(p, r, query.Options{MaxItems: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return value.Arr(res.Results).String()
+	}
+	check := func(c *Container, want string) {
+		t.Helper()
+		if got := count(c, counted, epk.All); got != want {
+			t.Fatalf("COUNT(1): %s, want %s", got, want)
+		}
+		if got := count(c, scanned, epk.All); got != want {
+			t.Fatalf("COUNT(1) by scan: %s, want %s", got, want)
+		}
+		for _, p := range c.Partitions() { // half a partition: counted by scanning
+			r := p.Range()
+			mid := epk.Range{Min: r.Min, Max: epk.EPK(string(r.Min) + "8")}
+			if a, b := count(c, counted, mid), count(c, scanned, mid); a != b {
+				t.Fatalf("COUNT(1) over %v: %s, by scan %s", mid, a, b)
+			}
+		}
+	}
+	check(c, "[280]")
+	if _, err := e.ReplaceOffer(e.Offers()[0].ID, Throughput{Manual: 40000}); err != nil {
+		t.Fatal(err)
+	}
+	check(c, "[280]")
+	dir := e.opts.Dir
+	e.Close()
+	e2 := openEngine(t, dir, Options{})
+	defer e2.Close()
+	c2, _ := e2.Container("db", "c")
+	check(c2, "[280]")
+}
