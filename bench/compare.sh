@@ -11,7 +11,8 @@
 # only Partita and the bare server are measured. Needs wrk (Debian: apt-get install wrk).
 #
 # Settings (environment): OUT (results directory, default ./bench-results), ITEMS (100000),
-# DURATION per run (5s), ROUNDS (2), CONC (16 SDK workers), WRK_SECS (10), WRK_ROUNDS (3).
+# DURATION per run (5s), ROUNDS (2), CONC (16 SDK workers), WRK_SECS (10), WRK_ROUNDS (3),
+# STAGES (any of "sdk wrk latency"; all by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +24,14 @@ CONC=${CONC:-16}
 WRK_SECS=${WRK_SECS:-10}
 WRK_ROUNDS=${WRK_ROUNDS:-3}
 COSMIUM=${COSMIUM:-}
+STAGES=${STAGES:-"sdk wrk latency"}
+stage() { [[ " $STAGES " == *" $1 "* ]]; }
 KEY=C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==
 
 command -v wrk >/dev/null || { echo "compare.sh: wrk is not installed" >&2; exit 1; }
 mkdir -p "$OUT"
 RESULTS=$OUT/results.jsonl
-: >"$RESULTS"
+: >>"$RESULTS"
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -73,7 +76,7 @@ fi
 # The SDK workloads, Partita against each other server in turn, A B A B. The read-only
 # workloads run first, on exactly $ITEMS items, so that COUNT and the queries see that many.
 common=(-items "$ITEMS" -duration "$DURATION" -concurrency "$CONC" -rounds "$ROUNDS" -partitions 4 -json "$RESULTS")
-for i in "${!servers[@]}"; do
+stage sdk && for i in "${!servers[@]}"; do
 	[ "$i" = 0 ] && [ ${#servers[@]} -gt 1 ] && continue
 	cmp=()
 	if [ "$i" != 0 ]; then
@@ -87,16 +90,16 @@ for i in "${!servers[@]}"; do
 done
 
 # Point reads under wrk: one presigned request, 64 connections, the servers alternately.
-wrkjson() { # server file: the wrk report as a JSON line
-	awk -v s="$1" '
+wrkjson() { # server file [workload]: the wrk report as a JSON line
+	awk -v s="$1" -v w="${3:-wrk-read}" '
 		/^Requests\/sec/ {rps=$2}
 		/^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
 		/Non-2xx/ {bad=$NF}
 		function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
-		END {printf "{\"workload\":\"wrk-read\",\"server\":\"%s\",\"mode\":\"wrk\",\"concurrency\":64,\"ops_per_s\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"non_2xx\":%d}\n", s, rps, ms(p50), ms(p99), bad+0}' "$2"
+		END {printf "{\"workload\":\"%s\",\"server\":\"%s\",\"mode\":\"wrk\",\"ops_per_s\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"non_2xx\":%d}\n", w, s, rps, ms(p50), ms(p99), bad+0}' "$2"
 }
 wrk_servers=(partita bare "${servers[@]:1}")
-for r in $(seq "$WRK_ROUNDS"); do
+stage wrk && for r in $(seq "$WRK_ROUNDS"); do
 	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/read.lua"
 	for s in "${wrk_servers[@]}"; do
 		case $s in
@@ -107,16 +110,53 @@ for r in $(seq "$WRK_ROUNDS"); do
 	done
 done
 
-# Latency at half load: Partita's peak for hand-signed point reads with this load generator,
-# then the same reads paced at half of it.
-"$WORK/bench" -endpoint http://127.0.0.1:18301 -label partita -server-pid "$(pid partita)" -mode raw \
-	-workload read -items "$ITEMS" -duration 10s -concurrency 64 -json "$WORK/peak.jsonl" | tee -a "$OUT/sdk.txt"
-peak=$(sed -n 's/.*"ops_per_s":\([0-9.]*\).*/\1/p' "$WORK/peak.jsonl")
-half=$(awk -v p="$peak" 'BEGIN {printf "%d", p/2}')
-cat "$WORK/peak.jsonl" >>"$RESULTS"
-"$WORK/bench" -endpoint http://127.0.0.1:18301 -label partita-half-load -server-pid "$(pid partita)" -mode raw \
-	-workload read -items "$ITEMS" -duration 20s -concurrency 64 -rate "$half" -json "$RESULTS" | tee -a "$OUT/sdk.txt"
+# Latency under a steady load below the peak, with the other servers stopped first (cosmium
+# with badger keeps compacting gigabytes for minutes) and a pause for Partita's own
+# compactions, so that the figures are Partita's and not the machine's:
+#   - wrk paced by delay() (each connection waits 1 ms between requests), at 8, 16 and 24
+#     connections, against Partita and the bare server: one item, a light load generator;
+#   - the bench tool's raw client reading random items of the $ITEMS, flat out and then paced
+#     at half of that peak (open loop), against Partita and the bare server.
+if stage latency; then
+	for s in "${servers[@]:1}"; do kill "$(pid "$s")" 2>/dev/null || true; done
+	"$WORK/bench" -endpoint http://127.0.0.1:18301 -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null # loads the items if this stage runs alone
+	sleep 20
+	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/paced.lua"
+	echo 'function delay() return 1 end' >>"$WORK/paced.lua"
+	for c in 8 16 24; do
+		for s in partita bare; do
+			port=18301
+			[ "$s" = bare ] && port=18300
+			wrk -t2 -c"$c" -d"${WRK_SECS}s" --latency -s "$WORK/paced.lua" "http://127.0.0.1:$port/dbs/bench/colls/items/docs/item-1" >"$WORK/wrk.txt"
+			wrkjson "$s" "$WORK/wrk.txt" "wrk-paced-c$c" | tee -a "$RESULTS"
+		done
+	done
+	for s in partita bare; do
+		url=http://127.0.0.1:18301
+		[ "$s" = bare ] && url=http://127.0.0.1:18300
+		"$WORK/bench" -endpoint "$url" -label "$s-raw" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
+			-partitions 4 -duration 10s -concurrency 64 -json "$WORK/peak.jsonl" | tee -a "$OUT/sdk.txt"
+	done
+	cat "$WORK/peak.jsonl" >>"$RESULTS"
+	peak=$(grep '"server":"partita-raw"' "$WORK/peak.jsonl" | sed -n 's/.*"ops_per_s":\([0-9.]*\).*/\1/p')
+	half=$(awk -v p="$peak" 'BEGIN {printf "%d", p/2}')
+	for s in partita bare; do
+		url=http://127.0.0.1:18301
+		[ "$s" = bare ] && url=http://127.0.0.1:18300
+		"$WORK/bench" -endpoint "$url" -label "$s-raw-paced" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
+			-partitions 4 -duration 20s -concurrency 64 -rate "$half" -json "$RESULTS" | tee -a "$OUT/sdk.txt"
+	done
+fi
 
-go run ./bench/chart -in "$RESULTS" -out "$OUT/throughput.svg" -metric ops_per_s -title "Throughput (operations/s, higher is better)"
-go run ./bench/chart -in "$RESULTS" -out "$OUT/p99.svg" -metric p99_ms -log -title "p99 latency (ms, lower is better)"
-echo "results: $RESULTS, charts: $OUT/throughput.svg $OUT/p99.svg"
+# Charts, as in docs/benchmarks.md.
+sdk=load,read,query-pk,query-range,query-top,count,ycsb-c,create,upsert,replace,ycsb-a,ycsb-b,ycsb-f,wrk-read
+chart() { go run ./bench/chart -in "$RESULTS" "$@"; }
+chart -out "$OUT/throughput.svg" -metric ops_per_s -log -workloads "$sdk" -servers partita,cosmium-mem,cosmium-badger,bare \
+	-title "Throughput (operations/s, log scale, higher is better)"
+chart -out "$OUT/p99.svg" -metric p99_ms -log -workloads "$sdk" -servers partita,cosmium-mem,cosmium-badger,bare \
+	-title "p99 latency (ms, log scale, lower is better)"
+chart -out "$OUT/rss.svg" -metric server_rss_peak_mb -log -workloads "${sdk%,wrk-read}" -servers partita,cosmium-mem,cosmium-badger \
+	-title "Server peak resident memory per workload (MiB, log scale, lower is better)"
+chart -out "$OUT/paced.svg" -metric p99_ms -workloads wrk-paced-c8,wrk-paced-c16,wrk-paced-c24 -servers partita,bare \
+	-title "p99 of paced point reads under wrk (ms; c8 ≈ 5.5k/s, c16 ≈ 10k/s, c24 ≈ 14k/s)"
+echo "results: $RESULTS, charts: $OUT/*.svg"

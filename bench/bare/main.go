@@ -54,14 +54,24 @@ func main() {
 	case "serve":
 		body := []byte(`{"id":"item-1","pk":"k1","pad":"` + strings.Repeat("x", 960) + `"}`)
 		http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			// A feed (odd segment count, e.g. dbs) is typed by its last segment and linked to
+			// its parent; a resource by the second to last, linked to itself. Accepting both
+			// lets the bench tool's raw client set up against this server too.
 			segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+			typ, link := segs[len(segs)-1], strings.Join(segs[:len(segs)-1], "/")
+			if len(segs)%2 == 0 {
+				typ, link = segs[len(segs)-2], strings.Join(segs, "/")
+			}
 			date := r.Header.Get("x-ms-date")
-			if len(segs) < 2 || r.Header.Get("Authorization") != sign(key, r.Method, segs[len(segs)-2], strings.Join(segs, "/"), date) {
+			if r.Header.Get("Authorization") != sign(key, r.Method, typ, link, date) {
 				http.Error(w, `{"code":"Unauthorized","message":"bad signature"}`, http.StatusUnauthorized)
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("x-ms-request-charge", "1")
+			if r.Method == http.MethodPost {
+				w.WriteHeader(http.StatusCreated)
+			}
 			w.Write(body)
 		})
 		fmt.Fprintln(os.Stderr, "bare: serving on", *addr)
