@@ -30,15 +30,20 @@ func authRequest(auth, date string) *http.Request {
 	return r
 }
 
-func TestAuthenticate(t *testing.T) {
+// authFixture is a keyring, a clock, and the true signature of a read of item x at that time.
+func authFixture(t testing.TB) (k keyring, now time.Time, date string, res resource, good string) {
 	k, err := newKeyring(testKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
-	date := now.Format(http.TimeFormat)
-	res, _ := parseResource("/dbs/d/colls/c/docs/x")
-	good := token(k.primary, "get", "docs", "dbs/d/colls/c/docs/x", "sun, 22 nov 2026 08:00:00 gmt")
+	now = time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	res, _ = parseResource("/dbs/d/colls/c/docs/x")
+	good = token(k.primary, "get", "docs", "dbs/d/colls/c/docs/x", "sun, 22 nov 2026 08:00:00 gmt")
+	return k, now, now.Format(http.TimeFormat), res, good
+}
+
+func TestAuthenticate(t *testing.T) {
+	k, now, date, res, good := authFixture(t)
 	for _, tc := range []struct {
 		name, auth, date string
 		status           int
@@ -70,14 +75,7 @@ func statusOf(err error) int {
 // FuzzAuthenticate feeds arbitrary Authorization headers: none may panic, and only the one
 // true signature (in any escaping) may pass.
 func FuzzAuthenticate(f *testing.F) {
-	k, err := newKeyring(testKey, "")
-	if err != nil {
-		f.Fatal(err)
-	}
-	now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
-	date := now.Format(http.TimeFormat)
-	res, _ := parseResource("/dbs/d/colls/c/docs/x")
-	good := token(k.primary, "get", "docs", "dbs/d/colls/c/docs/x", "sun, 22 nov 2026 08:00:00 gmt")
+	k, now, date, res, good := authFixture(f)
 	f.Add(good)
 	f.Add(url.QueryEscape(good))
 	f.Add("type=master&sig=%ZZ&ver=%")
