@@ -14,11 +14,17 @@
 // (A B A B ..., -rounds times) and prints the ratio B/A of each figure (A/B for latencies),
 // so that both endpoints share the machine's noise.
 //
+// With -rate the run is paced (an open loop): operations start on a fixed schedule and their
+// latency counts from the scheduled start, so a server that falls behind is charged for the
+// queue it causes. -label and -compare-label name the servers in the results, which
+// bench/chart draws and bench/compare.sh collects.
+//
 // Examples:
 //
 //	go run ./bench -endpoint http://127.0.0.1:18181 -workload load,read,ycsb-a -items 100000 -concurrency 32 -duration 30s
 //	go run ./bench -endpoint http://127.0.0.1:18181 -mode raw -workload all -duration 5s -server-pid $(pgrep -n partita) -json results.jsonl
 //	go run ./bench -endpoint http://127.0.0.1:18181 -server-pid 1234 -compare-endpoint http://127.0.0.1:18182 -compare-server-pid 5678 -workload read,query-top -rounds 3
+//	go run ./bench -endpoint http://127.0.0.1:18181 -mode raw -workload read -concurrency 64 -rate 5000 -label partita-paced
 package main
 
 import (
