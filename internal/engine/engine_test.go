@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -498,4 +499,70 @@ func TestDeleteContainerRemovesItsData(t *testing.T) {
 		t.Fatalf("storage has %d keys after delete, %d before the container existed", got, strings.Count(empty, "\n"))
 	}
 	_ = c
+}
+
+// Reads are served from the row cache when they can, but never with a version older than a
+// write already acknowledged, nor older than one the same reader saw before.
+func TestReadsNeverGoBackInTime(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	const items, versions = 4, 300
+	var acked [items]atomic.Int64
+	for i := range items {
+		mustCreate(t, c, item(fmt.Sprint(i), "k", `,"v":0`))
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	errs := make(chan error, 2*items)
+	for i := range items {
+		wg.Add(1)
+		go func() { // one writer per item: versions 1, 2, ...
+			defer wg.Done()
+			for v := 1; v <= versions; v++ {
+				if _, err := c.ReplaceItem(fmt.Sprint(i), item(fmt.Sprint(i), "k", fmt.Sprintf(`,"v":%d`, v)), ItemOptions{}); err != nil {
+					errs <- err
+					return
+				}
+				acked[i].Store(int64(v))
+			}
+		}()
+	}
+	var readers sync.WaitGroup
+	for range items {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			var seen [items]int64
+			for n := 0; ; n++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				i := n % items
+				floor := max(acked[i].Load(), seen[i])
+				r, err := c.ReadItem(key("k"), fmt.Sprint(i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				var doc struct{ V int64 }
+				if err := json.Unmarshal(r.Doc, &doc); err != nil {
+					errs <- err
+					return
+				}
+				if doc.V < floor {
+					errs <- fmt.Errorf("item %d: read version %d after version %d was acknowledged or seen", i, doc.V, floor)
+					return
+				}
+				seen[i] = doc.V
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }

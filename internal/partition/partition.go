@@ -2,6 +2,7 @@ package partition
 
 import (
 	"encoding/binary"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -155,14 +156,21 @@ func (d Doc) ETag() string { return ETag(d.LSN) }
 // Read returns the item (e, id), or a 404. Its JSON is appended to dst.
 func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	var buf [256]byte
-	v, closer, err := p.db.Get(storage.DocKey(buf[:0], p.container, string(e), id))
-	if storage.IsNotFound(err) {
-		return Doc{}, notFound()
+	key := storage.DocKey(buf[:0], p.container, string(e), id)
+	v, gen, cached := p.db.Rows.Lookup(key)
+	if !cached {
+		var closer io.Closer
+		var err error
+		v, closer, err = p.db.Get(key)
+		if storage.IsNotFound(err) {
+			return Doc{}, notFound()
+		}
+		if err != nil {
+			return Doc{}, status.Internal("reading item: %v", err)
+		}
+		defer closer.Close()
+		p.db.Rows.Fill(key, v, gen)
 	}
-	if err != nil {
-		return Doc{}, status.Internal("reading item: %v", err)
-	}
-	defer closer.Close()
 	_, lsn, json, err := decodeValue(v)
 	if err != nil {
 		return Doc{}, status.Internal("%v", err)

@@ -222,6 +222,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 		// Pebble may have made the batch visible before the sync failed, so what this
 		// partition holds in memory can no longer be trusted to match what is durable.
 		p.fail(err)
+		p.invalidateRows(cmds)
 		for _, r := range reqs {
 			if r.err == nil {
 				r.results, r.err = nil, status.Unavailable("Storage failed to commit the write: %v", err)
@@ -229,6 +230,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 		}
 		return st
 	}
+	p.invalidateRows(cmds)
 	p.applied.Store(next.LSN)
 	p.published.Store(&next)
 	if p.capture != nil {
@@ -419,4 +421,16 @@ func newDocRID(partition uint32, lsn uint64, index int) [docRIDLen]byte {
 	var r [docRIDLen]byte
 	binary.BigEndian.PutUint64(r[:], uint64(partition)<<48|(lsn&(1<<40-1))<<8|uint64(index&0xff))
 	return r
+}
+
+// invalidateRows drops the items the commands wrote from the row cache. It runs after the
+// commit and before any of the commands is acknowledged (storage.RowCache's rule).
+func (p *Partition) invalidateRows(cmds []*Command) {
+	var key []byte
+	for _, cmd := range cmds {
+		for i := range cmd.Ops {
+			key = storage.DocKey(key[:0], p.container, cmd.Ops[i].EPK, cmd.Ops[i].ID)
+			p.db.Rows.Invalidate(key)
+		}
+	}
 }
