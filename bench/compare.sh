@@ -103,6 +103,7 @@ if stage wrk; then # the item wrk reads must exist, also when this stage runs al
 	for i in "${!servers[@]}"; do
 		"$WORK/bench" -endpoint "${urls[$i]}" -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null
 	done
+	sleep 20 # for the compactions of what was just loaded or written
 fi
 stage wrk && for r in $(seq "$WRK_ROUNDS"); do
 	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/read.lua"
@@ -118,7 +119,7 @@ done
 # Latency under a steady load below the peak, with the other servers stopped first (cosmium
 # with badger keeps compacting gigabytes for minutes) and a pause for Partita's own
 # compactions, so that the figures are Partita's and not the machine's:
-#   - wrk paced by delay() (each connection waits 1 ms between requests), at 8, 16 and 24
+#   - wrk paced by delay() (each connection waits 1 ms between requests), at 8, 16, 24 and 32
 #     connections, against Partita and the bare server: one item, a light load generator;
 #   - the bench tool's raw client reading random items of the $ITEMS, flat out and then paced
 #     at half of that peak (open loop), against Partita and the bare server.
@@ -128,7 +129,7 @@ if stage latency; then
 	sleep 20
 	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/paced.lua"
 	echo 'function delay() return 1 end' >>"$WORK/paced.lua"
-	for c in 8 16 24; do
+	for c in 8 16 24 32; do
 		for s in partita bare; do
 			port=18301
 			[ "$s" = bare ] && port=18300
@@ -162,6 +163,6 @@ chart -out "$OUT/p99.svg" -metric p99_ms -log -workloads "$sdk" -servers partita
 	-title "p99 latency (ms, log scale, lower is better)"
 chart -out "$OUT/rss.svg" -metric server_rss_peak_mb -log -workloads "${sdk%,wrk-read}" -servers partita,cosmium-mem,cosmium-badger \
 	-title "Server peak resident memory per workload (MiB, log scale, lower is better)"
-chart -out "$OUT/paced.svg" -metric p99_ms -workloads wrk-paced-c8,wrk-paced-c16,wrk-paced-c24 -servers partita,bare \
-	-title "p99 of paced point reads under wrk (ms; c8 ≈ 5.5k/s, c16 ≈ 10k/s, c24 ≈ 14k/s)"
+chart -out "$OUT/paced.svg" -metric p99_ms -workloads wrk-paced-c8,wrk-paced-c16,wrk-paced-c24,wrk-paced-c32 -servers partita,bare \
+	-title "p99 of paced point reads under wrk (ms; cN: N connections, 1 ms pause each)"
 echo "results: $RESULTS, charts: $OUT/*.svg"
