@@ -58,7 +58,7 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.StringVar(&cfg.Key, "key", server.EmulatorKey, "account key (base64); the default is the emulator's public key")
 	f.StringVar(&cfg.ReadOnlyKey, "read-only-key", "", "optional second key that may only read")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.Int64Var(&cfg.CacheSize, "cache-size", storage.DefaultCacheSize, "storage block cache in bytes")
+	f.Int64Var(&cfg.CacheSize, "cache-size", storage.DefaultCacheSize, "read cache in bytes: 1/32 keeps hot items whole, the rest caches storage blocks")
 	f.Int64Var(&cfg.MaxLogicalPartitionBytes, "logical-partition-max-bytes", engine.DefaultMaxLogicalPartitionBytes, "size cap of one logical partition in bytes")
 	f.Int64Var(&cfg.MaxPartitionBytes, "partition-max-bytes", engine.DefaultMaxPartitionBytes, "stored size past which a physical partition splits in two")
 	f.BoolVar(&cfg.RateLimit, "rate-limit", true, "answer 429 when a partition has spent its share of the provisioned throughput for the second; --rate-limit=false only computes and reports charges")

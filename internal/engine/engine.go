@@ -14,7 +14,7 @@ import (
 // Options configure an engine.
 type Options struct {
 	Dir       string // the data directory; the Pebble database lives in Dir/db
-	CacheSize int64  // storage block cache in bytes (0: storage.DefaultCacheSize)
+	CacheSize int64  // read cache in bytes, hot items and storage blocks (0: storage.DefaultCacheSize)
 	// MaxLogicalPartitionBytes caps one logical partition (0: DefaultMaxLogicalPartitionBytes).
 	MaxLogicalPartitionBytes int64
 	// MaxPartitionBytes is the stored size past which a physical partition splits

@@ -19,7 +19,7 @@ type Config struct {
 	// ReadOnlyKey, when set, is a second key that may only read.
 	ReadOnlyKey string
 	LogLevel    slog.Level
-	// CacheSize is the storage block cache in bytes.
+	// CacheSize is the read cache in bytes (hot items and storage blocks).
 	CacheSize int64
 	// MaxLogicalPartitionBytes caps one logical partition.
 	MaxLogicalPartitionBytes int64
