@@ -91,6 +91,9 @@ func mainErr() error {
 	if *conc < 1 || *keys < 1 || *items < 1 || *partitions < 1 || *rounds < 1 {
 		return fmt.Errorf("-concurrency, -keys, -items, -partitions and -rounds must be at least 1")
 	}
+	if *rate < 0 {
+		return fmt.Errorf("-rate must be 0 (flat out) or a positive number of operations per second")
+	}
 	cfg := &Config{Concurrency: *conc, Duration: *dur, ItemSize: *itemSize, Keys: *keys, Items: *items, Rate: *rate}
 	out, err := openJSON(*jsonPath)
 	if err != nil {

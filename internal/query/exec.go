@@ -517,8 +517,9 @@ func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (boo
 				// The items would be fed as empty objects anyway (see decode); the charge still
 				// counts them as loaded, so it does not depend on how they were counted.
 				ev.stats.ItemsLoaded += int(n)
+				empty := value.Obj(nil)
 				for range n {
-					if err := p.rows(ev, value.Obj(nil), emit); err != nil {
+					if err := p.rows(ev, empty, emit); err != nil {
 						return err
 					}
 				}

@@ -30,11 +30,9 @@ func parseResource(escapedPath string) (resource, error) {
 	for rest := trimmed; ; {
 		s, tail, more := strings.Cut(rest, "/")
 		if escaped {
-			u, err := url.PathUnescape(s)
-			if err != nil {
-				s = ""
-			} else {
-				s = u
+			var err error
+			if s, err = url.PathUnescape(s); err != nil {
+				s = "" // refused below, like an empty segment
 			}
 		}
 		if s == "" {
