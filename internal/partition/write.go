@@ -213,6 +213,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 	if next.LSN == st.LSN {
 		return st // every request failed its checks or only read; nothing to write
 	}
+	p.rowWrites(cmds, p.db.Rows.Hold)
 	// The state record is written once per group, as of its last command.
 	err := b.Set(storage.PartitionKey(p.container, p.id), encodeState(nil, next), nil)
 	if err == nil {
@@ -222,7 +223,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 		// Pebble may have made the batch visible before the sync failed, so what this
 		// partition holds in memory can no longer be trusted to match what is durable.
 		p.fail(err)
-		p.invalidateRows(cmds)
+		p.rowWrites(cmds, p.db.Rows.Release)
 		for _, r := range reqs {
 			if r.err == nil {
 				r.results, r.err = nil, status.Unavailable("Storage failed to commit the write: %v", err)
@@ -230,7 +231,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 		}
 		return st
 	}
-	p.invalidateRows(cmds)
+	p.rowWrites(cmds, p.db.Rows.Release)
 	p.applied.Store(next.LSN)
 	p.published.Store(&next)
 	if p.capture != nil {
@@ -423,14 +424,14 @@ func newDocRID(partition uint32, lsn uint64, index int) [docRIDLen]byte {
 	return r
 }
 
-// invalidateRows drops the items the commands wrote from the row cache. It runs after the
-// commit and before any of the commands is acknowledged (storage.RowCache's rule).
-func (p *Partition) invalidateRows(cmds []*Command) {
+// rowWrites calls f (the row cache's Hold before the commit, its Release after it and before
+// any command is acknowledged) on the key of every item the commands write.
+func (p *Partition) rowWrites(cmds []*Command, f func(key []byte)) {
 	var key []byte
 	for _, cmd := range cmds {
 		for i := range cmd.Ops {
 			key = storage.DocKey(key[:0], p.container, cmd.Ops[i].EPK, cmd.Ops[i].ID)
-			p.db.Rows.Invalidate(key)
+			f(key)
 		}
 	}
 }

@@ -9,13 +9,16 @@ import (
 // answered without a Pebble lookup, which costs about 4 µs of a 40 µs point read once the item
 // is in an sstable.
 //
-// It is only correct because of one rule, which its users keep: the one writer of a key (its
-// partition's writer goroutine) calls Invalidate after committing the key and before
-// acknowledging the write; and a reader calls Fill with the generation that Lookup returned
-// before it read the value from Pebble. Fill is refused if any Invalidate reached the key's
-// shard since then, so a value read before a write committed can never be cached after that
-// write's invalidation, and no read that starts after a write is acknowledged sees the value
-// it replaced.
+// It is only correct because of one protocol, which its users keep. The one writer of a key
+// (its partition's writer goroutine) calls Hold before committing the key and Release after
+// the commit and before acknowledging the write. A reader calls Fill with the generation that
+// Lookup returned before it read the value from Pebble. Fill is refused while the key is held,
+// and if any Release reached the key's shard since the reader's Lookup. Without the hold, two
+// readers racing a commit could cache the new value and then overwrite it with the old one
+// (Pebble shows a batch before its sync ends, so the new value is readable before Release),
+// and a reader would see the item go back in time. With it, the cache only ever gains a value
+// read while no write of the key was in flight, and no read that starts after a write is
+// acknowledged sees the value it replaced.
 type RowCache struct {
 	seed   maphash.Seed
 	shards [rowShards]rowShard
@@ -30,8 +33,11 @@ const rowOverhead = 64
 
 type rowShard struct {
 	mu sync.Mutex
-	// gen counts invalidations of the shard's keys; Fill compares it with Lookup's.
-	gen   uint64
+	// gen counts releases of the shard's keys; Fill compares it with Lookup's.
+	gen uint64
+	// held counts the writes in flight per key, between Hold and Release; a key is absent
+	// when none is.
+	held  map[string]int
 	rows  map[string][]byte
 	bytes int
 }
@@ -45,6 +51,7 @@ func NewRowCache(size int64) *RowCache {
 	c := &RowCache{seed: maphash.MakeSeed(), perShard: int(size / rowShards)}
 	for i := range c.shards {
 		c.shards[i].rows = map[string][]byte{}
+		c.shards[i].held = map[string]int{}
 	}
 	return c
 }
@@ -66,8 +73,8 @@ func (c *RowCache) Lookup(key []byte) (value []byte, gen uint64, ok bool) {
 	return value, s.gen, ok
 }
 
-// Fill caches a copy of value for key, unless key's shard was invalidated since the Lookup
-// that returned gen.
+// Fill caches a copy of value for key, unless a write of key is in flight or one was released
+// since the Lookup that returned gen.
 func (c *RowCache) Fill(key, value []byte, gen uint64) {
 	if c == nil {
 		return
@@ -80,7 +87,7 @@ func (c *RowCache) Fill(key, value []byte, gen uint64) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gen != gen {
+	if s.gen != gen || s.held[string(key)] > 0 {
 		return
 	}
 	if old, ok := s.rows[string(key)]; ok {
@@ -99,8 +106,20 @@ func (c *RowCache) Fill(key, value []byte, gen uint64) {
 	s.bytes += cost
 }
 
-// Invalidate drops key, and makes every Fill of its shard that looked up before now fail.
-func (c *RowCache) Invalidate(key []byte) {
+// Hold marks a write of key as in flight: until the matching Release, nothing fills key.
+func (c *RowCache) Hold(key []byte) {
+	if c == nil {
+		return
+	}
+	s := c.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held[string(key)]++
+}
+
+// Release ends a write of key started with Hold: it drops key, and makes every Fill of its
+// shard that looked up before now fail.
+func (c *RowCache) Release(key []byte) {
 	if c == nil {
 		return
 	}
@@ -108,6 +127,11 @@ func (c *RowCache) Invalidate(key []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
+	if n := s.held[string(key)]; n > 1 {
+		s.held[string(key)] = n - 1
+	} else {
+		delete(s.held, string(key))
+	}
 	if old, ok := s.rows[string(key)]; ok {
 		delete(s.rows, string(key))
 		s.bytes -= len(key) + len(old) + rowOverhead

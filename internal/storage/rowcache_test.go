@@ -16,13 +16,37 @@ func TestRowCache(t *testing.T) {
 	if v, _, ok := c.Lookup(k); !ok || string(v) != "v1" {
 		t.Fatalf("after Fill: %q %v", v, ok)
 	}
-	// A reader that looked up before a write's invalidation must not cache what it read.
-	c.Invalidate(k)
+	// A reader that looked up before a write was released must not cache what it read.
 	_, gen, _ := c.Lookup(k)
-	c.Invalidate(k)
+	c.Hold(k)
+	c.Release(k)
 	c.Fill(k, []byte("stale"), gen)
 	if v, _, ok := c.Lookup(k); ok {
-		t.Fatalf("a fill from before an invalidation was kept: %q", v)
+		t.Fatalf("a fill from before a release was kept: %q", v)
+	}
+	// Two readers race a commit: one read the old value before it, the other the new value
+	// after it (Pebble shows a batch before its sync ends). Neither may fill while the write
+	// is held, or the old value could replace the new one after the new one was seen.
+	_, before, _ := c.Lookup(k)
+	c.Hold(k)
+	c.Hold(k) // holds nest: a second write of the key in flight
+	_, during, _ := c.Lookup(k)
+	c.Fill(k, []byte("new"), during)
+	c.Fill(k, []byte("old"), before)
+	if v, _, ok := c.Lookup(k); ok {
+		t.Fatalf("filled %q while a write was in flight", v)
+	}
+	c.Release(k)
+	_, during, _ = c.Lookup(k)
+	c.Fill(k, []byte("new"), during)
+	if v, _, ok := c.Lookup(k); ok {
+		t.Fatalf("filled %q while the second write was in flight", v)
+	}
+	c.Release(k)
+	_, after, _ := c.Lookup(k)
+	c.Fill(k, []byte("new"), after)
+	if v, _, ok := c.Lookup(k); !ok || string(v) != "new" {
+		t.Fatalf("after the writes were released: %q %v", v, ok)
 	}
 	// The cache stays within its size, shard by shard.
 	for i := range 10000 {
@@ -37,7 +61,8 @@ func TestRowCache(t *testing.T) {
 	}
 	var nilCache *RowCache
 	nilCache.Fill(k, []byte("v"), 0)
-	nilCache.Invalidate(k)
+	nilCache.Hold(k)
+	nilCache.Release(k)
 	if _, _, ok := nilCache.Lookup(k); ok {
 		t.Fatal("a nil cache hit")
 	}
