@@ -37,7 +37,8 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:18300", "address to serve on")
 	keyB64 := fs.String("key", emulatorKey, "account key")
-	link := fs.String("link", "dbs/bench/colls/items/docs/item-1", "resource link of the item to read")
+	link := fs.String("link", "dbs/bench/colls/items/docs/item-1", "resource link of the item to read, or of the container to create in (with -verb POST)")
+	verb := fs.String("verb", "GET", "GET signs a read of -link; POST signs a create of an item in -link")
 	pk := fs.String("pk", `["k1"]`, "partition key header value")
 	fs.Parse(os.Args[2:])
 	key, err := base64.StdEncoding.DecodeString(*keyB64)
@@ -48,9 +49,14 @@ func main() {
 	switch os.Args[1] {
 	case "sign":
 		date := time.Now().UTC().Format(http.TimeFormat)
-		// A wrk script: the signature stays valid for the 15 minutes Cosmos allows.
+		// A wrk script: the signature stays valid for the 15 minutes Cosmos allows. A create
+		// is signed with its container's link; the body is not signed, so a script can vary it.
+		if *verb != "GET" && *verb != "POST" {
+			fmt.Fprintln(os.Stderr, "bare sign: -verb must be GET or POST")
+			os.Exit(2)
+		}
 		fmt.Printf("wrk.headers[%q] = %q\nwrk.headers[%q] = %q\nwrk.headers[%q] = %q\n",
-			"x-ms-date", date, "Authorization", sign(key, "GET", "docs", *link, date), "x-ms-documentdb-partitionkey", *pk)
+			"x-ms-date", date, "Authorization", sign(key, *verb, "docs", *link, date), "x-ms-documentdb-partitionkey", *pk)
 	case "serve":
 		body := []byte(`{"id":"item-1","pk":"k1","pad":"` + strings.Repeat("x", 960) + `"}`)
 		http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

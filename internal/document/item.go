@@ -8,6 +8,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // Limits of an item, as Cosmos has them.
@@ -31,6 +32,8 @@ type Item struct {
 	// kept are the spans of the top-level members that are not system properties, in order.
 	kept [][2]int
 	ID   string
+	// Value is the whole body, parsed: the index terms are computed from it.
+	Value value.Value
 }
 
 // Parse validates body as a JSON object with a valid string id and extracts the partition key
@@ -39,14 +42,20 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 	if len(body) > MaxItemBytes {
 		return nil, nil, status.TooLarge("Request size is too large: the item is %d bytes; the limit is %d bytes", len(body), MaxItemBytes)
 	}
-	if !json.Valid(body) {
-		return nil, nil, status.BadRequest("The request body is not valid JSON: %s", syntaxError(body))
+	// One strict parse validates the body for the scans below and gives the index its terms.
+	parsed, err := value.Parse(body)
+	if err != nil {
+		msg := err.Error() // too deeply nested for the index, though valid
+		if !json.Valid(body) {
+			msg = syntaxError(body) // encoding/json's wording, more familiar to clients
+		}
+		return nil, nil, status.BadRequest("The request body is not valid JSON: %s", msg)
 	}
-	start := skipSpace(body, 0)
-	if body[start] != '{' {
+	if parsed.Kind() != value.Object {
 		return nil, nil, status.BadRequest("The item must be a JSON object")
 	}
-	it := &Item{body: body}
+	start := skipSpace(body, 0)
+	it := &Item{body: body, Value: parsed}
 	idFound := false
 	var idErr error
 	members(body, start, func(m member) bool {

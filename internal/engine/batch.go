@@ -106,9 +106,7 @@ func (c *Container) patchWrite(e epk.EPK, id string, patch Patch, ifMatch string
 			if err != nil {
 				return nil, "", nil, err
 			}
-			if terms, err = partition.IndexTerms(body); err != nil {
-				return nil, "", nil, status.BadRequest("The patched item is not valid: %v", err)
-			}
+			terms = partition.TermsOf(item.Value)
 			ne, err = c.hash(key)
 			return item, ne, terms, err
 		}}
@@ -129,10 +127,7 @@ func (c *Container) toWrite(e epk.EPK, op BatchOp) (partition.Write, error) {
 		if op.Kind == OpReplace && op.ID != "" && op.ID != item.ID {
 			return w, status.BadRequest("The id %q of the operation does not match the item's id %q", op.ID, item.ID)
 		}
-		if w.Terms, err = partition.IndexTerms(op.Body); err != nil {
-			return w, status.BadRequest("The item is not valid JSON: %v", err)
-		}
-		w.ID, w.Item = item.ID, item
+		w.ID, w.Item, w.Terms = item.ID, item, partition.TermsOf(item.Value)
 		w.Kind = map[OpKind]partition.WriteKind{OpCreate: partition.Create, OpUpsert: partition.Upsert, OpReplace: partition.Replace}[op.Kind]
 	case OpDelete, OpRead, OpPatch:
 		if err := document.ValidateID(op.ID); err != nil {

@@ -109,10 +109,7 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 	if kind == partition.Replace && item.ID != urlID {
 		return ItemResult{Charge: ru.Miss()}, status.BadRequest("The id %q in the body does not match the id %q in the request path", item.ID, urlID)
 	}
-	terms, err := partition.IndexTerms(body) // here, in parallel, rather than on the writer
-	if err != nil {
-		return ItemResult{Charge: ru.Miss()}, status.BadRequest("The item is not valid JSON: %v", err)
-	}
+	terms := partition.TermsOf(item.Value) // here, in parallel, rather than on the writer
 	p := c.routes.Load().lookup(e)
 	if err := c.admit(p); err != nil {
 		return ItemResult{PartitionID: p.ID()}, err

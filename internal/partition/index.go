@@ -22,7 +22,7 @@ func IndexTerms(body []byte) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return termsOf(v), nil
+	return TermsOf(v), nil
 }
 
 // MaxIndexedString is how many bytes of a string the index keeps. Longer strings are indexed
@@ -38,7 +38,8 @@ func IndexValue(v value.Value) value.Value {
 	return v
 }
 
-func termsOf(v value.Value) [][]byte {
+// TermsOf is IndexTerms of an item already parsed.
+func TermsOf(v value.Value) [][]byte {
 	var terms [][]byte
 	var ord []byte
 	value.Terms(v, func(path string, leaf value.Value) {

@@ -89,7 +89,12 @@ func (p *Partition) Apply(writes ...Write) ([]Result, error) {
 	var buf [256]byte
 	for i, w := range writes {
 		seen := p.applied.Load()
-		v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, string(w.EPK), w.ID))
+		key := storage.DocKey(buf[:0], p.container, string(w.EPK), w.ID)
+		get := p.db.GetCopy
+		if w.Kind == Create {
+			get = p.db.GetLikelyAbsent // the id of a new item is usually new
+		}
+		v, err := get(nil, key)
 		if err == nil || storage.IsNotFound(err) {
 			r.pre[i] = preRead{value: v, seen: seen, ok: true}
 		}

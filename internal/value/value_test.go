@@ -138,3 +138,36 @@ func TestObjAndAccessors(t *testing.T) {
 		t.Errorf("String = %s", got)
 	}
 }
+
+// Parse is the only validation of item bodies, so it must accept exactly what encoding/json
+// accepts, except nesting deeper than maxDepth.
+func FuzzParseAcceptsWhatEncodingJSONAccepts(f *testing.F) {
+	for _, s := range []string{`{"id":"a","n":[1,2.5e3,{"x":null}]}`, `"\ud800\u0041"`, "\"\xff\"", `[1,]`, `-01`, ` {} `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := Parse(b)
+		if valid := json.Valid(b); valid != (err == nil) && !(valid && depth(b) > maxDepth) {
+			t.Fatalf("encoding/json says valid=%v, Parse says %v, for %q", valid, err, b)
+		}
+	})
+}
+
+// depth is the deepest nesting of brackets in b outside strings.
+func depth(b []byte) int {
+	d, deepest, inStr := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inStr && c == '\\':
+			i++
+		case c == '"':
+			inStr = !inStr
+		case !inStr && (c == '[' || c == '{'):
+			d++
+			deepest = max(deepest, d)
+		case !inStr && (c == ']' || c == '}'):
+			d--
+		}
+	}
+	return deepest
+}
