@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compare.sh runs the published benchmark: every workload through the official Go SDK against
-# Partita and cosmium (in memory and with badger), point reads under wrk against Partita,
-# cosmium and the bare net/http ceiling, and Partita's point-read latency at half its peak.
+# Partita and cosmium (in memory and with badger), point reads and creates under wrk against
+# Partita, cosmium and the bare net/http ceiling, and Partita's point-read latency at half its
+# peak.
 # Everything runs on this machine, alternately, and lands as JSON lines in $OUT.
 #
 #	COSMIUM=/path/to/cosmium bench/compare.sh
@@ -89,7 +90,7 @@ stage sdk && for i in "${!servers[@]}"; do
 		"${common[@]}" -workload create,upsert,replace,ycsb-a,ycsb-b,ycsb-f | tee -a "$OUT/sdk.txt"
 done
 
-# Point reads under wrk: one presigned request, 64 connections, the servers alternately.
+# Point reads and creates under wrk: presigned requests, 64 connections, the servers alternately.
 wrkjson() { # server file [workload]: the wrk report as a JSON line
 	awk -v s="$1" -v w="${3:-wrk-read}" '
 		/^Requests\/sec/ {rps=$2}
@@ -99,6 +100,7 @@ wrkjson() { # server file [workload]: the wrk report as a JSON line
 		END {printf "{\"workload\":\"%s\",\"server\":\"%s\",\"mode\":\"wrk\",\"ops_per_s\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"non_2xx\":%d}\n", w, s, rps, ms(p50), ms(p99), bad+0}' "$2"
 }
 wrk_servers=(partita bare "${servers[@]:1}")
+port() { case $1 in partita) echo 18301 ;; bare) echo 18300 ;; cosmium-mem) echo 18400 ;; cosmium-badger) echo 18401 ;; esac; }
 if stage wrk; then # the item wrk reads must exist, also when this stage runs alone
 	for i in "${!servers[@]}"; do
 		"$WORK/bench" -endpoint "${urls[$i]}" -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null
@@ -108,11 +110,16 @@ fi
 stage wrk && for r in $(seq "$WRK_ROUNDS"); do
 	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/read.lua"
 	for s in "${wrk_servers[@]}"; do
-		case $s in
-		partita) port=18301 ;; bare) port=18300 ;; cosmium-mem) port=18400 ;; cosmium-badger) port=18401 ;;
-		esac
+		port=$(port "$s")
 		wrk -t2 -c64 -d"${WRK_SECS}s" --latency -s "$WORK/read.lua" "http://127.0.0.1:$port/dbs/bench/colls/items/docs/item-1" >"$WORK/wrk.txt"
 		wrkjson "$s" "$WORK/wrk.txt" | tee -a "$RESULTS"
+	done
+	# Creates of new 1 KB items, the same way: the server's cost of a write, not the SDK's.
+	"$WORK/bare" sign -verb POST -link dbs/bench/colls/items >"$WORK/create.lua"
+	for s in "${wrk_servers[@]}"; do
+		port=$(port "$s")
+		wrk -t2 -c64 -d"${WRK_SECS}s" --latency -s "$WORK/create.lua" "http://127.0.0.1:$port/dbs/bench/colls/items/docs" >"$WORK/wrk.txt"
+		wrkjson "$s" "$WORK/wrk.txt" wrk-create | tee -a "$RESULTS"
 	done
 done
 
@@ -155,13 +162,13 @@ if stage latency; then
 fi
 
 # Charts, as in docs/benchmarks.md.
-sdk=load,read,query-pk,query-range,query-top,count,ycsb-c,create,upsert,replace,ycsb-a,ycsb-b,ycsb-f,wrk-read
+sdk=load,read,query-pk,query-range,query-top,count,ycsb-c,create,upsert,replace,ycsb-a,ycsb-b,ycsb-f
 chart() { go run ./bench/chart -in "$RESULTS" "$@" || echo "compare.sh: no chart for $*" >&2; } # a stage run alone lacks some data
-chart -out "$OUT/throughput.svg" -metric ops_per_s -log -workloads "$sdk" -servers partita,cosmium-mem,cosmium-badger,bare \
+chart -out "$OUT/throughput.svg" -metric ops_per_s -log -workloads "$sdk,wrk-read,wrk-create" -servers partita,cosmium-mem,cosmium-badger,bare \
 	-title "Throughput (operations/s, log scale, higher is better)"
-chart -out "$OUT/p99.svg" -metric p99_ms -log -workloads "$sdk" -servers partita,cosmium-mem,cosmium-badger,bare \
+chart -out "$OUT/p99.svg" -metric p99_ms -log -workloads "$sdk,wrk-read,wrk-create" -servers partita,cosmium-mem,cosmium-badger,bare \
 	-title "p99 latency (ms, log scale, lower is better)"
-chart -out "$OUT/rss.svg" -metric server_rss_peak_mb -log -workloads "${sdk%,wrk-read}" -servers partita,cosmium-mem,cosmium-badger \
+chart -out "$OUT/rss.svg" -metric server_rss_peak_mb -log -workloads "$sdk" -servers partita,cosmium-mem,cosmium-badger \
 	-title "Server peak resident memory per workload (MiB, log scale, lower is better)"
 chart -out "$OUT/paced.svg" -metric p99_ms -workloads wrk-paced-c8,wrk-paced-c16,wrk-paced-c24,wrk-paced-c32 -servers partita,bare \
 	-title "p99 of paced point reads under wrk (ms; cN: N connections, 1 ms pause each)"

@@ -6,6 +6,8 @@
 //	go run ./bench/bare serve -addr 127.0.0.1:18300
 //	go run ./bench/bare sign -link dbs/bench/colls/items/docs/item-1 > /tmp/read.lua   # a wrk script
 //	wrk -t2 -c64 -d10s -s /tmp/read.lua http://127.0.0.1:18300/dbs/bench/colls/items/docs/item-1
+//	go run ./bench/bare sign -verb POST -link dbs/bench/colls/items > /tmp/create.lua       # creates new items
+//	wrk -t2 -c64 -d10s -s /tmp/create.lua http://127.0.0.1:18300/dbs/bench/colls/items/docs
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,6 +31,22 @@ func sign(key []byte, verb, typ, link, date string) string {
 	m.Write([]byte(strings.ToLower(verb) + "\n" + typ + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"))
 	return url.QueryEscape("type=master&ver=1.0&sig=" + base64.StdEncoding.EncodeToString(m.Sum(nil)))
 }
+
+// createScript is the request half of a wrk script that creates items; %s names the script.
+const createScript = `wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local run, pad, threads, n = "%s", string.rep("x", 960), 0, 0
+function setup(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
+function request()
+  n = n + 1
+  local pk = "pk-" .. (n %% 100)
+  wrk.headers["x-ms-documentdb-partitionkey"] = '["' .. pk .. '"]'
+  return wrk.format(nil, nil, nil, '{"id":"c' .. run .. '-' .. tid .. '-' .. n .. '","pk":"' .. pk .. '","n":' .. n .. ',"pad":"' .. pad .. '"}')
+end
+`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -49,14 +68,19 @@ func main() {
 	switch os.Args[1] {
 	case "sign":
 		date := time.Now().UTC().Format(http.TimeFormat)
-		// A wrk script: the signature stays valid for the 15 minutes Cosmos allows. A create
-		// is signed with its container's link; the body is not signed, so a script can vary it.
+		// A wrk script: the signature stays valid for the 15 minutes Cosmos allows.
 		if *verb != "GET" && *verb != "POST" {
 			fmt.Fprintln(os.Stderr, "bare sign: -verb must be GET or POST")
 			os.Exit(2)
 		}
 		fmt.Printf("wrk.headers[%q] = %q\nwrk.headers[%q] = %q\nwrk.headers[%q] = %q\n",
 			"x-ms-date", date, "Authorization", sign(key, *verb, "docs", *link, date), "x-ms-documentdb-partitionkey", *pk)
+		if *verb == "POST" {
+			// A create is signed with its container's link and its body is not signed, so
+			// each request can carry a new item: ids unique to this script, thread and
+			// request, over 100 partition key values, padded to 1 KB like the bench tool's.
+			fmt.Printf(createScript, strconv.FormatInt(time.Now().UnixNano(), 36))
+		}
 	case "serve":
 		body := []byte(`{"id":"item-1","pk":"k1","pad":"` + strings.Repeat("x", 960) + `"}`)
 		http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

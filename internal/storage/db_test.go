@@ -20,7 +20,7 @@ func TestGetLikelyAbsent(t *testing.T) {
 	}
 	check := func(where string) {
 		t.Helper()
-		for _, k := range []string{"abc", "abd", "b", "ab", "abcd", "a", "c", ""} {
+		for _, k := range []string{"abc", "abd", "b", "ab", "abcd", "a", "c"} {
 			want, werr := db.GetCopy(nil, []byte(k))
 			got, gerr := db.GetLikelyAbsent([]byte("dst:"), []byte(k))
 			if IsNotFound(werr) != IsNotFound(gerr) || (werr == nil) != (gerr == nil) {
