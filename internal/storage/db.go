@@ -52,8 +52,8 @@ func Open(dir string, opts Options) (*DB, error) {
 		Logger:                     opts.Logger,
 		FormatMajorVersion:         pebble.FormatNewest,
 	}
-	// Every create and most writes first look up a key that usually does not exist yet; bloom
-	// filters answer those lookups without reading data blocks.
+	// Every create first looks up a key that usually does not exist yet; bloom filters answer
+	// those lookups without reading data blocks (for the last level, see GetLikelyAbsent).
 	// A point read that hits walks one table's index to one data block; a single-level index
 	// (one index block per table, as large as it needs, like CockroachDB's 256 KB) saves a
 	// block lookup on every read compared with the default two-level index of 4 KB blocks.
