@@ -138,15 +138,13 @@ if stage latency; then
 	echo 'function delay() return 1 end' >>"$WORK/paced.lua"
 	for c in 8 16 24 32; do
 		for s in partita bare; do
-			port=18301
-			[ "$s" = bare ] && port=18300
+			port=$(port "$s")
 			wrk -t2 -c"$c" -d"${WRK_SECS}s" --latency -s "$WORK/paced.lua" "http://127.0.0.1:$port/dbs/bench/colls/items/docs/item-1" >"$WORK/wrk.txt"
 			wrkjson "$s" "$WORK/wrk.txt" "wrk-paced-c$c" | tee -a "$RESULTS"
 		done
 	done
 	for s in partita bare; do
-		url=http://127.0.0.1:18301
-		[ "$s" = bare ] && url=http://127.0.0.1:18300
+		url=http://127.0.0.1:$(port "$s")
 		"$WORK/bench" -endpoint "$url" -label "$s-raw" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
 			-partitions 4 -duration 10s -concurrency 64 -json "$WORK/peak.jsonl" | tee -a "$OUT/sdk.txt"
 	done
@@ -154,8 +152,7 @@ if stage latency; then
 	peak=$(grep '"server":"partita-raw"' "$WORK/peak.jsonl" | sed -n 's/.*"ops_per_s":\([0-9.]*\).*/\1/p')
 	half=$(awk -v p="$peak" 'BEGIN {printf "%d", p/2}')
 	for s in partita bare; do
-		url=http://127.0.0.1:18301
-		[ "$s" = bare ] && url=http://127.0.0.1:18300
+		url=http://127.0.0.1:$(port "$s")
 		"$WORK/bench" -endpoint "$url" -label "$s-raw-paced" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
 			-partitions 4 -duration 20s -concurrency 64 -rate "$half" -json "$RESULTS" | tee -a "$OUT/sdk.txt"
 	done

@@ -78,7 +78,7 @@ func main() {
 		if *verb == "POST" {
 			// A create is signed with its container's link and its body is not signed, so
 			// each request can carry a new item: ids unique to this script, thread and
-			// request, over 100 partition key values, padded to 1 KB like the bench tool's.
+			// request, over 100 partition key values, padded to about 1 KB.
 			fmt.Printf(createScript, strconv.FormatInt(time.Now().UnixNano(), 36))
 		}
 	case "serve":
