@@ -41,16 +41,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		Cache:                       cache,
 		MemTableSize:                32 << 20,
 		MemTableStopWritesThreshold: 4,
-		// Items arrive in hash order, so every flushed table overlaps the whole of the level
-		// below, and each L0 compaction rewrites all of it. Letting twelve tables gather
-		// (Pebble's default is four) rewrites it a third as often: creates under wrk went from
-		// 8,000–9,200/s to 8,800–10,500/s with 100,000 items stored, and random reads did not
-		// slow down measurably, since bloom filters rule out most L0 tables.
-		L0CompactionThreshold:      12,
-		L0StopWritesThreshold:      48,
-		CompactionConcurrencyRange: func() (int, int) { return 1, 2 },
-		Logger:                     opts.Logger,
-		FormatMajorVersion:         pebble.FormatNewest,
+		CompactionConcurrencyRange:  func() (int, int) { return 1, 2 },
+		Logger:                      opts.Logger,
+		FormatMajorVersion:          pebble.FormatNewest,
 	}
 	// Every create first looks up a key that usually does not exist yet; bloom filters answer
 	// those lookups without reading data blocks (for the last level, see GetLikelyAbsent).
