@@ -126,7 +126,7 @@ done
 # Latency under a steady load below the peak, with the other servers stopped first (cosmium
 # with badger keeps compacting gigabytes for minutes) and a pause for Partita's own
 # compactions, so that the figures are Partita's and not the machine's:
-#   - wrk paced by delay() (each connection waits 1 ms between requests), at 8, 16, 24 and 32
+#   - wrk paced by delay() (each connection waits 1 ms between requests), at 8 to 48
 #     connections, against Partita and the bare server: one item, a light load generator;
 #   - the bench tool's raw client reading random items of the $ITEMS, flat out and then paced
 #     at half of that peak (open loop), against Partita and the bare server.
@@ -136,7 +136,7 @@ if stage latency; then
 	sleep 20
 	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/paced.lua"
 	echo 'function delay() return 1 end' >>"$WORK/paced.lua"
-	for c in 8 16 24 32; do
+	for c in 8 16 24 32 40 48; do
 		for s in partita bare; do
 			port=$(port "$s")
 			wrk -t2 -c"$c" -d"${WRK_SECS}s" --latency -s "$WORK/paced.lua" "http://127.0.0.1:$port/dbs/bench/colls/items/docs/item-1" >"$WORK/wrk.txt"
@@ -167,6 +167,6 @@ chart -out "$OUT/p99.svg" -metric p99_ms -log -workloads "$sdk,wrk-read,wrk-crea
 	-title "p99 latency (ms, log scale, lower is better)"
 chart -out "$OUT/rss.svg" -metric server_rss_peak_mb -log -workloads "$sdk" -servers partita,cosmium-mem,cosmium-badger \
 	-title "Server peak resident memory per workload (MiB, log scale, lower is better)"
-chart -out "$OUT/paced.svg" -metric p99_ms -workloads wrk-paced-c8,wrk-paced-c16,wrk-paced-c24,wrk-paced-c32 -servers partita,bare \
+chart -out "$OUT/paced.svg" -metric p99_ms -workloads wrk-paced-c8,wrk-paced-c16,wrk-paced-c24,wrk-paced-c32,wrk-paced-c40,wrk-paced-c48 -servers partita,bare \
 	-title "p99 of paced point reads under wrk (ms; cN: N connections, 1 ms pause each)"
 echo "results: $RESULTS, charts: $OUT/*.svg"

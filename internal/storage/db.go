@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -16,6 +18,8 @@ type Options struct {
 	CacheSize int64
 	// Logger receives Pebble's own messages; nil discards them.
 	Logger pebble.Logger
+	// Log receives a summary of write stalls (see stallLog); nil discards them.
+	Log *slog.Logger
 }
 
 // DefaultCacheSize is used when Options.CacheSize is zero.
@@ -53,6 +57,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		po.Levels[i].IndexBlockSize = 256 << 10
+	}
+	if opts.Log != nil {
+		po.EventListener = (&stallLog{log: opts.Log, now: time.Now}).listener()
 	}
 	if po.Logger == nil {
 		po.Logger = quietLogger{}
