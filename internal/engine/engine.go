@@ -57,7 +57,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	db, err := storage.Open(opts.Dir+"/db", storage.Options{CacheSize: opts.CacheSize, Log: opts.Logger})
+	db, err := storage.Open(opts.Dir+"/db", storage.Options{CacheSize: opts.CacheSize, Stalls: opts.Logger})
 	if err != nil {
 		return nil, err
 	}

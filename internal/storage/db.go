@@ -18,8 +18,8 @@ type Options struct {
 	CacheSize int64
 	// Logger receives Pebble's own messages; nil discards them.
 	Logger pebble.Logger
-	// Log receives a summary of write stalls (see stallLog); nil discards them.
-	Log *slog.Logger
+	// Stalls receives a summary of write stalls (see stallLog); nil discards them.
+	Stalls *slog.Logger
 }
 
 // DefaultCacheSize is used when Options.CacheSize is zero.
@@ -58,8 +58,8 @@ func Open(dir string, opts Options) (*DB, error) {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		po.Levels[i].IndexBlockSize = 256 << 10
 	}
-	if opts.Log != nil {
-		po.EventListener = (&stallLog{log: opts.Log, now: time.Now}).listener()
+	if opts.Stalls != nil {
+		po.EventListener = (&stallLog{log: opts.Stalls, now: time.Now}).listener()
 	}
 	if po.Logger == nil {
 		po.Logger = quietLogger{}
