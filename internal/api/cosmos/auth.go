@@ -22,8 +22,8 @@ const maxClockSkew = 15 * time.Minute
 type keyring struct {
 	primary  []byte
 	readOnly []byte // nil when there is no read-only key
-	// macs reuse HMAC states per key: every request computes one or two signatures.
-	primaryMACs, readOnlyMACs *sync.Pool
+	// signers reuse HMAC states per key (*signer): every request computes one or two.
+	primarySigners, readOnlySigners *sync.Pool
 	// lastDate remembers the last x-ms-date parsed: clients sign many requests in the same
 	// second, and parsing the date was a tenth of the signature check.
 	lastDate *atomic.Pointer[parsedDate]
@@ -46,8 +46,27 @@ func (k keyring) parseDate(text string) (time.Time, error) {
 	return when, err
 }
 
-func macPool(key []byte) *sync.Pool {
-	return &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}
+// signer is an HMAC state with buffers for the payload it signs and the signature. Buffers on
+// the stack would escape to the heap as soon as they reach the hash.Hash interface, and cost an
+// allocation per request; pooled with the state, they cost nothing.
+type signer struct {
+	mac     hash.Hash
+	payload []byte
+	sum     []byte
+}
+
+func signerPool(key []byte) *sync.Pool {
+	return &sync.Pool{New: func() any {
+		return &signer{mac: hmac.New(sha256.New, key), payload: make([]byte, 0, 256), sum: make([]byte, 0, sha256.Size)}
+	}}
+}
+
+// sign returns the HMAC of payload; it is valid until the signer is reused.
+func (s *signer) sign(payload []byte) []byte {
+	s.mac.Reset()
+	s.mac.Write(payload)
+	s.sum = s.mac.Sum(s.sum[:0])
+	return s.sum
 }
 
 func newKeyring(primary, readOnly string) (keyring, error) {
@@ -60,9 +79,9 @@ func newKeyring(primary, readOnly string) (keyring, error) {
 		if k.readOnly, err = base64.StdEncoding.DecodeString(readOnly); err != nil {
 			return k, status.BadRequest("the read-only key must be base64")
 		}
-		k.readOnlyMACs = macPool(k.readOnly)
+		k.readOnlySigners = signerPool(k.readOnly)
 	}
-	k.primaryMACs = macPool(k.primary)
+	k.primarySigners = signerPool(k.primary)
 	k.lastDate = new(atomic.Pointer[parsedDate])
 	return k, nil
 }
@@ -91,7 +110,7 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		}
 	}
 	if string(typ) != "master" {
-		return unauthorized("Authorization type %q is not supported; use master key signatures (type=master)", typ)
+		return unauthorized("Authorization type %q is not supported; use master key signatures (type=master)", string(typ))
 	}
 	var givenBuf [64]byte
 	if base64.StdEncoding.DecodedLen(len(sig)) > len(givenBuf) {
@@ -102,7 +121,7 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		return unauthorized("The authorization signature is not valid base64")
 	}
 	given := givenBuf[:n]
-	date := r.Header.Get("x-ms-date")
+	date := r.Header.Get("X-Ms-Date")
 	if date == "" {
 		date = r.Header.Get("Date")
 	}
@@ -113,8 +132,9 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 	if d := now.Sub(when); d > maxClockSkew || d < -maxClockSkew {
 		return &status.Error{Status: http.StatusForbidden, Message: "The request's x-ms-date is more than 15 minutes from the server's time; check the client's clock"}
 	}
-	var payloadBuf [512]byte
-	payload := appendLower(payloadBuf[:0], r.Method)
+	s := k.primarySigners.Get().(*signer)
+	defer k.primarySigners.Put(s)
+	payload := appendLower(s.payload[:0], r.Method)
 	payload = append(payload, '\n')
 	payload = appendLower(payload, res.typ)
 	payload = append(payload, '\n')
@@ -122,11 +142,11 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 	payload = append(payload, '\n')
 	payload = appendLower(payload, date)
 	payload = append(payload, "\n\n"...)
-	var sum [sha256.Size]byte
-	if hmac.Equal(given, sign(sum[:0], k.primaryMACs, payload)) {
+	s.payload = payload // keeps what it grew to for the next request
+	if hmac.Equal(given, s.sign(payload)) {
 		return nil
 	}
-	if k.readOnly != nil && hmac.Equal(given, sign(sum[:0], k.readOnlyMACs, payload)) {
+	if k.readOnly != nil && k.readOnlySigned(given, payload) {
 		if isReadOnlyRequest(r) {
 			return nil
 		}
@@ -137,13 +157,11 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		strings.ToLower(r.Method), res.typ, res.link)
 }
 
-// sign appends the HMAC of payload to dst.
-func sign(dst []byte, macs *sync.Pool, payload []byte) []byte {
-	m := macs.Get().(hash.Hash)
-	defer macs.Put(m)
-	m.Reset()
-	m.Write(payload)
-	return m.Sum(dst)
+// readOnlySigned reports whether given is the read-only key's signature of payload.
+func (k keyring) readOnlySigned(given, payload []byte) bool {
+	s := k.readOnlySigners.Get().(*signer)
+	defer k.readOnlySigners.Put(s)
+	return hmac.Equal(given, s.sign(payload))
 }
 
 // appendLower appends s in ASCII lower case: the signed payload's verb, type and date.

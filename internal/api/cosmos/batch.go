@@ -49,7 +49,7 @@ func (c *call) batch() error {
 	if err := json.Unmarshal(body, &wire); err != nil {
 		return status.BadRequest("The batch body must be a JSON array of operations: %v", err)
 	}
-	atomic := isTrue(c.r.Header.Get("x-ms-cosmos-batch-atomic"))
+	atomic := isTrue(c.r.Header.Get("X-Ms-Cosmos-Batch-Atomic"))
 	ops := make([]engine.BatchOp, len(wire))
 	for i, w := range wire {
 		if ops[i], err = toBatchOp(w, !atomic); err != nil {

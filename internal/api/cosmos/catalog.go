@@ -44,8 +44,8 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 // throughputHeaders reads the throughput a create request asks for: x-ms-offer-throughput for
 // manual, x-ms-cosmos-offer-autopilot-settings for autoscale. nil when neither is present.
 func (c *call) throughputHeaders() (*engine.Throughput, error) {
-	manual := c.r.Header.Get("x-ms-offer-throughput")
-	auto := c.r.Header.Get("x-ms-cosmos-offer-autopilot-settings")
+	manual := c.r.Header.Get("X-Ms-Offer-Throughput")
+	auto := c.r.Header.Get("X-Ms-Cosmos-Offer-Autopilot-Settings")
 	switch {
 	case manual != "" && auto != "":
 		return nil, status.BadRequest("Give either x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings, not both")
@@ -126,7 +126,7 @@ func (c *call) page(n int, id func(int) string) (lo, hi int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if tok := c.r.Header.Get("x-ms-continuation"); tok != "" {
+	if tok := c.r.Header.Get("X-Ms-Continuation"); tok != "" {
 		last, err := base64.RawURLEncoding.DecodeString(tok)
 		if err != nil {
 			return 0, 0, status.BadRequest("The continuation token %q is not valid; pass back the token a previous page returned", tok)

@@ -10,7 +10,7 @@ import (
 
 // maxItemCount reads x-ms-max-item-count: absent or -1 lets the server choose.
 func (c *call) maxItemCount() (int, error) {
-	h := c.r.Header.Get("x-ms-max-item-count")
+	h := c.r.Header.Get("X-Ms-Max-Item-Count")
 	if h == "" {
 		return 0, nil
 	}
@@ -42,7 +42,7 @@ func (c *call) readFeed() error {
 	if err != nil {
 		return err
 	}
-	page, err := ct.ReadFeed(r, c.r.Header.Get("x-ms-continuation"), max)
+	page, err := ct.ReadFeed(r, c.r.Header.Get("X-Ms-Continuation"), max)
 	c.charge = page.Charge
 	if err != nil {
 		return err

@@ -78,7 +78,7 @@ func (c *call) set(key, value string) {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &call{h: h, w: w, r: r, start: time.Now()}
-	activity := r.Header.Get("x-ms-activity-id")
+	activity := r.Header.Get("X-Ms-Activity-Id")
 	if activity == "" {
 		activity = newActivityID()
 	}
@@ -147,7 +147,7 @@ func (c *call) dispatch() error {
 			return c.readFeed()
 		case m == http.MethodPost && isQuery(c.r):
 			return c.queryItems()
-		case m == http.MethodPost && c.r.Header.Get("x-ms-cosmos-is-batch-request") != "":
+		case m == http.MethodPost && c.r.Header.Get("X-Ms-Cosmos-Is-Batch-Request") != "":
 			return c.batch()
 		case m == http.MethodPost:
 			return c.createItem()
@@ -192,7 +192,7 @@ func (c *call) dispatch() error {
 }
 
 func isQuery(r *http.Request) bool {
-	return isTrue(r.Header.Get("x-ms-documentdb-isquery")) || isTrue(r.Header.Get("x-ms-documentdb-query")) ||
+	return isTrue(r.Header.Get("X-Ms-Documentdb-Isquery")) || isTrue(r.Header.Get("X-Ms-Documentdb-Query")) ||
 		r.Header.Get("Content-Type") == "application/query+json"
 }
 

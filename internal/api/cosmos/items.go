@@ -34,7 +34,7 @@ func (c *call) itemRequest(withBody bool) (ct *engine.Container, o engine.ItemOp
 // the body's.
 func (c *call) itemOptions() (engine.ItemOptions, error) {
 	var o engine.ItemOptions
-	h := c.r.Header.Get("x-ms-documentdb-partitionkey")
+	h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey")
 	if h == "" {
 		return o, status.BadRequest("The partition key header x-ms-documentdb-partitionkey is required for operations on items of a partitioned container")
 	}
@@ -84,7 +84,7 @@ func (c *call) createItem() error {
 		return err
 	}
 	var r engine.ItemResult
-	if isTrue(c.r.Header.Get("x-ms-documentdb-is-upsert")) {
+	if isTrue(c.r.Header.Get("X-Ms-Documentdb-Is-Upsert")) {
 		r, err = ct.UpsertItem(body, o)
 	} else {
 		r, err = ct.CreateItem(body, o)

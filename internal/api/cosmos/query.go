@@ -54,7 +54,7 @@ func (c *call) readQuery() (*query.Prepared, map[string]value.Value, error) {
 
 func (c *call) queryOptions(params map[string]value.Value) (query.Options, error) {
 	max, err := c.maxItemCount()
-	return query.Options{Params: params, MaxItems: max, Continuation: c.r.Header.Get("x-ms-continuation")}, err
+	return query.Options{Params: params, MaxItems: max, Continuation: c.r.Header.Get("X-Ms-Continuation")}, err
 }
 
 // queryItems runs a query over a container, scoped by the request's headers (see scope).
@@ -68,7 +68,7 @@ func (c *call) queryItems() error {
 	if err != nil {
 		return err
 	}
-	if isTrue(c.r.Header.Get("x-ms-cosmos-is-query-plan-request")) {
+	if isTrue(c.r.Header.Get("X-Ms-Cosmos-Is-Query-Plan-Request")) {
 		return c.queryPlan(ct, prepared, params)
 	}
 	r, err := c.scope(ct)
@@ -103,7 +103,7 @@ func (c *call) queryItems() error {
 func (c *call) scope(ct *engine.Container) (epk.Range, error) {
 	r := epk.All
 	var err error
-	if h := c.r.Header.Get("x-ms-documentdb-partitionkey"); h != "" {
+	if h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey"); h != "" {
 		key, err := parsePartitionKey(h)
 		if err != nil {
 			return r, err
@@ -111,7 +111,7 @@ func (c *call) scope(ct *engine.Container) (epk.Range, error) {
 		if r, err = ct.KeyRange(key); err != nil {
 			return r, err
 		}
-	} else if h := c.r.Header.Get("x-ms-documentdb-partitionkeyrangeid"); h != "" {
+	} else if h := c.r.Header.Get("X-Ms-Documentdb-Partitionkeyrangeid"); h != "" {
 		id, err := strconv.ParseUint(h, 10, 32)
 		if err != nil {
 			return r, status.BadRequest("x-ms-documentdb-partitionkeyrangeid must be a range id, not %q", h)
@@ -120,7 +120,7 @@ func (c *call) scope(ct *engine.Container) (epk.Range, error) {
 			return r, err
 		}
 	}
-	if lo, hi := c.r.Header.Get("x-ms-start-epk"), c.r.Header.Get("x-ms-end-epk"); lo != "" || hi != "" {
+	if lo, hi := c.r.Header.Get("X-Ms-Start-Epk"), c.r.Header.Get("X-Ms-End-Epk"); lo != "" || hi != "" {
 		r, err = narrow(r, lo, hi)
 	}
 	return r, err
