@@ -45,11 +45,11 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 	// One strict parse validates the body for the scans below and gives the index its terms.
 	parsed, err := value.Parse(body)
 	if err != nil {
-		msg := err.Error() // too deeply nested for the index, though valid
-		if !json.Valid(body) {
-			msg = syntaxError(body) // encoding/json's wording, more familiar to clients
+		if json.Valid(body) { // valid, but nested beyond what the index walks
+			return nil, nil, status.BadRequest("The item nests objects and arrays too deeply: %v", err)
 		}
-		return nil, nil, status.BadRequest("The request body is not valid JSON: %s", msg)
+		// encoding/json's wording, more familiar to clients than the parser's
+		return nil, nil, status.BadRequest("The request body is not valid JSON: %s", syntaxError(body))
 	}
 	if parsed.Kind() != value.Object {
 		return nil, nil, status.BadRequest("The item must be a JSON object")

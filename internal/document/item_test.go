@@ -76,3 +76,12 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Valid JSON nested beyond what the index walks is refused as such, not as invalid JSON.
+func TestParseRefusesDeepNesting(t *testing.T) {
+	body := `{"id":"a","x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`
+	_, _, err := Parse([]byte(body), [][]string{{"pk"}})
+	if !status.Is(err, 400) || !strings.Contains(err.Error(), "too deeply") {
+		t.Fatalf("got %v, want a 400 saying the item nests too deeply", err)
+	}
+}

@@ -12,14 +12,16 @@ import (
 // looks up its key, as a create must to tell itself from a conflict; the key never exists.
 func BenchmarkSyncedSet1KB(b *testing.B) {
 	value := make([]byte, 1150) // an item of 1 KB with its system properties
-	lookups := map[string]func(db *DB, key []byte) ([]byte, error){
-		"none":            nil,
-		"Get":             func(db *DB, key []byte) ([]byte, error) { return db.GetCopy(nil, key) },
-		"GetLikelyAbsent": func(db *DB, key []byte) ([]byte, error) { return db.GetLikelyAbsent(nil, key) },
-	}
-	for _, name := range []string{"none", "Get", "GetLikelyAbsent"} {
-		lookup := lookups[name]
-		b.Run("writers=64/lookup="+name, func(b *testing.B) {
+	for _, l := range []struct {
+		name   string
+		lookup func(db *DB, key []byte) ([]byte, error)
+	}{
+		{"none", nil},
+		{"Get", func(db *DB, key []byte) ([]byte, error) { return db.GetCopy(nil, key) }},
+		{"GetLikelyAbsent", func(db *DB, key []byte) ([]byte, error) { return db.GetLikelyAbsent(nil, key) }},
+	} {
+		lookup := l.lookup
+		b.Run("writers=64/lookup="+l.name, func(b *testing.B) {
 			db, err := Open(b.TempDir(), Options{})
 			if err != nil {
 				b.Fatal(err)
