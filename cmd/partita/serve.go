@@ -8,19 +8,24 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/gcpace"
 	"github.com/partita-db/partita/internal/server"
 	"github.com/partita-db/partita/internal/storage"
 )
 
-// defaultGCPercent is the garbage collector's target unless GOGC is set (docs/running.md).
-const defaultGCPercent = 400
+// Unless GOGC is set, the garbage collector lets the heap grow by gcHeadroom bytes over what
+// is live between collections, or by Go's default of 100% when that is more
+// (docs/running.md#memory).
+const (
+	gcHeadroom     = 64 << 20
+	gcFloorPercent = 100
+)
 
 func serveCommand() *cobra.Command {
 	cfg := server.Config{}
@@ -40,10 +45,7 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			if os.Getenv("GOGC") == "" {
-				// The Go heap holds little that lives long (items and the block cache are
-				// outside it), so the default of 100 would collect many times a second
-				// under load for almost nothing; 400 cut a point read's CPU by a quarter.
-				debug.SetGCPercent(defaultGCPercent)
+				gcpace.Start(gcHeadroom, gcFloorPercent)
 			}
 			if debugAddr != "" {
 				serveDebug(debugAddr, log)
