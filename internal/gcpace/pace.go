@@ -4,16 +4,16 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
 )
 
 // minHeap is the live heap below which the runtime's own heap minimum (4 MiB times the GC
 // percentage over 100) sets the goal; dividing by less than it would overshoot the headroom.
 const minHeap = 4 << 20
 
-// Percent is the GC percentage that puts the heap goal at about live+headroom bytes, and never
+// percent is the GC percentage that puts the heap goal at about live+headroom bytes, and never
 // below floor.
-func Percent(live, headroom uint64, floor int) int {
+func percent(live, headroom uint64, floor int) int {
 	p := int(headroom * 100 / max(live, minHeap))
 	return max(p, floor)
 }
@@ -26,7 +26,9 @@ func Start(headroom uint64, floor int) (stop func()) {
 	before := debug.SetGCPercent(floor)
 	p.arm()
 	return func() {
-		p.stopped.Store(true)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.stopped = true
 		debug.SetGCPercent(before)
 	}
 }
@@ -34,10 +36,12 @@ func Start(headroom uint64, floor int) (stop func()) {
 type pacer struct {
 	headroom uint64
 	floor    int
-	stopped  atomic.Bool
-	// set and sample belong to the finalizer goroutine, which runs one adjust at a time.
-	set    int
-	sample []metrics.Sample
+	// mu orders adjust against stop, so that no adjust changes the percentage after stop
+	// restored it.
+	mu      sync.Mutex
+	stopped bool
+	set     int // the percentage adjust last set
+	sample  []metrics.Sample
 }
 
 // arm makes adjust run once the next collection has finished: the finalizer of an object
@@ -51,11 +55,13 @@ func (p *pacer) arm() {
 type sentinel struct{ p *pacer }
 
 func (p *pacer) adjust() {
-	if p.stopped.Load() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
 		return
 	}
 	metrics.Read(p.sample)
-	want := Percent(p.sample[0].Value.Uint64(), p.headroom, p.floor)
+	want := percent(p.sample[0].Value.Uint64(), p.headroom, p.floor)
 	// Small changes are not worth the heap lock SetGCPercent takes.
 	if want > p.set+p.set/8 || want < p.set-p.set/8 {
 		debug.SetGCPercent(want)

@@ -20,8 +20,8 @@ func TestPercent(t *testing.T) {
 		{16 * mib, 400},  // headroom and floor agree
 		{512 * mib, 400}, // the floor: a large live heap grows by 400%, not by 64 MiB
 	} {
-		if got := Percent(tc.live, 64*mib, 400); got != tc.want {
-			t.Errorf("Percent(%d MiB live) = %d, want %d", tc.live/mib, got, tc.want)
+		if got := percent(tc.live, 64*mib, 400); got != tc.want {
+			t.Errorf("percent(%d MiB live) = %d, want %d", tc.live/mib, got, tc.want)
 		}
 	}
 }
@@ -38,7 +38,7 @@ func TestStartPacesAfterEachCollection(t *testing.T) {
 	}
 
 	runtime.GC() // little is live: the headroom sets the goal
-	waitFor(t, func() bool { return gogc() == Percent(live(), headroom, 150) && gogc() > 1000 })
+	waitFor(t, func() bool { return gogc() == percent(live(), headroom, 150) && gogc() > 1000 })
 
 	ballast := make([]byte, 256<<20) // 256 MiB live: the floor sets it
 	runtime.GC()
