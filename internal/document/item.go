@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -40,19 +40,19 @@ type Item struct {
 // value at each of paths (each path given as its segments). A missing value is epk.Undefined.
 func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 	if len(body) > MaxItemBytes {
-		return nil, nil, status.TooLarge("Request size is too large: the item is %d bytes; the limit is %d bytes", len(body), MaxItemBytes)
+		return nil, nil, fault.New(fault.TooLarge, "Request size is too large: the item is %d bytes; the limit is %d bytes", len(body), MaxItemBytes)
 	}
 	// One strict parse validates the body for the scans below and gives the index its terms.
 	parsed, err := value.Parse(body)
 	if err != nil {
 		if json.Valid(body) { // valid, but nested beyond what the index walks
-			return nil, nil, status.BadRequest("The item nests objects and arrays too deeply: %v", err)
+			return nil, nil, fault.New(fault.BadRequest, "The item nests objects and arrays too deeply: %v", err)
 		}
 		// encoding/json's wording, more familiar to clients than the parser's
-		return nil, nil, status.BadRequest("The request body is not valid JSON: %s", syntaxError(body))
+		return nil, nil, fault.New(fault.BadRequest, "The request body is not valid JSON: %s", syntaxError(body))
 	}
 	if parsed.Kind() != value.Object {
-		return nil, nil, status.BadRequest("The item must be a JSON object")
+		return nil, nil, fault.New(fault.BadRequest, "The item must be a JSON object")
 	}
 	start := skipSpace(body, 0)
 	it := &Item{body: body, Value: parsed}
@@ -66,7 +66,7 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 		if m.key == "id" {
 			idFound = true
 			if body[m.valStart] != '"' {
-				idErr = status.BadRequest("The id of an item must be a string")
+				idErr = fault.New(fault.BadRequest, "The id of an item must be a string")
 				return true
 			}
 			end, esc := stringEnd(body, m.valStart)
@@ -76,7 +76,7 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 		return true
 	})
 	if !idFound {
-		return nil, nil, status.BadRequest("The item has no 'id' property; every item needs a string id")
+		return nil, nil, fault.New(fault.BadRequest, "The item has no 'id' property; every item needs a string id")
 	}
 	if idErr != nil {
 		return nil, nil, idErr
@@ -98,13 +98,13 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 // ValidateID applies Cosmos's rules for resource ids.
 func ValidateID(id string) error {
 	if id == "" {
-		return status.BadRequest("The id must not be empty")
+		return fault.New(fault.BadRequest, "The id must not be empty")
 	}
 	if n := utf8.RuneCountInString(id); n > MaxIDLength {
-		return status.BadRequest("The id is %d characters long; the limit is %d", n, MaxIDLength)
+		return fault.New(fault.BadRequest, "The id is %d characters long; the limit is %d", n, MaxIDLength)
 	}
 	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
-		return status.BadRequest("The id %q contains the character %q, which is not allowed in ids ('/', '\\', '?', '#')", id, id[i])
+		return fault.New(fault.BadRequest, "The id %q contains the character %q, which is not allowed in ids ('/', '\\', '?', '#')", id, id[i])
 	}
 	return nil
 }
@@ -123,7 +123,7 @@ func CheckPartitionKey(k epk.Key) error {
 		}
 	}
 	if n > MaxPartitionKeyLen {
-		return status.BadRequest("The partition key value is %d bytes; the limit is %d bytes", n, MaxPartitionKeyLen)
+		return fault.New(fault.BadRequest, "The partition key value is %d bytes; the limit is %d bytes", n, MaxPartitionKeyLen)
 	}
 	return nil
 }
@@ -162,11 +162,11 @@ func scalar(v []byte, path string) (epk.Value, error) {
 	case 'n':
 		return epk.Null(), nil
 	case '{', '[':
-		return epk.Value{}, status.BadRequest("The partition key value at %s must be a string, number, boolean or null, not an object or array", path)
+		return epk.Value{}, fault.New(fault.BadRequest, "The partition key value at %s must be a string, number, boolean or null, not an object or array", path)
 	default:
 		f, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {
-			return epk.Value{}, status.BadRequest("The partition key value at %s is a number out of range", path)
+			return epk.Value{}, fault.New(fault.BadRequest, "The partition key value at %s is a number out of range", path)
 		}
 		return epk.Number(f), nil
 	}

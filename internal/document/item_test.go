@@ -2,11 +2,12 @@ package document
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 func TestParseExtractsIDAndKeys(t *testing.T) {
@@ -45,19 +46,19 @@ func TestParseExtractsIDAndKeys(t *testing.T) {
 }
 
 func TestParseRefusals(t *testing.T) {
-	for body, st := range map[string]int{
-		`{"id":"a"`:    400,
-		`"str"`:        400,
-		`{"id":7}`:     400,
-		`{"x":1}`:      400,
-		`{"id":""}`:    400,
-		`{"id":"a/b"}`: 400,
-		`{"id":"` + strings.Repeat("x", 256) + `"}`:           400,
-		`{"id":"a","pk":"` + strings.Repeat("k", 2100) + `"}`: 400,
+	for body, st := range map[string]fault.Kind{
+		`{"id":"a"`:    fault.BadRequest,
+		`"str"`:        fault.BadRequest,
+		`{"id":7}`:     fault.BadRequest,
+		`{"x":1}`:      fault.BadRequest,
+		`{"id":""}`:    fault.BadRequest,
+		`{"id":"a/b"}`: fault.BadRequest,
+		`{"id":"` + strings.Repeat("x", 256) + `"}`:           fault.BadRequest,
+		`{"id":"a","pk":"` + strings.Repeat("k", 2100) + `"}`: fault.BadRequest,
 	} {
 		_, _, err := Parse([]byte(body), [][]string{{"pk"}})
-		if !status.Is(err, st) {
-			t.Errorf("%.40s: got %v, want %d", body, err, st)
+		if !errors.Is(err, st) {
+			t.Errorf("%.40s: got %v, want %v", body, err, st)
 		}
 	}
 }
@@ -81,7 +82,7 @@ func FuzzParse(f *testing.F) {
 func TestParseRefusesDeepNesting(t *testing.T) {
 	body := `{"id":"a","x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`
 	_, _, err := Parse([]byte(body), [][]string{{"pk"}})
-	if !status.Is(err, 400) || !strings.Contains(err.Error(), "too deeply") {
+	if !errors.Is(err, fault.BadRequest) || !strings.Contains(err.Error(), "too deeply") {
 		t.Fatalf("got %v, want a 400 saying the item nests too deeply", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // MaxPatchOperations is how many operations one patch may carry, as in Cosmos.
@@ -25,18 +25,18 @@ type PatchOp struct {
 // kept. Any failing operation fails the whole patch with a 400 naming it.
 func Patch(doc []byte, ops []PatchOp) ([]byte, error) {
 	if len(ops) == 0 {
-		return nil, status.BadRequest("A patch needs at least one operation")
+		return nil, fault.New(fault.BadRequest, "A patch needs at least one operation")
 	}
 	if len(ops) > MaxPatchOperations {
-		return nil, status.BadRequest("A patch has at most %d operations; got %d", MaxPatchOperations, len(ops))
+		return nil, fault.New(fault.BadRequest, "A patch has at most %d operations; got %d", MaxPatchOperations, len(ops))
 	}
 	root, err := parseNode(doc)
 	if err != nil {
-		return nil, status.Internal("stored item is not JSON: %v", err)
+		return nil, fault.New(fault.Internal, "stored item is not JSON: %v", err)
 	}
 	for i, op := range ops {
 		if err := applyOp(root, op); err != nil {
-			return nil, status.BadRequest("Patch operation %d (%s %s) failed: %v", i, op.Op, op.Path, err)
+			return nil, fault.New(fault.BadRequest, "Patch operation %d (%s %s) failed: %v", i, op.Op, op.Path, err)
 		}
 	}
 	var b bytes.Buffer

@@ -2,9 +2,10 @@ package document
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 func TestPatch(t *testing.T) {
@@ -41,11 +42,11 @@ func TestPatch(t *testing.T) {
 		{Op: "set", Path: "/_ts", Value: json.RawMessage(`1`)},
 		{Op: "set", Path: "nope", Value: json.RawMessage(`1`)},
 	} {
-		if _, err := Patch(doc, []PatchOp{bad}); !status.Is(err, 400) {
+		if _, err := Patch(doc, []PatchOp{bad}); !errors.Is(err, fault.BadRequest) {
 			t.Errorf("%+v: got %v, want 400", bad, err)
 		}
 	}
-	if _, err := Patch(doc, make([]PatchOp, 11)); !status.Is(err, 400) {
+	if _, err := Patch(doc, make([]PatchOp, 11)); !errors.Is(err, fault.BadRequest) {
 		t.Errorf("11 operations: %v", err)
 	}
 }

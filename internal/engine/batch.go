@@ -2,15 +2,14 @@ package engine
 
 import (
 	"errors"
-	"net/http"
 	"sync"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/status"
 )
 
 // OpKind names an operation of a batch, as the wire does.
@@ -44,11 +43,11 @@ type BatchOp struct {
 
 // OpResult is the outcome of one operation of a batch.
 type OpResult struct {
-	Status int
-	Charge float64
-	ETag   string
-	Doc    []byte // the item, for reads and writes that return it
-	Err    error  // the failure, when Status is not 2xx
+	Err     error // nil on success; fault.Aborted for the operations a failed batch did not apply
+	Created bool  // the operation created the item
+	Charge  float64
+	ETag    string
+	Doc     []byte // the item, for reads and writes that return it
 }
 
 // Patch is a partial update: operations, and optionally a condition the current item must
@@ -86,7 +85,7 @@ func (c *Container) patchWrite(e epk.EPK, id string, patch Patch, ifMatch string
 		Mutate: func(cur []byte) (item *document.Item, ne epk.EPK, terms [][]byte, err error) {
 			defer func() {
 				if r := recover(); r != nil { // a bug must fail this write, not the partition
-					err = status.Internal("patch failed: %v", r)
+					err = fault.New(fault.Internal, "patch failed: %v", r)
 				}
 			}()
 			if patch.Condition != nil {
@@ -95,7 +94,7 @@ func (c *Container) patchWrite(e epk.EPK, id string, patch Patch, ifMatch string
 					return nil, "", nil, err
 				}
 				if len(page.Results) == 0 {
-					return nil, "", nil, status.PreconditionFailed("The item does not satisfy the patch's condition")
+					return nil, "", nil, fault.New(fault.PreconditionFailed, "The item does not satisfy the patch's condition")
 				}
 			}
 			body, err := document.Patch(cur, patch.Ops)
@@ -122,10 +121,10 @@ func (c *Container) toWrite(e epk.EPK, op BatchOp) (partition.Write, error) {
 			return w, err
 		}
 		if ie != e {
-			return w, status.BadRequest("The partition key of the item in the operation does not match the batch's partition key")
+			return w, fault.New(fault.BadRequest, "The partition key of the item in the operation does not match the batch's partition key")
 		}
 		if op.Kind == OpReplace && op.ID != "" && op.ID != item.ID {
-			return w, status.BadRequest("The id %q of the operation does not match the item's id %q", op.ID, item.ID)
+			return w, fault.New(fault.BadRequest, "The id %q of the operation does not match the item's id %q", op.ID, item.ID)
 		}
 		w.ID, w.Item, w.Terms = item.ID, item, partition.TermsOf(item.Value)
 		w.Kind = map[OpKind]partition.WriteKind{OpCreate: partition.Create, OpUpsert: partition.Upsert, OpReplace: partition.Replace}[op.Kind]
@@ -142,21 +141,21 @@ func (c *Container) toWrite(e epk.EPK, op BatchOp) (partition.Write, error) {
 			w = c.patchWrite(e, op.ID, op.Patch, op.IfMatch)
 		}
 	default:
-		return w, status.BadRequest("Operation type %q is not supported in a batch", op.Kind)
+		return w, fault.New(fault.BadRequest, "Operation type %q is not supported in a batch", op.Kind)
 	}
 	return w, nil
 }
 
 // opResult describes a successful partition result of op.
 func opResult(op BatchOp, r partition.Result) OpResult {
-	out := OpResult{Status: http.StatusOK, ETag: r.Doc.ETag(), Doc: r.Doc.JSON}
+	out := OpResult{ETag: r.Doc.ETag(), Doc: r.Doc.JSON}
 	switch {
 	case op.Kind == OpRead:
 		out.Charge = ru.PointRead(len(r.Doc.JSON))
 	case op.Kind == OpDelete:
-		out.Status, out.Charge, out.Doc, out.ETag = http.StatusNoContent, ru.Delete(r.PrevBytes), nil, ""
+		out.Charge, out.Doc, out.ETag = ru.Delete(r.PrevBytes), nil, ""
 	case r.Created:
-		out.Status, out.Charge = http.StatusCreated, ru.Insert(len(r.Doc.JSON))
+		out.Created, out.Charge = true, ru.Insert(len(r.Doc.JSON))
 	default:
 		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
 	}
@@ -170,7 +169,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if len(ops) == 0 || len(ops) > MaxBatchOperations {
-		return nil, -1, status.BadRequest("A batch has between 1 and %d operations; got %d", MaxBatchOperations, len(ops))
+		return nil, -1, fault.New(fault.BadRequest, "A batch has between 1 and %d operations; got %d", MaxBatchOperations, len(ops))
 	}
 	e, err := c.EPK(key)
 	if err != nil {
@@ -180,7 +179,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 	failAt := func(i int, err error) ([]OpResult, int, error) {
 		results := make([]OpResult, len(ops))
 		for j := range results {
-			results[j] = OpResult{Status: http.StatusFailedDependency, Charge: 0}
+			results[j] = OpResult{Err: fault.New(fault.Aborted, "The operation was not applied because operation %d of the batch failed", i)}
 		}
 		results[i] = failed(err)
 		return results, i, nil
@@ -201,7 +200,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 		if errors.As(err, &be) {
 			return failAt(be.Index, be.Err)
 		}
-		if len(ops) == 1 && status.From(err).Status < 500 {
+		if len(ops) == 1 && fault.KindOf(err) != fault.Internal && fault.KindOf(err) != fault.Unavailable {
 			return failAt(0, err)
 		}
 		return nil, -1, err
@@ -252,8 +251,7 @@ func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
 }
 
 func failed(err error) OpResult {
-	se := status.From(err)
-	return OpResult{Status: se.Status, Charge: ru.Miss(), Err: se}
+	return OpResult{Charge: ru.Miss(), Err: fault.From(err)}
 }
 
 // bulkEPK is the logical partition of a bulk operation: its own key, or its body's.
@@ -273,7 +271,7 @@ func (c *Container) bulkEPK(op BatchOp) (epk.EPK, error) {
 func (c *Container) bulkOneSafe(e epk.EPK, op BatchOp) (res OpResult) {
 	defer func() {
 		if r := recover(); r != nil {
-			res = failed(status.Internal("bulk operation failed: %v", r))
+			res = failed(fault.New(fault.Internal, "bulk operation failed: %v", r))
 		}
 	}()
 	return c.bulkOne(e, op)

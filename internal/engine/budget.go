@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
-	"github.com/partita-db/partita/internal/status"
 )
 
 // rate is the RU/s a throughput setting provides: the manual figure, or the autoscale maximum
@@ -54,7 +54,7 @@ func (c *Container) admit(parts ...*partition.Partition) error {
 	now := time.Now()
 	for _, p := range parts {
 		if ok, retry := p.Budget().Admit(now); !ok {
-			return status.TooManyRequests(retry)
+			return fault.Throttle(retry)
 		}
 	}
 	return nil

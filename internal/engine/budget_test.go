@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
-	"github.com/partita-db/partita/internal/status"
 )
 
 // writeUntilThrottled writes to one logical partition until a write is refused.
-func writeUntilThrottled(t *testing.T, c *Container, pk string) *status.Error {
+func writeUntilThrottled(t *testing.T, c *Container, pk string) *fault.Error {
 	t.Helper()
 	for i := range 100000 {
 		_, err := c.CreateItem(item(fmt.Sprintf("%s-%d", pk, i), pk, ""), ItemOptions{})
-		var se *status.Error
+		var se *fault.Error
 		if errors.As(err, &se) {
 			return se
 		}
@@ -30,7 +30,7 @@ func writeUntilThrottled(t *testing.T, c *Container, pk string) *status.Error {
 func TestThrottling(t *testing.T) {
 	_, c := newContainer(t, Options{RateLimit: true}, ContainerSpec{})
 	se := writeUntilThrottled(t, c, "hot")
-	if se.Status != 429 || se.Substatus != status.SubRequestRateTooLarge || se.RetryAfter <= 0 || se.RetryAfter > time.Second {
+	if se.Kind != fault.Throttled || se.RetryAfter <= 0 || se.RetryAfter > time.Second {
 		t.Fatalf("throttled write: %+v", se)
 	}
 	time.Sleep(se.RetryAfter)

@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -113,7 +113,7 @@ func (e *Engine) persist(key []byte, rec any) error {
 		err = b.Commit(storage.Sync)
 	}
 	if err != nil {
-		return status.Unavailable("Storage failed to commit: %v", err)
+		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
 	}
 	return nil
 }

@@ -12,9 +12,9 @@ import (
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/rid"
-	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -110,7 +110,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		}
 	}
 	if len(spec.Indexing) > 0 && !json.Valid(spec.Indexing) {
-		return ContainerInfo{}, status.BadRequest("The indexing policy is not valid JSON")
+		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -119,7 +119,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		return ContainerInfo{}, err
 	}
 	if d.containers[spec.ID] != nil {
-		return ContainerInfo{}, status.Conflict("Container %q already exists in database %q", spec.ID, dbID)
+		return ContainerInfo{}, fault.New(fault.Conflict, "Container %q already exists in database %q", spec.ID, dbID)
 	}
 	own := spec.Throughput
 	var shared Throughput
@@ -150,7 +150,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	c, err := e.openContainer(d, rec)
 	if err != nil {
 		e.seq = seq
-		return ContainerInfo{}, status.Internal("%v", err)
+		return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
 	}
 	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
 		c.close()
@@ -233,7 +233,7 @@ func (e *Engine) container(dbID, id string) (*Container, error) {
 	}
 	c := d.containers[id]
 	if c == nil {
-		return nil, status.NotFound("Container %q does not exist in database %q", id, dbID)
+		return nil, fault.New(fault.NotFound, "Container %q does not exist in database %q", id, dbID)
 	}
 	return c, nil
 }
@@ -291,7 +291,7 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 		if reopened, oerr := e.openContainer(c.db, c.rec); oerr == nil {
 			c.db.containers[id] = reopened
 		}
-		return status.Unavailable("Storage failed to delete the container: %v", err)
+		return fault.New(fault.Unavailable, "Storage failed to delete the container: %v", err)
 	}
 	delete(c.db.containers, id)
 	e.refreshBudgets()
@@ -302,7 +302,7 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 // key definition is fixed; a replace that names a different one is refused.
 func (e *Engine) ReplaceContainer(dbID, id string, pk PartitionKeyDef, indexing json.RawMessage) (ContainerInfo, error) {
 	if len(indexing) > 0 && !json.Valid(indexing) {
-		return ContainerInfo{}, status.BadRequest("The indexing policy is not valid JSON")
+		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -317,7 +317,7 @@ func (e *Engine) ReplaceContainer(dbID, id string, pk PartitionKeyDef, indexing 
 		}
 		cur := c.rec.PartitionKey
 		if n.Kind != cur.Kind || n.Version != cur.Version || strings.Join(n.Paths, ",") != strings.Join(cur.Paths, ",") {
-			return ContainerInfo{}, status.BadRequest("The partition key definition of a container cannot be changed")
+			return ContainerInfo{}, fault.New(fault.BadRequest, "The partition key definition of a container cannot be changed")
 		}
 	}
 	rec := c.rec

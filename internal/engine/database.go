@@ -2,8 +2,8 @@ package engine
 
 import (
 	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
-	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -30,11 +30,11 @@ func (d *Database) info() DatabaseInfo {
 
 func (e *Engine) database(id string) (*Database, error) {
 	if e.closed {
-		return nil, status.Unavailable("The server is shutting down")
+		return nil, fault.New(fault.Unavailable, "The server is shutting down")
 	}
 	d := e.dbs[id]
 	if d == nil {
-		return nil, status.NotFound("Database %q does not exist", id)
+		return nil, fault.New(fault.NotFound, "Database %q does not exist", id)
 	}
 	return d, nil
 }
@@ -55,10 +55,10 @@ func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, er
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return DatabaseInfo{}, status.Unavailable("The server is shutting down")
+		return DatabaseInfo{}, fault.New(fault.Unavailable, "The server is shutting down")
 	}
 	if e.dbs[id] != nil {
-		return DatabaseInfo{}, status.Conflict("Database %q already exists", id)
+		return DatabaseInfo{}, fault.New(fault.Conflict, "Database %q already exists", id)
 	}
 	seq := e.seq
 	e.seq.NextDB++
@@ -106,17 +106,17 @@ func (e *Engine) DeleteDatabase(id string) error {
 	defer b.Close()
 	for _, c := range d.containers {
 		if err := c.deleteInto(b); err != nil {
-			return status.Internal("%v", err)
+			return fault.New(fault.Internal, "%v", err)
 		}
 	}
 	if err := b.Delete(storage.CatalogKey(storage.CatalogDatabase, d.rec.Num), nil); err != nil {
-		return status.Internal("%v", err)
+		return fault.New(fault.Internal, "%v", err)
 	}
 	for _, c := range d.containers {
 		c.close()
 	}
 	if err := b.Commit(storage.Sync); err != nil {
-		return status.Unavailable("Storage failed to commit: %v", err)
+		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
 	}
 	delete(e.dbs, id)
 	return nil

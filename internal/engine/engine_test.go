@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,8 +14,8 @@ import (
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
-	"github.com/partita-db/partita/internal/status"
 )
 
 func openEngine(t testing.TB, dir string, opts Options) *Engine {
@@ -109,7 +110,7 @@ func TestItemLifecycle(t *testing.T) {
 	if _, err := c.DeleteItem(key("p1"), "a", ItemOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ReadItem(key("p1"), "a"); !status.Is(err, 404) {
+	if _, err := c.ReadItem(key("p1"), "a"); !errors.Is(err, fault.NotFound) {
 		t.Fatalf("read after delete: %v", err)
 	}
 	s := c.Partitions()[0].Stats()
@@ -120,10 +121,10 @@ func TestItemLifecycle(t *testing.T) {
 
 func TestIfMatchAny(t *testing.T) {
 	_, c := newContainer(t, Options{}, ContainerSpec{})
-	if _, err := c.ReplaceItem("a", item("a", "p", ""), ItemOptions{IfMatch: "*"}); !status.Is(err, 404) {
+	if _, err := c.ReplaceItem("a", item("a", "p", ""), ItemOptions{IfMatch: "*"}); !errors.Is(err, fault.NotFound) {
 		t.Fatalf("If-Match * on a missing item: %v", err)
 	}
-	if _, err := c.UpsertItem(item("a", "p", ""), ItemOptions{IfMatch: "*"}); !status.Is(err, 412) {
+	if _, err := c.UpsertItem(item("a", "p", ""), ItemOptions{IfMatch: "*"}); !errors.Is(err, fault.PreconditionFailed) {
 		t.Fatalf("upsert with If-Match * of a missing item: %v", err)
 	}
 	mustCreate(t, c, item("a", "p", ""))
@@ -142,7 +143,7 @@ func TestSameIDUnderTwoPartitionKeys(t *testing.T) {
 			t.Fatalf("read (%s, same): %v %v", k, r.Doc, err)
 		}
 	}
-	if _, err := c.CreateItem(item("same", "k1", ""), ItemOptions{}); !status.Is(err, 409) {
+	if _, err := c.CreateItem(item("same", "k1", ""), ItemOptions{}); !errors.Is(err, fault.Conflict) {
 		t.Fatalf("duplicate (pk, id) must be 409, got %v", err)
 	}
 }
@@ -281,7 +282,7 @@ func TestConcurrentWriters(t *testing.T) {
 					mu.Lock()
 					increments++
 					mu.Unlock()
-				case !status.Is(err, 412):
+				case !errors.Is(err, fault.PreconditionFailed):
 					t.Error(err)
 					return
 				}
@@ -330,61 +331,60 @@ func TestErrorsChangeNothing(t *testing.T) {
 	mustCreate(t, c, item("big-1", "full", `,"pad":"`+strings.Repeat("x", 3000)+`"`))
 	big := `,"pad":"` + strings.Repeat("x", 2<<20) + `"`
 	cases := []struct {
-		name      string
-		do        func() (ItemResult, error)
-		status    int
-		substatus int
+		name string
+		do   func() (ItemResult, error)
+		kind fault.Kind
 	}{
-		{"item over 2 MB", func() (ItemResult, error) { return c.CreateItem(item("x", "p", big), ItemOptions{}) }, 413, 0},
-		{"empty id", func() (ItemResult, error) { return c.CreateItem(item("", "p", ""), ItemOptions{}) }, 400, 0},
+		{"item over 2 MB", func() (ItemResult, error) { return c.CreateItem(item("x", "p", big), ItemOptions{}) }, fault.TooLarge},
+		{"empty id", func() (ItemResult, error) { return c.CreateItem(item("", "p", ""), ItemOptions{}) }, fault.BadRequest},
 		{"id over 255 characters", func() (ItemResult, error) {
 			return c.CreateItem(item(strings.Repeat("é", 256), "p", ""), ItemOptions{})
-		}, 400, 0},
-		{"id with /", func() (ItemResult, error) { return c.CreateItem(item("a/b", "p", ""), ItemOptions{}) }, 400, 0},
-		{`id with \`, func() (ItemResult, error) { return c.CreateItem(item(`a\b`, "p", ""), ItemOptions{}) }, 400, 0},
-		{"id with ?", func() (ItemResult, error) { return c.CreateItem(item("a?b", "p", ""), ItemOptions{}) }, 400, 0},
-		{"id with #", func() (ItemResult, error) { return c.UpsertItem(item("a#b", "p", ""), ItemOptions{}) }, 400, 0},
-		{"id not a string", func() (ItemResult, error) { return c.CreateItem([]byte(`{"id":5,"pk":"p"}`), ItemOptions{}) }, 400, 0},
-		{"no id", func() (ItemResult, error) { return c.CreateItem([]byte(`{"pk":"p"}`), ItemOptions{}) }, 400, 0},
-		{"malformed JSON", func() (ItemResult, error) { return c.CreateItem([]byte(`{"id":"x",`), ItemOptions{}) }, 400, 0},
-		{"not an object", func() (ItemResult, error) { return c.CreateItem([]byte(`[1,2]`), ItemOptions{}) }, 400, 0},
+		}, fault.BadRequest},
+		{"id with /", func() (ItemResult, error) { return c.CreateItem(item("a/b", "p", ""), ItemOptions{}) }, fault.BadRequest},
+		{`id with \`, func() (ItemResult, error) { return c.CreateItem(item(`a\b`, "p", ""), ItemOptions{}) }, fault.BadRequest},
+		{"id with ?", func() (ItemResult, error) { return c.CreateItem(item("a?b", "p", ""), ItemOptions{}) }, fault.BadRequest},
+		{"id with #", func() (ItemResult, error) { return c.UpsertItem(item("a#b", "p", ""), ItemOptions{}) }, fault.BadRequest},
+		{"id not a string", func() (ItemResult, error) { return c.CreateItem([]byte(`{"id":5,"pk":"p"}`), ItemOptions{}) }, fault.BadRequest},
+		{"no id", func() (ItemResult, error) { return c.CreateItem([]byte(`{"pk":"p"}`), ItemOptions{}) }, fault.BadRequest},
+		{"malformed JSON", func() (ItemResult, error) { return c.CreateItem([]byte(`{"id":"x",`), ItemOptions{}) }, fault.BadRequest},
+		{"not an object", func() (ItemResult, error) { return c.CreateItem([]byte(`[1,2]`), ItemOptions{}) }, fault.BadRequest},
 		{"partition key over 2 KB", func() (ItemResult, error) {
 			return c.CreateItem(item("x", strings.Repeat("k", 2049), ""), ItemOptions{})
-		}, 400, 0},
+		}, fault.BadRequest},
 		{"partition key is an object", func() (ItemResult, error) {
 			return c.CreateItem([]byte(`{"id":"x","pk":{"a":1}}`), ItemOptions{})
-		}, 400, 0},
+		}, fault.BadRequest},
 		{"named key differs from the body's", func() (ItemResult, error) {
 			return c.CreateItem(item("x", "p", ""), ItemOptions{PartitionKey: key("other")})
-		}, 400, 0},
-		{"duplicate create", func() (ItemResult, error) { return c.CreateItem(item("exists", "p", ""), ItemOptions{}) }, 409, 0},
+		}, fault.BadRequest},
+		{"duplicate create", func() (ItemResult, error) { return c.CreateItem(item("exists", "p", ""), ItemOptions{}) }, fault.Conflict},
 		{"stale If-Match", func() (ItemResult, error) {
 			return c.ReplaceItem("exists", item("exists", "p", `,"v":2`), ItemOptions{IfMatch: "00000000-0000-0000-0000-000000000000"})
-		}, 412, 0},
+		}, fault.PreconditionFailed},
 		{"stale If-Match on delete", func() (ItemResult, error) {
 			return c.DeleteItem(key("p"), "exists", ItemOptions{IfMatch: existing.ETag + "x"})
-		}, 412, 0},
+		}, fault.PreconditionFailed},
 		{"replace of a missing item", func() (ItemResult, error) {
 			return c.ReplaceItem("missing", item("missing", "p", ""), ItemOptions{})
-		}, 404, 0},
+		}, fault.NotFound},
 		{"replace with another id in the body", func() (ItemResult, error) {
 			return c.ReplaceItem("exists", item("other", "p", ""), ItemOptions{})
-		}, 400, 0},
-		{"delete of a missing item", func() (ItemResult, error) { return c.DeleteItem(key("p"), "missing", ItemOptions{}) }, 404, 0},
+		}, fault.BadRequest},
+		{"delete of a missing item", func() (ItemResult, error) { return c.DeleteItem(key("p"), "missing", ItemOptions{}) }, fault.NotFound},
 		{"read with a two-value key", func() (ItemResult, error) {
 			return c.ReadItem(epk.Key{epk.String("p"), epk.String("q")}, "exists")
-		}, 400, 0},
+		}, fault.BadRequest},
 		{"logical partition over its cap", func() (ItemResult, error) {
 			return c.CreateItem(item("big-2", "full", `,"pad":"`+strings.Repeat("x", 3000)+`"`), ItemOptions{})
-		}, 403, status.SubPartitionFull},
+		}, fault.PartitionFull},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := snapshot(t, e)
 			r, err := tc.do()
-			var se *status.Error
-			if !asStatus(err, &se) || se.Status != tc.status || se.Substatus != tc.substatus {
-				t.Fatalf("got %v, want %d/%d", err, tc.status, tc.substatus)
+			var se *fault.Error
+			if !asStatus(err, &se) || se.Kind != tc.kind {
+				t.Fatalf("got %v, want %v", err, tc.kind)
 			}
 			if se.Message == "" || r.Charge <= 0 {
 				t.Fatalf("an error needs a message and a charge: %+v %+v", se, r)
@@ -406,10 +406,10 @@ func TestLongKeysNeedVersion2(t *testing.T) {
 	_, v1 := newContainer(t, Options{}, ContainerSpec{PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 1}})
 	long := strings.Repeat("a", 100)
 	mustCreate(t, v1, item("x", long, ""))
-	if _, err := v1.CreateItem(item("x", long+"1", ""), ItemOptions{}); !status.Is(err, 400) {
+	if _, err := v1.CreateItem(item("x", long+"1", ""), ItemOptions{}); !errors.Is(err, fault.BadRequest) {
 		t.Fatalf("a 101-byte key in a v1 container: %v", err)
 	}
-	if _, err := v1.ReadItem(key(long+"2"), "x"); !status.Is(err, 400) {
+	if _, err := v1.ReadItem(key(long+"2"), "x"); !errors.Is(err, fault.BadRequest) {
 		t.Fatalf("reading with a 101-byte key in a v1 container: %v", err)
 	}
 	_, v2 := newContainer(t, Options{}, ContainerSpec{})
@@ -427,7 +427,7 @@ func TestPatchConditionIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.PatchItem(key("p"), "big", Patch{Ops: []document.PatchOp{{Op: "set", Path: "/a", Value: []byte("1")}}, Condition: cond}, ItemOptions{})
-	if !status.Is(err, 400) {
+	if !errors.Is(err, fault.BadRequest) {
 		t.Fatalf("an unbounded condition: %v", err)
 	}
 	if _, err := c.CreateItem(item("next", "p", ""), ItemOptions{}); err != nil {
@@ -457,11 +457,11 @@ func TestCatalogValidation(t *testing.T) {
 		{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}, Throughput: &Throughput{Manual: 400, AutoscaleMax: 1000}},
 	}
 	for _, spec := range bad {
-		if _, err := e.CreateContainer("db", spec); !status.Is(err, 400) {
+		if _, err := e.CreateContainer("db", spec); !errors.Is(err, fault.BadRequest) {
 			t.Errorf("%+v: got %v, want 400", spec, err)
 		}
 	}
-	if _, err := e.CreateContainer("nodb", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}}); !status.Is(err, 404) {
+	if _, err := e.CreateContainer("nodb", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/a"}}}); !errors.Is(err, fault.NotFound) {
 		t.Errorf("container in a missing database: %v", err)
 	}
 	if cs, _ := e.Containers("db"); len(cs) != 0 {
@@ -491,7 +491,7 @@ func TestDeleteContainerRemovesItsData(t *testing.T) {
 	if err := e.DeleteContainer("db", "other"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Container("db", "other"); !status.Is(err, 404) {
+	if _, err := e.Container("db", "other"); !errors.Is(err, fault.NotFound) {
 		t.Fatalf("deleted container still found: %v", err)
 	}
 	// Only the catalog counters may differ from before the container existed.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/status"
 )
 
 // FeedPage is one page of a container's items in (EPK, id) order.
@@ -80,7 +80,7 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, erro
 			return true
 		})
 		if err != nil {
-			return FeedPage{Charge: ru.Miss()}, status.Internal("reading items: %v", err)
+			return FeedPage{Charge: ru.Miss()}, fault.New(fault.Internal, "reading items: %v", err)
 		}
 		if len(page.Docs) == max {
 			break
@@ -108,7 +108,7 @@ func encodeFeedToken(c partition.Cursor) string {
 }
 
 func decodeFeedToken(s string) (partition.Cursor, error) {
-	bad := status.BadRequest("The continuation token %q is not valid; pass back the token a previous page returned", s)
+	bad := fault.New(fault.BadRequest, "The continuation token %q is not valid; pass back the token a previous page returned", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return partition.Cursor{}, bad

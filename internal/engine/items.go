@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"errors"
+
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/status"
 )
 
 // ItemOptions qualify an item operation.
@@ -36,7 +38,7 @@ func (c *Container) Def() PartitionKeyDef { return c.def }
 // EPK hashes a full partition key value of this container.
 func (c *Container) EPK(key epk.Key) (epk.EPK, error) {
 	if len(key) != len(c.paths) {
-		return "", status.BadRequest("The partition key has %d value(s) but the container's definition has %d path(s) %v",
+		return "", fault.New(fault.BadRequest, "The partition key has %d value(s) but the container's definition has %d path(s) %v",
 			len(key), len(c.paths), c.def.Paths)
 	}
 	if err := document.CheckPartitionKey(key); err != nil {
@@ -55,7 +57,7 @@ func (c *Container) hash(key epk.Key) (epk.EPK, error) {
 	if c.scheme == epk.SchemeV1 {
 		for _, v := range key {
 			if v.Kind == epk.KindString && len(v.Str) > maxV1KeyBytes {
-				return "", status.BadRequest("The partition key value is %d bytes; containers with partition key version 1 accept at most %d. Create the container with version 2 for large partition keys", len(v.Str), maxV1KeyBytes)
+				return "", fault.New(fault.BadRequest, "The partition key value is %d bytes; containers with partition key version 1 accept at most %d. Create the container with version 2 for large partition keys", len(v.Str), maxV1KeyBytes)
 			}
 		}
 	}
@@ -78,7 +80,7 @@ func (c *Container) parse(body []byte, named epk.Key) (*document.Item, epk.EPK, 
 			return nil, "", err
 		}
 		if ne != e {
-			return nil, "", status.BadRequest("PartitionKey extracted from document doesn't match the one specified in the header")
+			return nil, "", fault.New(fault.BadRequest, "PartitionKey extracted from document doesn't match the one specified in the header")
 		}
 	}
 	return item, e, nil
@@ -107,7 +109,7 @@ func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	if kind == partition.Replace && item.ID != urlID {
-		return ItemResult{Charge: ru.Miss()}, status.BadRequest("The id %q in the body does not match the id %q in the request path", item.ID, urlID)
+		return ItemResult{Charge: ru.Miss()}, fault.New(fault.BadRequest, "The id %q in the body does not match the id %q in the request path", item.ID, urlID)
 	}
 	terms := partition.TermsOf(item.Value) // here, in parallel, rather than on the writer
 	p := c.routes.Load().lookup(e)
@@ -144,7 +146,7 @@ func (c *Container) route(key epk.Key) (epk.EPK, *partition.Partition, error) {
 // missCharge is what a request that did no work costs: nothing when it was throttled, the
 // minimum otherwise.
 func missCharge(err error) float64 {
-	if status.Is(err, 429) {
+	if errors.Is(err, fault.Throttled) {
 		return 0
 	}
 	return ru.Miss()

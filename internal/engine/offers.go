@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -69,7 +69,7 @@ func (e *Engine) Offer(id string) (OfferInfo, error) {
 			return o, nil
 		}
 	}
-	return OfferInfo{}, status.NotFound("Offer %q does not exist", id)
+	return OfferInfo{}, fault.New(fault.NotFound, "Offer %q does not exist", id)
 }
 
 // ReplaceOffer changes the throughput of an offer. The kind (manual or autoscale) may change
@@ -86,7 +86,7 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
 
 func (e *Engine) replaceOffer(id string, t Throughput) (OfferInfo, *Container, error) {
 	if t.IsZero() {
-		return OfferInfo{}, nil, status.BadRequest("The offer needs a throughput: content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
+		return OfferInfo{}, nil, fault.New(fault.BadRequest, "The offer needs a throughput: content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
 	}
 	if err := t.validate(); err != nil {
 		return OfferInfo{}, nil, err
@@ -117,5 +117,5 @@ func (e *Engine) replaceOffer(id string, t Throughput) (OfferInfo, *Container, e
 			}
 		}
 	}
-	return OfferInfo{}, nil, status.NotFound("Offer %q does not exist", id)
+	return OfferInfo{}, nil, fault.New(fault.NotFound, "Offer %q does not exist", id)
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // PartitionKeyDef is a container's partition key definition, fixed at creation.
@@ -22,10 +22,10 @@ const MaxHierarchyDepth = 3
 // for MultiHash.
 func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 	if len(d.Paths) == 0 {
-		return d, status.BadRequest("The partition key definition needs at least one path, e.g. {\"paths\": [\"/pk\"]}")
+		return d, fault.New(fault.BadRequest, "The partition key definition needs at least one path, e.g. {\"paths\": [\"/pk\"]}")
 	}
 	if len(d.Paths) > MaxHierarchyDepth {
-		return d, status.BadRequest("A partition key definition has at most %d paths; got %d", MaxHierarchyDepth, len(d.Paths))
+		return d, fault.New(fault.BadRequest, "A partition key definition has at most %d paths; got %d", MaxHierarchyDepth, len(d.Paths))
 	}
 	for _, p := range d.Paths {
 		if _, err := splitPath(p); err != nil {
@@ -42,10 +42,10 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 	case strings.EqualFold(d.Kind, "MultiHash"):
 		d.Kind = "MultiHash"
 	default:
-		return d, status.BadRequest("Partition key kind %q is not supported; use \"Hash\" or \"MultiHash\"", d.Kind)
+		return d, fault.New(fault.BadRequest, "Partition key kind %q is not supported; use \"Hash\" or \"MultiHash\"", d.Kind)
 	}
 	if d.Kind == "Hash" && len(d.Paths) != 1 {
-		return d, status.BadRequest("A partition key of kind Hash has exactly one path; use kind MultiHash for %d paths", len(d.Paths))
+		return d, fault.New(fault.BadRequest, "A partition key of kind Hash has exactly one path; use kind MultiHash for %d paths", len(d.Paths))
 	}
 	switch {
 	case d.Version == 0 && d.Kind == "Hash":
@@ -53,9 +53,9 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 	case d.Version == 0:
 		d.Version = 2
 	case d.Version != 1 && d.Version != 2:
-		return d, status.BadRequest("Partition key version %d is not supported; use 1 or 2", d.Version)
+		return d, fault.New(fault.BadRequest, "Partition key version %d is not supported; use 1 or 2", d.Version)
 	case d.Kind == "MultiHash" && d.Version != 2:
-		return d, status.BadRequest("A MultiHash partition key requires version 2")
+		return d, fault.New(fault.BadRequest, "A MultiHash partition key requires version 2")
 	}
 	return d, nil
 }
@@ -74,7 +74,7 @@ func (d PartitionKeyDef) scheme() epk.Scheme {
 // splitPath turns "/a/b" into ["a", "b"]. Segments may be quoted: /"a b"/c.
 func splitPath(p string) ([]string, error) {
 	if !strings.HasPrefix(p, "/") || len(p) < 2 {
-		return nil, status.BadRequest("Partition key path %q must start with '/' and name a property, e.g. \"/pk\"", p)
+		return nil, fault.New(fault.BadRequest, "Partition key path %q must start with '/' and name a property, e.g. \"/pk\"", p)
 	}
 	segs := strings.Split(p[1:], "/")
 	for i, s := range segs {
@@ -83,7 +83,7 @@ func splitPath(p string) ([]string, error) {
 			segs[i] = s
 		}
 		if s == "" || strings.ContainsAny(s, "*?[]") {
-			return nil, status.BadRequest("Partition key path %q is not valid: each segment must be a property name", p)
+			return nil, fault.New(fault.BadRequest, "Partition key path %q is not valid: each segment must be a property name", p)
 		}
 	}
 	return segs, nil

@@ -4,10 +4,10 @@ import (
 	"sort"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -69,8 +69,7 @@ func (c *Container) PartitionRange(id uint32) (epk.Range, error) {
 			return p.Range(), nil
 		}
 	}
-	return epk.Range{}, &status.Error{Status: 410, Substatus: status.SubPartitionKeyRangeGone,
-		Message: "The partition key range is gone (it was split); re-read the partition key ranges"}
+	return epk.Range{}, fault.RangeGone()
 }
 
 // keyRanges turns the partition key values a query pins into sorted, disjoint EPK ranges
@@ -143,7 +142,7 @@ func (s *partitionSource) Scan(from *query.Position, inclusive bool, fn func(que
 				return true
 			})
 			if err != nil {
-				return status.Internal("reading items: %v", err)
+				return fault.New(fault.Internal, "reading items: %v", err)
 			}
 			if stopped {
 				return ferr
@@ -193,12 +192,12 @@ func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Position, i
 			}
 			keys, err := p.IndexScan(ir.Path, ir.Lo, ir.Hi, r, cur)
 			if err != nil {
-				return status.Internal("reading the index: %v", err)
+				return fault.New(fault.Internal, "reading the index: %v", err)
 			}
 			for _, k := range keys {
 				d, ok, err := p.Get(k.EPK, k.ID)
 				if err != nil {
-					return status.Internal("reading items: %v", err)
+					return fault.New(fault.Internal, "reading items: %v", err)
 				}
 				if !ok {
 					continue // deleted since the index was read
@@ -224,7 +223,7 @@ func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, f
 	ok, err := p.IndexOrdered(path, from, to, s.ranges[0], desc, func(c partition.Cursor, indexed []byte) bool {
 		d, found, err := p.Get(c.EPK, c.ID)
 		if err != nil {
-			ferr = status.Internal("reading items: %v", err)
+			ferr = fault.New(fault.Internal, "reading items: %v", err)
 			return false
 		}
 		if !found {
@@ -237,7 +236,7 @@ func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, f
 		return more && err == nil
 	})
 	if err != nil {
-		return ok, status.Internal("reading the index: %v", err)
+		return ok, fault.New(fault.Internal, "reading the index: %v", err)
 	}
 	return ok, ferr
 }

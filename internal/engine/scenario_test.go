@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // TestScenarios runs the stories under testdata/scenarios. Commands:
@@ -83,9 +83,9 @@ func TestScenarios(t *testing.T) {
 				c, _ := e.Container("db", id)
 				for i := range 100000 {
 					_, err := c.CreateItem(item(fmt.Sprintf("hammer-%d", i), key, ""), ItemOptions{})
-					var se *status.Error
+					var se *fault.Error
 					if errors.As(err, &se) {
-						return fmt.Sprintf("throttled: %d/%d, retry after <= 1s: %v", se.Status, se.Substatus, se.RetryAfter > 0 && se.RetryAfter <= time.Second)
+						return fmt.Sprintf("%v, retry after <= 1s: %v", se.Kind, se.RetryAfter > 0 && se.RetryAfter <= time.Second)
 					}
 					written[id][fmt.Sprintf("hammer-%d", i)] = key
 				}
@@ -132,7 +132,7 @@ func scenarioWrite(t *testing.T, e *Engine, td *datadriven.TestData, written map
 					return
 				default:
 				}
-				if _, err := c.ReadItem(key2(i), "missing"); !status.Is(err, 404) {
+				if _, err := c.ReadItem(key2(i), "missing"); !errors.Is(err, fault.NotFound) {
 					mu.Lock()
 					readerFailures++
 					mu.Unlock()
@@ -155,8 +155,8 @@ func scenarioWrite(t *testing.T, e *Engine, td *datadriven.TestData, written map
 				_, err := c.CreateItem([]byte(fmt.Sprintf(`{"id":%q,"pk":%q,"n":%d,"pad":%q}`, itemID, pk, i, pad)), ItemOptions{})
 				mu.Lock()
 				if err != nil {
-					se := status.From(err)
-					failures[fmt.Sprintf("%d/%d", se.Status, se.Substatus)]++
+					se := fault.From(err)
+					failures[se.Kind.String()]++
 				} else {
 					created++
 					written[id][itemID] = pk

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,8 +10,8 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
-	"github.com/partita-db/partita/internal/status"
 )
 
 // checkTiling verifies the container's partitions tile the EPK space and name their parents.
@@ -49,7 +50,7 @@ func TestSplitWhileWriting(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := c.ReadItem(key(fmt.Sprintf("k%d", i%97)), "missing"); !status.Is(err, 404) {
+			if _, err := c.ReadItem(key(fmt.Sprintf("k%d", i%97)), "missing"); !errors.Is(err, fault.NotFound) {
 				readErrors.Add(1)
 			}
 		}
@@ -163,7 +164,7 @@ func TestSplitForThroughput(t *testing.T) {
 	if _, err := c2.ReadItem(key("k7"), "7"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c2.PartitionRange(0); !status.Is(err, 410) {
+	if _, err := c2.PartitionRange(0); !errors.Is(err, fault.Gone) {
 		t.Fatalf("a split range's id: %v, want 410", err)
 	}
 }

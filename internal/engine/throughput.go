@@ -1,6 +1,6 @@
 package engine
 
-import "github.com/partita-db/partita/internal/status"
+import "github.com/partita-db/partita/internal/fault"
 
 // Throughput is provisioned request units per second: manual, or autoscale between 10% and
 // 100% of a maximum. Exactly one of the fields is set.
@@ -23,17 +23,17 @@ const (
 func (t Throughput) validate() error {
 	switch {
 	case t.Manual != 0 && t.AutoscaleMax != 0:
-		return status.BadRequest("Give either manual throughput or an autoscale maximum, not both")
+		return fault.New(fault.BadRequest, "Give either manual throughput or an autoscale maximum, not both")
 	case t.Manual != 0 && t.Manual < MinManual:
-		return status.BadRequest("The offer throughput %d RU/s is below the minimum of %d RU/s", t.Manual, MinManual)
+		return fault.New(fault.BadRequest, "The offer throughput %d RU/s is below the minimum of %d RU/s", t.Manual, MinManual)
 	case t.Manual%manualIncrement != 0:
-		return status.BadRequest("The offer throughput must be a multiple of %d RU/s; got %d", manualIncrement, t.Manual)
+		return fault.New(fault.BadRequest, "The offer throughput must be a multiple of %d RU/s; got %d", manualIncrement, t.Manual)
 	case t.AutoscaleMax != 0 && t.AutoscaleMax < MinAutoscaleMax:
-		return status.BadRequest("The autoscale maximum %d RU/s is below the minimum of %d RU/s", t.AutoscaleMax, MinAutoscaleMax)
+		return fault.New(fault.BadRequest, "The autoscale maximum %d RU/s is below the minimum of %d RU/s", t.AutoscaleMax, MinAutoscaleMax)
 	case t.AutoscaleMax%autoscaleIncremement != 0:
-		return status.BadRequest("The autoscale maximum must be a multiple of %d RU/s; got %d", autoscaleIncremement, t.AutoscaleMax)
+		return fault.New(fault.BadRequest, "The autoscale maximum must be a multiple of %d RU/s; got %d", autoscaleIncremement, t.AutoscaleMax)
 	case t.Manual < 0 || t.AutoscaleMax < 0:
-		return status.BadRequest("Throughput must be positive")
+		return fault.New(fault.BadRequest, "Throughput must be positive")
 	}
 	return nil
 }

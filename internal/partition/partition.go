@@ -9,9 +9,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -55,7 +55,7 @@ type Partition struct {
 	capture *capture
 
 	// failed is set once a batch failed to sync; every later write is refused with it.
-	failed atomic.Pointer[status.Error]
+	failed atomic.Pointer[fault.Error]
 
 	// closeMu orders Close after every Apply that has started sending to queue.
 	closeMu sync.RWMutex
@@ -166,14 +166,14 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 			return Doc{}, notFound()
 		}
 		if err != nil {
-			return Doc{}, status.Internal("reading item: %v", err)
+			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
 		}
 		defer closer.Close()
 		p.db.Rows.Fill(key, v, gen)
 	}
 	_, lsn, json, err := decodeValue(v)
 	if err != nil {
-		return Doc{}, status.Internal("%v", err)
+		return Doc{}, fault.New(fault.Internal, "%v", err)
 	}
 	// Pebble's buffer is only valid until closer.Close.
 	return Doc{JSON: append(dst, json...), LSN: lsn}, nil
@@ -228,5 +228,5 @@ func (p *Partition) Scan(r epk.Range, after *Cursor, fn func(e epk.EPK, id strin
 }
 
 func notFound() error {
-	return status.NotFound("Entity with the specified id does not exist in the system.")
+	return fault.New(fault.NotFound, "Entity with the specified id does not exist in the system.")
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -44,7 +44,7 @@ func (p *Partition) control(fn func()) error {
 	p.closeMu.RLock()
 	if p.closed {
 		p.closeMu.RUnlock()
-		return status.Unavailable("The partition is shutting down")
+		return fault.New(fault.Unavailable, "The partition is shutting down")
 	}
 	p.queue <- r
 	p.closeMu.RUnlock()
@@ -114,7 +114,7 @@ func childOf(e, at epk.EPK, left, right uint32) uint32 {
 // in both children.
 func (p *Partition) FinishSplit(b *pebble.Batch, at epk.EPK, left, right uint32) error {
 	if p.capture == nil {
-		return status.Internal("split of partition %d finished without a capture", p.id)
+		return fault.New(fault.Internal, "split of partition %d finished without a capture", p.id)
 	}
 	var key []byte
 	for _, ch := range p.capture.changes {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
-	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -102,7 +102,7 @@ func (p *Partition) Apply(writes ...Write) ([]Result, error) {
 	p.closeMu.RLock()
 	if p.closed {
 		p.closeMu.RUnlock()
-		return nil, status.Unavailable("The partition is shutting down; retry the request")
+		return nil, fault.New(fault.Unavailable, "The partition is shutting down; retry the request")
 	}
 	p.queue <- r
 	p.closeMu.RUnlock()
@@ -154,7 +154,7 @@ func (p *Partition) run(st state) {
 
 // fail stops the partition from accepting writes after storage failed to commit one.
 func (p *Partition) fail(err error) {
-	p.failed.CompareAndSwap(nil, status.Unavailable("The partition stopped after a storage failure: %v", err))
+	p.failed.CompareAndSwap(nil, fault.New(fault.Unavailable, "The partition stopped after a storage failure: %v", err))
 }
 
 // writer is what the writer goroutine remembers across groups. Both maps are bounded by
@@ -236,7 +236,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 		p.rowWrites(cmds, p.db.Rows.Release)
 		for _, r := range reqs {
 			if r.err == nil {
-				r.results, r.err = nil, status.Unavailable("Storage failed to commit the write: %v", err)
+				r.results, r.err = nil, fault.New(fault.Unavailable, "Storage failed to commit the write: %v", err)
 			}
 		}
 		return st
@@ -336,15 +336,15 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *Write, pre preRead, now int64) (Op, Result, error) {
 	e := string(w.EPK)
 	if !p.rng.Contains(w.EPK) {
-		return Op{}, Result{}, status.Internal("item routed to partition %d, which owns %v", p.id, p.rng)
+		return Op{}, Result{}, fault.New(fault.Internal, "item routed to partition %d, which owns %v", p.id, p.rng)
 	}
 	cur, err := p.current(wr, g, cmd.Ops, e, w.ID, pre)
 	if err != nil {
-		return Op{}, Result{}, status.Internal("reading item: %v", err)
+		return Op{}, Result{}, fault.New(fault.Internal, "reading item: %v", err)
 	}
 	lp, err := p.logicalNow(wr, g, cmd.Ops, e)
 	if err != nil {
-		return Op{}, Result{}, status.Internal("reading partition statistics: %v", err)
+		return Op{}, Result{}, fault.New(fault.Internal, "reading partition statistics: %v", err)
 	}
 	exists := cur != nil
 	var curRID [docRIDLen]byte
@@ -353,17 +353,17 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	if exists {
 		var json []byte
 		if curRID, curLSN, json, err = decodeValue(cur); err != nil {
-			return Op{}, Result{}, status.Internal("%v", err)
+			return Op{}, Result{}, fault.New(fault.Internal, "%v", err)
 		}
 		curSize = len(json)
 	}
 	switch {
 	case w.Kind == Create && exists:
-		return Op{}, Result{}, status.Conflict("Entity with the specified id already exists in the system.")
+		return Op{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 	case (w.Kind == Replace || w.Kind == Delete || w.Kind == Read || w.Kind == Mutate) && !exists:
 		return Op{}, Result{}, notFound()
 	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(curLSN) != w.IfMatch): // "*": any version
-		return Op{}, Result{}, status.PreconditionFailed("One of the specified pre-condition is not met.")
+		return Op{}, Result{}, fault.New(fault.PreconditionFailed, "One of the specified pre-condition is not met.")
 	}
 
 	item, newTerms := w.Item, w.Terms
@@ -378,7 +378,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 			return Op{}, Result{}, err
 		}
 		if ne != w.EPK || item.ID != w.ID {
-			return Op{}, Result{}, status.BadRequest("The operation would change the item's id or partition key, which cannot change")
+			return Op{}, Result{}, fault.New(fault.BadRequest, "The operation would change the item's id or partition key, which cannot change")
 		}
 	}
 	op := Op{EPK: e, ID: w.ID, Delete: w.Kind == Delete}
@@ -386,7 +386,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	if exists {
 		_, _, json, _ := decodeValue(cur)
 		if oldTerms, err = IndexTerms(json); err != nil {
-			return Op{}, Result{}, status.Internal("stored item is not valid JSON: %v", err)
+			return Op{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
 		}
 	}
 	res := Result{Created: !exists, PrevBytes: curSize, Doc: Doc{LSN: cmd.LSN}}
@@ -411,14 +411,14 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 		delta += int64(len(op.Value) - header)
 		if newTerms == nil {
 			if newTerms, err = IndexTerms(res.Doc.JSON); err != nil {
-				return Op{}, Result{}, status.Internal("stamped item is not valid JSON: %v", err)
+				return Op{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %v", err)
 			}
 		}
 	}
 	op.IndexDel, op.IndexAdd = termDiff(oldTerms, newTerms)
 	op.Logical = lp.add(items, delta)
 	if delta > 0 && op.Logical.Bytes > p.maxLogical {
-		return Op{}, Result{}, status.PartitionFull(
+		return Op{}, Result{}, fault.New(fault.PartitionFull,
 			"The logical partition would grow to %d bytes; its limit is %d bytes. Spread the data over more partition key values.",
 			op.Logical.Bytes, p.maxLogical)
 	}

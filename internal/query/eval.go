@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -179,7 +179,7 @@ func (ev *evaluator) eval(e Expr, r row) (value.Value, error) {
 		}
 		return value.Arr(res), err
 	}
-	return value.Undef(), status.Internal("query: unknown expression %T", e)
+	return value.Undef(), fault.New(fault.Internal, "query: unknown expression %T", e)
 }
 
 func unary(op string, v value.Value) value.Value {
@@ -337,7 +337,7 @@ func (ev *evaluator) binary(x Binary, r row) (value.Value, error) {
 	case ">>>":
 		return value.Num(float64(uint32(ia) >> (uint32(ib) & 31))), nil
 	}
-	return value.Undef(), status.Internal("query: unknown operator %s", x.Op)
+	return value.Undef(), fault.New(fault.Internal, "query: unknown operator %s", x.Op)
 }
 
 func (ev *evaluator) like(x Like, r row) (value.Value, error) {
@@ -356,7 +356,7 @@ func (ev *evaluator) like(x Like, r row) (value.Value, error) {
 			return e, err
 		}
 		if e.Kind() != value.String || len([]rune(e.Str())) != 1 {
-			return value.Undef(), status.BadRequest("The ESCAPE of LIKE must be a single character")
+			return value.Undef(), fault.New(fault.BadRequest, "The ESCAPE of LIKE must be a single character")
 		}
 		esc = e.Str()
 	}
@@ -413,21 +413,21 @@ func likePattern(p, esc string) (*regexp.Regexp, error) {
 	b.WriteString("$")
 	re, err := regexp.Compile(b.String())
 	if err != nil {
-		return nil, status.BadRequest("The LIKE pattern %q is not valid", p)
+		return nil, fault.New(fault.BadRequest, "The LIKE pattern %q is not valid", p)
 	}
 	return re, nil
 }
 
 func (ev *evaluator) call(x Call, r row) (value.Value, error) {
 	if x.UDF {
-		return value.Undef(), status.BadRequest("User-defined function udf.%s does not exist in this container", x.Name)
+		return value.Undef(), fault.New(fault.BadRequest, "User-defined function udf.%s does not exist in this container", x.Name)
 	}
 	if isAggregate(x.Name) {
-		return value.Undef(), status.BadRequest("Aggregate %s is not allowed here: aggregates may appear only in the SELECT list", x.Name)
+		return value.Undef(), fault.New(fault.BadRequest, "Aggregate %s is not allowed here: aggregates may appear only in the SELECT list", x.Name)
 	}
 	b, ok := lookupBuiltin(x.Name)
 	if !ok {
-		return value.Undef(), status.BadRequest("Unknown function %s", x.Name)
+		return value.Undef(), fault.New(fault.BadRequest, "Unknown function %s", x.Name)
 	}
 	args := make([]value.Value, len(x.Args))
 	for i, a := range x.Args {

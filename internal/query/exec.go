@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -77,7 +77,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	}
 	for name := range p.params {
 		if _, ok := opts.Params[name]; !ok {
-			return Page{}, status.BadRequest("The query uses parameter %s, which was not given a value", name)
+			return Page{}, fault.New(fault.BadRequest, "The query uses parameter %s, which was not given a value", name)
 		}
 	}
 	tok, err := decodeToken(opts.Continuation, p.streaming)
@@ -167,7 +167,7 @@ func decodeToken(s string, streaming bool) (token, error) {
 	if s == "" {
 		return t, nil
 	}
-	bad := status.BadRequest("The continuation token %q is not valid for this query; pass back the token the previous page returned", s)
+	bad := fault.New(fault.BadRequest, "The continuation token %q is not valid for this query; pass back the token the previous page returned", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || json.Unmarshal(raw, &t) != nil || t.Stream != streaming || t.Skip < 0 || t.Offset < 0 || t.Emitted < 0 {
 		return t, bad
@@ -302,7 +302,7 @@ func (ev *evaluator) expand(q *Query, outer row, doc value.Value, emit func(row)
 		if i == len(sources) {
 			if ev.rowBudget != nil {
 				if *ev.rowBudget--; *ev.rowBudget < 0 {
-					return false, status.BadRequest("The query produces too many rows for this use; simplify its JOINs")
+					return false, fault.New(fault.BadRequest, "The query produces too many rows for this use; simplify its JOINs")
 				}
 			}
 			return emit(r)
@@ -377,7 +377,7 @@ func (ev *evaluator) subquery(q *Query, outer row, limit int) ([]value.Value, er
 func (ev *evaluator) subqueryOver(q *Query, outer row, doc value.Value, limit int) ([]value.Value, error) {
 	p := ev.subs[q]
 	if p == nil {
-		return nil, status.Internal("query: subquery was not prepared")
+		return nil, fault.New(fault.Internal, "query: subquery was not prepared")
 	}
 	sub := &evaluator{params: ev.params, env: ev.env, stats: ev.stats, subs: ev.subs, doc: doc, rowBudget: ev.rowBudget}
 	if !p.grouped && len(p.q.OrderBy) == 0 && !p.q.Select.Distinct && p.q.Offset == nil {
@@ -484,7 +484,7 @@ func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error)
 			pev := &evaluator{params: ev.params, env: ev.env, stats: &stats[i], subs: ev.subs}
 			defer func() {
 				if r := recover(); r != nil { // a bug must fail the query, not the server
-					errs[i] = status.Internal("query execution failed: %v", r)
+					errs[i] = fault.New(fault.Internal, "query execution failed: %v", r)
 				}
 			}()
 			partials[i], errs[i] = p.gather(pev, p.scanInput(pev, part))
@@ -572,7 +572,7 @@ func (p *Prepared) decode(ev *evaluator, pos Position, doc []byte) (value.Value,
 	ev.stats.BytesLoaded += len(doc)
 	v, err := value.Parse(doc)
 	if err != nil {
-		return v, status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)
+		return v, fault.New(fault.Internal, "stored item %q is not valid JSON: %v", pos.ID, err)
 	}
 	return v, nil
 }
@@ -704,7 +704,7 @@ func (p *Prepared) project(ev *evaluator, r row) (value.Value, error) {
 		return ev.eval(s.Value, r)
 	case s.Star:
 		if p.q.From == nil {
-			return value.Undef(), status.BadRequest("SELECT * needs a FROM clause")
+			return value.Undef(), fault.New(fault.BadRequest, "SELECT * needs a FROM clause")
 		}
 		if len(p.q.From.Joins) == 0 {
 			v, _ := r.lookup(p.q.From.Source.Alias)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -38,7 +38,7 @@ func FuzzEval(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sql string) {
 		p, err := Prepare(sql)
 		if err != nil {
-			if e, ok := err.(*status.Error); !ok || e.Status != 400 {
+			if e, ok := err.(*fault.Error); !ok || e.Kind != fault.BadRequest {
 				t.Fatalf("%q: failure is not a 400: %v", sql, err)
 			}
 			return
@@ -50,7 +50,7 @@ func FuzzEval(f *testing.F) {
 			for range 50 {
 				page, err := p.Run(fuzzDocs, Options{Params: map[string]value.Value{"@n": value.Num(2)}, MaxItems: 2, Continuation: tok})
 				if err != nil {
-					if e, ok := err.(*status.Error); !ok || e.Status != 400 {
+					if e, ok := err.(*fault.Error); !ok || e.Kind != fault.BadRequest {
 						t.Errorf("%q: failure is not a 400: %v", sql, err)
 					}
 					return

@@ -4,7 +4,7 @@ import (
 	"iter"
 	"sort"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -93,7 +93,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 				ev.stats.BytesLoaded += len(doc)
 				v, err := value.Parse(doc)
 				if err != nil {
-					return false, status.Internal("stored item %q is not valid JSON: %v", pos.ID, err)
+					return false, fault.New(fault.Internal, "stored item %q is not valid JSON: %v", pos.ID, err)
 				}
 				err = p.rows(ev, v, func(r row) (bool, error) {
 					res, ok, err := p.result(ev, r)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -58,7 +58,7 @@ func Parse(sql string) (q *Query, err error) {
 
 // parseFailure carries a syntax error up to Parse: the parser gives up at the first error, and
 // unwinding by panic keeps the grammar functions free of error plumbing.
-type parseFailure struct{ err *status.Error }
+type parseFailure struct{ err *fault.Error }
 
 type sqlParser struct {
 	src   string
@@ -696,8 +696,9 @@ func (p *sqlParser) leave() { p.depth-- }
 // fail stops parsing with a syntax error at byte offset off.
 func (p *sqlParser) fail(off int, format string, args ...any) {
 	line, col := p.position(off)
-	panic(parseFailure{status.BadRequest("Syntax error at line %d, column %d: %s",
-		line, col, fmt.Sprintf(format, args...))})
+	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
+	e.Pos = fault.Pos{Line: line, Column: col}
+	panic(parseFailure{e})
 }
 
 // failExpected reports that the current token is not what was expected. A lexical error at the

@@ -3,7 +3,6 @@ package query
 import (
 	"errors"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -535,10 +534,13 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%q: parsed, want error %q", tc.in, tc.want)
 			continue
 		}
-		var se *status.Error
-		if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
+		var se *fault.Error
+		if !errors.As(err, &se) || se.Kind != fault.BadRequest {
 			t.Errorf("%q: error %v is not a 400", tc.in, err)
 			continue
+		}
+		if se.Pos.Line == 0 || se.Pos.Column == 0 {
+			t.Errorf("%q: error %v has no position", tc.in, err)
 		}
 		if want := "Syntax error at " + tc.want; !strings.HasPrefix(se.Message, want) {
 			t.Errorf("%q:\n got %s\nwant %s", tc.in, se.Message, want)
@@ -572,7 +574,7 @@ func TestParseDepth(t *testing.T) {
 	}
 	for _, q := range deep {
 		_, err := Parse(q)
-		if err == nil || !status.Is(err, http.StatusBadRequest) || !strings.Contains(err.Error(), "levels deep") {
+		if err == nil || !errors.Is(err, fault.BadRequest) || !strings.Contains(err.Error(), "levels deep") {
 			t.Errorf("%.40s...: got %v, want a nesting error", q, err)
 		}
 	}
@@ -673,7 +675,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sql string) {
 		q, err := Parse(sql)
 		if err != nil {
-			if !status.Is(err, http.StatusBadRequest) || !syntaxError.MatchString(err.Error()) {
+			if !errors.Is(err, fault.BadRequest) || !syntaxError.MatchString(err.Error()) {
 				t.Fatalf("%q: unexpected error %v", sql, err)
 			}
 			return
@@ -685,7 +687,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-var syntaxError = regexp.MustCompile(`^400: Syntax error at line \d+, column \d+: `)
+var syntaxError = regexp.MustCompile(`^bad request: Syntax error at line \d+, column \d+: `)
 
 func TestFuzzSeedsParseOrFailCleanly(t *testing.T) {
 	for _, s := range fuzzSeeds {

@@ -3,7 +3,7 @@ package query
 import (
 	"strconv"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // Prepared is a parsed, validated query ready to run any number of times.
@@ -57,7 +57,7 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 	subs[q] = p
 	s := &q.Select
 	if s.Star && q.From == nil {
-		return nil, status.BadRequest("SELECT * needs a FROM clause")
+		return nil, fault.New(fault.BadRequest, "SELECT * needs a FROM clause")
 	}
 	// Aggregates may only appear in the SELECT clause; there they become references to the
 	// group's accumulated values.
@@ -69,12 +69,12 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 				return x, false
 			}
 			if len(c.Args) != 1 {
-				ferr = status.BadRequest("Aggregate %s takes exactly one argument", c.Name)
+				ferr = fault.New(fault.BadRequest, "Aggregate %s takes exactly one argument", c.Name)
 				return x, true
 			}
 			walk(c.Args[0], func(y Expr) {
 				if yc, ok := y.(Call); ok && !yc.UDF && isAggregate(yc.Name) {
-					ferr = status.BadRequest("Aggregate %s cannot be nested inside %s", yc.Name, c.Name)
+					ferr = fault.New(fault.BadRequest, "Aggregate %s cannot be nested inside %s", yc.Name, c.Name)
 				}
 			})
 			p.aggs = append(p.aggs, aggSpec{name: c.Name, arg: c.Args[0]})
@@ -109,7 +109,7 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 	}
 	p.grouped = len(p.aggs) > 0 || len(q.GroupBy) > 0
 	if p.grouped && s.Star {
-		return nil, status.BadRequest("SELECT * cannot be used with GROUP BY or aggregates")
+		return nil, fault.New(fault.BadRequest, "SELECT * cannot be used with GROUP BY or aggregates")
 	}
 
 	// Every other expression: functions must exist with the right number of arguments, no
@@ -150,14 +150,14 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 			p.params[x.Name] = true
 		case Literal:
 			if !x.Val.IsInteger() || x.Val.Num() < 0 {
-				return nil, status.BadRequest("TOP, OFFSET and LIMIT take a non-negative integer, not %s", x.Val)
+				return nil, fault.New(fault.BadRequest, "TOP, OFFSET and LIMIT take a non-negative integer, not %s", x.Val)
 			}
 		default:
-			return nil, status.BadRequest("TOP, OFFSET and LIMIT take a number or a parameter")
+			return nil, fault.New(fault.BadRequest, "TOP, OFFSET and LIMIT take a number or a parameter")
 		}
 	}
 	if (q.Offset == nil) != (q.Limit == nil) {
-		return nil, status.BadRequest("OFFSET and LIMIT must be used together")
+		return nil, fault.New(fault.BadRequest, "OFFSET and LIMIT must be used together")
 	}
 	for _, e := range exprs {
 		if err := p.check(e); err != nil {
@@ -205,7 +205,7 @@ func noAggregates(e Expr) error {
 	var err error
 	walk(e, func(x Expr) {
 		if c, ok := x.(Call); ok && !c.UDF && isAggregate(c.Name) {
-			err = status.BadRequest("Aggregate %s is only allowed in the SELECT clause", c.Name)
+			err = fault.New(fault.BadRequest, "Aggregate %s is only allowed in the SELECT clause", c.Name)
 		}
 	})
 	return err
@@ -223,20 +223,20 @@ func (p *Prepared) check(e Expr) error {
 			p.params[c.Name] = true
 		case Call:
 			if c.UDF {
-				err = status.BadRequest("User-defined function udf.%s does not exist in this container", c.Name)
+				err = fault.New(fault.BadRequest, "User-defined function udf.%s does not exist in this container", c.Name)
 				return
 			}
 			if isAggregate(c.Name) {
-				err = status.BadRequest("Aggregate %s is only allowed in the SELECT clause", c.Name)
+				err = fault.New(fault.BadRequest, "Aggregate %s is only allowed in the SELECT clause", c.Name)
 				return
 			}
 			b, ok := lookupBuiltin(c.Name)
 			if !ok {
-				err = status.BadRequest("%s is not a recognized built-in function name", c.Name)
+				err = fault.New(fault.BadRequest, "%s is not a recognized built-in function name", c.Name)
 				return
 			}
 			if len(c.Args) < b.minArgs || b.maxArgs >= 0 && len(c.Args) > b.maxArgs {
-				err = status.BadRequest("The %s function requires %s argument(s); got %d", c.Name, arity(b), len(c.Args))
+				err = fault.New(fault.BadRequest, "The %s function requires %s argument(s); got %d", c.Name, arity(b), len(c.Args))
 			}
 		case Subquery, Exists, ArrayQuery:
 			q := nestedQuery(c)

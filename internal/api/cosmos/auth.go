@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // maxClockSkew is how far x-ms-date may be from the server's clock, as Cosmos allows.
@@ -73,11 +73,11 @@ func newKeyring(primary, readOnly string) (keyring, error) {
 	var k keyring
 	var err error
 	if k.primary, err = base64.StdEncoding.DecodeString(primary); err != nil || len(k.primary) == 0 {
-		return k, status.BadRequest("the account key must be non-empty base64")
+		return k, fault.New(fault.BadRequest, "the account key must be non-empty base64")
 	}
 	if readOnly != "" {
 		if k.readOnly, err = base64.StdEncoding.DecodeString(readOnly); err != nil {
-			return k, status.BadRequest("the read-only key must be base64")
+			return k, fault.New(fault.BadRequest, "the read-only key must be base64")
 		}
 		k.readOnlySigners = signerPool(k.readOnly)
 	}
@@ -130,7 +130,7 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		return unauthorized("The request has no valid x-ms-date header (RFC 1123, e.g. %q)", now.UTC().Format(http.TimeFormat))
 	}
 	if d := now.Sub(when); d > maxClockSkew || d < -maxClockSkew {
-		return &status.Error{Status: http.StatusForbidden, Message: "The request's x-ms-date is more than 15 minutes from the server's time; check the client's clock"}
+		return fault.New(fault.Forbidden, "The request's x-ms-date is more than 15 minutes from the server's time; check the client's clock")
 	}
 	s := k.primarySigners.Get().(*signer)
 	defer k.primarySigners.Put(s)
@@ -150,7 +150,7 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		if isReadOnlyRequest(r) {
 			return nil
 		}
-		return &status.Error{Status: http.StatusForbidden, Message: "The read-only key cannot be used for requests that write"}
+		return fault.New(fault.Forbidden, "The read-only key cannot be used for requests that write")
 	}
 	// Never say what the signature should have been: that would let anyone forge one.
 	return unauthorized("The input authorization token can't serve the request. The signature does not match; check the key and that the request was signed for verb %q, resource type %q and link %q",
@@ -219,7 +219,5 @@ func isReadOnlyRequest(r *http.Request) bool {
 }
 
 func unauthorized(format string, args ...any) error {
-	e := status.BadRequest(format, args...)
-	e.Status = http.StatusUnauthorized
-	return e
+	return fault.New(fault.Unauthorized, format, args...)
 }

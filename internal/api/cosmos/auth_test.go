@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/partita-db/partita/internal/status"
 )
 
 const testKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
@@ -69,7 +67,8 @@ func statusOf(err error) int {
 	if err == nil {
 		return 0
 	}
-	return status.From(err).Status
+	w, _ := toWire(err)
+	return w.status
 }
 
 // FuzzAuthenticate feeds arbitrary Authorization headers: none may panic, and only the one

@@ -7,8 +7,8 @@ import (
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
-	"github.com/partita-db/partita/internal/status"
 )
 
 // wireOp is one operation of a batch or bulk request as the SDKs send it.
@@ -43,17 +43,17 @@ func (c *call) batch() error {
 		return err
 	}
 	if len(body) > engine.MaxBatchBytes {
-		return status.TooLarge("A batch request is at most %d bytes; this one is %d", engine.MaxBatchBytes, len(body))
+		return fault.New(fault.TooLarge, "A batch request is at most %d bytes; this one is %d", engine.MaxBatchBytes, len(body))
 	}
 	var wire []wireOp
 	if err := json.Unmarshal(body, &wire); err != nil {
-		return status.BadRequest("The batch body must be a JSON array of operations: %v", err)
+		return fault.New(fault.BadRequest, "The batch body must be a JSON array of operations: %v", err)
 	}
 	atomic := isTrue(c.r.Header.Get("X-Ms-Cosmos-Batch-Atomic"))
 	ops := make([]engine.BatchOp, len(wire))
 	for i, w := range wire {
 		if ops[i], err = toBatchOp(w, !atomic); err != nil {
-			return status.BadRequest("Operation %d: %s", i, status.From(err).Message)
+			return fault.New(fault.BadRequest, "Operation %d: %s", i, fault.From(err).Message)
 		}
 	}
 	var results []engine.OpResult
@@ -69,19 +69,19 @@ func (c *call) batch() error {
 		c.w.Header()["X-Ms-Session-Token"] = []string{sessionToken(ct.Session(o.PartitionKey))}
 	} else {
 		if len(ops) > engine.MaxBatchOperations {
-			return status.BadRequest("A bulk request has at most %d operations; got %d", engine.MaxBatchOperations, len(ops))
+			return fault.New(fault.BadRequest, "A bulk request has at most %d operations; got %d", engine.MaxBatchOperations, len(ops))
 		}
 		results = ct.ExecuteBulk(ops)
 	}
 	out := make([]wireResult, len(results))
 	for i, r := range results {
-		out[i] = wireResult{StatusCode: r.Status, RequestCharge: r.Charge, ResourceBody: r.Doc}
+		out[i] = wireResult{StatusCode: opStatus(ops[i].Kind, r), RequestCharge: r.Charge, ResourceBody: r.Doc}
 		if r.ETag != "" {
 			out[i].ETag = quoted(r.ETag)
 		}
 		if r.Err != nil {
-			se := status.From(r.Err)
-			out[i].SubStatusCode, out[i].Message = se.Substatus, se.Message
+			w, e := toWire(r.Err)
+			out[i].SubStatusCode, out[i].Message = w.substatus, e.Message
 		}
 		c.charge += r.Charge
 	}
@@ -93,12 +93,26 @@ func (c *call) batch() error {
 	return c.replyJSON(code, out)
 }
 
+// opStatus is the HTTP status of one operation's outcome.
+func opStatus(kind engine.OpKind, r engine.OpResult) int {
+	switch {
+	case r.Err != nil:
+		w, _ := toWire(r.Err)
+		return w.status
+	case kind == engine.OpDelete:
+		return http.StatusNoContent
+	case r.Created:
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
 func toBatchOp(w wireOp, bulk bool) (engine.BatchOp, error) {
 	op := engine.BatchOp{Kind: engine.OpKind(w.OperationType), ID: w.ID, IfMatch: unquoted(w.IfMatch)}
 	switch op.Kind {
 	case engine.OpCreate, engine.OpUpsert, engine.OpReplace:
 		if len(w.ResourceBody) == 0 {
-			return op, status.BadRequest("%s needs a resourceBody", op.Kind)
+			return op, fault.New(fault.BadRequest, "%s needs a resourceBody", op.Kind)
 		}
 		op.Body = w.ResourceBody
 	case engine.OpPatch:
@@ -109,7 +123,7 @@ func toBatchOp(w wireOp, bulk bool) (engine.BatchOp, error) {
 		op.Patch = p
 	case engine.OpRead, engine.OpDelete:
 	default:
-		return op, status.BadRequest("Unknown operationType %q", w.OperationType)
+		return op, fault.New(fault.BadRequest, "Unknown operationType %q", w.OperationType)
 	}
 	if bulk && w.PartitionKey != "" {
 		key, err := parsePartitionKey(w.PartitionKey)
@@ -127,7 +141,7 @@ func parsePatchBody(b []byte) (engine.Patch, error) {
 	var p engine.Patch
 	if strings.HasPrefix(strings.TrimSpace(string(b)), "[") {
 		if err := json.Unmarshal(b, &p.Ops); err != nil {
-			return p, status.BadRequest("The patch operations are not valid: %v", err)
+			return p, fault.New(fault.BadRequest, "The patch operations are not valid: %v", err)
 		}
 		return p, nil
 	}
@@ -136,14 +150,14 @@ func parsePatchBody(b []byte) (engine.Patch, error) {
 		Operations []document.PatchOp `json:"operations"`
 	}
 	if err := json.Unmarshal(b, &body); err != nil {
-		return p, status.BadRequest("The patch body is not valid: %v", err)
+		return p, fault.New(fault.BadRequest, "The patch body is not valid: %v", err)
 	}
 	p.Ops = body.Operations
 	if body.Condition != "" {
 		cond, err := query.Prepare("SELECT VALUE 1 " + body.Condition)
 		if err != nil {
-			return p, status.BadRequest("The patch condition %q is not a valid filter such as \"FROM c WHERE c.x = 1\": %s",
-				body.Condition, status.From(err).Message)
+			return p, fault.New(fault.BadRequest, "The patch condition %q is not a valid filter such as \"FROM c WHERE c.x = 1\": %s",
+				body.Condition, fault.From(err).Message)
 		}
 		p.Condition = cond
 	}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/status"
 )
 
 func databaseJSON(d engine.DatabaseInfo) map[string]any {
@@ -48,11 +48,11 @@ func (c *call) throughputHeaders() (*engine.Throughput, error) {
 	auto := c.r.Header.Get("X-Ms-Cosmos-Offer-Autopilot-Settings")
 	switch {
 	case manual != "" && auto != "":
-		return nil, status.BadRequest("Give either x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings, not both")
+		return nil, fault.New(fault.BadRequest, "Give either x-ms-offer-throughput or x-ms-cosmos-offer-autopilot-settings, not both")
 	case manual != "":
 		n, err := strconv.Atoi(manual)
 		if err != nil || n <= 0 {
-			return nil, status.BadRequest("x-ms-offer-throughput must be a positive whole number of RU/s, not %q", manual)
+			return nil, fault.New(fault.BadRequest, "x-ms-offer-throughput must be a positive whole number of RU/s, not %q", manual)
 		}
 		return &engine.Throughput{Manual: n}, nil
 	case auto != "":
@@ -60,7 +60,7 @@ func (c *call) throughputHeaders() (*engine.Throughput, error) {
 			MaxThroughput int `json:"maxThroughput"`
 		}
 		if err := json.Unmarshal([]byte(auto), &s); err != nil || s.MaxThroughput <= 0 {
-			return nil, status.BadRequest("x-ms-cosmos-offer-autopilot-settings must be {\"maxThroughput\": <RU/s>}, not %q", auto)
+			return nil, fault.New(fault.BadRequest, "x-ms-cosmos-offer-autopilot-settings must be {\"maxThroughput\": <RU/s>}, not %q", auto)
 		}
 		return &engine.Throughput{AutoscaleMax: s.MaxThroughput}, nil
 	}
@@ -129,7 +129,7 @@ func (c *call) page(n int, id func(int) string) (lo, hi int, err error) {
 	if tok := c.r.Header.Get("X-Ms-Continuation"); tok != "" {
 		last, err := base64.RawURLEncoding.DecodeString(tok)
 		if err != nil {
-			return 0, 0, status.BadRequest("The continuation token %q is not valid; pass back the token a previous page returned", tok)
+			return 0, 0, fault.New(fault.BadRequest, "The continuation token %q is not valid; pass back the token a previous page returned", tok)
 		}
 		lo = sort.Search(n, func(i int) bool { return id(i) > string(last) })
 	}
@@ -154,7 +154,7 @@ func (c *call) createContainer() error {
 		return err
 	}
 	if body.PartitionKey == nil {
-		return status.BadRequest("A container needs a partition key definition, e.g. \"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}")
+		return fault.New(fault.BadRequest, "A container needs a partition key definition, e.g. \"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}")
 	}
 	t, err := c.throughputHeaders()
 	if err != nil {
@@ -190,7 +190,7 @@ func (c *call) replaceContainer() error {
 		return err
 	}
 	if body.ID != c.res.segs[3] {
-		return status.BadRequest("The id %q in the body does not match the container %q in the path", body.ID, c.res.segs[3])
+		return fault.New(fault.BadRequest, "The id %q in the body does not match the container %q in the path", body.ID, c.res.segs[3])
 	}
 	var pk engine.PartitionKeyDef
 	if body.PartitionKey != nil {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // maxItemCount reads x-ms-max-item-count: absent or -1 lets the server choose.
@@ -16,7 +16,7 @@ func (c *call) maxItemCount() (int, error) {
 	}
 	n, err := strconv.Atoi(h)
 	if err != nil || n == 0 || n < -1 {
-		return 0, status.BadRequest("x-ms-max-item-count must be a positive number or -1, not %q", h)
+		return 0, fault.New(fault.BadRequest, "x-ms-max-item-count must be a positive number or -1, not %q", h)
 	}
 	if n == -1 {
 		return 0, nil
@@ -28,7 +28,7 @@ func (c *call) maxItemCount() (int, error) {
 // name, see scope), a page at a time.
 func (c *call) readFeed() error {
 	if c.r.Header.Get("A-IM") != "" {
-		return status.BadRequest("The change feed is not supported by this version of Partita")
+		return fault.New(fault.BadRequest, "The change feed is not supported by this version of Partita")
 	}
 	ct, err := c.container()
 	if err != nil {

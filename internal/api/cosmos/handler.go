@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/engine"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // Options configure the gateway.
@@ -186,9 +186,9 @@ func (c *call) dispatch() error {
 			return c.replaceOffer()
 		}
 	default:
-		return status.NotFound("The resource path /%s is not known to Partita", c.res.link)
+		return fault.New(fault.NotFound, "The resource path /%s is not known to Partita", c.res.link)
 	}
-	return &status.Error{Status: http.StatusMethodNotAllowed, Message: "Method " + m + " is not allowed on /" + c.res.shape()}
+	return &methodNotAllowed{method: m, shape: c.res.shape()}
 }
 
 func isQuery(r *http.Request) bool {
@@ -214,9 +214,9 @@ func (c *call) body() ([]byte, error) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if asMaxBytes(err, &tooBig) {
-			return nil, status.TooLarge("Request size is too large: the body is over %d bytes", maxBodyBytes)
+			return nil, fault.New(fault.TooLarge, "Request size is too large: the body is over %d bytes", maxBodyBytes)
 		}
-		return nil, status.BadRequest("Reading the request body failed: %v", err)
+		return nil, fault.New(fault.BadRequest, "Reading the request body failed: %v", err)
 	}
 	return b, nil
 }
@@ -228,7 +228,7 @@ func (c *call) decodeJSON(v any) error {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return status.BadRequest("The request body is not valid: %v", err)
+		return fault.New(fault.BadRequest, "The request body is not valid: %v", err)
 	}
 	return nil
 }
@@ -255,7 +255,7 @@ func (c *call) reply(code int, body []byte) {
 func (c *call) replyJSON(code int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return status.Internal("encoding the response: %v", err)
+		return fault.New(fault.Internal, "encoding the response: %v", err)
 	}
 	c.reply(code, b)
 	return nil
@@ -263,14 +263,14 @@ func (c *call) replyJSON(code int, v any) error {
 
 // fail writes err as a Cosmos error response.
 func (c *call) fail(err error) {
-	e := status.From(err)
-	if e.Status >= 500 {
+	w, e := toWire(err)
+	if w.status >= 500 {
 		c.h.log.Error("request failed", "method", c.r.Method, "path", c.r.URL.Path, "err", e.Message)
 	} else {
-		c.h.log.Debug("request refused", "method", c.r.Method, "path", c.r.URL.Path, "status", e.Status, "err", e.Message)
+		c.h.log.Debug("request refused", "method", c.r.Method, "path", c.r.URL.Path, "status", w.status, "err", e.Message)
 	}
-	if e.Substatus != 0 {
-		c.w.Header()["X-Ms-Substatus"] = []string{strconv.Itoa(e.Substatus)}
+	if w.substatus != 0 {
+		c.w.Header()["X-Ms-Substatus"] = []string{strconv.Itoa(w.substatus)}
 	}
 	if e.RetryAfter > 0 {
 		c.w.Header()["X-Ms-Retry-After-Ms"] = []string{strconv.FormatInt(max(1, e.RetryAfter.Milliseconds()), 10)}
@@ -278,8 +278,8 @@ func (c *call) fail(err error) {
 	body, _ := json.Marshal(struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
-	}{e.Code(), e.Message})
-	c.reply(e.Status, body)
+	}{w.code, e.Message})
+	c.reply(w.status, body)
 }
 
 func newActivityID() string {

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/partita-db/partita/internal/engine"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 func (c *call) container() (*engine.Container, error) {
@@ -36,7 +36,7 @@ func (c *call) itemOptions() (engine.ItemOptions, error) {
 	var o engine.ItemOptions
 	h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey")
 	if h == "" {
-		return o, status.BadRequest("The partition key header x-ms-documentdb-partitionkey is required for operations on items of a partitioned container")
+		return o, fault.New(fault.BadRequest, "The partition key header x-ms-documentdb-partitionkey is required for operations on items of a partitioned container")
 	}
 	key, err := parsePartitionKey(h)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // parsePartitionKey reads the x-ms-documentdb-partitionkey header: a JSON array of values,
@@ -18,7 +18,7 @@ func parsePartitionKey(h string) (epk.Key, error) {
 	p := pkParser{s: h}
 	key, err := p.array()
 	if err != nil {
-		return nil, status.BadRequest("The partition key header %q is not valid: %v. Send a JSON array such as [\"value\"]", h, err)
+		return nil, fault.New(fault.BadRequest, "The partition key header %q is not valid: %v. Send a JSON array such as [\"value\"]", h, err)
 	}
 	return key, nil
 }

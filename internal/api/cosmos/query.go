@@ -10,9 +10,9 @@ import (
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/status"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -32,18 +32,18 @@ func (c *call) readQuery() (*query.Prepared, map[string]value.Value, error) {
 		return nil, nil, err
 	}
 	if strings.TrimSpace(spec.Query) == "" {
-		return nil, nil, status.BadRequest("The query body needs a non-empty \"query\"")
+		return nil, nil, fault.New(fault.BadRequest, "The query body needs a non-empty \"query\"")
 	}
 	params := make(map[string]value.Value, len(spec.Parameters))
 	for _, p := range spec.Parameters {
 		if !strings.HasPrefix(p.Name, "@") {
-			return nil, nil, status.BadRequest("Query parameter names start with '@'; got %q", p.Name)
+			return nil, nil, fault.New(fault.BadRequest, "Query parameter names start with '@'; got %q", p.Name)
 		}
 		v := value.Undef()
 		if len(p.Value) > 0 {
 			var err error
 			if v, err = value.Parse(p.Value); err != nil {
-				return nil, nil, status.BadRequest("The value of query parameter %s is not valid JSON", p.Name)
+				return nil, nil, fault.New(fault.BadRequest, "The value of query parameter %s is not valid JSON", p.Name)
 			}
 		}
 		params[p.Name] = v
@@ -114,7 +114,7 @@ func (c *call) scope(ct *engine.Container) (epk.Range, error) {
 	} else if h := c.r.Header.Get("X-Ms-Documentdb-Partitionkeyrangeid"); h != "" {
 		id, err := strconv.ParseUint(h, 10, 32)
 		if err != nil {
-			return r, status.BadRequest("x-ms-documentdb-partitionkeyrangeid must be a range id, not %q", h)
+			return r, fault.New(fault.BadRequest, "x-ms-documentdb-partitionkeyrangeid must be a range id, not %q", h)
 		}
 		if r, err = ct.PartitionRange(uint32(id)); err != nil {
 			return r, err
@@ -131,14 +131,14 @@ func narrow(r epk.Range, lo, hi string) (epk.Range, error) {
 	if lo != "" {
 		e, err := epk.ParseHex(lo)
 		if err != nil {
-			return r, status.BadRequest("x-ms-start-epk is not a hex EPK: %q", lo)
+			return r, fault.New(fault.BadRequest, "x-ms-start-epk is not a hex EPK: %q", lo)
 		}
 		r.Min = max(r.Min, e)
 	}
 	if hi != "" {
 		e, err := epk.ParseHex(hi)
 		if err != nil {
-			return r, status.BadRequest("x-ms-end-epk is not a hex EPK: %q", hi)
+			return r, fault.New(fault.BadRequest, "x-ms-end-epk is not a hex EPK: %q", hi)
 		}
 		r.Max = min(r.Max, e)
 	}
@@ -225,7 +225,7 @@ func (c *call) querySlice(key string, resources []map[string]any) error {
 	docs := make(query.Slice, len(resources))
 	for i, r := range resources {
 		if docs[i], err = json.Marshal(r); err != nil {
-			return status.Internal("encoding %s: %v", key, err)
+			return fault.New(fault.Internal, "encoding %s: %v", key, err)
 		}
 	}
 	opts, err := c.queryOptions(params)

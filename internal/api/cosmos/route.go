@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/partita-db/partita/internal/status"
+	"github.com/partita-db/partita/internal/fault"
 )
 
 // resource is what a URL names: its path segments (unescaped), and the resource type and link
@@ -36,7 +36,7 @@ func parseResource(escapedPath string) (resource, error) {
 			}
 		}
 		if s == "" {
-			return res, status.BadRequest("The request path %q is not a valid resource path", escapedPath)
+			return res, fault.New(fault.BadRequest, "The request path %q is not a valid resource path", escapedPath)
 		}
 		res.segs = append(res.segs, s)
 		if !more {

@@ -1,0 +1,133 @@
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind is what went wrong, as every front end must be able to tell it apart. A Kind is also an
+// error, so that errors.Is(err, fault.NotFound) tests an error's kind.
+type Kind uint8
+
+// The kinds. Each says what a client can do about it.
+const (
+	// Internal is Partita's own fault; retrying may or may not help.
+	Internal Kind = iota
+	// BadRequest: the request is wrong and retrying it unchanged cannot help. Errors about
+	// query text say where (Error.Pos).
+	BadRequest
+	// Unauthorized: the request's credentials are missing or do not match.
+	Unauthorized
+	// Forbidden: the credentials are valid but may not do this (a read-only key writing, a
+	// clock too far off).
+	Forbidden
+	// NotFound: the resource does not exist.
+	NotFound
+	// Conflict: a resource with that id already exists.
+	Conflict
+	// PreconditionFailed: the condition the request set (an etag, a patch filter) does not hold.
+	PreconditionFailed
+	// TooLarge: the request or the resource it would make is over a size limit.
+	TooLarge
+	// PartitionFull: the write would grow its logical partition past the cap.
+	PartitionFull
+	// Throttled: the partition's request units for this second are spent; Error.RetryAfter
+	// says when to retry.
+	Throttled
+	// Gone: what the request addressed no longer exists in that form; Error.Reason says why.
+	Gone
+	// Aborted: the operation was valid but not applied, because another operation of its
+	// transaction failed.
+	Aborted
+	// Unavailable: the server cannot serve the request now (shutting down, storage failed).
+	Unavailable
+)
+
+var kindNames = [...]string{
+	Internal: "internal error", BadRequest: "bad request", Unauthorized: "unauthorized",
+	Forbidden: "forbidden", NotFound: "not found", Conflict: "conflict",
+	PreconditionFailed: "precondition failed", TooLarge: "too large", PartitionFull: "partition full",
+	Throttled: "throttled", Gone: "gone", Aborted: "aborted", Unavailable: "unavailable",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind %d", k)
+}
+
+// Error makes a Kind usable as a sentinel error.
+func (k Kind) Error() string { return k.String() }
+
+// Reason says why something is Gone.
+type Reason uint8
+
+const (
+	// NoReason is the zero Reason, for kinds other than Gone.
+	NoReason Reason = iota
+	// RangeSplit: the partition key range was split; re-read the ranges and retry on a child.
+	RangeSplit
+)
+
+// Pos is a place in a request's text (a query), counted from 1; zero when unknown.
+type Pos struct {
+	Line, Column int
+}
+
+// Error is a failure of one Kind with a message meant for the client.
+type Error struct {
+	Kind    Kind
+	Message string
+	// RetryAfter, for Throttled, is how long until the request may succeed.
+	RetryAfter time.Duration
+	// Reason, for Gone, says why.
+	Reason Reason
+	// Pos, for BadRequest about query text, is where the text is wrong.
+	Pos Pos
+}
+
+func (e *Error) Error() string { return e.Kind.String() + ": " + e.Message }
+
+// Is makes errors.Is(err, kind) hold for an error of that kind.
+func (e *Error) Is(target error) bool {
+	k, ok := target.(Kind)
+	return ok && k == e.Kind
+}
+
+// New returns an error of kind k with a formatted message.
+func New(k Kind, format string, args ...any) *Error {
+	if len(args) == 0 {
+		return &Error{Kind: k, Message: format}
+	}
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Throttle is a Throttled error: the partition's request units for this second are spent.
+func Throttle(retryAfter time.Duration) *Error {
+	return &Error{Kind: Throttled, RetryAfter: retryAfter,
+		Message: "Request rate is large: the partition's share of the provisioned throughput is spent for this second. Retry after the given time, or raise the throughput."}
+}
+
+// RangeGone is a Gone error for a partition key range that was split.
+func RangeGone() *Error {
+	return &Error{Kind: Gone, Reason: RangeSplit,
+		Message: "The partition key range is gone (it was split); re-read the partition key ranges"}
+}
+
+// From returns err as an *Error, wrapping anything else as Internal so that no failure reaches
+// a client without a kind.
+func From(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if k, ok := err.(Kind); ok {
+		return &Error{Kind: k, Message: k.String()}
+	}
+	return &Error{Kind: Internal, Message: err.Error()}
+}
+
+// KindOf is the kind of err; Internal for errors that are not *Error.
+func KindOf(err error) Kind { return From(err).Kind }
