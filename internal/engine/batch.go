@@ -33,8 +33,8 @@ const (
 // BatchOp is one operation of a batch.
 type BatchOp struct {
 	Kind    OpKind
-	ID      string // for Read, Replace, Delete, Patch
-	Body    []byte // for Create, Upsert, Replace
+	ID      string          // for Read, Replace, Delete, Patch
+	Item    document.Source // for Create, Upsert, Replace
 	IfMatch string
 	Patch   Patch
 	// PartitionKey is the operation's own key, for non-atomic bulk requests.
@@ -51,7 +51,7 @@ type OpResult struct {
 }
 
 // Patch is a partial update: operations, and optionally a condition the current item must
-// satisfy (a query whose WHERE is the filter; 412 when the item does not match).
+// satisfy (a query whose WHERE is the filter; PreconditionFailed when the item does not match).
 type Patch struct {
 	Ops       []document.PatchOp
 	Condition *query.Prepared
@@ -59,29 +59,19 @@ type Patch struct {
 
 // PatchItem applies a partial update to the item (key, id) atomically.
 func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions) (ItemResult, error) {
-	c.splitMu.RLock()
-	defer c.splitMu.RUnlock()
-	e, p, err := c.route(key)
+	e, err := c.EPK(key)
 	if err != nil {
-		return ItemResult{Charge: missCharge(err)}, err
+		return ItemResult{Charge: ru.Miss()}, err
 	}
-	res, err := p.Apply(c.patchWrite(e, id, patch, o.IfMatch))
-	if err != nil {
-		spendItem(ru.Miss(), p, e)
-		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
-	}
-	r := res[0]
-	charge := ru.Replace(r.PrevBytes, len(r.Doc.JSON))
-	spendItem(charge, p, e)
-	return ItemResult{Doc: r.Doc.JSON, ETag: r.Doc.ETag(), LSN: r.Doc.LSN, PartitionID: p.ID(), Charge: charge}, nil
+	return c.executeOne(e, nil, c.patchOp(e, id, patch, o.IfMatch))
 }
 
 // maxConditionRows bounds the work of a patch condition: it runs on the partition's writer,
 // where every other write of the partition waits for it.
 const maxConditionRows = 10000
 
-func (c *Container) patchWrite(e epk.EPK, id string, patch Patch, ifMatch string) partition.Write {
-	return partition.Write{Kind: partition.Mutate, EPK: e, ID: id, IfMatch: ifMatch,
+func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) partition.Operation {
+	return partition.Operation{Kind: partition.Mutate, EPK: e, ID: id, IfMatch: ifMatch,
 		Mutate: func(cur []byte) (item *document.Item, ne epk.EPK, terms [][]byte, err error) {
 			defer func() {
 				if r := recover(); r != nil { // a bug must fail this write, not the partition
@@ -111,63 +101,46 @@ func (c *Container) patchWrite(e epk.EPK, id string, patch Patch, ifMatch string
 		}}
 }
 
-// toWrite turns a batch operation on the logical partition e into a partition write.
-func (c *Container) toWrite(e epk.EPK, op BatchOp) (partition.Write, error) {
-	w := partition.Write{EPK: e, ID: op.ID, IfMatch: op.IfMatch}
+// batchOp turns a batch operation on the logical partition e into a partition operation.
+func (c *Container) batchOp(e epk.EPK, op BatchOp) (partition.Operation, error) {
 	switch op.Kind {
 	case OpCreate, OpUpsert, OpReplace:
-		item, ie, err := c.parse(op.Body, nil)
+		item, ie, err := c.parse(op.Item, nil)
 		if err != nil {
-			return w, err
+			return partition.Operation{}, err
 		}
 		if ie != e {
-			return w, fault.New(fault.BadRequest, "The partition key of the item in the operation does not match the batch's partition key")
+			return partition.Operation{}, fault.New(fault.BadRequest, "The partition key of the item in the operation does not match the batch's partition key")
 		}
-		if op.Kind == OpReplace && op.ID != "" && op.ID != item.ID {
-			return w, fault.New(fault.BadRequest, "The id %q of the operation does not match the item's id %q", op.ID, item.ID)
-		}
-		w.ID, w.Item, w.Terms = item.ID, item, partition.TermsOf(item.Value)
-		w.Kind = map[OpKind]partition.WriteKind{OpCreate: partition.Create, OpUpsert: partition.Upsert, OpReplace: partition.Replace}[op.Kind]
+		return writeOp(op.Kind, op.ID, e, item, op.IfMatch)
 	case OpDelete, OpRead, OpPatch:
 		if err := document.ValidateID(op.ID); err != nil {
-			return w, err
+			return partition.Operation{}, err
 		}
 		switch op.Kind {
 		case OpDelete:
-			w.Kind = partition.Delete
+			return partition.Operation{Kind: partition.Delete, EPK: e, ID: op.ID, IfMatch: op.IfMatch}, nil
 		case OpRead:
-			w.Kind = partition.Read
-		default:
-			w = c.patchWrite(e, op.ID, op.Patch, op.IfMatch)
+			return partition.Operation{Kind: partition.Read, EPK: e, ID: op.ID, IfMatch: op.IfMatch}, nil
 		}
-	default:
-		return w, fault.New(fault.BadRequest, "Operation type %q is not supported in a batch", op.Kind)
+		return c.patchOp(e, op.ID, op.Patch, op.IfMatch), nil
 	}
-	return w, nil
+	return partition.Operation{}, fault.New(fault.BadRequest, "Operation type %q is not supported in a batch", op.Kind)
 }
 
-// opResult describes a successful partition result of op.
-func opResult(op BatchOp, r partition.Result) OpResult {
-	out := OpResult{ETag: r.Doc.ETag(), Doc: r.Doc.JSON}
-	switch {
-	case op.Kind == OpRead:
-		out.Charge = ru.PointRead(len(r.Doc.JSON))
-	case op.Kind == OpDelete:
-		out.Charge, out.Doc, out.ETag = ru.Delete(r.PrevBytes), nil, ""
-	case r.Created:
-		out.Created, out.Charge = true, ru.Insert(len(r.Doc.JSON))
-	default:
-		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
+// opResult describes a successful operation.
+func opResult(kind partition.OpKind, r partition.Result, charge float64) OpResult {
+	out := OpResult{Created: r.Created, Charge: charge}
+	if kind != partition.Delete {
+		out.ETag, out.Doc = r.Doc.ETag(), r.Doc.JSON
 	}
 	return out
 }
 
 // ExecuteBatch runs ops on the logical partition key as one transaction: all of them apply or
 // none does. On failure the result of the failing operation carries its error and every other
-// one is 424 (failed dependency); the returned index names the failing operation, -1 if none.
+// one is Aborted; the returned index names the failing operation, -1 if none.
 func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
-	c.splitMu.RLock()
-	defer c.splitMu.RUnlock()
 	if len(ops) == 0 || len(ops) > MaxBatchOperations {
 		return nil, -1, fault.New(fault.BadRequest, "A batch has between 1 and %d operations; got %d", MaxBatchOperations, len(ops))
 	}
@@ -175,44 +148,35 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 	if err != nil {
 		return nil, -1, err
 	}
-	writes := make([]partition.Write, len(ops))
-	failAt := func(i int, err error) ([]OpResult, int, error) {
+	failAt := func(i int, err error, charge float64) ([]OpResult, int, error) {
 		results := make([]OpResult, len(ops))
 		for j := range results {
 			results[j] = OpResult{Err: fault.New(fault.Aborted, "The operation was not applied because operation %d of the batch failed", i)}
 		}
-		results[i] = failed(err)
+		results[i] = OpResult{Err: fault.From(err), Charge: charge}
 		return results, i, nil
 	}
+	pops := make([]partition.Operation, len(ops))
 	for i, op := range ops {
-		if writes[i], err = c.toWrite(e, op); err != nil {
-			return failAt(i, err)
+		if pops[i], err = c.batchOp(e, op); err != nil {
+			return failAt(i, err, ru.Miss())
 		}
 	}
-	p := c.routes.Load().lookup(e)
-	if err := c.admit(p); err != nil {
-		return nil, -1, err
-	}
-	res, err := p.Apply(writes...)
+	x, err := c.execute(e, nil, pops...)
 	if err != nil {
-		spendItem(ru.Miss(), p, e)
 		var be *partition.BatchError
-		if errors.As(err, &be) {
-			return failAt(be.Index, be.Err)
-		}
-		if len(ops) == 1 && fault.KindOf(err) != fault.Internal && fault.KindOf(err) != fault.Unavailable {
-			return failAt(0, err)
+		switch k := fault.KindOf(err); {
+		case errors.As(err, &be):
+			return failAt(be.Index, be.Err, x.charge)
+		case len(ops) == 1 && k != fault.Internal && k != fault.Unavailable && k != fault.Throttled:
+			return failAt(0, err, x.charge)
 		}
 		return nil, -1, err
 	}
 	results := make([]OpResult, len(ops))
-	total := 0.0
-	for i, r := range res {
-		results[i] = opResult(ops[i], r)
-		total += results[i].Charge
+	for i, r := range x.results {
+		results[i] = opResult(pops[i].Kind, r, x.charges[i])
 	}
-	spendItem(total, p, e)
-	c.e.maybeSplit(c, p)
 	return results, -1, nil
 }
 
@@ -254,17 +218,13 @@ func failed(err error) OpResult {
 	return OpResult{Charge: ru.Miss(), Err: fault.From(err)}
 }
 
-// bulkEPK is the logical partition of a bulk operation: its own key, or its body's.
+// bulkEPK is the logical partition of a bulk operation: its own key, or its item's.
 func (c *Container) bulkEPK(op BatchOp) (epk.EPK, error) {
-	key := op.PartitionKey
-	if key == nil && op.Body != nil {
-		_, k, err := document.Parse(op.Body, c.paths)
-		if err != nil {
-			return "", err
-		}
-		key = k
+	if op.PartitionKey == nil && (op.Kind == OpCreate || op.Kind == OpUpsert || op.Kind == OpReplace) {
+		_, e, err := c.parse(op.Item, nil)
+		return e, err
 	}
-	return c.EPK(key)
+	return c.EPK(op.PartitionKey)
 }
 
 // bulkOneSafe is bulkOne in a worker goroutine, where a panic would take the server down.
@@ -278,24 +238,13 @@ func (c *Container) bulkOneSafe(e epk.EPK, op BatchOp) (res OpResult) {
 }
 
 func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
-	c.splitMu.RLock()
-	defer c.splitMu.RUnlock()
-	fail := failed
-	w, err := c.toWrite(e, op)
+	pop, err := c.batchOp(e, op)
 	if err != nil {
-		return fail(err)
+		return failed(err)
 	}
-	p := c.routes.Load().lookup(e)
-	if err := c.admit(p); err != nil {
-		return fail(err)
-	}
-	res, err := p.Apply(w)
+	x, err := c.execute(e, nil, pop)
 	if err != nil {
-		spendItem(ru.Miss(), p, e)
-		return fail(err)
+		return OpResult{Charge: x.charge, Err: fault.From(err)}
 	}
-	out := opResult(op, res[0])
-	spendItem(out.Charge, p, e)
-	c.e.maybeSplit(c, p)
-	return out
+	return opResult(pop.Kind, x.results[0], x.charges[0])
 }

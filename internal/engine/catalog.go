@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/storage"
@@ -59,12 +57,12 @@ type catalogSeq struct {
 	Version       uint64 `json:"version"`
 }
 
-func putJSON(b *pebble.Batch, key []byte, v any) error {
+func putJSON(b *storage.Batch, key []byte, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return b.Set(key, data, nil)
+	return b.Set(key, data)
 }
 
 func loadCatalog(db *storage.DB) (seq catalogSeq, dbs []databaseRecord, cs []containerRecord, err error) {
@@ -86,7 +84,7 @@ func loadCatalog(db *storage.DB) (seq catalogSeq, dbs []databaseRecord, cs []con
 
 func scanRecords[T any](db *storage.DB, kind byte, fn func(T)) error {
 	lo, hi := storage.CatalogSpan(kind)
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := db.NewIter(lo, hi)
 	if err != nil {
 		return err
 	}
@@ -110,7 +108,7 @@ func (e *Engine) persist(key []byte, rec any) error {
 		err = putJSON(b, key, rec)
 	}
 	if err == nil {
-		err = b.Commit(storage.Sync)
+		err = b.Commit()
 	}
 	if err != nil {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)

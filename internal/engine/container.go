@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -206,9 +204,9 @@ func (c *Container) close() {
 }
 
 // deleteInto adds to b the deletion of the container's record and all its data.
-func (c *Container) deleteInto(b *pebble.Batch) error {
+func (c *Container) deleteInto(b *storage.Batch) error {
 	n := c.rec.Num
-	if err := b.Delete(storage.CatalogKey(storage.CatalogContainer, n), nil); err != nil {
+	if err := b.Delete(storage.CatalogKey(storage.CatalogContainer, n)); err != nil {
 		return err
 	}
 	for _, span := range [][2][]byte{
@@ -217,7 +215,7 @@ func (c *Container) deleteInto(b *pebble.Batch) error {
 		pair(storage.LogicalSpan(n, string(epk.Min), string(epk.Max))),
 		pair(storage.IndexContainerSpan(n)),
 	} {
-		if err := b.DeleteRange(span[0], span[1], nil); err != nil {
+		if err := b.DeleteRange(span[0], span[1]); err != nil {
 			return err
 		}
 	}
@@ -284,7 +282,7 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	defer b.Close()
 	err = c.deleteInto(b)
 	if err == nil {
-		err = b.Commit(storage.Sync)
+		err = b.Commit()
 	}
 	if err != nil {
 		// The container still exists: open it again rather than leave it refusing writes.

@@ -109,13 +109,13 @@ func (e *Engine) DeleteDatabase(id string) error {
 			return fault.New(fault.Internal, "%v", err)
 		}
 	}
-	if err := b.Delete(storage.CatalogKey(storage.CatalogDatabase, d.rec.Num), nil); err != nil {
+	if err := b.Delete(storage.CatalogKey(storage.CatalogDatabase, d.rec.Num)); err != nil {
 		return fault.New(fault.Internal, "%v", err)
 	}
 	for _, c := range d.containers {
 		c.close()
 	}
-	if err := b.Commit(storage.Sync); err != nil {
+	if err := b.Commit(); err != nil {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
 	}
 	delete(e.dbs, id)

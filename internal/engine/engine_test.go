@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -313,7 +311,7 @@ func TestConcurrentWriters(t *testing.T) {
 // snapshot is every key and value in storage, to prove failed requests change nothing.
 func snapshot(t *testing.T, e *Engine) string {
 	t.Helper()
-	it, err := e.db.NewIter(&pebble.IterOptions{})
+	it, err := e.db.NewIter(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"errors"
-
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -64,9 +62,9 @@ func (c *Container) hash(key epk.Key) (epk.EPK, error) {
 	return c.scheme.Hash(key), nil
 }
 
-// parse validates an item body and finds its EPK, checking it against the key the client named.
-func (c *Container) parse(body []byte, named epk.Key) (*document.Item, epk.EPK, error) {
-	item, key, err := document.Parse(body, c.paths)
+// parse validates an item and finds its EPK, checking it against the key the client named.
+func (c *Container) parse(src document.Source, named epk.Key) (*document.Item, epk.EPK, error) {
+	item, key, err := src.Parse(c.paths)
 	if err != nil {
 		return nil, "", err
 	}
@@ -86,70 +84,72 @@ func (c *Container) parse(body []byte, named epk.Key) (*document.Item, epk.EPK, 
 	return item, e, nil
 }
 
-// CreateItem creates an item; 409 if its (partition key, id) exists.
+// CreateItem creates an item given as JSON; Conflict if its (partition key, id) exists.
 func (c *Container) CreateItem(body []byte, o ItemOptions) (ItemResult, error) {
-	return c.write(partition.Create, "", body, o)
+	return c.WriteItem(OpCreate, "", document.FromJSON(body), o)
 }
 
-// UpsertItem creates or replaces an item.
+// UpsertItem creates or replaces an item given as JSON.
 func (c *Container) UpsertItem(body []byte, o ItemOptions) (ItemResult, error) {
-	return c.write(partition.Upsert, "", body, o)
+	return c.WriteItem(OpUpsert, "", document.FromJSON(body), o)
 }
 
-// ReplaceItem replaces the item id; the body's id must be id.
+// ReplaceItem replaces the item id with one given as JSON; the body's id must be id.
 func (c *Container) ReplaceItem(id string, body []byte, o ItemOptions) (ItemResult, error) {
-	return c.write(partition.Replace, id, body, o)
+	return c.WriteItem(OpReplace, id, document.FromJSON(body), o)
 }
 
-func (c *Container) write(kind partition.WriteKind, urlID string, body []byte, o ItemOptions) (ItemResult, error) {
-	c.splitMu.RLock()
-	defer c.splitMu.RUnlock()
-	item, e, err := c.parse(body, o.PartitionKey)
+// WriteItem creates (OpCreate), upserts (OpUpsert) or replaces (OpReplace, of the item id) an
+// item given in either form: JSON bytes, or a value a front end already holds.
+func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error) {
+	item, e, err := c.parse(src, o.PartitionKey)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
-	if kind == partition.Replace && item.ID != urlID {
-		return ItemResult{Charge: ru.Miss()}, fault.New(fault.BadRequest, "The id %q in the body does not match the id %q in the request path", item.ID, urlID)
-	}
-	terms := partition.TermsOf(item.Value) // here, in parallel, rather than on the writer
-	p := c.routes.Load().lookup(e)
-	if err := c.admit(p); err != nil {
-		return ItemResult{PartitionID: p.ID()}, err
-	}
-	res, err := p.Apply(partition.Write{Kind: kind, EPK: e, ID: item.ID, Item: item, IfMatch: o.IfMatch, Terms: terms})
+	op, err := writeOp(kind, id, e, item, o.IfMatch)
 	if err != nil {
-		spendItem(ru.Miss(), p, e)
-		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
+		return ItemResult{Charge: ru.Miss()}, err
 	}
-	r := res[0]
-	out := ItemResult{Doc: r.Doc.JSON, ETag: r.Doc.ETag(), LSN: r.Doc.LSN, PartitionID: p.ID(), Created: r.Created}
-	if r.Created {
-		out.Charge = ru.Insert(len(r.Doc.JSON))
-	} else {
-		out.Charge = ru.Replace(r.PrevBytes, len(r.Doc.JSON))
+	return c.executeOne(e, nil, op)
+}
+
+// writeOp is the partition operation that writes item; id, when given, must be the item's.
+func writeOp(kind OpKind, id string, e epk.EPK, item *document.Item, ifMatch string) (partition.Operation, error) {
+	op := partition.Operation{EPK: e, ID: item.ID, Item: item, IfMatch: ifMatch,
+		Terms: partition.TermsOf(item.Value)} // here, in parallel, rather than on the writer
+	switch kind {
+	case OpCreate:
+		op.Kind = partition.Create
+	case OpUpsert:
+		op.Kind = partition.Upsert
+	case OpReplace:
+		op.Kind = partition.Replace
+		if id != "" && id != item.ID {
+			return op, fault.New(fault.BadRequest, "The id %q of the item does not match the id %q the request names", item.ID, id)
+		}
+	default:
+		return op, fault.New(fault.BadRequest, "Operation %q does not write an item", kind)
 	}
-	spendItem(out.Charge, p, e)
-	c.e.maybeSplit(c, p)
+	return op, nil
+}
+
+// executeOne runs one operation through the pipeline and describes its outcome.
+func (c *Container) executeOne(e epk.EPK, dst []byte, op partition.Operation) (ItemResult, error) {
+	x, err := c.execute(e, dst, op)
+	out := ItemResult{PartitionID: x.p.ID(), Charge: x.charge}
+	if err != nil {
+		return out, err
+	}
+	r := x.results[0]
+	out.LSN, out.Created = r.Doc.LSN, r.Created
+	if op.Kind == partition.Read {
+		// The session token names the partition's LSN, which is at least the item version's.
+		out.LSN = max(out.LSN, x.p.Stats().LSN)
+	}
+	if op.Kind != partition.Delete {
+		out.Doc, out.ETag = r.Doc.JSON, r.Doc.ETag()
+	}
 	return out, nil
-}
-
-// route finds the partition of a full partition key and admits the request to its budget.
-func (c *Container) route(key epk.Key) (epk.EPK, *partition.Partition, error) {
-	e, err := c.EPK(key)
-	if err != nil {
-		return "", nil, err
-	}
-	p := c.routes.Load().lookup(e)
-	return e, p, c.admit(p)
-}
-
-// missCharge is what a request that did no work costs: nothing when it was throttled, the
-// minimum otherwise.
-func missCharge(err error) float64 {
-	if errors.Is(err, fault.Throttled) {
-		return 0
-	}
-	return ru.Miss()
 }
 
 // ReadItem reads the item (key, id).
@@ -159,39 +159,20 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 
 // ReadItemTo is ReadItem appending the item's JSON to dst, for callers that reuse buffers.
 func (c *Container) ReadItemTo(dst []byte, key epk.Key, id string) (ItemResult, error) {
-	c.splitMu.RLock()
-	defer c.splitMu.RUnlock()
-	e, p, err := c.route(key)
+	e, err := c.EPK(key)
 	if err != nil {
-		return ItemResult{Charge: missCharge(err)}, err
+		return ItemResult{Charge: ru.Miss()}, err
 	}
-	d, err := p.Read(e, id, dst)
-	if err != nil {
-		spendItem(ru.Miss(), p, e)
-		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
-	}
-	charge := ru.PointRead(len(d.JSON))
-	spendItem(charge, p, e)
-	// The session token names the partition's LSN, which is at least the item version's.
-	return ItemResult{Doc: d.JSON, ETag: d.ETag(), LSN: max(d.LSN, p.Stats().LSN), PartitionID: p.ID(), Charge: charge}, nil
+	return c.executeOne(e, dst, partition.Operation{Kind: partition.Read, EPK: e, ID: id})
 }
 
 // DeleteItem deletes the item (key, id).
 func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResult, error) {
-	c.splitMu.RLock()
-	defer c.splitMu.RUnlock()
-	e, p, err := c.route(key)
+	e, err := c.EPK(key)
 	if err != nil {
-		return ItemResult{Charge: missCharge(err)}, err
+		return ItemResult{Charge: ru.Miss()}, err
 	}
-	res, err := p.Apply(partition.Write{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
-	if err != nil {
-		spendItem(ru.Miss(), p, e)
-		return ItemResult{Charge: ru.Miss(), PartitionID: p.ID()}, err
-	}
-	charge := ru.Delete(res[0].PrevBytes)
-	spendItem(charge, p, e)
-	return ItemResult{PartitionID: p.ID(), Charge: charge, LSN: res[0].Doc.LSN}, nil
+	return c.executeOne(e, nil, partition.Operation{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 }
 
 // Partition returns the partition that owns e, for tests and tools that inspect placement.

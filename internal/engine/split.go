@@ -14,11 +14,10 @@ import (
 const DefaultMaxPartitionBytes = 50 << 30
 
 // split turns the partition parentID of c into two children at the EPK at. Items do not move.
-// The children's index is copied from a snapshot of the parent's while the parent keeps
-// serving (the parent records the index changes it commits meanwhile); then, with the
-// container's requests held for a moment, the recorded changes are replayed, the catalog and
-// the routing table switch, and the parent's index is dropped. Held requests do not fail: they
-// go on to the child that owns their key.
+// The partition's Split copies the children's index from a snapshot while the parent keeps
+// serving; then, with the container's requests held for a moment, it commits the switch in one
+// batch with the catalog's new record, and the routing table swaps. Held requests do not
+// fail: they go on to the child that owns their key.
 func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	c.splitOne.Lock() // one split of a container at a time
 	defer c.splitOne.Unlock()
@@ -28,43 +27,31 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 		return nil // already split
 	}
 	parent := rt.parts[idx]
-	if r := parent.Range(); at <= r.Min || at >= r.Max {
-		return fmt.Errorf("split point %s is not inside %v", at.Hex(), r)
-	}
 	e.mu.RLock()
-	left, right := c.rec.NextRangeID, c.rec.NextRangeID+1
-	e.mu.RUnlock()
-
-	// Phase 1, online.
-	e.mu.RLock()
-	closed := e.closed
+	left, right, closed := c.rec.NextRangeID, c.rec.NextRangeID+1, e.closed
 	e.mu.RUnlock()
 	if closed {
 		return nil
 	}
-	snap, err := parent.BeginCapture()
+
+	// Online: the parent serves while the children's index is copied.
+	s, err := parent.StartSplit(at, left, right)
 	if err != nil {
 		return err
 	}
-	err = parent.BackfillIndex(snap, at, left, right)
-	snap.Close()
-	if err != nil {
-		parent.EndCapture()
-		parent.DropChildIndexes(left, right)
-		return fmt.Errorf("split of partition %d: %w", parentID, err)
+	defer s.Abort() // whatever did not commit is undone
+	if err := s.Backfill(); err != nil {
+		return err
 	}
 
-	// Phase 2, with the container's requests held.
+	// The switch, with the container's requests held.
 	c.splitMu.Lock()
 	defer c.splitMu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed || c.db.containers[c.rec.ID] != c {
-		parent.EndCapture()
-		parent.DropChildIndexes(left, right)
 		return nil // the container was deleted meanwhile
 	}
-	parent.Close() // no request is running (splitMu); this ends its writer
 	rec := c.rec
 	rec.NextRangeID += 2
 	rec.Version = e.nextVersion()
@@ -79,21 +66,14 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 			rangeRecord{ID: right, Min: at.Hex(), Max: r.Max, Parents: append(append([]uint32(nil), r.Parents...), parentID)})
 	}
 	rec.Ranges = ranges
-	b := e.db.NewBatch()
-	defer b.Close()
-	err = parent.FinishSplit(b, at, left, right)
-	if err == nil {
-		err = putJSON(b, storage.CatalogSeqKey(), e.seq)
-	}
-	if err == nil {
-		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
-	}
-	if err == nil {
-		err = b.Commit(storage.Sync)
-	}
+	err = s.Commit(func(b *storage.Batch) error {
+		if err := putJSON(b, storage.CatalogSeqKey(), e.seq); err != nil {
+			return err
+		}
+		return putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
+	})
 	if err != nil {
-		parent.DropChildIndexes(left, right)
-		return e.reopen(c, fmt.Errorf("split of partition %d: %w", parentID, err))
+		return e.reopen(c, err) // the parent is closed: serve again from the catalog as it was
 	}
 	c.rec = rec
 	next := &routing{}

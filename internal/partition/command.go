@@ -1,8 +1,6 @@
 package partition
 
 import (
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -10,57 +8,57 @@ import (
 // reads nothing and depends on nothing but its own fields, so replicas that apply the same
 // commands in the same order end in the same state.
 type Command struct {
-	LSN uint64
-	Ops []Op
+	LSN     uint64
+	Changes []Change
 	// After is the partition's LSN and totals once the command is applied. The writer
 	// persists it once per group of commands, as of the group's last.
 	After state
 }
 
-// An Op writes or deletes one item and records the new statistics of its logical partition.
-type Op struct {
+// A Change writes or deletes one item and records the new statistics of its logical partition.
+type Change struct {
 	EPK    string
 	ID     string
 	Delete bool
 	// Value is the stored value (see value.go); nil when Delete.
 	Value []byte
-	// Logical is the item's logical partition's statistics after the op; zero items deletes
-	// the record.
+	// Logical is the item's logical partition's statistics after the change; zero items
+	// deletes the record.
 	Logical counts
-	// IndexDel and IndexAdd are the index terms the op removes and adds.
+	// IndexDel and IndexAdd are the index terms the change removes and adds.
 	IndexDel, IndexAdd [][]byte
 }
 
 // apply writes the command into b.
-func (p *Partition) apply(b *pebble.Batch, c *Command) error {
+func (p *Partition) apply(b *storage.Batch, c *Command) error {
 	var key []byte
-	for i := range c.Ops {
-		op := &c.Ops[i]
-		key = storage.DocKey(key[:0], p.container, op.EPK, op.ID)
+	for i := range c.Changes {
+		ch := &c.Changes[i]
+		key = storage.DocKey(key[:0], p.container, ch.EPK, ch.ID)
 		var err error
-		if op.Delete {
-			err = b.Delete(key, nil)
+		if ch.Delete {
+			err = b.Delete(key)
 		} else {
-			err = b.Set(key, op.Value, nil)
+			err = b.Set(key, ch.Value)
 		}
 		if err != nil {
 			return err
 		}
-		for _, t := range op.IndexDel {
-			if err := b.Delete(storage.IndexKey(key[:0], p.container, p.id, t, op.EPK, op.ID), nil); err != nil {
+		for _, t := range ch.IndexDel {
+			if err := b.Delete(storage.IndexKey(key[:0], p.container, p.id, t, ch.EPK, ch.ID)); err != nil {
 				return err
 			}
 		}
-		for _, t := range op.IndexAdd {
-			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, op.EPK, op.ID), nil, nil); err != nil {
+		for _, t := range ch.IndexAdd {
+			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, ch.EPK, ch.ID), nil); err != nil {
 				return err
 			}
 		}
-		key = storage.LogicalKey(key[:0], p.container, op.EPK)
-		if op.Logical.Items == 0 {
-			err = b.Delete(key, nil)
+		key = storage.LogicalKey(key[:0], p.container, ch.EPK)
+		if ch.Logical.Items == 0 {
+			err = b.Delete(key)
 		} else {
-			err = b.Set(key, encodeCounts(nil, op.Logical), nil)
+			err = b.Set(key, encodeCounts(nil, ch.Logical))
 		}
 		if err != nil {
 			return err

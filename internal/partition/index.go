@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/storage"
@@ -94,7 +92,7 @@ func (p *Partition) IndexScan(path string, lo, hi []byte, r epk.Range, after *Cu
 	prefix := storage.IndexPathPrefix(path)
 	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], lo...))
 	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], hi...))
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	it, err := p.db.NewIter(start, end)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +171,7 @@ func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc
 	}
 	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], from...))
 	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], to...))
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	it, err := p.db.NewIter(start, end)
 	if err != nil {
 		return false, err
 	}
@@ -205,7 +203,7 @@ func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc
 
 // indexComplete reports whether every item with an EPK in [lo, hi) has a primitive value in
 // the index range it iterates.
-func (p *Partition) indexComplete(it *pebble.Iterator, prefixLen int, lo, hi epk.EPK) (bool, error) {
+func (p *Partition) indexComplete(it *storage.Iter, prefixLen int, lo, hi epk.EPK) (bool, error) {
 	want, err := p.sumLogical(epk.Range{Min: lo, Max: hi})
 	if err != nil {
 		return false, err

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/storage"
 )
@@ -80,7 +78,7 @@ func (p *Partition) Hottest(n int) []LogicalStat {
 // Largest returns up to n logical partitions of this partition by bytes stored.
 func (p *Partition) Largest(n int) ([]LogicalStat, error) {
 	lo, hi := storage.LogicalSpan(p.container, string(p.rng.Min), string(p.rng.Max))
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := p.db.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
 	}

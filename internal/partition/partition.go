@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
@@ -206,7 +204,7 @@ func (p *Partition) Scan(r epk.Range, after *Cursor, fn func(e epk.EPK, id strin
 			start = k
 		}
 	}
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	it, err := p.db.NewIter(start, end)
 	if err != nil {
 		return err
 	}
@@ -226,6 +224,10 @@ func (p *Partition) Scan(r epk.Range, after *Cursor, fn func(e epk.EPK, id strin
 	}
 	return it.Error()
 }
+
+// errClosed refuses operations once the partition is closing; the client may retry, and a
+// split's children (or a restarted server) will take them.
+var errClosed = fault.New(fault.Unavailable, "The partition is shutting down; retry the request")
 
 func notFound() error {
 	return fault.New(fault.NotFound, "Entity with the specified id does not exist in the system.")

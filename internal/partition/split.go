@@ -1,26 +1,46 @@
 package partition
 
 import (
-	"github.com/cockroachdb/pebble/v2"
+	"fmt"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/storage"
 )
 
-// A split of a partition into two children at an EPK happens in two phases, so that writes
-// go on while the children's index is built:
+// Split divides a partition in two at an EPK while the partition keeps serving. It is a
+// small state machine that owns its own cleanup:
 //
-//  1. BeginCapture takes a snapshot between two groups of commands and starts recording the
-//     index changes of every later command; BackfillIndex copies the snapshot's index entries
-//     to the children, while the partition keeps serving.
-//  2. With the partition closed (no more commands), FinishSplit replays the recorded changes
-//     onto the children's index, writes their state records and removes the parent's index
-//     and state, all in the caller's batch, which the caller commits with the catalog change.
+//	s, err := p.StartSplit(at, left, right) // snapshot, and capture of later index changes
+//	if err != nil { ... }
+//	defer s.Abort()                         // undoes what is not committed; no-op after Commit
+//	err = s.Backfill()                      // copies the snapshot's index to the children
+//	err = s.Commit(addCatalog)              // closes p; one synced batch switches to the children
 //
-// Items never move: they are keyed by EPK, and the children's ranges divide the parent's.
+// Items never move: they are keyed by EPK, and the children's ranges divide the parent's. Only
+// the index, which is kept per physical partition, is copied: from a snapshot while writes go
+// on (Backfill), then the index changes of the commands committed since the snapshot are
+// replayed (Commit).
+type Split struct {
+	p           *Partition
+	at          epk.EPK
+	left, right uint32
+	state       splitState
+	// snap is the view Backfill copies; held from StartSplit until Backfill ends or Abort.
+	snap *storage.Snapshot
+}
 
-// capture is the index changes of the commands committed during a split's backfill.
+type splitState uint8
+
+const (
+	splitStarted    splitState = iota // capturing; the snapshot is held
+	splitBackfilled                   // the children's index holds the snapshot's entries
+	splitCommitted                    // the children exist in storage; the partition is closed
+	splitAborted                      // nothing of the split is left
+)
+
+// capture is the index changes of the commands committed during a split's backfill. Owned by
+// the writer goroutine until the partition is closed.
 type capture struct {
 	changes []indexChange
 }
@@ -31,9 +51,9 @@ type indexChange struct {
 }
 
 func (c *capture) record(cmd *Command) {
-	for _, op := range cmd.Ops {
-		if len(op.IndexDel) > 0 || len(op.IndexAdd) > 0 {
-			c.changes = append(c.changes, indexChange{op.EPK, op.ID, op.IndexDel, op.IndexAdd})
+	for _, ch := range cmd.Changes {
+		if len(ch.IndexDel) > 0 || len(ch.IndexAdd) > 0 {
+			c.changes = append(c.changes, indexChange{ch.EPK, ch.ID, ch.IndexDel, ch.IndexAdd})
 		}
 	}
 }
@@ -44,7 +64,7 @@ func (p *Partition) control(fn func()) error {
 	p.closeMu.RLock()
 	if p.closed {
 		p.closeMu.RUnlock()
-		return fault.New(fault.Unavailable, "The partition is shutting down")
+		return errClosed
 	}
 	p.queue <- r
 	p.closeMu.RUnlock()
@@ -52,29 +72,48 @@ func (p *Partition) control(fn func()) error {
 	return nil
 }
 
-// BeginCapture starts phase 1 of a split: it returns a snapshot that holds every command
-// committed so far, and records the index changes of every command committed after it.
-func (p *Partition) BeginCapture() (*pebble.Snapshot, error) {
-	var snap *pebble.Snapshot
+// StartSplit begins splitting the partition at at into the new partitions left (EPKs below
+// at) and right: it takes a snapshot between two groups of commands, so the snapshot holds
+// every command committed so far, and records the index changes of every later one.
+func (p *Partition) StartSplit(at epk.EPK, left, right uint32) (*Split, error) {
+	if at <= p.rng.Min || at >= p.rng.Max {
+		return nil, fault.New(fault.Internal, "split point %s is not inside %v", at.Hex(), p.rng)
+	}
+	s := &Split{p: p, at: at, left: left, right: right}
 	err := p.control(func() {
 		p.capture = &capture{}
-		snap = p.db.NewSnapshot()
+		s.snap = p.db.NewSnapshot()
 	})
-	return snap, err
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
-
-// EndCapture stops recording, for a split that was abandoned.
-func (p *Partition) EndCapture() { p.control(func() { p.capture = nil }) }
 
 // backfillBatch is how many index entries a backfill writes per batch.
 const backfillBatch = 10000
 
-// BackfillIndex copies the snapshot's index entries of this partition to the children left
-// (EPKs below at) and right, in batches that are not synced: FinishSplit's synced batch makes
-// them durable with the rest of the split.
-func (p *Partition) BackfillIndex(snap *pebble.Snapshot, at epk.EPK, left, right uint32) error {
+// Backfill copies the snapshot's index entries of the partition to the children, in batches
+// that are not synced: Commit's synced batch makes them durable with the rest of the split.
+// The partition serves reads and writes meanwhile.
+func (s *Split) Backfill() error {
+	if s.state != splitStarted {
+		return fault.New(fault.Internal, "split backfill in state %d", s.state)
+	}
+	err := s.backfill()
+	s.snap.Close()
+	s.snap = nil
+	if err != nil {
+		return fmt.Errorf("split of partition %d: backfill: %w", s.p.id, err)
+	}
+	s.state = splitBackfilled
+	return nil
+}
+
+func (s *Split) backfill() error {
+	p := s.p
 	start, end := storage.IndexPartitionSpan(p.container, p.id)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	it, err := s.snap.NewIter(start, end)
 	if err != nil {
 		return err
 	}
@@ -86,11 +125,11 @@ func (p *Partition) BackfillIndex(snap *pebble.Snapshot, at epk.EPK, left, right
 		if err != nil {
 			return err
 		}
-		if err := b.Set(storage.IndexKeyForPartition(it.Key(), childOf(epk.EPK(e), at, left, right)), nil, nil); err != nil {
+		if err := b.Set(storage.IndexKeyForPartition(it.Key(), s.child(epk.EPK(e))), nil); err != nil {
 			return err
 		}
 		if b.Count() >= backfillBatch {
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := b.CommitUnsynced(); err != nil {
 				return err
 			}
 			b.Close()
@@ -100,66 +139,107 @@ func (p *Partition) BackfillIndex(snap *pebble.Snapshot, at epk.EPK, left, right
 	if err := it.Error(); err != nil {
 		return err
 	}
-	return b.Commit(pebble.NoSync)
+	return b.CommitUnsynced()
 }
 
-func childOf(e, at epk.EPK, left, right uint32) uint32 {
-	if e < at {
-		return left
+func (s *Split) child(e epk.EPK) uint32 {
+	if e < s.at {
+		return s.left
 	}
-	return right
+	return s.right
 }
 
-// FinishSplit adds phase 2 of a split to b. The partition must be closed. Its LSN carries on
-// in both children.
-func (p *Partition) FinishSplit(b *pebble.Batch, at epk.EPK, left, right uint32) error {
-	if p.capture == nil {
-		return fault.New(fault.Internal, "split of partition %d finished without a capture", p.id)
+// Commit ends the split. It closes the partition, whose writer first finishes every queued
+// command; the caller must have stopped new requests from reaching it. Then one synced batch
+// replays the index changes captured since the snapshot onto the children, writes the
+// children's state (the LSN carries on in both), removes the parent's index and state, and
+// holds whatever with adds to it (the catalog's record of the new ranges). After Commit the
+// partition serves no more writes, whether it succeeded or not: on failure the split is
+// aborted and the caller reopens the container's partitions from its catalog.
+func (s *Split) Commit(with func(*storage.Batch) error) error {
+	if s.state != splitBackfilled {
+		return fault.New(fault.Internal, "split commit in state %d", s.state)
 	}
+	p := s.p
+	p.Close()
+	b := p.db.NewBatch()
+	defer b.Close()
+	err := s.finish(b)
+	if err == nil && with != nil {
+		err = with(b)
+	}
+	if err == nil {
+		err = b.Commit()
+	}
+	if err != nil {
+		s.Abort()
+		return fmt.Errorf("split of partition %d: %w", p.id, err)
+	}
+	s.state = splitCommitted
+	return nil
+}
+
+// finish adds the switch to the children to b. The partition is closed, so its capture is
+// complete and no longer changes.
+func (s *Split) finish(b *storage.Batch) error {
+	p := s.p
 	var key []byte
 	for _, ch := range p.capture.changes {
-		child := childOf(epk.EPK(ch.epk), at, left, right)
+		child := s.child(epk.EPK(ch.epk))
 		for _, t := range ch.del {
-			if err := b.Delete(storage.IndexKey(key[:0], p.container, child, t, ch.epk, ch.id), nil); err != nil {
+			if err := b.Delete(storage.IndexKey(key[:0], p.container, child, t, ch.epk, ch.id)); err != nil {
 				return err
 			}
 		}
 		for _, t := range ch.add {
-			if err := b.Set(storage.IndexKey(key[:0], p.container, child, t, ch.epk, ch.id), nil, nil); err != nil {
+			if err := b.Set(storage.IndexKey(key[:0], p.container, child, t, ch.epk, ch.id), nil); err != nil {
 				return err
 			}
 		}
 	}
-	p.capture = nil
 	st := *p.published.Load()
-	for _, ch := range []Child{{left, epk.Range{Min: p.rng.Min, Max: at}}, {right, epk.Range{Min: at, Max: p.rng.Max}}} {
+	for _, ch := range []Child{{s.left, epk.Range{Min: p.rng.Min, Max: s.at}}, {s.right, epk.Range{Min: s.at, Max: p.rng.Max}}} {
 		c, err := p.sumLogical(ch.Range)
 		if err != nil {
 			return err
 		}
-		if err := b.Set(storage.PartitionKey(p.container, ch.ID), encodeState(nil, state{LSN: st.LSN, counts: c}), nil); err != nil {
+		if err := b.Set(storage.PartitionKey(p.container, ch.ID), encodeState(nil, state{LSN: st.LSN, counts: c})); err != nil {
 			return err
 		}
 	}
 	start, end := storage.IndexPartitionSpan(p.container, p.id)
-	if err := b.DeleteRange(start, end, nil); err != nil {
+	if err := b.DeleteRange(start, end); err != nil {
 		return err
 	}
-	return b.Delete(storage.PartitionKey(p.container, p.id), nil)
+	return b.Delete(storage.PartitionKey(p.container, p.id))
 }
 
-// DropChildIndexes removes what a backfill wrote for children that will not exist, after a
-// split was abandoned.
-func (p *Partition) DropChildIndexes(left, right uint32) error {
+// Abort abandons a split that is not committed: it stops the capture, releases the snapshot
+// and removes what the backfill wrote for the children. It may be called in any state, more
+// than once; after Commit succeeded it does nothing. The partition itself goes on serving
+// unless Commit already closed it.
+func (s *Split) Abort() error {
+	if s.state == splitCommitted || s.state == splitAborted {
+		return nil
+	}
+	s.state = splitAborted
+	if s.snap != nil {
+		s.snap.Close()
+		s.snap = nil
+	}
+	p := s.p
+	if err := p.control(func() { p.capture = nil }); err != nil {
+		p.capture = nil // closed: the writer is gone, nothing races this
+	}
 	b := p.db.NewBatch()
 	defer b.Close()
-	for _, id := range []uint32{left, right} {
+	for _, id := range []uint32{s.left, s.right} {
 		start, end := storage.IndexPartitionSpan(p.container, id)
-		if err := b.DeleteRange(start, end, nil); err != nil {
+		if err := b.DeleteRange(start, end); err != nil {
 			return err
 		}
 	}
-	return b.Commit(storage.Sync)
+	return b.Commit()
 }
 
 // Child describes one of the two partitions a split makes.
@@ -173,7 +253,7 @@ type Child struct {
 // partition holds fewer than two logical partitions.
 func (p *Partition) SplitPoint() (at epk.EPK, ok bool, err error) {
 	lo, hi := storage.LogicalSpan(p.container, string(p.rng.Min), string(p.rng.Max))
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := p.db.NewIter(lo, hi)
 	if err != nil {
 		return "", false, err
 	}
@@ -212,7 +292,7 @@ func (p *Partition) SplitPoint() (at epk.EPK, ok bool, err error) {
 // sumLogical totals the logical partitions within r.
 func (p *Partition) sumLogical(r epk.Range) (counts, error) {
 	lo, hi := storage.LogicalSpan(p.container, string(r.Min), string(r.Max))
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := p.db.NewIter(lo, hi)
 	if err != nil {
 		return counts{}, err
 	}

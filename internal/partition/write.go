@@ -12,21 +12,25 @@ import (
 	"github.com/partita-db/partita/internal/storage"
 )
 
-// WriteKind is what a Write does.
-type WriteKind uint8
+// OpKind is what an Operation does.
+type OpKind uint8
 
 const (
-	Create  WriteKind = iota + 1 // fails with 409 if the item exists
-	Replace                      // fails with 404 if it does not
-	Upsert                       // creates or replaces
-	Delete                       // fails with 404 if it does not exist
-	Read                         // writes nothing; reads the item as of its place in the command
-	Mutate                       // replaces the item with what Write.Mutate makes of it; 404 if absent
+	Create  OpKind = iota + 1 // fails with Conflict if the item exists
+	Replace                   // fails with NotFound if it does not
+	Upsert                    // creates or replaces
+	Delete                    // fails with NotFound if it does not exist
+	Read                      // writes nothing; reads the item as of its place in the command
+	Mutate                    // replaces the item with what Operation.Mutate makes of it; NotFound if absent
 )
 
-// Write is one item operation requested of a partition.
-type Write struct {
-	Kind WriteKind
+// Writes reports whether operations of kind k change the item.
+func (k OpKind) Writes() bool { return k != Read }
+
+// Operation is one item operation requested of a partition. The operations of one Execute
+// form one command: they see each other's effects in order and apply all or none.
+type Operation struct {
+	Kind OpKind
 	EPK  epk.EPK // the item's logical partition
 	ID   string
 	Item *document.Item // the new content; nil for Delete
@@ -42,14 +46,14 @@ type Write struct {
 	Mutate func(current []byte) (*document.Item, epk.EPK, [][]byte, error)
 }
 
-// Result is the outcome of one Write.
+// Result is the outcome of one Operation.
 type Result struct {
 	Doc       Doc  // the version written; for Delete only its LSN
 	Created   bool // the write created the item (Create, or Upsert of a new id)
 	PrevBytes int  // size of the version replaced or deleted, 0 if none
 }
 
-// BatchError says which write of a multi-write Apply failed; none of them was applied.
+// BatchError says which operation of a multi-operation Execute failed; none was applied.
 type BatchError struct {
 	Index int
 	Err   error
@@ -65,8 +69,8 @@ type request struct {
 	// control, when set, is run by the writer between groups instead of writing: every
 	// group before it is committed, none after it has started.
 	control func()
-	writes  []Write
-	pre     []preRead // one per write, read by the caller before queueing
+	ops     []Operation
+	pre     []preRead // one per operation, read by the caller before queueing
 	results []Result
 	err     error
 	done    chan struct{}
@@ -81,13 +85,13 @@ type preRead struct {
 	ok    bool
 }
 
-// Apply performs writes as one atomic command: all of them are applied, durably, or none is.
-// It returns once the command is synced or has failed. When several writes are given, a
+// Execute performs ops as one atomic command: all of them are applied, durably, or none is.
+// It returns once the command is synced or has failed. When several operations are given, a
 // failure is a *BatchError naming the one that failed.
-func (p *Partition) Apply(writes ...Write) ([]Result, error) {
-	r := &request{writes: writes, pre: make([]preRead, len(writes)), done: make(chan struct{})}
+func (p *Partition) Execute(ops ...Operation) ([]Result, error) {
+	r := &request{ops: ops, pre: make([]preRead, len(ops)), done: make(chan struct{})}
 	var buf [256]byte
-	for i, w := range writes {
+	for i, w := range ops {
 		seen := p.applied.Load()
 		key := storage.DocKey(buf[:0], p.container, string(w.EPK), w.ID)
 		get := p.db.GetCopy
@@ -102,7 +106,7 @@ func (p *Partition) Apply(writes ...Write) ([]Result, error) {
 	p.closeMu.RLock()
 	if p.closed {
 		p.closeMu.RUnlock()
-		return nil, fault.New(fault.Unavailable, "The partition is shutting down; retry the request")
+		return nil, errClosed
 	}
 	p.queue <- r
 	p.closeMu.RUnlock()
@@ -225,9 +229,9 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 	}
 	p.rowWrites(cmds, p.db.Rows.Hold)
 	// The state record is written once per group, as of its last command.
-	err := b.Set(storage.PartitionKey(p.container, p.id), encodeState(nil, next), nil)
+	err := b.Set(storage.PartitionKey(p.container, p.id), encodeState(nil, next))
 	if err == nil {
-		err = b.Commit(storage.Sync)
+		err = b.Commit()
 	}
 	if err != nil {
 		// Pebble may have made the batch visible before the sync failed, so what this
@@ -253,22 +257,22 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 }
 
 func (g *group) remember(p *Partition, w *writer, c *Command) {
-	for i := range c.Ops {
-		op := &c.Ops[i]
-		key := string(storage.DocKey(nil, p.container, op.EPK, op.ID))
-		g.docs[key] = op.Value
+	for i := range c.Changes {
+		ch := &c.Changes[i]
+		key := string(storage.DocKey(nil, p.container, ch.EPK, ch.ID))
+		g.docs[key] = ch.Value
 		w.recent[key] = c.LSN
-		g.logical[op.EPK] = op.Logical
-		w.lpCache[op.EPK] = op.Logical
+		g.logical[ch.EPK] = ch.Logical
+		w.lpCache[ch.EPK] = ch.Logical
 	}
 }
 
 // current is an item's latest version as seen by a command being decided: its own earlier
-// ops first, then earlier commands of the group, then storage.
-func (p *Partition) current(w *writer, g *group, ops []Op, e, id string, pre preRead) (value []byte, err error) {
-	for i := len(ops) - 1; i >= 0; i-- {
-		if ops[i].EPK == e && ops[i].ID == id {
-			return ops[i].Value, nil
+// changes first, then earlier commands of the group, then storage.
+func (p *Partition) current(w *writer, g *group, chs []Change, e, id string, pre preRead) (value []byte, err error) {
+	for i := len(chs) - 1; i >= 0; i-- {
+		if chs[i].EPK == e && chs[i].ID == id {
+			return chs[i].Value, nil
 		}
 	}
 	var buf [256]byte
@@ -289,10 +293,10 @@ func (p *Partition) current(w *writer, g *group, ops []Op, e, id string, pre pre
 }
 
 // logicalNow is a logical partition's statistics as seen by a command being decided.
-func (p *Partition) logicalNow(w *writer, g *group, ops []Op, e string) (counts, error) {
-	for i := len(ops) - 1; i >= 0; i-- {
-		if ops[i].EPK == e {
-			return ops[i].Logical, nil
+func (p *Partition) logicalNow(w *writer, g *group, chs []Change, e string) (counts, error) {
+	for i := len(chs) - 1; i >= 0; i-- {
+		if chs[i].EPK == e {
+			return chs[i].Logical, nil
 		}
 	}
 	if c, ok := g.logical[e]; ok {
@@ -308,43 +312,44 @@ func (p *Partition) logicalNow(w *writer, g *group, ops []Op, e string) (counts,
 	return c, err
 }
 
-// decide turns writes into a command against state st, or fails without side effects.
+// decide turns a request's operations into a command against state st, or fails without side
+// effects.
 func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64) (*Command, []Result, error) {
-	writes := r.writes
-	cmd := &Command{LSN: st.LSN + 1, Ops: make([]Op, 0, len(writes)), After: st}
+	ops := r.ops
+	cmd := &Command{LSN: st.LSN + 1, Changes: make([]Change, 0, len(ops)), After: st}
 	cmd.After.LSN = cmd.LSN
-	results := make([]Result, len(writes))
-	for i := range writes {
-		op, res, err := p.decideOne(w, g, cmd, i, &writes[i], r.pre[i], now)
+	results := make([]Result, len(ops))
+	for i := range ops {
+		ch, res, err := p.decideOne(w, g, cmd, i, &ops[i], r.pre[i], now)
 		if err != nil {
-			if len(writes) > 1 {
+			if len(ops) > 1 {
 				err = &BatchError{Index: i, Err: err}
 			}
 			return nil, nil, err
 		}
-		if writes[i].Kind != Read {
-			cmd.Ops = append(cmd.Ops, op)
+		if ops[i].Kind.Writes() {
+			cmd.Changes = append(cmd.Changes, ch)
 		}
 		results[i] = res
 	}
-	if len(cmd.Ops) == 0 { // reads only: nothing to apply, no LSN used
+	if len(cmd.Changes) == 0 { // reads only: nothing to apply, no LSN used
 		cmd.LSN, cmd.After = st.LSN, st
 	}
 	return cmd, results, nil
 }
 
-func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *Write, pre preRead, now int64) (Op, Result, error) {
+func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *Operation, pre preRead, now int64) (Change, Result, error) {
 	e := string(w.EPK)
 	if !p.rng.Contains(w.EPK) {
-		return Op{}, Result{}, fault.New(fault.Internal, "item routed to partition %d, which owns %v", p.id, p.rng)
+		return Change{}, Result{}, fault.New(fault.Internal, "item routed to partition %d, which owns %v", p.id, p.rng)
 	}
-	cur, err := p.current(wr, g, cmd.Ops, e, w.ID, pre)
+	cur, err := p.current(wr, g, cmd.Changes, e, w.ID, pre)
 	if err != nil {
-		return Op{}, Result{}, fault.New(fault.Internal, "reading item: %v", err)
+		return Change{}, Result{}, fault.New(fault.Internal, "reading item: %v", err)
 	}
-	lp, err := p.logicalNow(wr, g, cmd.Ops, e)
+	lp, err := p.logicalNow(wr, g, cmd.Changes, e)
 	if err != nil {
-		return Op{}, Result{}, fault.New(fault.Internal, "reading partition statistics: %v", err)
+		return Change{}, Result{}, fault.New(fault.Internal, "reading partition statistics: %v", err)
 	}
 	exists := cur != nil
 	var curRID [docRIDLen]byte
@@ -353,40 +358,40 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	if exists {
 		var json []byte
 		if curRID, curLSN, json, err = decodeValue(cur); err != nil {
-			return Op{}, Result{}, fault.New(fault.Internal, "%v", err)
+			return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
 		}
 		curSize = len(json)
 	}
 	switch {
 	case w.Kind == Create && exists:
-		return Op{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
+		return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 	case (w.Kind == Replace || w.Kind == Delete || w.Kind == Read || w.Kind == Mutate) && !exists:
-		return Op{}, Result{}, notFound()
+		return Change{}, Result{}, notFound()
 	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(curLSN) != w.IfMatch): // "*": any version
-		return Op{}, Result{}, fault.New(fault.PreconditionFailed, "One of the specified pre-condition is not met.")
+		return Change{}, Result{}, fault.New(fault.PreconditionFailed, "One of the specified pre-condition is not met.")
 	}
 
 	item, newTerms := w.Item, w.Terms
 	switch w.Kind {
 	case Read:
 		_, _, json, _ := decodeValue(cur)
-		return Op{}, Result{Doc: Doc{JSON: json, LSN: curLSN}}, nil
+		return Change{}, Result{Doc: Doc{JSON: json, LSN: curLSN}}, nil
 	case Mutate:
 		_, _, json, _ := decodeValue(cur)
 		var ne epk.EPK
 		if item, ne, newTerms, err = w.Mutate(json); err != nil {
-			return Op{}, Result{}, err
+			return Change{}, Result{}, err
 		}
 		if ne != w.EPK || item.ID != w.ID {
-			return Op{}, Result{}, fault.New(fault.BadRequest, "The operation would change the item's id or partition key, which cannot change")
+			return Change{}, Result{}, fault.New(fault.BadRequest, "The operation would change the item's id or partition key, which cannot change")
 		}
 	}
-	op := Op{EPK: e, ID: w.ID, Delete: w.Kind == Delete}
+	ch := Change{EPK: e, ID: w.ID, Delete: w.Kind == Delete}
 	var oldTerms [][]byte
 	if exists {
 		_, _, json, _ := decodeValue(cur)
 		if oldTerms, err = IndexTerms(json); err != nil {
-			return Op{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
 		}
 	}
 	res := Result{Created: !exists, PrevBytes: curSize, Doc: Doc{LSN: cmd.LSN}}
@@ -394,7 +399,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	if !exists {
 		items = 1
 	}
-	if op.Delete {
+	if ch.Delete {
 		items = -1
 	} else {
 		docRID := curRID
@@ -402,28 +407,28 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 			docRID = newDocRID(p.id, cmd.LSN, index)
 		}
 		itemRID := rid.Item(p.rid, docRID)
-		op.Value = encodeValue(make([]byte, 0, 16+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), docRID, cmd.LSN, nil)
-		header := len(op.Value)
-		op.Value = item.Stamp(op.Value, document.System{
+		ch.Value = encodeValue(make([]byte, 0, 16+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), docRID, cmd.LSN, nil)
+		header := len(ch.Value)
+		ch.Value = item.Stamp(ch.Value, document.System{
 			RID: itemRID, Self: p.selfPrefix + itemRID + "/", ETag: ETag(cmd.LSN), TS: now,
 		})
-		res.Doc = Doc{JSON: op.Value[header:], LSN: cmd.LSN}
-		delta += int64(len(op.Value) - header)
+		res.Doc = Doc{JSON: ch.Value[header:], LSN: cmd.LSN}
+		delta += int64(len(ch.Value) - header)
 		if newTerms == nil {
 			if newTerms, err = IndexTerms(res.Doc.JSON); err != nil {
-				return Op{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %v", err)
+				return Change{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %v", err)
 			}
 		}
 	}
-	op.IndexDel, op.IndexAdd = termDiff(oldTerms, newTerms)
-	op.Logical = lp.add(items, delta)
-	if delta > 0 && op.Logical.Bytes > p.maxLogical {
-		return Op{}, Result{}, fault.New(fault.PartitionFull,
+	ch.IndexDel, ch.IndexAdd = termDiff(oldTerms, newTerms)
+	ch.Logical = lp.add(items, delta)
+	if delta > 0 && ch.Logical.Bytes > p.maxLogical {
+		return Change{}, Result{}, fault.New(fault.PartitionFull,
 			"The logical partition would grow to %d bytes; its limit is %d bytes. Spread the data over more partition key values.",
-			op.Logical.Bytes, p.maxLogical)
+			ch.Logical.Bytes, p.maxLogical)
 	}
 	cmd.After.counts = cmd.After.add(items, delta)
-	return op, res, nil
+	return ch, res, nil
 }
 
 // newDocRID picks the item half of a new item's _rid: partition id, LSN and the op's place in
@@ -439,8 +444,8 @@ func newDocRID(partition uint32, lsn uint64, index int) [docRIDLen]byte {
 func (p *Partition) rowWrites(cmds []*Command, f func(key []byte)) {
 	var key []byte
 	for _, cmd := range cmds {
-		for i := range cmd.Ops {
-			key = storage.DocKey(key[:0], p.container, cmd.Ops[i].EPK, cmd.Ops[i].ID)
+		for i := range cmd.Changes {
+			key = storage.DocKey(key[:0], p.container, cmd.Changes[i].EPK, cmd.Changes[i].ID)
 			f(key)
 		}
 	}

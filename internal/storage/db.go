@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -25,9 +26,10 @@ type Options struct {
 // DefaultCacheSize is used when Options.CacheSize is zero.
 const DefaultCacheSize = 128 << 20
 
-// DB is the node's Pebble database.
+// DB is the node's Pebble database. Other packages reach Pebble only through its methods
+// and the Batch, Iter and Snapshot types, so that the storage engine stays replaceable.
 type DB struct {
-	*pebble.DB
+	db *pebble.DB
 	// Rows caches hot items in front of Pebble; see RowCache for the rule its users keep.
 	Rows  *RowCache
 	cache *pebble.Cache
@@ -69,11 +71,14 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	return &DB{DB: db, Rows: NewRowCache(rows)}, nil
+	return &DB{db: db, Rows: NewRowCache(rows)}, nil
 }
 
-// Sync is the write option for everything that is acknowledged to a client.
-var Sync = pebble.Sync
+// Close closes the database. Every batch, iterator and snapshot must be closed first.
+func (db *DB) Close() error { return db.db.Close() }
+
+// Get reads key. The value is only valid until closer is closed.
+func (db *DB) Get(key []byte) (value []byte, closer io.Closer, err error) { return db.db.Get(key) }
 
 // GetCopy reads key and returns a copy of its value that outlives Pebble's buffers, appended to dst.
 func (db *DB) GetCopy(dst, key []byte) ([]byte, error) {
@@ -91,7 +96,7 @@ func (db *DB) GetCopy(dst, key []byte) ([]byte, error) {
 // block read per lookup, from disk when the block is not cached. An iterator may opt into
 // those filters, and then answers most such lookups from filters alone.
 func (db *DB) GetLikelyAbsent(dst, key []byte) ([]byte, error) {
-	it, err := db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	it, err := db.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +117,11 @@ func (db *DB) GetLikelyAbsent(dst, key []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// ErrNotFound is what the reads return for a key that does not exist.
+var ErrNotFound = pebble.ErrNotFound
+
 // IsNotFound reports whether err means the key is absent.
-func IsNotFound(err error) bool { return errors.Is(err, pebble.ErrNotFound) }
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
 type quietLogger struct{}
 

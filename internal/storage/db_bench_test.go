@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // BenchmarkSyncedSet1KB is the floor under Partita's synced creates: bare Pebble, with the
@@ -39,7 +41,7 @@ func BenchmarkSyncedSet1KB(b *testing.B) {
 							b.Fatalf("lookup of a new key: %v", err)
 						}
 					}
-					if err := db.Set(key, value, Sync); err != nil {
+					if err := db.db.Set(key, value, pebble.Sync); err != nil {
 						b.Fatal(err)
 					}
 				}

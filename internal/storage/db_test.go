@@ -3,6 +3,8 @@ package storage
 import (
 	"bytes"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // GetLikelyAbsent agrees with Get wherever the key lives: memtable, or the last level, whose
@@ -14,7 +16,7 @@ func TestGetLikelyAbsent(t *testing.T) {
 	}
 	defer db.Close()
 	for _, k := range []string{"abc", "abd", "b"} {
-		if err := db.Set([]byte(k), []byte("v-"+k), Sync); err != nil {
+		if err := db.db.Set([]byte(k), []byte("v-"+k), pebble.Sync); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,19 +34,19 @@ func TestGetLikelyAbsent(t *testing.T) {
 		}
 	}
 	check("memtable")
-	if err := db.Compact(t.Context(), []byte("a"), []byte("z"), true); err != nil {
+	if err := db.db.Compact(t.Context(), []byte("a"), []byte("z"), true); err != nil {
 		t.Fatal(err)
 	}
-	if m := db.Metrics(); m.Levels[6].TablesCount == 0 {
+	if m := db.db.Metrics(); m.Levels[6].TablesCount == 0 {
 		t.Fatal("the compaction left no table in the last level")
 	}
 	check("last level")
 	// The point: an absent key is ruled out by the last level's filter, without a data block.
-	before := db.Metrics().Filter.Hits
+	before := db.db.Metrics().Filter.Hits
 	if _, err := db.GetLikelyAbsent(nil, []byte("abz")); !IsNotFound(err) {
 		t.Fatal(err)
 	}
-	if db.Metrics().Filter.Hits == before {
+	if db.db.Metrics().Filter.Hits == before {
 		t.Fatal("the lookup of an absent key did not use the last level's bloom filter")
 	}
 }

@@ -114,7 +114,7 @@ func toBatchOp(w wireOp, bulk bool) (engine.BatchOp, error) {
 		if len(w.ResourceBody) == 0 {
 			return op, fault.New(fault.BadRequest, "%s needs a resourceBody", op.Kind)
 		}
-		op.Body = w.ResourceBody
+		op.Item = document.FromJSON(w.ResourceBody)
 	case engine.OpPatch:
 		p, err := parsePatchBody(w.ResourceBody)
 		if err != nil {

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
+)
+
+// The request pipeline. Every operation on items (point reads and writes, patch, transactional
+// batch, bulk; stored procedures and CQL statements next) goes through execute, in this order:
+//
+//	route   the partition that owns the logical partition's EPK
+//	admit   refused (Throttled) when that partition has spent this second's request units
+//	apply   a lone point read on the partition's read path; anything else as one command
+//	charge  what was done, priced by opCharge; the minimum when the operation failed
+//	record  the charge spent from the partition's budget and counted for its logical partition
+//	split   a background split when a write left the partition over its size limit
+//
+// What a request carries is parsed and validated before execute (parse errors cost the
+// minimum charge and touch no partition), and the answer is shaped after it, by the caller.
+
+// executed is the outcome of execute.
+type executed struct {
+	p       *partition.Partition
+	results []partition.Result // one per operation, when it succeeded
+	charges []float64          // one per operation, when it succeeded
+	charge  float64            // what the request costs in all
+}
+
+// execute runs ops, which all address the logical partition e, through the pipeline. A lone
+// Read appends the item's JSON to dst.
+func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (executed, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
+	p := c.routes.Load().lookup(e)
+	out := executed{p: p}
+	if err := c.admit(p); err != nil {
+		return out, err // a throttled request costs nothing
+	}
+	var err error
+	if len(ops) == 1 && ops[0].Kind == partition.Read {
+		var d partition.Doc
+		d, err = p.Read(e, ops[0].ID, dst)
+		out.results = []partition.Result{{Doc: d}}
+	} else {
+		out.results, err = p.Execute(ops...)
+	}
+	if err != nil {
+		out.results, out.charge = nil, ru.Miss()
+		spendItem(out.charge, p, e)
+		return out, err
+	}
+	out.charges = make([]float64, len(ops))
+	writes := false
+	for i, op := range ops {
+		out.charges[i] = opCharge(op.Kind, out.results[i])
+		out.charge += out.charges[i]
+		writes = writes || op.Kind.Writes()
+	}
+	spendItem(out.charge, p, e)
+	if writes {
+		c.e.maybeSplit(c, p)
+	}
+	return out, nil
+}
+
+// opCharge is what an operation that succeeded costs: the one place that prices item
+// operations, whatever request they came in.
+func opCharge(kind partition.OpKind, r partition.Result) float64 {
+	switch {
+	case kind == partition.Read:
+		return ru.PointRead(len(r.Doc.JSON))
+	case kind == partition.Delete:
+		return ru.Delete(r.PrevBytes)
+	case r.Created:
+		return ru.Insert(len(r.Doc.JSON))
+	default:
+		return ru.Replace(r.PrevBytes, len(r.Doc.JSON))
+	}
+}
+
+// admit refuses a request with Throttled when one of the partitions it needs has spent this
+// second's budget and rate limiting is on.
+func (c *Container) admit(parts ...*partition.Partition) error {
+	if !c.e.opts.RateLimit {
+		return nil
+	}
+	now := time.Now()
+	for _, p := range parts {
+		if ok, retry := p.Budget().Admit(now); !ok {
+			return fault.Throttle(retry)
+		}
+	}
+	return nil
+}
+
+// spend charges a request to the partitions it used, evenly.
+func spend(charge float64, parts ...*partition.Partition) {
+	now := time.Now()
+	for _, p := range parts {
+		p.Budget().Spend(now, charge/float64(len(parts)))
+	}
+}
+
+// spendItem charges an item operation to its partition and its logical partition.
+func spendItem(charge float64, p *partition.Partition, e epk.EPK) {
+	spend(charge, p)
+	p.RecordLogical(e, charge)
+}
