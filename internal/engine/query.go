@@ -176,9 +176,6 @@ func (s *partitionSource) Parts() []query.Reader {
 	return parts
 }
 
-// The query engine's index lookups must see values exactly as the partitions index them.
-func init() { query.IndexValue = partition.IndexValue }
-
 // ScanIndex reads, in key order, the items of the source's ranges that an index range holds.
 func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Position, inclusive bool, fn func(query.Position, []byte) (bool, error)) error {
 	var cur *partition.Cursor

@@ -3,12 +3,14 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
@@ -222,5 +224,30 @@ func TestSplitKeepsIndexExactUnderWrites(t *testing.T) {
 		if fmt.Sprint(withIndex.Results) != fmt.Sprint(scan.Results) {
 			t.Fatalf("%s: the index finds %d results, a scan %d", sql, len(withIndex.Results), len(scan.Results))
 		}
+	}
+}
+
+// Every write goes through the one pipeline, so a patch that grows items splits a partition
+// just as a create would (it did not when each operation wrote its own steps).
+func TestPatchThatGrowsItemsSplits(t *testing.T) {
+	e, c := newContainer(t, Options{MaxPartitionBytes: 64 << 10}, ContainerSpec{})
+	for i := range 64 {
+		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i), ""))
+	}
+	if n := len(c.Partitions()); n != 1 {
+		t.Fatalf("%d partitions before the patches, want 1", n)
+	}
+	pad := strings.Repeat("x", 2000)
+	for i := range 64 {
+		patch := Patch{Ops: []document.PatchOp{{Op: "add", Path: "/pad", Value: []byte(strconv.Quote(pad))}}}
+		if _, err := c.PatchItem(key(fmt.Sprintf("k%d", i)), fmt.Sprint(i), patch, ItemOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); c.splitting.Load() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if info := checkTiling(t, e, c); len(info.Partitions) < 2 {
+		t.Fatalf("%d partitions after patches grew the container to ~130 KB with a 64 KB split size", len(info.Partitions))
 	}
 }

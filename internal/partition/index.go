@@ -23,19 +23,6 @@ func IndexTerms(body []byte) ([][]byte, error) {
 	return TermsOf(v), nil
 }
 
-// MaxIndexedString is how many bytes of a string the index keeps. Longer strings are indexed
-// by their prefix, which sorts where the whole string does relative to any string that is not
-// an extension of it; lookups treat such entries as candidates and check the item itself.
-const MaxIndexedString = 128
-
-// IndexValue is the value an index entry records for v.
-func IndexValue(v value.Value) value.Value {
-	if v.Kind() == value.String && len(v.Str()) > MaxIndexedString {
-		return value.Str(v.Str()[:MaxIndexedString])
-	}
-	return v
-}
-
 // TermsOf is IndexTerms of an item already parsed.
 func TermsOf(v value.Value) [][]byte {
 	var terms [][]byte
@@ -45,7 +32,7 @@ func TermsOf(v value.Value) [][]byte {
 			return
 		}
 		var ok bool
-		if ord, ok = value.AppendOrdered(ord[:0], IndexValue(leaf)); !ok {
+		if ord, ok = value.AppendIndexed(ord[:0], leaf); !ok {
 			ord = append(ord[:0], value.OrderedMarker(leaf.Kind()))
 		}
 		terms = append(terms, storage.IndexTerm(nil, path, ord))

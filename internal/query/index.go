@@ -21,10 +21,6 @@ type IndexedReader interface {
 	ScanIndex(r IndexRange, from *Position, inclusive bool, fn func(pos Position, doc []byte) (bool, error)) error
 }
 
-// IndexValue maps a value to the one an index records for it (long strings are cut); the
-// engine sets it to its index's rule.
-var IndexValue = func(v value.Value) value.Value { return v }
-
 // indexPred is a WHERE conjunct that an index can answer: root.path op constant.
 type indexPred struct {
 	path string
@@ -124,7 +120,7 @@ func (p *Prepared) indexRange(params map[string]value.Value) (IndexRange, bool) 
 		case Param:
 			v = params[a.Name]
 		}
-		enc, ok := value.AppendOrdered(nil, IndexValue(v))
+		enc, ok := value.AppendIndexed(nil, v)
 		if !ok {
 			continue
 		}

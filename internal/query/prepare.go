@@ -36,6 +36,13 @@ func Prepare(sql string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	return PrepareQuery(q)
+}
+
+// PrepareQuery validates a query given as a syntax tree, for front ends whose language
+// compiles into this one (CQL). The tree is the query's from then on: preparing rewrites it
+// (aggregates, index predicates), so the caller must not change or reuse it.
+func PrepareQuery(q *Query) (*Prepared, error) {
 	subs := map[*Query]*Prepared{}
 	p, err := prepareQuery(q, true, subs)
 	if err != nil {

@@ -47,6 +47,21 @@ func AppendOrdered(dst []byte, v Value) (out []byte, ok bool) {
 	return dst, false
 }
 
+// MaxIndexedString is how many bytes of a string an index entry keeps. Longer strings are
+// indexed by their prefix, which sorts where the whole string does relative to any string that
+// is not an extension of it; lookups treat such entries as candidates and check the item.
+const MaxIndexedString = 128
+
+// AppendIndexed is AppendOrdered of the value an index entry records for v: v itself, or the
+// first MaxIndexedString bytes of a longer string. The partitions' index and the query
+// planner's index bounds both encode values with it, so that they always agree.
+func AppendIndexed(dst []byte, v Value) ([]byte, bool) {
+	if v.k == String && len(v.s) > MaxIndexedString {
+		v = Str(v.s[:MaxIndexedString])
+	}
+	return AppendOrdered(dst, v)
+}
+
 // OrderedTypeEnd is the first byte after every encoding of values of v's kind, for ranges
 // that must stay within one type.
 func OrderedTypeEnd(k Kind) byte {

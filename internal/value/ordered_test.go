@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,19 @@ func TestTerms(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("%v, want %v", got, want)
 		}
+	}
+}
+
+func TestAppendIndexedCutsLongStrings(t *testing.T) {
+	long := strings.Repeat("x", MaxIndexedString) + "tail"
+	cut, _ := AppendIndexed(nil, Str(long))
+	prefix, _ := AppendOrdered(nil, Str(long[:MaxIndexedString]))
+	if string(cut) != string(prefix) {
+		t.Fatalf("a long string is indexed as %x, want its prefix %x", cut, prefix)
+	}
+	short, _ := AppendIndexed(nil, Str("abc"))
+	whole, _ := AppendOrdered(nil, Str("abc"))
+	if string(short) != string(whole) {
+		t.Fatalf("a short string is indexed as %x, want %x", short, whole)
 	}
 }

@@ -1,0 +1,108 @@
+// Package internal_test holds the rules of the layer picture (docs/design/README.md) as tests:
+// they fail when an import breaks a layer's boundary.
+package internal_test
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/partita-db/partita"
+
+// packages lists every package of the module with its imports, test imports included.
+func packages(t *testing.T) map[string]*build.Package {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs := map[string]*build.Package{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		p, err := build.ImportDir(path, build.ImportComment)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		pkgs[filepath.ToSlash(filepath.Join(module, rel))] = p
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("found only %d packages under %s", len(pkgs), root)
+	}
+	return pkgs
+}
+
+// Below the API, failures are fault kinds and nothing speaks HTTP: no package under internal/
+// other than the front ends (internal/api/...) and the process that runs them
+// (internal/server) may import net/http, directly or through another package of Partita.
+func TestNothingBelowTheAPIImportsHTTP(t *testing.T) {
+	pkgs := packages(t)
+	frontEnd := func(path string) bool {
+		return strings.HasPrefix(path, module+"/internal/api/") || path == module+"/internal/server"
+	}
+	var reaches func(path string, seen map[string]bool) []string
+	reaches = func(path string, seen map[string]bool) []string {
+		if seen[path] {
+			return nil
+		}
+		seen[path] = true
+		for _, imp := range pkgs[path].Imports {
+			if imp == "net/http" || strings.HasPrefix(imp, "net/http/") {
+				return []string{path, imp}
+			}
+			if _, ok := pkgs[imp]; ok {
+				if chain := reaches(imp, seen); chain != nil {
+					return append([]string{path}, chain...)
+				}
+			}
+		}
+		return nil
+	}
+	checked := 0
+	for path := range pkgs {
+		if !strings.HasPrefix(path, module+"/internal/") || frontEnd(path) {
+			continue
+		}
+		checked++
+		if chain := reaches(path, map[string]bool{}); chain != nil {
+			t.Errorf("%s reaches net/http: %s", path, strings.Join(chain, " -> "))
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("checked only %d packages", checked)
+	}
+}
+
+// Only internal/storage talks to Pebble; everything else uses its Batch, Iter and Snapshot.
+func TestOnlyStorageImportsPebble(t *testing.T) {
+	for path, p := range packages(t) {
+		if path == module+"/internal/storage" {
+			continue
+		}
+		for _, imps := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+			for _, imp := range imps {
+				if strings.HasPrefix(imp, "github.com/cockroachdb/pebble") {
+					t.Errorf("%s imports %s: only internal/storage may use Pebble", path, imp)
+				}
+			}
+		}
+	}
+}
