@@ -1,7 +1,12 @@
 // Package engine is the account: the catalog of databases and containers, the partitions of
 // each container and the routing of every item to the partition that owns its effective
-// partition key. It is the one entry point for the APIs (REST today, CQL later): they hand it
-// parsed requests and get back results and *status.Error failures, never storage errors.
+// partition key. It is the one entry point for the front ends (Cosmos REST today, CQL next):
+// they hand it parsed requests, items as JSON or as values (document.Source), and get back
+// results and *fault.Error failures, never storage errors.
+//
+// Every item operation goes through one pipeline (pipeline.go): route, admit (request units),
+// apply on the partition, charge, record, and maybe split. A new kind of request joins it by
+// building partition.Operations and calling execute, never by writing those steps again.
 //
 // It owns the catalog's persistence (records under the catalog key family) and the rules for
 // partition key definitions and throughput. It must never know about HTTP or wire formats.

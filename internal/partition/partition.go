@@ -55,7 +55,7 @@ type Partition struct {
 	// failed is set once a batch failed to sync; every later write is refused with it.
 	failed atomic.Pointer[fault.Error]
 
-	// closeMu orders Close after every Apply that has started sending to queue.
+	// closeMu orders Close after every Execute that has started sending to queue.
 	closeMu sync.RWMutex
 	closed  bool
 	queue   chan *request
