@@ -55,7 +55,8 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.DataDir, "data", "./partita-data", "data directory (created if missing)")
-	f.StringVar(&cfg.Addr, "addr", "127.0.0.1:8081", "address to listen on, HOST:PORT")
+	// One listen address per front end (internal/server).
+	f.StringVar(&cfg.CosmosAddr, "addr", "127.0.0.1:8081", "address the Cosmos DB API listens on, HOST:PORT")
 	f.BoolVar(&cfg.TLS, "tls", true, "serve HTTPS with a self-signed certificate kept in the data directory; --tls=false serves plain HTTP")
 	f.StringVar(&cfg.Key, "key", server.EmulatorKey, "account key (base64); the default is the emulator's public key")
 	f.StringVar(&cfg.ReadOnlyKey, "read-only-key", "", "optional second key that may only read")

@@ -13,9 +13,10 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // Config is everything `partita serve` can be told.
 type Config struct {
 	DataDir string // holds the database and the TLS certificate
-	Addr    string // host:port to listen on
-	TLS     bool   // serve HTTPS with the certificate in DataDir
-	Key     string // the account's primary (read-write) key, base64
+	// One listen address, host:port, per front end.
+	CosmosAddr string // the Cosmos DB REST API (--addr)
+	TLS        bool   // serve the Cosmos API over HTTPS with the certificate in DataDir
+	Key        string // the account's primary (read-write) key, base64
 	// ReadOnlyKey, when set, is a second key that may only read.
 	ReadOnlyKey string
 	LogLevel    slog.Level
@@ -34,11 +35,19 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("--data must name a directory")
 	}
-	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return errors.New("--addr must be HOST:PORT, e.g. 127.0.0.1:8081")
+	if err := checkAddr("--addr", c.CosmosAddr, "127.0.0.1:8081"); err != nil {
+		return err
 	}
 	if c.Key == "" {
 		return errors.New("--key must not be empty")
+	}
+	return nil
+}
+
+// checkAddr checks a front end's listen address, which flag names.
+func checkAddr(flag, addr, example string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return errors.New(flag + " must be HOST:PORT, e.g. " + example)
 	}
 	return nil
 }

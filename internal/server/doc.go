@@ -1,7 +1,12 @@
-// Package server runs a Partita node: it opens the engine on the data directory, serves the
-// Cosmos DB REST gateway over HTTP or HTTPS (with a self-signed certificate it creates and keeps
-// in the data directory), and shuts down cleanly, letting in-flight requests finish before the
-// storage is closed.
+// Package server runs a Partita node: it opens the engine on the data directory, serves each
+// of its front ends on a listener of its own, and shuts down cleanly, letting in-flight
+// requests finish before the storage is closed.
+//
+// A front end (the frontend interface in server.go) serves one protocol: cosmos.go is the
+// Cosmos DB REST gateway over HTTP or HTTPS (with a self-signed certificate it creates and
+// keeps in the data directory), with Prometheus's /metrics beside it. A new protocol goes in a
+// file of its own implementing frontend, plus one entry in frontends (server.go), one address
+// in Config and one flag in cmd/partita/serve.go.
 //
 // It owns configuration and process lifetime; it must never implement request handling itself.
 package server

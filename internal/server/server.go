@@ -2,56 +2,63 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/engine"
 )
 
+// A frontend serves one protocol on its own listener. Making one only prepares it: Start binds
+// the listeners, so that a front end holds nothing that must be released if another fails to
+// bind.
+type frontend interface {
+	name() string
+	// endpoint is how clients reach the front end listening on addr, for the start-up log line.
+	endpoint(addr net.Addr) slog.Attr
+	// serve blocks until the listener fails or shutdown is called.
+	serve(ln net.Listener) error
+	// shutdown stops accepting and waits for in-flight requests (up to ctx, then cutting them
+	// off), so that storage can be closed after it returns.
+	shutdown(ctx context.Context) error
+}
+
+// listener is a front end and where it listens.
+type listener struct {
+	fe   frontend
+	addr string // from Config
+	ln   net.Listener
+}
+
+// frontends makes the node's front ends, each with the address it listens on. A new protocol
+// is one more entry here, with its address in Config and its flag in cmd/partita/serve.go.
+func frontends(cfg Config, eng *engine.Engine, log *slog.Logger) ([]listener, error) {
+	cosmos, err := newCosmosFrontend(cfg, eng, log)
+	if err != nil {
+		return nil, err
+	}
+	return []listener{
+		{fe: cosmos, addr: cfg.CosmosAddr},
+	}, nil
+}
+
 // Server is a running node.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	engine *engine.Engine
-	ln     net.Listener
-	http   *http.Server
-	served chan error
-	// inflight counts requests being handled, so that storage is never closed under one.
-	inflight *tracked
+	cfg       Config
+	log       *slog.Logger
+	engine    *engine.Engine
+	listeners []listener
+	served    chan error
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
-// tracked counts the requests it is serving, and routes them: GET /metrics to Prometheus,
-// everything else to the gateway. (An http.ServeMux did the routing before; matching its
-// patterns cost 2% of a point read.)
-type tracked struct {
-	metrics, gateway http.Handler
-	wg               sync.WaitGroup
-}
-
-func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	t.wg.Add(1)
-	defer t.wg.Done()
-	if r.URL.Path == "/metrics" && r.Method == http.MethodGet {
-		t.metrics.ServeHTTP(w, r)
-		return
-	}
-	t.gateway.ServeHTTP(w, r)
-}
-
-// Start opens the engine and starts serving; it returns once the listener is bound.
+// Start opens the engine and starts serving; it returns once every front end's listener is
+// bound. If one cannot be, it closes what it opened and returns the error.
 func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -71,70 +78,93 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log})
+	ls, err := frontends(cfg, eng, log)
 	if err != nil {
 		eng.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, engine: eng, served: make(chan error, 1)}
-	// /metrics is Prometheus's, unauthenticated as scrape endpoints are; everything else is
-	// the Cosmos gateway.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{engine: eng, log: log}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), gateway: handler}
-	s.http = &http.Server{
-		Handler:           s.inflight,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
-	scheme := "http"
-	if cfg.TLS {
-		// The certificate exists before the port opens, so a client that waits for the port
-		// can read it.
-		cert, created, err := loadOrCreateCert(cfg.DataDir)
-		if err != nil {
-			eng.Close()
-			return nil, err
-		}
-		if created {
-			log.Info("created a self-signed TLS certificate", "file", filepath.Join(cfg.DataDir, CertFile))
-		}
-		s.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		scheme = "https"
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
+	if err := bind(ls); err != nil {
 		eng.Close()
 		return nil, err
 	}
-	s.ln = ln
-	go func() {
-		if cfg.TLS {
-			s.served <- s.http.ServeTLS(ln, "", "") // negotiates HTTP/2, which the Go SDK prefers
-		} else {
-			s.served <- s.http.Serve(ln)
-		}
-	}()
-	log.Info("partita is serving", "endpoint", fmt.Sprintf("%s://%s/", scheme, ln.Addr()), "data", cfg.DataDir,
-		"startup", time.Since(started).Round(time.Millisecond))
+	s := &Server{cfg: cfg, log: log, engine: eng, listeners: ls, served: make(chan error, 1)}
+	attrs := make([]any, 0, len(ls)+2)
+	for _, l := range ls {
+		go s.run(l)
+		attrs = append(attrs, l.fe.endpoint(l.ln.Addr()))
+	}
+	attrs = append(attrs, "data", cfg.DataDir, "startup", time.Since(started).Round(time.Millisecond))
+	log.Info("partita is serving", attrs...)
 	return s, nil
 }
 
-// Addr is the address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+// bind opens every listener before any serves, so that a failed bind leaves no request
+// running; it closes those it opened when one fails.
+func bind(ls []listener) error {
+	for i := range ls {
+		ln, err := net.Listen("tcp", ls[i].addr)
+		if err != nil {
+			for _, l := range ls[:i] {
+				l.ln.Close()
+			}
+			return err
+		}
+		ls[i].ln = ln
+	}
+	return nil
+}
 
-// Done is closed with the serving error when the listener fails on its own.
+// run serves l until it stops, and reports the first front end to stop on Done.
+func (s *Server) run(l listener) {
+	err := l.fe.serve(l.ln)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", l.fe.name(), err)
+	}
+	select {
+	case s.served <- err:
+	default: // another front end stopped first
+	}
+}
+
+// Addr is the address the Cosmos DB API listens on.
+func (s *Server) Addr() net.Addr { return s.Addrs()["cosmos"] }
+
+// Addrs are the addresses the front ends listen on, by front end name.
+func (s *Server) Addrs() map[string]net.Addr {
+	m := make(map[string]net.Addr, len(s.listeners))
+	for _, l := range s.listeners {
+		m[l.fe.name()] = l.ln.Addr()
+	}
+	return m
+}
+
+// Done yields the error of the first front end to stop serving: before Shutdown, one whose
+// listener failed on its own.
 func (s *Server) Done() <-chan error { return s.served }
 
-// Shutdown stops accepting connections, waits for in-flight requests (up to ctx), then
-// closes the engine, so every acknowledged write is on disk and none is cut in half.
+// Shutdown stops every front end accepting connections, waits for their in-flight requests
+// (up to ctx), then closes the engine, so every acknowledged write is on disk and none is cut
+// in half. Calling it again returns the first call's result.
 func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.http.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("requests still running at the shutdown deadline; closing their connections")
-		s.http.Close()
+	s.stopOnce.Do(func() { s.stopErr = s.shutdown(ctx) })
+	return s.stopErr
+}
+
+func (s *Server) shutdown(ctx context.Context) error {
+	// Concurrently, so that no front end takes new requests while another drains.
+	errs := make([]error, len(s.listeners))
+	var wg sync.WaitGroup
+	for i, l := range s.listeners {
+		wg.Go(func() { errs[i] = l.fe.shutdown(ctx) })
 	}
-	s.inflight.wg.Wait() // handlers whose connections were closed still finish their storage work
+	wg.Wait()
+	var err error
+	for _, e := range errs {
+		if e != nil {
+			err = e
+			break
+		}
+	}
 	if cerr := s.engine.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -3,7 +3,6 @@ package cosmos
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/partita-db/partita/internal/engine"
@@ -62,21 +61,6 @@ func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, wi
 	}
 	c.reply(code, r.Doc)
 }
-
-// sessionTokens joins the tokens of the partitions a feed or query page read.
-func sessionTokens(partitions map[uint32]uint64) string {
-	tokens := make([]string, 0, len(partitions))
-	for id, lsn := range partitions {
-		tokens = append(tokens, sessionToken(id, lsn))
-	}
-	return strings.Join(tokens, ",")
-}
-
-func sessionToken(partition uint32, lsn uint64) string {
-	return strconv.FormatUint(uint64(partition), 10) + ":-1#" + strconv.FormatUint(lsn, 10)
-}
-
-func preferMinimal(r *http.Request) bool { return r.Header.Get("Prefer") == "return=minimal" }
 
 func (c *call) createItem() error {
 	ct, o, body, err := c.itemRequest(true)
@@ -161,19 +145,4 @@ func (c *call) deleteItem() error {
 	}
 	c.itemReply(ct, http.StatusNoContent, r, false)
 	return nil
-}
-
-// setQuota writes the resource quota and usage headers of a container, in KB as Cosmos
-// reports them.
-func (c *call) setQuota(u engine.Usage) {
-	var kbBuf [20]byte
-	kb := strconv.AppendInt(kbBuf[:0], (u.Bytes+1023)/1024, 10)
-	var buf [128]byte
-	b := append(buf[:0], "documentSize="...)
-	b = append(append(b, kb...), ";documentsSize="...)
-	b = append(append(b, kb...), ";documentsCount="...)
-	b = append(strconv.AppendInt(b, u.Items, 10), ";collectionSize="...)
-	b = append(append(b, kb...), ';')
-	c.set("X-Ms-Resource-Quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
-	c.set("X-Ms-Resource-Usage", string(b))
 }

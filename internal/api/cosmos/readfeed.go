@@ -8,22 +8,6 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 )
 
-// maxItemCount reads x-ms-max-item-count: absent or -1 lets the server choose.
-func (c *call) maxItemCount() (int, error) {
-	h := c.r.Header.Get("X-Ms-Max-Item-Count")
-	if h == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(h)
-	if err != nil || n == 0 || n < -1 {
-		return 0, fault.New(fault.BadRequest, "x-ms-max-item-count must be a positive number or -1, not %q", h)
-	}
-	if n == -1 {
-		return 0, nil
-	}
-	return n, nil
-}
-
 // readFeed answers GET .../docs: the items of the container (or of the scope the headers
 // name, see scope), a page at a time.
 func (c *call) readFeed() error {

@@ -11,8 +11,8 @@ import (
 	"github.com/partita-db/partita/internal/ru"
 )
 
-// FeedPage is one page of a container's items in (EPK, id) order.
-type FeedPage struct {
+// ReadFeedPage is one page of a container's items in (EPK, id) order.
+type ReadFeedPage struct {
 	Docs   [][]byte
 	Next   string // continuation token; empty on the last page
 	Charge float64
@@ -23,7 +23,7 @@ type FeedPage struct {
 // DefaultPageSize is how many items a page holds when the client leaves it to the server.
 const DefaultPageSize = 100
 
-type feedToken struct {
+type readFeedToken struct {
 	EPK string `json:"e"` // hex
 	ID  string `json:"i"`
 }
@@ -47,7 +47,7 @@ func (c *Container) KeyRange(key epk.Key) (epk.Range, error) {
 // ReadFeed returns up to max items of the range r after the position in token ("" for the
 // start). Tokens are positions in the container's key order, so they stay valid when
 // partitions split.
-func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, error) {
+func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if max <= 0 {
@@ -55,13 +55,13 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, erro
 	}
 	var after *partition.Cursor
 	if token != "" {
-		cur, err := decodeFeedToken(token)
+		cur, err := decodeReadFeedToken(token)
 		if err != nil {
-			return FeedPage{Charge: ru.Miss()}, err
+			return ReadFeedPage{Charge: ru.Miss()}, err
 		}
 		after = &cur
 	}
-	page := FeedPage{Partitions: map[uint32]uint64{}}
+	page := ReadFeedPage{Partitions: map[uint32]uint64{}}
 	bytes := 0
 	var last partition.Cursor
 	for _, p := range c.routes.Load().parts {
@@ -80,14 +80,14 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, erro
 			return true
 		})
 		if err != nil {
-			return FeedPage{Charge: ru.Miss()}, fault.New(fault.Internal, "reading items: %v", err)
+			return ReadFeedPage{Charge: ru.Miss()}, fault.New(fault.Internal, "reading items: %v", err)
 		}
 		if len(page.Docs) == max {
 			break
 		}
 	}
 	if len(page.Docs) == max {
-		page.Next = encodeFeedToken(last)
+		page.Next = encodeReadFeedToken(last)
 	}
 	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions))
 	var used []*partition.Partition
@@ -102,18 +102,18 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (FeedPage, erro
 	return page, nil
 }
 
-func encodeFeedToken(c partition.Cursor) string {
-	b, _ := json.Marshal(feedToken{EPK: c.EPK.Hex(), ID: c.ID})
+func encodeReadFeedToken(c partition.Cursor) string {
+	b, _ := json.Marshal(readFeedToken{EPK: c.EPK.Hex(), ID: c.ID})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeFeedToken(s string) (partition.Cursor, error) {
+func decodeReadFeedToken(s string) (partition.Cursor, error) {
 	bad := fault.New(fault.BadRequest, "The continuation token %q is not valid; pass back the token a previous page returned", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return partition.Cursor{}, bad
 	}
-	var t feedToken
+	var t readFeedToken
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return partition.Cursor{}, bad
 	}

@@ -1,0 +1,105 @@
+package cosmos
+
+import (
+	"net/http"
+
+	"github.com/partita-db/partita/internal/fault"
+)
+
+// dispatch routes by URL shape and method.
+func (c *call) dispatch() error {
+	m := c.r.Method
+	var shape [64]byte
+	switch string(c.res.appendShape(shape[:0])) {
+	case "":
+		if m == http.MethodGet {
+			return c.account()
+		}
+	case "dbs":
+		switch {
+		case m == http.MethodGet:
+			return c.listDatabases()
+		case m == http.MethodPost && isQuery(c.r):
+			return c.queryCatalog()
+		case m == http.MethodPost:
+			return c.createDatabase()
+		}
+	case "dbs/*":
+		switch m {
+		case http.MethodGet:
+			return c.readDatabase()
+		case http.MethodDelete:
+			return c.deleteDatabase()
+		}
+	case "dbs/*/colls":
+		switch {
+		case m == http.MethodGet:
+			return c.listContainers()
+		case m == http.MethodPost && isQuery(c.r):
+			return c.queryCatalog()
+		case m == http.MethodPost:
+			return c.createContainer()
+		}
+	case "dbs/*/colls/*":
+		switch m {
+		case http.MethodGet:
+			return c.readContainer()
+		case http.MethodPut:
+			return c.replaceContainer()
+		case http.MethodDelete:
+			return c.deleteContainer()
+		}
+	case "dbs/*/colls/*/docs":
+		switch {
+		case m == http.MethodGet:
+			return c.readFeed()
+		case m == http.MethodPost && isQuery(c.r):
+			return c.queryItems()
+		case m == http.MethodPost && c.r.Header.Get("X-Ms-Cosmos-Is-Batch-Request") != "":
+			return c.batch()
+		case m == http.MethodPost:
+			return c.createItem()
+		}
+	case "dbs/*/colls/*/docs/*":
+		switch m {
+		case http.MethodGet:
+			return c.readItem()
+		case http.MethodPut:
+			return c.replaceItem()
+		case http.MethodDelete:
+			return c.deleteItem()
+		case http.MethodPatch:
+			return c.patchItem()
+		}
+	case "dbs/*/colls/*/pkranges":
+		if m == http.MethodGet {
+			return c.partitionKeyRanges()
+		}
+	case "dbs/*/colls/*/partitions":
+		if m == http.MethodGet {
+			return c.partitions()
+		}
+	case "offers":
+		switch {
+		case m == http.MethodGet:
+			return c.listOffers()
+		case m == http.MethodPost && isQuery(c.r):
+			return c.queryOffers()
+		}
+	case "offers/*":
+		switch m {
+		case http.MethodGet:
+			return c.readOffer()
+		case http.MethodPut:
+			return c.replaceOffer()
+		}
+	default:
+		return fault.New(fault.NotFound, "The resource path /%s is not known to Partita", c.res.link)
+	}
+	return &methodNotAllowed{method: m, shape: c.res.shape()}
+}
+
+func isQuery(r *http.Request) bool {
+	return isTrue(r.Header.Get("X-Ms-Documentdb-Isquery")) || isTrue(r.Header.Get("X-Ms-Documentdb-Query")) ||
+		r.Header.Get("Content-Type") == "application/query+json"
+}

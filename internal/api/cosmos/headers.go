@@ -1,0 +1,79 @@
+package cosmos
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/fault"
+)
+
+// quoted and unquoted convert between engine etags and HTTP etag headers.
+func quoted(etag string) string { return `"` + etag + `"` }
+
+func unquoted(h string) string {
+	if len(h) >= 2 && h[0] == '"' && h[len(h)-1] == '"' {
+		return h[1 : len(h)-1]
+	}
+	return h
+}
+
+func isTrue(v string) bool { b, _ := strconv.ParseBool(v); return b }
+
+func preferMinimal(r *http.Request) bool { return r.Header.Get("Prefer") == "return=minimal" }
+
+func sessionToken(partition uint32, lsn uint64) string {
+	return strconv.FormatUint(uint64(partition), 10) + ":-1#" + strconv.FormatUint(lsn, 10)
+}
+
+// sessionTokens joins the tokens of the partitions a feed or query page read.
+func sessionTokens(partitions map[uint32]uint64) string {
+	tokens := make([]string, 0, len(partitions))
+	for id, lsn := range partitions {
+		tokens = append(tokens, sessionToken(id, lsn))
+	}
+	return strings.Join(tokens, ",")
+}
+
+// setQuota writes the resource quota and usage headers of a container, in KB as Cosmos
+// reports them.
+func (c *call) setQuota(u engine.Usage) {
+	var kbBuf [20]byte
+	kb := strconv.AppendInt(kbBuf[:0], (u.Bytes+1023)/1024, 10)
+	var buf [128]byte
+	b := append(buf[:0], "documentSize="...)
+	b = append(append(b, kb...), ";documentsSize="...)
+	b = append(append(b, kb...), ";documentsCount="...)
+	b = append(strconv.AppendInt(b, u.Items, 10), ";collectionSize="...)
+	b = append(append(b, kb...), ';')
+	c.set("X-Ms-Resource-Quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
+	c.set("X-Ms-Resource-Usage", string(b))
+}
+
+// maxItemCount reads x-ms-max-item-count: absent or -1 lets the server choose.
+func (c *call) maxItemCount() (int, error) {
+	h := c.r.Header.Get("X-Ms-Max-Item-Count")
+	if h == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(h)
+	if err != nil || n == 0 || n < -1 {
+		return 0, fault.New(fault.BadRequest, "x-ms-max-item-count must be a positive number or -1, not %q", h)
+	}
+	if n == -1 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+func newActivityID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
