@@ -78,7 +78,7 @@ func (c *Container) parse(src document.Source, named epk.Key) (*document.Item, e
 			return nil, "", err
 		}
 		if ne != e {
-			return nil, "", fault.New(fault.BadRequest, "PartitionKey extracted from document doesn't match the one specified in the header")
+			return nil, "", fault.New(fault.BadRequest, "The partition key extracted from the item does not match the partition key the request names")
 		}
 	}
 	return item, e, nil
