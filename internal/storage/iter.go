@@ -10,7 +10,10 @@ type Iter struct {
 
 // NewIter iterates over the keys in [lower, upper) as of now.
 func (db *DB) NewIter(lower, upper []byte) (*Iter, error) {
-	it, err := db.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	return newIter(db.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
+}
+
+func newIter(it *pebble.Iterator, err error) (*Iter, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -42,11 +45,7 @@ func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.db.NewSnapshot()}
 
 // NewIter iterates over the snapshot's keys in [lower, upper).
 func (s *Snapshot) NewIter(lower, upper []byte) (*Iter, error) {
-	it, err := s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return nil, err
-	}
-	return &Iter{it: it}, nil
+	return newIter(s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
 }
 
 // Close releases the snapshot.
