@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +18,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/partita-db/partita/internal/masterkey"
 )
 
 // Result is what one request (or one drained query) returned.
@@ -83,9 +82,9 @@ func newClient(mode, endpoint, key string, insecure bool, conns int) (Client, er
 	case "sdk":
 		return newSDKClient(endpoint, key, hc)
 	case "raw":
-		k, err := base64.StdEncoding.DecodeString(key)
+		k, err := masterkey.Parse(key)
 		if err != nil {
-			return nil, fmt.Errorf("key is not base64: %w", err)
+			return nil, fmt.Errorf("key: %w", err)
 		}
 		return &rawClient{base: strings.TrimSuffix(endpoint, "/"), key: k, hc: hc}, nil
 	}
@@ -199,20 +198,13 @@ func (s *sdkClient) Query(ctx context.Context, pk, q string, params map[string]a
 
 type rawClient struct {
 	base      string
-	key       []byte
+	key       *masterkey.Key
 	hc        *http.Client
 	coll      string // "dbs/<db>/colls/<container>"
 	throttled atomic.Int64
 }
 
 func (c *rawClient) Throttled() int64 { return c.throttled.Load() }
-
-// sign returns the master-key Authorization header for a request.
-func (c *rawClient) sign(verb, resType, resLink, date string) string {
-	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte(strings.ToLower(verb) + "\n" + strings.ToLower(resType) + "\n" + resLink + "\n" + strings.ToLower(date) + "\n\n"))
-	return url.QueryEscape("type=master&ver=1.0&sig=" + base64.StdEncoding.EncodeToString(m.Sum(nil)))
-}
 
 // do sends a signed request; resType and resLink are what is signed. It retries 429s
 // (after x-ms-retry-after-ms) up to 9 times, as the SDKs do.
@@ -225,7 +217,7 @@ func (c *rawClient) do(ctx context.Context, verb, path, resType, resLink string,
 		date := time.Now().UTC().Format(http.TimeFormat)
 		req.Header.Set("x-ms-date", date)
 		req.Header.Set("x-ms-version", "2020-07-15")
-		req.Header.Set("Authorization", c.sign(verb, resType, resLink, date))
+		req.Header.Set("Authorization", c.key.Authorization(verb, resType, resLink, date))
 		req.Header.Set("Accept", "application/json")
 		if body != nil && req.Header.Get("Content-Type") == "" {
 			req.Header.Set("Content-Type", "application/json")

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/partita-db/partita/internal/masterkey"
 )
 
 // rawClient sends requests signed by hand, to test what the SDKs would never send.
@@ -53,11 +53,11 @@ func (c rawClient) send(method, path string, body []byte, headers map[string]str
 	req.Header.Set("x-ms-version", "2020-07-15")
 	typ, link := resourceOf(path)
 	if c.key != "" {
-		key, _ := base64.StdEncoding.DecodeString(c.key)
-		m := hmac.New(sha256.New, key)
-		m.Write([]byte(strings.ToLower(method) + "\n" + typ + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"))
-		sig := base64.StdEncoding.EncodeToString(m.Sum(nil))
-		req.Header.Set("Authorization", url.QueryEscape("type=master&ver=1.0&sig="+sig))
+		key, err := masterkey.Parse(c.key)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", key.Authorization(method, typ, link, date))
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)

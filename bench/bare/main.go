@@ -11,26 +11,18 @@
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/partita-db/partita/internal/masterkey"
 )
 
 const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
-
-func sign(key []byte, verb, typ, link, date string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(strings.ToLower(verb) + "\n" + typ + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"))
-	return url.QueryEscape("type=master&ver=1.0&sig=" + base64.StdEncoding.EncodeToString(m.Sum(nil)))
-}
 
 // createScript is the request half of a wrk script that creates items; %s names the script.
 const createScript = `wrk.method = "POST"
@@ -60,7 +52,7 @@ func main() {
 	verb := fs.String("verb", "GET", "GET signs a read of -link; POST signs a create of an item in -link")
 	pk := fs.String("pk", `["k1"]`, "partition key header value")
 	fs.Parse(os.Args[2:])
-	key, err := base64.StdEncoding.DecodeString(*keyB64)
+	key, err := masterkey.Parse(*keyB64)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bad key:", err)
 		os.Exit(2)
@@ -74,7 +66,7 @@ func main() {
 			os.Exit(2)
 		}
 		fmt.Printf("wrk.headers[%q] = %q\nwrk.headers[%q] = %q\nwrk.headers[%q] = %q\n",
-			"x-ms-date", date, "Authorization", sign(key, *verb, "docs", *link, date), "x-ms-documentdb-partitionkey", *pk)
+			"x-ms-date", date, "Authorization", key.Authorization(*verb, "docs", *link, date), "x-ms-documentdb-partitionkey", *pk)
 		if *verb == "POST" {
 			// A create is signed with its container's link and its body is not signed, so
 			// each request can carry a new item: ids unique to this script, thread and
@@ -93,7 +85,7 @@ func main() {
 				typ, link = segs[len(segs)-2], strings.Join(segs, "/")
 			}
 			date := r.Header.Get("x-ms-date")
-			if r.Header.Get("Authorization") != sign(key, r.Method, typ, link, date) {
+			if r.Header.Get("Authorization") != key.Authorization(r.Method, typ, link, date) {
 				http.Error(w, `{"code":"Unauthorized","message":"bad signature"}`, http.StatusUnauthorized)
 				return
 			}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/partita-db/partita/internal/api/cosmos"
+	"github.com/partita-db/partita/internal/masterkey"
 	"github.com/partita-db/partita/internal/server"
 )
 
@@ -51,9 +49,9 @@ func partitionsCommand() *cobra.Command {
 // fetchPartitions asks the server for a container's partitions, signing the request with the
 // account key as any Cosmos client would.
 func fetchPartitions(endpoint, key, db, container string, insecure bool) (*cosmos.PartitionsResponse, error) {
-	secret, err := base64.StdEncoding.DecodeString(key)
+	k, err := masterkey.Parse(key)
 	if err != nil {
-		return nil, fmt.Errorf("--key is not base64: %w", err)
+		return nil, fmt.Errorf("--key: %w", err)
 	}
 	link := "dbs/" + db + "/colls/" + container
 	path := "/dbs/" + url.PathEscape(db) + "/colls/" + url.PathEscape(container) + "/partitions"
@@ -62,10 +60,8 @@ func fetchPartitions(endpoint, key, db, container string, insecure bool) (*cosmo
 		return nil, err
 	}
 	date := time.Now().UTC().Format(http.TimeFormat)
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte("get\npartitions\n" + link + "\n" + strings.ToLower(date) + "\n\n"))
 	req.Header.Set("x-ms-date", date)
-	req.Header.Set("Authorization", url.QueryEscape("type=master&ver=1.0&sig="+base64.StdEncoding.EncodeToString(mac.Sum(nil))))
+	req.Header.Set("Authorization", k.Authorization(http.MethodGet, "partitions", link, date))
 	client := &http.Client{Timeout: 30 * time.Second}
 	if insecure {
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}

@@ -8,20 +8,20 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/partita-db/partita/internal/conformance"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/value"
 )
 
-const samplesDir = "../../../shared/conformance/cosmos-query-samples"
-
 // TestQuerySamples runs every documented query sample through a real container: seed items
 // upserted without partition key values, the query run cross-partition and paged, the pages
 // concatenated and compared in order with the result Cosmos DB produced.
 func TestQuerySamples(t *testing.T) {
+	samplesDir := conformance.Path(t, "cosmos-query-samples")
 	cases, err := os.ReadDir(samplesDir)
 	if err != nil {
-		t.Fatalf("the query samples are read from %s: %v", samplesDir, err)
+		t.Fatal(err)
 	}
 	e := openEngine(t, t.TempDir(), Options{})
 	defer e.Close()

@@ -4,28 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 
+	"github.com/partita-db/partita/internal/conformance"
 	"github.com/partita-db/partita/internal/epk"
 )
-
-// vectorsPath locates shared/conformance/epk-vectors.json relative to this
-// file (the repository sits next to shared/). The file is read in place and
-// never copied into the repository.
-func vectorsPath(t *testing.T) string {
-	t.Helper()
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test file to find shared/conformance/epk-vectors.json")
-	}
-	p := filepath.Join(filepath.Dir(self), "..", "..", "..", "shared", "conformance", "epk-vectors.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("conformance vectors not found at %s (expected shared/conformance/epk-vectors.json beside the repository root): %v", p, err)
-	}
-	return p
-}
 
 type vectorCase struct {
 	Kind       string          `json:"kind"`
@@ -71,7 +54,7 @@ func decodeKey(raw json.RawMessage) (k epk.Key, infinity bool, err error) {
 }
 
 func TestVectors(t *testing.T) {
-	data, err := os.ReadFile(vectorsPath(t))
+	data, err := os.ReadFile(conformance.Path(t, "epk-vectors.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

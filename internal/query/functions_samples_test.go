@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partita-db/partita/internal/conformance"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -14,7 +15,12 @@ import (
 // seed.json) live outside the repository, in the shared conformance folder. These tests take
 // the expected values from the result files at run time; the table below restates only each
 // sample's function calls and their literal arguments.
-const samplesDir = "../../../shared/conformance/cosmos-query-samples"
+//
+// samplesDir returns their folder; without it the test is skipped (failed when CI is set).
+func samplesDir(t testing.TB) string {
+	t.Helper()
+	return conformance.Path(t, "cosmos-query-samples")
+}
 
 // An argument is a JSON literal (a Go string, with the tokens undefined, NaN, Infinity and
 // -Infinity for the values JSON cannot write), a string value built with s(), or a nested call.
@@ -74,7 +80,7 @@ func evalArg(t *testing.T, a any) value.Value {
 func readSample(t *testing.T, dir, kind string) value.Value {
 	t.Helper()
 	for _, name := range []string{kind + ".json", kind + ".novalidate.json"} {
-		b, err := os.ReadFile(filepath.Join(samplesDir, dir, name))
+		b, err := os.ReadFile(filepath.Join(samplesDir(t), dir, name))
 		if err != nil {
 			continue
 		}
@@ -86,12 +92,6 @@ func readSample(t *testing.T, dir, kind string) value.Value {
 	}
 	t.Fatalf("%s: no %s file", dir, kind)
 	return value.Value{}
-}
-
-func requireSamples(t *testing.T) {
-	if _, err := os.Stat(samplesDir); err != nil {
-		t.Skip("conformance samples not found at " + samplesDir)
-	}
 }
 
 // sameValue compares with deep equality, or for numbers within a relative tolerance.
@@ -555,7 +555,7 @@ var sampleCases = []sampleCase{
 // TestBuiltinSamples checks every function call of the documented samples against the result
 // Cosmos DB produced.
 func TestBuiltinSamples(t *testing.T) {
-	requireSamples(t)
+	samplesDir(t)
 	results := map[string]value.Value{}
 	for _, tc := range sampleCases {
 		res, ok := results[tc.dir]
@@ -576,7 +576,7 @@ func TestBuiltinSamples(t *testing.T) {
 
 // TestBuiltinSamplesFields covers the samples that apply a function to fields of seeded items.
 func TestBuiltinSamplesFields(t *testing.T) {
-	requireSamples(t)
+	samplesDir(t)
 	cases := []struct {
 		dir string
 		key string
@@ -654,7 +654,7 @@ func callWith(t *testing.T, name string, args ...value.Value) value.Value {
 
 // TestBuiltinSamplesArea: ST_AREA matches Cosmos to within 1e-9 relative (0.1 m² of 736 km²).
 func TestBuiltinSamplesArea(t *testing.T) {
-	requireSamples(t)
+	samplesDir(t)
 	want := readSample(t, "st-area", "result").Index(0).Get("areaPolygon")
 	poly, _ := value.Parse([]byte(`{"type": "Polygon", "coordinates": [[[31.8, -5], [32, -5], [32, -4.7], [31.8, -4.7], [31.8, -5]]]}`))
 	got := callWith(t, "ST_AREA", poly)
@@ -666,7 +666,7 @@ func TestBuiltinSamplesArea(t *testing.T) {
 // TestBuiltinSamplesClock covers the samples whose results depend on the clock: their shape,
 // and that they all read the query's one current time.
 func TestBuiltinSamplesClock(t *testing.T) {
-	requireSamples(t)
+	samplesDir(t)
 	for _, dir := range []string{"getcurrentdatetime", "getcurrentdatetimestatic", "getcurrentticks",
 		"getcurrentticksstatic", "getcurrenttimestamp", "getcurrenttimestampstatic", "rand"} {
 		readSample(t, dir, "result") // the sample is there

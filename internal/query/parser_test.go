@@ -582,10 +582,7 @@ func TestParseDepth(t *testing.T) {
 
 // TestParseSamples parses every query of the Cosmos DB documentation samples.
 func TestParseSamples(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "conformance", "cosmos-query-samples")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the conformance samples are missing: %v", err)
-	}
+	dir := samplesDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*", "query*.sql"))
 	if err != nil || len(files) < 100 {
 		t.Fatalf("found %d sample queries in %s (%v), want over 100", len(files), dir, err)

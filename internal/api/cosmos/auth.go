@@ -3,16 +3,14 @@ package cosmos
 import (
 	"bytes"
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
-	"hash"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/masterkey"
 )
 
 // maxClockSkew is how far x-ms-date may be from the server's clock, as Cosmos allows.
@@ -20,10 +18,8 @@ const maxClockSkew = 15 * time.Minute
 
 // keyring holds the decoded account keys.
 type keyring struct {
-	primary  []byte
-	readOnly []byte // nil when there is no read-only key
-	// signers reuse HMAC states per key (*signer): every request computes one or two.
-	primarySigners, readOnlySigners *sync.Pool
+	primary  *masterkey.Key
+	readOnly *masterkey.Key // nil when there is no read-only key
 	// lastDate remembers the last x-ms-date parsed: clients sign many requests in the same
 	// second, and parsing the date was a tenth of the signature check.
 	lastDate *atomic.Pointer[parsedDate]
@@ -46,42 +42,17 @@ func (k keyring) parseDate(text string) (time.Time, error) {
 	return when, err
 }
 
-// signer is an HMAC state with buffers for the payload it signs and the signature. Buffers on
-// the stack would escape to the heap as soon as they reach the hash.Hash interface, and cost an
-// allocation per request; pooled with the state, they cost nothing.
-type signer struct {
-	mac     hash.Hash
-	payload []byte
-	sum     []byte
-}
-
-func signerPool(key []byte) *sync.Pool {
-	return &sync.Pool{New: func() any {
-		return &signer{mac: hmac.New(sha256.New, key), payload: make([]byte, 0, 256), sum: make([]byte, 0, sha256.Size)}
-	}}
-}
-
-// sign returns the HMAC of payload; it is valid until the signer is reused.
-func (s *signer) sign(payload []byte) []byte {
-	s.mac.Reset()
-	s.mac.Write(payload)
-	s.sum = s.mac.Sum(s.sum[:0])
-	return s.sum
-}
-
 func newKeyring(primary, readOnly string) (keyring, error) {
 	var k keyring
 	var err error
-	if k.primary, err = base64.StdEncoding.DecodeString(primary); err != nil || len(k.primary) == 0 {
+	if k.primary, err = masterkey.Parse(primary); err != nil {
 		return k, fault.New(fault.BadRequest, "the account key must be non-empty base64")
 	}
 	if readOnly != "" {
-		if k.readOnly, err = base64.StdEncoding.DecodeString(readOnly); err != nil {
+		if k.readOnly, err = masterkey.Parse(readOnly); err != nil {
 			return k, fault.New(fault.BadRequest, "the read-only key must be base64")
 		}
-		k.readOnlySigners = signerPool(k.readOnly)
 	}
-	k.primarySigners = signerPool(k.primary)
 	k.lastDate = new(atomic.Pointer[parsedDate])
 	return k, nil
 }
@@ -132,21 +103,12 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 	if d := now.Sub(when); d > maxClockSkew || d < -maxClockSkew {
 		return fault.New(fault.Forbidden, "The request's x-ms-date is more than 15 minutes from the server's time; check the client's clock")
 	}
-	s := k.primarySigners.Get().(*signer)
-	defer k.primarySigners.Put(s)
-	payload := appendLower(s.payload[:0], r.Method)
-	payload = append(payload, '\n')
-	payload = appendLower(payload, res.typ)
-	payload = append(payload, '\n')
-	payload = append(payload, res.link...)
-	payload = append(payload, '\n')
-	payload = appendLower(payload, date)
-	payload = append(payload, "\n\n"...)
-	s.payload = payload // keeps what it grew to for the next request
-	if hmac.Equal(given, s.sign(payload)) {
+	// The expected signature is copied out of the pooled HMAC state, so this stays on the stack.
+	var wantBuf [masterkey.Size]byte
+	if hmac.Equal(given, k.primary.AppendSignature(wantBuf[:0], r.Method, res.typ, res.link, date)) {
 		return nil
 	}
-	if k.readOnly != nil && k.readOnlySigned(given, payload) {
+	if k.readOnly != nil && hmac.Equal(given, k.readOnly.AppendSignature(wantBuf[:0], r.Method, res.typ, res.link, date)) {
 		if isReadOnlyRequest(r) {
 			return nil
 		}
@@ -155,25 +117,6 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 	// Never say what the signature should have been: that would let anyone forge one.
 	return unauthorized("The input authorization token can't serve the request. The signature does not match; check the key and that the request was signed for verb %q, resource type %q and link %q",
 		strings.ToLower(r.Method), res.typ, res.link)
-}
-
-// readOnlySigned reports whether given is the read-only key's signature of payload.
-func (k keyring) readOnlySigned(given, payload []byte) bool {
-	s := k.readOnlySigners.Get().(*signer)
-	defer k.readOnlySigners.Put(s)
-	return hmac.Equal(given, s.sign(payload))
-}
-
-// appendLower appends s in ASCII lower case: the signed payload's verb, type and date.
-func appendLower(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }
 
 // appendUnescaped appends s with %XX escapes decoded and '+' read as a space, as

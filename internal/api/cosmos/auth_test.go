@@ -1,8 +1,6 @@
 package cosmos
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
@@ -10,15 +8,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/partita-db/partita/internal/masterkey"
 )
 
 const testKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
-// token signs as a client would, independently of the gateway's code.
-func token(key []byte, verb, typ, link, date string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(verb + "\n" + typ + "\n" + link + "\n" + date + "\n\n"))
-	return "type=master&ver=1.0&sig=" + base64.StdEncoding.EncodeToString(m.Sum(nil))
+// token is the Authorization value a client sends, unescaped. The signature itself is checked
+// against fixed vectors in package masterkey.
+func token(key *masterkey.Key, verb, typ, link, date string) string {
+	tok, err := url.QueryUnescape(key.Authorization(verb, typ, link, date))
+	if err != nil {
+		panic(err)
+	}
+	return tok
 }
 
 func authRequest(auth, date string) *http.Request {
