@@ -20,7 +20,7 @@ type Options struct {
 	// MaxPartitionBytes is the stored size past which a physical partition splits
 	// (0: DefaultMaxPartitionBytes).
 	MaxPartitionBytes int64
-	// RateLimit refuses requests with 429 once a partition has spent its share of the
+	// RateLimit refuses requests (fault.Throttled) once a partition has spent its share of the
 	// throughput for the second. Charges are computed and recorded either way.
 	RateLimit bool
 	Logger    *slog.Logger

@@ -151,7 +151,7 @@ type Doc struct {
 // ETag is the etag of the version.
 func (d Doc) ETag() string { return ETag(d.LSN) }
 
-// Read returns the item (e, id), or a 404. Its JSON is appended to dst.
+// Read returns the item (e, id), or NotFound. Its JSON is appended to dst.
 func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	var buf [256]byte
 	key := storage.DocKey(buf[:0], p.container, string(e), id)
