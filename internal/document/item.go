@@ -69,8 +69,7 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 				idErr = fault.New(fault.BadRequest, "The id of an item must be a string")
 				return true
 			}
-			end, esc := stringEnd(body, m.valStart)
-			it.ID = decodeString(body[m.valStart:end], esc)
+			it.ID, _ = decodeString(body, m.valStart)
 			idErr = ValidateID(it.ID)
 		}
 		return true
@@ -154,7 +153,8 @@ func valueAt(b []byte, start int, path []string) (epk.Value, error) {
 func scalar(v []byte, path string) (epk.Value, error) {
 	switch v[0] {
 	case '"':
-		return epk.String(decodeString(v, true)), nil
+		s, _ := decodeString(v, 0)
+		return epk.String(s), nil
 	case 't':
 		return epk.Bool(true), nil
 	case 'f':
@@ -172,13 +172,14 @@ func scalar(v []byte, path string) (epk.Value, error) {
 	}
 }
 
-func decodeString(quoted []byte, escaped bool) string {
-	if !escaped {
-		return string(quoted[1 : len(quoted)-1])
+// decodeString decodes the string whose opening quote is b[i] and returns it with the index
+// just past its closing quote. It decodes as value.Parse did when it validated the body.
+func decodeString(b []byte, i int) (string, int) {
+	s, n, err := value.Unquote(b[i+1:], '"', value.DialectJSON)
+	if err != nil {
+		return "", len(b) // cannot happen: the body is valid
 	}
-	var s string
-	_ = json.Unmarshal(quoted, &s) // valid by construction
-	return s
+	return s, i + 1 + n
 }
 
 func syntaxError(body []byte) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
 )
 
 func TestParseExtractsIDAndKeys(t *testing.T) {
@@ -66,16 +67,39 @@ func TestParseRefusals(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"a","pk":{"x":[1,"]"]},"_ts":1}`))
 	f.Add([]byte(`{"id":"\u0000","pk":1e400}`))
+	f.Add([]byte("{\"id\":\"\xff\",\"p\\u006b\":{\"\xffx\":1,\"x\":\"\\ud800\\u0041\"}}"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		it, _, err := Parse(body, [][]string{{"pk"}, {"pk", "x"}})
+		it, key, err := Parse(body, [][]string{{"pk"}, {"pk", "x"}})
 		if err != nil {
 			return
+		}
+		// The scanner decodes strings as the parser did: id, names and values alike.
+		if got := it.Value.Get("id").Str(); it.ID != got {
+			t.Fatalf("%q: id %q, parsed %q", body, it.ID, got)
+		}
+		for i, v := range []value.Value{it.Value.Get("pk"), it.Value.Get("pk").Get("x")} {
+			if v.Kind() == value.String && key[i] != epk.String(v.Str()) {
+				t.Fatalf("%q: key[%d] = %+v, parsed %q", body, i, key[i], v.Str())
+			}
 		}
 		out := it.Stamp(nil, System{RID: "r", Self: "s", ETag: "e", TS: 1})
 		if !json.Valid(out) {
 			t.Fatalf("stamping %q gave invalid JSON %q", body, out)
 		}
 	})
+}
+
+// Strings the scanner finds decode as value.Parse decodes them, invalid UTF-8 included; they
+// were once kept as raw bytes when they had no escapes.
+func TestParseDecodesStringsAsTheParser(t *testing.T) {
+	body := []byte("{\"id\":\"a\xffb\",\"p\\u006b\":{\"\xffx\":\"\\ud800\\u0041\\udc00\\ud800\"}}")
+	it, key, err := Parse(body, [][]string{{"pk", "\uFFFDx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.ID != "a\uFFFDb" || len(key) != 1 || key[0] != epk.String("\uFFFDA\uFFFD\uFFFD") {
+		t.Errorf("id %q, key %+v", it.ID, key)
+	}
 }
 
 // Valid JSON nested beyond what the index walks is refused as such, not as invalid JSON.

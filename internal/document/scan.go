@@ -1,7 +1,7 @@
 package document
 
-// The scanner below walks JSON that encoding/json.Valid has already accepted, so it only
-// needs to find where values end, not to report syntax errors.
+// The scanner below walks JSON that value.Parse has already accepted, so it only needs to
+// find where values end, not to report syntax errors.
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) {
@@ -15,35 +15,30 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// stringEnd returns the index just past the closing quote of the string starting at b[i] == '"',
-// and whether the string contains escapes.
-func stringEnd(b []byte, i int) (int, bool) {
-	escaped := false
+// stringEnd returns the index just past the closing quote of the string starting at b[i] == '"'.
+func stringEnd(b []byte, i int) int {
 	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '\\':
-			escaped = true
 			i++
 		case '"':
-			return i + 1, escaped
+			return i + 1
 		}
 	}
-	return len(b), escaped
+	return len(b)
 }
 
 // valueEnd returns the index just past the value starting at b[i].
 func valueEnd(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		end, _ := stringEnd(b, i)
-		return end
+		return stringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case '"':
-				end, _ := stringEnd(b, i)
-				i = end - 1
+				i = stringEnd(b, i) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -77,8 +72,7 @@ type member struct {
 func members(b []byte, i int, fn func(m member) bool) {
 	i = skipSpace(b, i+1)
 	for i < len(b) && b[i] == '"' {
-		keyEnd, esc := stringEnd(b, i)
-		key := decodeString(b[i:keyEnd], esc)
+		key, keyEnd := decodeString(b, i)
 		v := skipSpace(b, keyEnd)
 		v = skipSpace(b, v+1) // past ':'
 		end := valueEnd(b, v)

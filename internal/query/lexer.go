@@ -5,8 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/partita-db/partita/internal/value"
 )
 
 // The lexer turns query text into tokens. It runs ahead of the parser over the whole text; a
@@ -204,97 +205,30 @@ func (l *sqlLexer) digits() {
 }
 
 // string lexes a literal in single or double quotes with JSON's escapes plus \'. Raw control
-// characters are refused as in JSON. Invalid UTF-8 and unpaired surrogates become U+FFFD, as
-// the JSON parser of package value does.
+// characters are refused as in JSON. It decodes as the JSON parser does (unpaired surrogates
+// and invalid UTF-8 become U+FFFD), so a literal equals the same string in an item.
 func (l *sqlLexer) string() lexToken {
 	start := l.i
-	q := l.src[l.i]
-	l.i++
-	var b strings.Builder
-	for l.i < len(l.src) {
-		c := l.src[l.i]
-		switch {
-		case c == q:
-			l.i++
-			return lexToken{kind: tkString, off: start, text: l.src[start:l.i], str: b.String()}
-		case c < 0x20:
-			return l.errorf(l.i, "control character %q in string literal; write it as an escape such as \\n", rune(c))
-		case c == '\\':
-			if err, ok := l.escape(&b); !ok {
-				return err
-			}
-		case c < utf8.RuneSelf:
-			b.WriteByte(c)
-			l.i++
-		default:
-			r, n := utf8.DecodeRuneInString(l.src[l.i:])
-			b.WriteRune(r)
-			l.i += n
-		}
+	q := l.src[start]
+	s, n, err := value.Unquote(l.src[start+1:], q, value.DialectSQL)
+	if err == nil {
+		l.i = start + 1 + n
+		return lexToken{kind: tkString, off: start, text: l.src[start:l.i], str: s}
+	}
+	e := err.(*value.UnquoteError)
+	at := start + 1 + e.Off
+	switch e.Reason {
+	case value.ControlChar:
+		return l.errorf(at, "control character %q in string literal; write it as an escape such as \\n", rune(l.src[at]))
+	case value.LoneBackslash:
+		return l.errorf(at, "unclosed string literal: it ends with a lone '\\'")
+	case value.UnknownEscape:
+		r, _ := utf8.DecodeRuneInString(l.src[at+1:])
+		return l.errorf(at, "invalid escape sequence '\\%c' in string literal", r)
+	case value.ShortHex, value.BadHex:
+		return l.errorf(at, "invalid escape sequence in string literal: \\u needs four hexadecimal digits")
 	}
 	return l.errorf(start, "unclosed string literal: missing closing %c", q)
-}
-
-// escape decodes one backslash escape at l.i into b.
-func (l *sqlLexer) escape(b *strings.Builder) (lexToken, bool) {
-	at := l.i
-	if l.i+1 >= len(l.src) {
-		return l.errorf(at, "unclosed string literal: it ends with a lone '\\'"), false
-	}
-	e := l.src[l.i+1]
-	l.i += 2
-	switch e {
-	case '"', '\'', '\\', '/':
-		b.WriteByte(e)
-	case 'b':
-		b.WriteByte('\b')
-	case 'f':
-		b.WriteByte('\f')
-	case 'n':
-		b.WriteByte('\n')
-	case 'r':
-		b.WriteByte('\r')
-	case 't':
-		b.WriteByte('\t')
-	case 'u':
-		r, ok := l.hex4()
-		if !ok {
-			return l.errorf(at, "invalid escape sequence in string literal: \\u needs four hexadecimal digits"), false
-		}
-		if utf16.IsSurrogate(r) {
-			r2 := rune(-1)
-			if strings.HasPrefix(l.src[l.i:], "\\u") {
-				save := l.i
-				l.i += 2
-				if x, ok := l.hex4(); ok && utf16.IsSurrogate(x) {
-					r2 = x
-				} else {
-					l.i = save // not a pair: the next escape is decoded on its own
-				}
-			}
-			r = utf16.DecodeRune(r, r2) // U+FFFD when not a valid pair
-		}
-		b.WriteRune(r)
-	default:
-		r, _ := utf8.DecodeRuneInString(l.src[at+1:])
-		return l.errorf(at, "invalid escape sequence '\\%c' in string literal", r), false
-	}
-	return lexToken{}, true
-}
-
-func (l *sqlLexer) hex4() (rune, bool) {
-	if l.i+4 > len(l.src) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(l.src[l.i : l.i+4]) {
-		if !isHexDig(c) {
-			return 0, false
-		}
-		r = r*16 + rune(hexDigitVal(c))
-	}
-	l.i += 4
-	return r, true
 }
 
 func isWordStart(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

@@ -427,6 +427,34 @@ func TestParseLiteralValues(t *testing.T) {
 }
 
 // TestParseErrors checks that bad queries are 400s that point at the right place.
+// String literals decode as JSON strings do in package value: an unpaired surrogate is
+// U+FFFD and the escape after it is read on its own; invalid UTF-8 is U+FFFD.
+func TestStringLiterals(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`"abc"`, "abc"},
+		{`'it\'s'`, "it's"},
+		{`"it\'s \"x\""`, `it's "x"`},
+		{`'a"b'`, `a"b`},
+		{`"\\\/\b\f\n\r\t"`, "\\/\b\f\n\r\t"},
+		{`'\u00e9\ud83d\ude00'`, "é😀"},
+		{`"\ud800\u0041"`, "\uFFFDA"},
+		{`'\udc00\ud800'`, "\uFFFD\uFFFD"},
+		{`"\udc00\ud800\udc00"`, "\uFFFD\U00010000"},
+		{`"\ud800"`, "\uFFFD"},
+		{"'a\xffb\xc3'", "a\uFFFDb\uFFFD"},
+	} {
+		q, err := Parse("SELECT VALUE " + tc.in)
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		lit, ok := q.Select.Value.(Literal)
+		if !ok || lit.Val.Kind() != value.String || lit.Val.Str() != tc.want {
+			t.Errorf("%s: got %#v, want %q", tc.in, q.Select.Value, tc.want)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -451,6 +479,11 @@ func TestParseErrors(t *testing.T) {
 		{`SELECT "a\qb"`, `line 1, column 10: invalid escape sequence '\q' in string literal`},
 		{`SELECT "\u12"`, `line 1, column 9: invalid escape sequence in string literal: \u needs four hexadecimal digits`},
 		{"SELECT 'a\nb'", `line 1, column 10: control character '\n' in string literal; write it as an escape such as \n`},
+		{`SELECT "\ud800\u12"`, `line 1, column 15: invalid escape sequence in string literal: \u needs four hexadecimal digits`},
+		{`SELECT "\ud800\"`, `line 1, column 8: unclosed string literal: missing closing "`},
+		{`SELECT '\x41'`, `line 1, column 9: invalid escape sequence '\x' in string literal`},
+		{"SELECT 'ab\x00'", `line 1, column 11: control character '\x00' in string literal; write it as an escape such as \n`},
+		{"SELECT 'é\\\xff'", "line 1, column 10: invalid escape sequence '\\\uFFFD' in string literal"},
 		{`SELECT (1 + 2`, `line 1, column 14: expected ')', found end of query`},
 		{`SELECT f(1`, `line 1, column 11: expected ')', found end of query`},
 		{`SELECT [1, 2`, `line 1, column 13: expected ']', found end of query`},

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -182,100 +181,40 @@ func (p *parser) number() (Value, error) {
 }
 
 func (p *parser) str() (string, error) {
-	p.i++ // opening quote
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
+	b, start := p.b, p.i+1 // past the opening quote
+	for i := start; i < len(b); i++ {
+		c := b[i]
 		if c == '"' {
-			s := string(p.b[start:p.i])
-			p.i++
-			return s, nil
+			p.i = i + 1
+			return string(b[start:i]), nil
 		}
-		if c == '\\' || c < 0x20 || c >= 0x80 {
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			p.i = i
 			return p.slowStr(start)
 		}
-		p.i++
 	}
+	p.i = len(b)
 	return "", p.fail("unterminated string")
 }
 
+// slowStr decodes the string that starts at start, of which p.b[start:p.i] needs no decoding.
 func (p *parser) slowStr(start int) (string, error) {
-	buf := append([]byte(nil), p.b[start:p.i]...)
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return string(buf), nil
-		case c < 0x20:
-			return "", p.fail("control character in string")
-		case c == '\\':
-			if p.i+1 >= len(p.b) {
-				return "", p.fail("unterminated escape")
-			}
-			e := p.b[p.i+1]
-			p.i += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
-					return "", p.fail("invalid \\u escape")
-				}
-				if utf16.IsSurrogate(r) {
-					// A surrogate pair spans two escapes. When the next escape does not
-					// complete a pair, the lone surrogate becomes U+FFFD and the next escape
-					// is left to be read on its own, as encoding/json does.
-					d := utf8.RuneError
-					if p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
-						save := p.i
-						p.i += 2
-						if x, ok := p.hex4(); ok {
-							d = utf16.DecodeRune(r, x)
-						}
-						if d == utf8.RuneError {
-							p.i = save
-						}
-					}
-					r = d
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				return "", p.fail("invalid escape")
-			}
-		case c < 0x80:
-			buf = append(buf, c)
-			p.i++
-		default:
-			r, n := utf8.DecodeRune(p.b[p.i:])
-			buf = utf8.AppendRune(buf, r) // invalid UTF-8 becomes U+FFFD, as encoding/json does
-			p.i += n
-		}
+	s, end, err := unquoteFrom(p.b[start:], p.i-start, '"', DialectJSON)
+	if err == nil {
+		p.i = start + end
+		return s, nil
 	}
-	return "", p.fail("unterminated string")
-}
-
-func (p *parser) hex4() (rune, bool) {
-	if p.i+4 > len(p.b) {
-		return 0, false
+	e := err.(*UnquoteError)
+	p.i = start + e.Off
+	msg := e.Reason.String()
+	switch e.Reason {
+	case ShortHex, BadHex:
+		msg = "invalid \\u escape"
+		p.i += 2 // the offset past \u, as it always was
+	case UnknownEscape:
+		p.i += 2
 	}
-	n, err := strconv.ParseUint(string(p.b[p.i:p.i+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	p.i += 4
-	return rune(n), true
+	return "", p.fail(msg)
 }
 
 // AppendJSON writes v as JSON. Undefined writes nothing: callers leave undefined out of

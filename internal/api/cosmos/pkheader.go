@@ -3,11 +3,10 @@ package cosmos
 import (
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // parsePartitionKey reads the x-ms-documentdb-partitionkey header: a JSON array of values,
@@ -116,88 +115,25 @@ func (p *pkParser) value() (epk.Value, error) {
 	return epk.Number(f), nil
 }
 
-// str reads a quoted string with JSON escapes plus Go's \a \v \xHH \UHHHHHHHH.
+// str reads a quoted string with JSON escapes plus Go's \a \v \xHH \UHHHHHHHH. It decodes
+// as the body's JSON parser does (unpaired surrogates and invalid UTF-8 become U+FFFD), so
+// that a key hashes alike in the header and in the item.
 func (p *pkParser) str() (string, error) {
-	p.i++ // opening quote
-	var b strings.Builder
-	for p.i < len(p.s) {
-		ch := p.s[p.i]
-		switch {
-		case ch == '"':
-			p.i++
-			return b.String(), nil
-		case ch != '\\':
-			b.WriteByte(ch)
-			p.i++
-			continue
-		}
-		if p.i+1 >= len(p.s) {
-			break
-		}
-		esc := p.s[p.i+1]
-		p.i += 2
-		switch esc {
-		case '"', '\\', '/', '\'':
-			b.WriteByte(esc)
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case 'x':
-			n, err := p.hex(2)
-			if err != nil {
-				return "", err
-			}
-			b.WriteByte(byte(n))
-		case 'u':
-			n, err := p.hex(4)
-			if err != nil {
-				return "", err
-			}
-			r := rune(n)
-			if utf16.IsSurrogate(r) && strings.HasPrefix(p.s[p.i:], `\u`) {
-				p.i += 2
-				lo, err := p.hex(4)
-				if err != nil {
-					return "", err
-				}
-				r = utf16.DecodeRune(r, rune(lo))
-			}
-			b.WriteRune(r)
-		case 'U':
-			n, err := p.hex(8)
-			if err != nil {
-				return "", err
-			}
-			if n > utf8.MaxRune {
-				return "", pkError("\\U escape out of range")
-			}
-			b.WriteRune(rune(n))
-		default:
-			return "", pkError("unknown escape \\" + string(esc))
-		}
+	s, n, err := value.Unquote(p.s[p.i+1:], '"', value.DialectGo)
+	if err == nil {
+		p.i += 1 + n
+		return s, nil
+	}
+	e := err.(*value.UnquoteError)
+	switch e.Reason {
+	case value.UnknownEscape:
+		return "", pkError("unknown escape \\" + string(rune(p.s[p.i+1+e.Off+1])))
+	case value.ShortHex:
+		return "", pkError("a hex escape is cut short")
+	case value.BadHex:
+		return "", pkError("a hex escape is not valid")
+	case value.RuneRange:
+		return "", pkError("\\U escape out of range")
 	}
 	return "", pkError("a string is not closed")
-}
-
-func (p *pkParser) hex(n int) (uint64, error) {
-	if p.i+n > len(p.s) {
-		return 0, pkError("a hex escape is cut short")
-	}
-	v, err := strconv.ParseUint(p.s[p.i:p.i+n], 16, 32)
-	if err != nil {
-		return 0, pkError("a hex escape is not valid")
-	}
-	p.i += n
-	return v, nil
 }
