@@ -909,7 +909,7 @@ func (s *scenario) index(path string) string {
 				complete = false
 				return true
 			}
-			enc, ok := value.AppendOrdered(nil, IndexValue(at))
+			enc, ok := value.AppendIndexed(nil, at)
 			if !ok {
 				enc, complete = []byte{value.OrderedMarker(at.Kind())}, false
 			}
