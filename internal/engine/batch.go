@@ -73,11 +73,6 @@ const maxConditionRows = 10000
 func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) partition.Operation {
 	return partition.Operation{Kind: partition.Mutate, EPK: e, ID: id, IfMatch: ifMatch,
 		Mutate: func(cur []byte) (item *document.Item, ne epk.EPK, terms [][]byte, err error) {
-			defer func() {
-				if r := recover(); r != nil { // a bug must fail this write, not the partition
-					err = fault.New(fault.Internal, "patch failed: %v", r)
-				}
-			}()
 			if patch.Condition != nil {
 				page, err := patch.Condition.Run(query.Slice{cur}, query.Options{MaxRows: maxConditionRows})
 				if err != nil {

@@ -229,7 +229,8 @@ func (s *Split) Abort() error {
 	}
 	p := s.p
 	if err := p.control(func() { p.capture = nil }); err != nil {
-		p.capture = nil // closed: the writer is gone, nothing races this
+		<-p.stopped // closing: once the writer has drained its queue, nothing else reads capture
+		p.capture = nil
 	}
 	b := p.db.NewBatch()
 	defer b.Close()

@@ -41,8 +41,8 @@ type Operation struct {
 	Terms [][]byte
 	// Mutate computes the new content and its index terms from the current JSON, for Kind
 	// Mutate. It runs on the partition's writer, so it must be quick, bounded and must not
-	// block; it fails the write by returning an error. The result must keep the item's id and
-	// EPK.
+	// block; it fails the write by returning an error (a panic fails it too). The result must
+	// keep the item's id and EPK.
 	Mutate func(current []byte) (*document.Item, epk.EPK, [][]byte, error)
 }
 
@@ -61,6 +61,10 @@ type BatchError struct {
 
 func (e *BatchError) Error() string { return fmt.Sprintf("operation %d: %v", e.Index, e.Err) }
 func (e *BatchError) Unwrap() error { return e.Err }
+
+// MaxOperations bounds the operations of one command: new items' _rid tell them apart by
+// their place in it, in one byte (newDocRID).
+const MaxOperations = 256
 
 // maxGroup bounds how many requests share one synced batch.
 const maxGroup = 256
@@ -89,6 +93,9 @@ type preRead struct {
 // It returns once the command is synced or has failed. When several operations are given, a
 // failure is a *BatchError naming the one that failed.
 func (p *Partition) Execute(ops ...Operation) ([]Result, error) {
+	if len(ops) > MaxOperations {
+		return nil, fault.New(fault.BadRequest, "A command holds at most %d operations; got %d", MaxOperations, len(ops))
+	}
 	r := &request{ops: ops, pre: make([]preRead, len(ops)), done: make(chan struct{})}
 	var buf [256]byte
 	for i, w := range ops {
@@ -340,6 +347,9 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 
 func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *Operation, pre preRead, now int64) (Change, Result, error) {
 	e := string(w.EPK)
+	if w.Item != nil && w.Item.ID != w.ID {
+		return Change{}, Result{}, fault.New(fault.Internal, "operation on id %q carries an item with id %q", w.ID, w.Item.ID)
+	}
 	if !p.rng.Contains(w.EPK) {
 		return Change{}, Result{}, fault.New(fault.Internal, "item routed to partition %d, which owns %v", p.id, p.rng)
 	}
@@ -379,7 +389,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	case Mutate:
 		_, _, json, _ := decodeValue(cur)
 		var ne epk.EPK
-		if item, ne, newTerms, err = w.Mutate(json); err != nil {
+		if item, ne, newTerms, err = mutate(w.Mutate, json); err != nil {
 			return Change{}, Result{}, err
 		}
 		if ne != w.EPK || item.ID != w.ID {
@@ -429,6 +439,20 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	}
 	cmd.After.counts = cmd.After.add(items, delta)
 	return ch, res, nil
+}
+
+// mutate runs an operation's Mutate on the writer goroutine, where a panic would stop the
+// partition: it fails the operation instead.
+func mutate(fn func([]byte) (*document.Item, epk.EPK, [][]byte, error), current []byte) (item *document.Item, e epk.EPK, terms [][]byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fault.New(fault.Internal, "the mutation failed: %v", r)
+		}
+	}()
+	if item, e, terms, err = fn(current); err == nil && item == nil {
+		err = fault.New(fault.Internal, "the mutation made no item")
+	}
+	return item, e, terms, err
 }
 
 // newDocRID picks the item half of a new item's _rid: partition id, LSN and the op's place in

@@ -1,0 +1,47 @@
+package partition
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// A Mutate that panics or makes nothing fails its own operation; the writer goes on serving.
+func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
+	db, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 20}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	item, key, err := document.Parse([]byte(`{"id":"a","pk":"p"}`), [][]string{{"pk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := epk.SchemeV2.Hash(key)
+	if _, err := p.Execute(Operation{Kind: Create, EPK: e, ID: "a", Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	for name, fn := range map[string]func([]byte) (*document.Item, epk.EPK, [][]byte, error){
+		"panics":        func([]byte) (*document.Item, epk.EPK, [][]byte, error) { panic("bug") },
+		"makes no item": func([]byte) (*document.Item, epk.EPK, [][]byte, error) { return nil, e, nil, nil },
+	} {
+		if _, err := p.Execute(Operation{Kind: Mutate, EPK: e, ID: "a", Mutate: fn}); !errors.Is(err, fault.Internal) {
+			t.Errorf("a mutation that %s: %v, want an internal error", name, err)
+		}
+	}
+	if _, err := p.Execute(Operation{Kind: Read, EPK: e, ID: "a"}); err != nil {
+		t.Fatalf("the partition stopped serving after a broken mutation: %v", err)
+	}
+	if _, err := p.Execute(make([]Operation, MaxOperations+1)...); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("a command of %d operations: %v", MaxOperations+1, err)
+	}
+}
