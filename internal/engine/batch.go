@@ -169,8 +169,8 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 		return nil, -1, err
 	}
 	results := make([]OpResult, len(ops))
-	for i, r := range x.results {
-		results[i] = opResult(pops[i].Kind, r, x.charges[i])
+	for i := range ops {
+		results[i] = opResult(pops[i].Kind, x.result(i), x.chargeOf(i))
 	}
 	return results, -1, nil
 }
@@ -241,5 +241,5 @@ func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
 	if err != nil {
 		return OpResult{Charge: x.charge, Err: fault.From(err)}
 	}
-	return opResult(pop.Kind, x.results[0], x.charges[0])
+	return opResult(pop.Kind, x.result(0), x.chargeOf(0))
 }

@@ -140,7 +140,7 @@ func (c *Container) executeOne(e epk.EPK, dst []byte, op partition.Operation) (I
 	if err != nil {
 		return out, err
 	}
-	r := x.results[0]
+	r := x.result(0)
 	out.LSN, out.Created = r.Doc.LSN, r.Created
 	if op.Kind == partition.Read {
 		// The session token names the partition's LSN, which is at least the item version's.

@@ -24,10 +24,31 @@ import (
 
 // executed is the outcome of execute.
 type executed struct {
-	p       *partition.Partition
-	results []partition.Result // one per operation, when it succeeded
-	charges []float64          // one per operation, when it succeeded
-	charge  float64            // what the request costs in all
+	p *partition.Partition
+	// results has one per operation when they succeeded. A lone point read leaves it nil and
+	// its item in read, so that the hottest request allocates nothing here.
+	results []partition.Result
+	read    partition.Doc
+	// charges has one per operation of a successful multi-operation request; charge is what
+	// the request costs in all, and so the one operation's charge otherwise.
+	charges []float64
+	charge  float64
+}
+
+// result is the outcome of operation i, which succeeded.
+func (x *executed) result(i int) partition.Result {
+	if x.results == nil {
+		return partition.Result{Doc: x.read}
+	}
+	return x.results[i]
+}
+
+// chargeOf is the charge of operation i, which succeeded.
+func (x *executed) chargeOf(i int) float64 {
+	if x.charges == nil {
+		return x.charge
+	}
+	return x.charges[i]
 }
 
 // execute runs ops, which all address the logical partition e, through the pipeline. A lone
@@ -36,35 +57,40 @@ func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	p := c.routes.Load().lookup(e)
-	out := executed{p: p}
+	x := executed{p: p}
 	if err := c.admit(p); err != nil {
-		return out, err // a throttled request costs nothing
+		return x, err // a throttled request costs nothing
 	}
 	var err error
 	if len(ops) == 1 && ops[0].Kind == partition.Read {
-		var d partition.Doc
-		d, err = p.Read(e, ops[0].ID, dst)
-		out.results = []partition.Result{{Doc: d}}
+		x.read, err = p.Read(e, ops[0].ID, dst)
 	} else {
-		out.results, err = p.Execute(ops...)
+		// A copy, so that ops itself does not escape to the partition's queue and a point
+		// read's one operation can stay on its caller's stack.
+		x.results, err = p.Execute(append([]partition.Operation(nil), ops...)...)
 	}
 	if err != nil {
-		out.results, out.charge = nil, ru.Miss()
-		spendItem(out.charge, p, e)
-		return out, err
+		x.results, x.charge = nil, ru.Miss()
+		spendItem(x.charge, p, e)
+		return x, err
 	}
-	out.charges = make([]float64, len(ops))
+	if len(ops) > 1 {
+		x.charges = make([]float64, len(ops))
+	}
 	writes := false
 	for i, op := range ops {
-		out.charges[i] = opCharge(op.Kind, out.results[i])
-		out.charge += out.charges[i]
+		ch := opCharge(op.Kind, x.result(i))
+		if x.charges != nil {
+			x.charges[i] = ch
+		}
+		x.charge += ch
 		writes = writes || op.Kind.Writes()
 	}
-	spendItem(out.charge, p, e)
+	spendItem(x.charge, p, e)
 	if writes {
 		c.e.maybeSplit(c, p)
 	}
-	return out, nil
+	return x, nil
 }
 
 // opCharge is what an operation that succeeded costs: the one place that prices item
