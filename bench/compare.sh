@@ -16,6 +16,7 @@
 # STAGES (any of "sdk wrk latency"; all by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/wrk.sh # wrkjson
 
 OUT=${OUT:-$PWD/bench-results}
 ITEMS=${ITEMS:-100000}
@@ -91,14 +92,6 @@ stage sdk && for i in "${!servers[@]}"; do
 done
 
 # Point reads and creates under wrk: presigned requests, 64 connections, the servers alternately.
-wrkjson() { # server file [workload]: the wrk report as a JSON line
-	awk -v s="$1" -v w="${3:-wrk-read}" '
-		/^Requests\/sec/ {rps=$2}
-		/^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
-		/Non-2xx/ {bad=$NF}
-		function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
-		END {printf "{\"workload\":\"%s\",\"server\":\"%s\",\"mode\":\"wrk\",\"ops_per_s\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"non_2xx\":%d}\n", w, s, rps, ms(p50), ms(p99), bad+0}' "$2"
-}
 wrk_servers=(partita bare "${servers[@]:1}")
 port() { case $1 in partita) echo 18301 ;; bare) echo 18300 ;; cosmium-mem) echo 18400 ;; cosmium-badger) echo 18401 ;; esac; }
 if stage wrk; then # the item wrk reads must exist, also when this stage runs alone

@@ -1,0 +1,12 @@
+# wrk.sh is sourced by the benchmark scripts (compare.sh, ab.sh) that run wrk, so that its
+# report becomes the same JSON line in each of them.
+
+# wrkjson SERVER FILE [WORKLOAD]: the `wrk --latency` report in FILE as a JSON line.
+wrkjson() {
+	awk -v s="$1" -v w="${3:-wrk-read}" '
+		/^Requests\/sec/ {rps=$2}
+		/^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
+		/Non-2xx/ {bad=$NF}
+		function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+		END {printf "{\"workload\":\"%s\",\"server\":\"%s\",\"mode\":\"wrk\",\"ops_per_s\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"non_2xx\":%d}\n", w, s, rps, ms(p50), ms(p99), bad+0}' "$2"
+}
