@@ -180,14 +180,16 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 // run concurrently so that they share group commits. Each result stands on its own.
 func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
 	results := make([]OpResult, len(ops))
+	pops := make([]partition.Operation, len(ops))
 	byLP := map[epk.EPK][]int{}
 	var order []epk.EPK
 	for i, op := range ops {
-		e, err := c.bulkEPK(op)
-		if err != nil {
+		var err error
+		if pops[i], err = c.bulkOp(op); err != nil {
 			results[i] = failed(err)
 			continue
 		}
+		e := pops[i].EPK
 		if byLP[e] == nil {
 			order = append(order, e)
 		}
@@ -201,7 +203,7 @@ func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			for _, i := range byLP[e] {
-				results[i] = c.bulkOneSafe(e, ops[i])
+				results[i] = c.bulkOneSafe(pops[i])
 			}
 		}()
 	}
@@ -213,31 +215,32 @@ func failed(err error) OpResult {
 	return OpResult{Charge: ru.Miss(), Err: fault.From(err)}
 }
 
-// bulkEPK is the logical partition of a bulk operation: its own key, or its item's.
-func (c *Container) bulkEPK(op BatchOp) (epk.EPK, error) {
+// bulkOp is the partition operation of a bulk operation, in its own logical partition: the
+// one its key names, or its item's. The item is parsed once, here.
+func (c *Container) bulkOp(op BatchOp) (partition.Operation, error) {
 	if op.PartitionKey == nil && (op.Kind == OpCreate || op.Kind == OpUpsert || op.Kind == OpReplace) {
-		_, e, err := c.parse(op.Item, nil)
-		return e, err
+		item, e, err := c.parse(op.Item, nil)
+		if err != nil {
+			return partition.Operation{}, err
+		}
+		return writeOp(op.Kind, op.ID, e, item, op.IfMatch)
 	}
-	return c.EPK(op.PartitionKey)
+	e, err := c.EPK(op.PartitionKey)
+	if err != nil {
+		return partition.Operation{}, err
+	}
+	return c.batchOp(e, op)
 }
 
-// bulkOneSafe is bulkOne in a worker goroutine, where a panic would take the server down.
-func (c *Container) bulkOneSafe(e epk.EPK, op BatchOp) (res OpResult) {
+// bulkOneSafe runs one bulk operation in a worker goroutine, where a panic would take the
+// server down.
+func (c *Container) bulkOneSafe(pop partition.Operation) (res OpResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = failed(fault.New(fault.Internal, "bulk operation failed: %v", r))
 		}
 	}()
-	return c.bulkOne(e, op)
-}
-
-func (c *Container) bulkOne(e epk.EPK, op BatchOp) OpResult {
-	pop, err := c.batchOp(e, op)
-	if err != nil {
-		return failed(err)
-	}
-	x, err := c.execute(e, nil, pop)
+	x, err := c.execute(pop.EPK, nil, pop)
 	if err != nil {
 		return OpResult{Charge: x.charge, Err: fault.From(err)}
 	}
