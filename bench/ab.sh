@@ -11,7 +11,7 @@
 # (18311, 18312). Needs wrk (Debian: apt-get install wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/wrk.sh # wrkjson
+. bench/wrk.sh # wrkjson, portopen, waitport
 
 : "${A:?A must name the first Partita binary}" "${B:?B must name the second Partita binary}"
 A_LABEL=${A_LABEL:-before}
@@ -39,14 +39,11 @@ go build -o "$WORK/bench" ./bench
 for x in A B; do
 	port=${PORT[$x]}
 	# A server already on the port would be measured in place of ours.
-	if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then echo "ab.sh: port $port is taken" >&2; exit 1; fi
+	if portopen "$port"; then echo "ab.sh: port $port is taken" >&2; exit 1; fi
 	"${BIN[$x]}" serve --data "$WORK/data-$x" --addr "127.0.0.1:$port" --tls=false --rate-limit=false --log-level warn \
 		>"$OUT/ab-${LABEL[$x]}.log" 2>&1 &
 	PID[$x]=$!
-	for _ in $(seq 100); do
-		if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then break; fi
-		sleep 0.1
-	done
+	waitport "$port" || { echo "ab.sh: ${LABEL[$x]} did not open port $port" >&2; exit 1; }
 	"$WORK/bench" -endpoint "http://127.0.0.1:$port" -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null
 done
 sleep 20 # for the compactions of what was just loaded

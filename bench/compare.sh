@@ -16,7 +16,7 @@
 # STAGES (any of "sdk wrk latency"; all by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/wrk.sh # wrkjson
+. bench/wrk.sh # wrkjson, portopen, waitport
 
 OUT=${OUT:-$PWD/bench-results}
 ITEMS=${ITEMS:-100000}
@@ -54,10 +54,7 @@ start() {
 	"$@" >"$OUT/$name.log" 2>&1 &
 	PIDS+=($!)
 	eval "PID_${name//-/_}=$!"
-	for _ in $(seq 100); do
-		if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then return; fi
-		sleep 0.1
-	done
+	waitport "$port" && return
 	echo "compare.sh: $name did not open port $port" >&2
 	exit 1
 }

@@ -1,5 +1,17 @@
-# wrk.sh is sourced by the benchmark scripts (compare.sh, ab.sh) that run wrk, so that its
-# report becomes the same JSON line in each of them.
+# wrk.sh is sourced by the benchmark scripts (compare.sh, ab.sh) that run servers under wrk:
+# the same port probe and the same JSON line from wrk's report in each of them.
+
+# portopen PORT: whether something listens on PORT on loopback.
+portopen() { (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
+
+# waitport PORT: waits up to 10 s for a server to open PORT; fails if none does.
+waitport() {
+	for _ in $(seq 100); do
+		portopen "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # wrkjson SERVER FILE [WORKLOAD]: the `wrk --latency` report in FILE as a JSON line.
 wrkjson() {
