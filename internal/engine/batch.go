@@ -90,7 +90,7 @@ func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) p
 			if err != nil {
 				return nil, "", nil, err
 			}
-			terms = partition.TermsOf(item.Value)
+			terms = partition.TermsOf(item.Value, c.index)
 			ne, err = c.hash(key)
 			return item, ne, terms, err
 		}}
@@ -107,7 +107,7 @@ func (c *Container) batchOp(e epk.EPK, op BatchOp) (partition.Operation, error) 
 		if ie != e {
 			return partition.Operation{}, fault.New(fault.BadRequest, "The partition key of the item in the operation does not match the batch's partition key")
 		}
-		return writeOp(op.Kind, op.ID, e, item, op.IfMatch)
+		return c.writeOp(op.Kind, op.ID, e, item, op.IfMatch)
 	case OpDelete, OpRead, OpPatch:
 		if err := document.ValidateID(op.ID); err != nil {
 			return partition.Operation{}, err
@@ -223,7 +223,7 @@ func (c *Container) bulkOp(op BatchOp) (partition.Operation, error) {
 		if err != nil {
 			return partition.Operation{}, err
 		}
-		return writeOp(op.Kind, op.ID, e, item, op.IfMatch)
+		return c.writeOp(op.Kind, op.ID, e, item, op.IfMatch)
 	}
 	e, err := c.EPK(op.PartitionKey)
 	if err != nil {

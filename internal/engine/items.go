@@ -106,7 +106,7 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
-	op, err := writeOp(kind, id, e, item, o.IfMatch)
+	op, err := c.writeOp(kind, id, e, item, o.IfMatch)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
@@ -114,9 +114,9 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 }
 
 // writeOp is the partition operation that writes item; id, when given, must be the item's.
-func writeOp(kind OpKind, id string, e epk.EPK, item *document.Item, ifMatch string) (partition.Operation, error) {
+func (c *Container) writeOp(kind OpKind, id string, e epk.EPK, item *document.Item, ifMatch string) (partition.Operation, error) {
 	op := partition.Operation{EPK: e, ID: item.ID, Item: item, IfMatch: ifMatch,
-		Terms: partition.TermsOf(item.Value)} // here, in parallel, rather than on the writer
+		Terms: partition.TermsOf(item.Value, c.index)} // here, in parallel, rather than on the writer
 	switch kind {
 	case OpCreate:
 		op.Kind = partition.Create

@@ -5,6 +5,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
@@ -37,7 +38,7 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 	if keys, ok := p.PartitionKeys(c.paths, opts.Params); ok {
 		ranges = c.keyRanges(keys, r)
 	}
-	src := &partitionSource{ranges: ranges}
+	src := &partitionSource{ranges: ranges, index: c.index}
 	for _, part := range c.routes.Load().parts {
 		for _, kr := range ranges {
 			if pr := part.Range(); pr.Max > kr.Min && pr.Min < kr.Max {
@@ -112,41 +113,35 @@ func (c *Container) keyRanges(keys [][]value.Value, r epk.Range) []epk.Range {
 }
 
 // partitionSource reads ranges of EPKs (sorted, disjoint) across the partitions that hold
-// them, in key order.
+// them, in item order: partitions in range order, each in creation order.
 type partitionSource struct {
 	ranges []epk.Range
-	parts  []*partition.Partition
+	parts  []*partition.Partition // sorted by range
+	index  *indexing.Policy
 }
 
-func (s *partitionSource) Scan(from *query.Position, inclusive bool, fn func(query.Position, []byte) (bool, error)) error {
-	var cur *partition.Cursor
-	if from != nil {
-		cur = &partition.Cursor{EPK: epk.EPK(from.EPK), ID: from.ID, Inclusive: inclusive}
-	}
-	var ferr error
-	for _, r := range s.ranges {
-		if cur != nil && r.Max <= cur.EPK {
+func (s *partitionSource) Scan(from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
+	for _, p := range s.parts {
+		pr := p.Range()
+		start, ok := from.Start(string(pr.Min), string(pr.Max))
+		if !ok {
 			continue
 		}
-		for _, p := range s.parts {
-			if pr := p.Range(); cur != nil && pr.Max <= cur.EPK || pr.Max <= r.Min || pr.Min >= r.Max {
-				continue
+		var ferr error
+		stopped := false
+		err := p.Scan(s.ranges, start, func(d partition.Doc) bool {
+			more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON)
+			if err != nil || !more {
+				ferr, stopped = err, true
+				return false
 			}
-			stopped := false
-			err := p.Scan(r, cur, func(e epk.EPK, id string, d partition.Doc) bool {
-				more, err := fn(query.Position{EPK: string(e), ID: id, Created: d.Created}, d.JSON)
-				if err != nil || !more {
-					ferr, stopped = err, true
-					return false
-				}
-				return true
-			})
-			if err != nil {
-				return fault.New(fault.Internal, "reading items: %v", err)
-			}
-			if stopped {
-				return ferr
-			}
+			return true
+		})
+		if err != nil {
+			return fault.New(fault.Internal, "reading items: %v", err)
+		}
+		if stopped {
+			return ferr
 		}
 	}
 	return nil
@@ -171,39 +166,37 @@ func (s *partitionSource) Count() (int64, bool) {
 func (s *partitionSource) Parts() []query.Reader {
 	parts := make([]query.Reader, len(s.parts))
 	for i, p := range s.parts {
-		parts[i] = &partitionSource{ranges: s.ranges, parts: []*partition.Partition{p}}
+		parts[i] = &partitionSource{ranges: s.ranges, parts: []*partition.Partition{p}, index: s.index}
 	}
 	return parts
 }
 
-// ScanIndex reads, in key order, the items of the source's ranges that an index range holds.
-func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Position, inclusive bool, fn func(query.Position, []byte) (bool, error)) error {
-	var cur *partition.Cursor
-	if from != nil {
-		cur = &partition.Cursor{EPK: epk.EPK(from.EPK), ID: from.ID, Inclusive: inclusive}
-	}
-	for _, r := range s.ranges {
-		for _, p := range s.parts {
-			if pr := p.Range(); pr.Max <= r.Min || pr.Min >= r.Max || cur != nil && pr.Max <= cur.EPK {
-				continue
+// Indexes reports whether the container's range index records path.
+func (s *partitionSource) Indexes(path string) bool { return s.index.Indexes(path) }
+
+// ScanIndex reads, in item order, the items of the source's ranges that an index range holds.
+func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
+	for _, p := range s.parts {
+		pr := p.Range()
+		start, ok := from.Start(string(pr.Min), string(pr.Max))
+		if !ok {
+			continue
+		}
+		var ferr error
+		stopped := false
+		err := p.IndexScan(ir.Path, ir.Lo, ir.Hi, s.ranges, start, func(d partition.Doc) bool {
+			more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON)
+			if err != nil || !more {
+				ferr, stopped = err, true
+				return false
 			}
-			keys, err := p.IndexScan(ir.Path, ir.Lo, ir.Hi, r, cur)
-			if err != nil {
-				return fault.New(fault.Internal, "reading the index: %v", err)
-			}
-			for _, k := range keys {
-				d, ok, err := p.Get(k.EPK, k.ID)
-				if err != nil {
-					return fault.New(fault.Internal, "reading items: %v", err)
-				}
-				if !ok {
-					continue // deleted since the index was read
-				}
-				more, err := fn(query.Position{EPK: string(k.EPK), ID: k.ID, Created: d.Created}, d.JSON)
-				if err != nil || !more {
-					return err
-				}
-			}
+			return true
+		})
+		if err != nil {
+			return fault.New(fault.Internal, "reading the index: %v", err)
+		}
+		if stopped {
+			return ferr
 		}
 	}
 	return nil
@@ -212,21 +205,14 @@ func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Position, i
 // ScanOrdered lists a single partition's items in the order of their value at path, from its
 // range index, when the index can give that order (see query.OrderedReader).
 func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, fn func(query.Position, []byte, []byte) (bool, error)) (bool, error) {
-	if len(s.parts) != 1 || len(s.ranges) != 1 {
+	if len(s.parts) != 1 || len(s.ranges) != 1 || !s.index.Indexes(path) {
 		return false, nil
 	}
 	p := s.parts[0]
+	pr := p.Range()
 	var ferr error
-	ok, err := p.IndexOrdered(path, from, to, s.ranges[0], desc, func(c partition.Cursor, indexed []byte) bool {
-		d, found, err := p.Get(c.EPK, c.ID)
-		if err != nil {
-			ferr = fault.New(fault.Internal, "reading items: %v", err)
-			return false
-		}
-		if !found {
-			return true // deleted since the index was read
-		}
-		more, err := fn(query.Position{EPK: string(c.EPK), ID: c.ID, Created: d.Created}, d.JSON, indexed)
+	ok, err := p.IndexOrdered(path, from, to, s.ranges[0], desc, func(d partition.Doc, indexed []byte) bool {
+		more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON, indexed)
 		if err != nil {
 			ferr = err
 		}

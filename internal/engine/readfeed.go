@@ -1,17 +1,16 @@
 package engine
 
 import (
-	"encoding/base64"
-	"encoding/json"
-
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
 )
 
-// ReadFeedPage is one page of a container's items in (EPK, id) order.
+// ReadFeedPage is one page of a container's items in item order: partitions in range order,
+// each in creation order.
 type ReadFeedPage struct {
 	Docs   [][]byte
 	Next   string // continuation token; empty on the last page
@@ -22,11 +21,6 @@ type ReadFeedPage struct {
 
 // DefaultPageSize is how many items a page holds when the client leaves it to the server.
 const DefaultPageSize = 100
-
-type readFeedToken struct {
-	EPK string `json:"e"` // hex
-	ID  string `json:"i"`
-}
 
 // KeyRange is the EPK range of the items under key: one logical partition for a full key, or
 // every logical partition under a prefix of a hierarchical key.
@@ -45,39 +39,37 @@ func (c *Container) KeyRange(key epk.Key) (epk.Range, error) {
 }
 
 // ReadFeed returns up to max items of the range r after the position in token ("" for the
-// start). Tokens are positions in the container's key order, so they stay valid when
-// partitions split.
+// start). Tokens name the partition range and the creation sequence they stopped at, so they
+// stay valid when partitions split: the children resume after the same sequence.
 func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if max <= 0 {
 		max = DefaultPageSize
 	}
-	var after *partition.Cursor
+	var after *query.Resume
 	if token != "" {
-		cur, err := decodeReadFeedToken(token)
-		if err != nil {
-			return ReadFeedPage{Charge: ru.Miss()}, err
+		var ok bool
+		if after, ok = query.DecodeResume(token); !ok {
+			return ReadFeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest, "The continuation token %q is not valid; pass back the token a previous page returned", token)
 		}
-		after = &cur
 	}
 	page := ReadFeedPage{Partitions: map[uint32]uint64{}}
 	bytes := 0
-	var last partition.Cursor
+	var last query.Position
+	ranges := []epk.Range{r}
 	for _, p := range c.routes.Load().parts {
 		pr := p.Range()
-		if after != nil && pr.Max <= after.EPK || pr.Max <= r.Min || pr.Min >= r.Max {
+		start, ok := after.Start(string(pr.Min), string(pr.Max))
+		if !ok || pr.Max <= r.Min || pr.Min >= r.Max {
 			continue
 		}
 		page.Partitions[p.ID()] = p.Stats().LSN
-		err := p.Scan(r, after, func(e epk.EPK, id string, d partition.Doc) bool {
-			if len(page.Docs) == max {
-				return false
-			}
+		err := p.Scan(ranges, start, func(d partition.Doc) bool {
 			page.Docs = append(page.Docs, append([]byte(nil), d.JSON...))
 			bytes += len(d.JSON)
-			last = partition.Cursor{EPK: e, ID: id}
-			return true
+			last = query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}
+			return len(page.Docs) < max
 		})
 		if err != nil {
 			return ReadFeedPage{Charge: ru.Miss()}, fault.New(fault.Internal, "reading items: %v", err)
@@ -87,7 +79,7 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, 
 		}
 	}
 	if len(page.Docs) == max {
-		page.Next = encodeReadFeedToken(last)
+		page.Next = query.EncodeResume(after.After(last))
 	}
 	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions))
 	var used []*partition.Partition
@@ -100,26 +92,4 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, 
 		spend(page.Charge, used...)
 	}
 	return page, nil
-}
-
-func encodeReadFeedToken(c partition.Cursor) string {
-	b, _ := json.Marshal(readFeedToken{EPK: c.EPK.Hex(), ID: c.ID})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeReadFeedToken(s string) (partition.Cursor, error) {
-	bad := fault.New(fault.BadRequest, "The continuation token %q is not valid; pass back the token a previous page returned", s)
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return partition.Cursor{}, bad
-	}
-	var t readFeedToken
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return partition.Cursor{}, bad
-	}
-	e, err := epk.ParseHex(t.EPK)
-	if err != nil {
-		return partition.Cursor{}, bad
-	}
-	return partition.Cursor{EPK: e, ID: t.ID}, nil
 }

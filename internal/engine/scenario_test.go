@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // TestScenarios runs the stories under testdata/scenarios. Commands:
@@ -27,6 +30,15 @@ import (
 //	partitions container=C [ranges]
 //	    the number of partitions, whether they tile the space and name parents, the items
 //	    readable exactly once; with ranges, each range (only where splits are deterministic)
+//	insert container=C [policy=none]
+//	    one item per input line "pk id", in order, by one writer
+//	delete container=C pk=K id=I
+//	split container=C at-pk=K
+//	    splits the partition that holds K's logical partition at K's EPK
+//	query container=C [page=N] [pages=P] [from=T] [save=T] [range=I] [noindex]
+//	    runs the input SQL (default SELECT * FROM c) page by page, printing the ids of each
+//	    page, over the whole container or over the partition with range id I, starting at
+//	    the continuation saved as T; stops after P pages and saves the continuation as T
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -36,6 +48,7 @@ func TestScenarios(t *testing.T) {
 			}
 		}()
 		written := map[string]map[string]string{} // container -> id -> partition key
+		tokens := map[string]string{}             // saved continuations
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			switch td.Cmd {
 			case "open":
@@ -53,8 +66,17 @@ func TestScenarios(t *testing.T) {
 				td.ScanArgs(t, "id", &id)
 				td.MaybeScanArgs(t, "throughput", &manual)
 				td.MaybeScanArgs(t, "autoscale", &auto)
-				info, err := e.CreateContainer("db", ContainerSpec{ID: id, PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2},
-					Throughput: &Throughput{Manual: manual, AutoscaleMax: auto}})
+				spec := ContainerSpec{ID: id, PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2},
+					Throughput: &Throughput{Manual: manual, AutoscaleMax: auto}}
+				if td.HasArg("policy") {
+					var policy string
+					td.ScanArgs(t, "policy", &policy)
+					spec.Indexing = json.RawMessage(map[string]string{
+						"none":   `{"indexingMode":"consistent","automatic":true,"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`,
+						"only-n": `{"includedPaths":[{"path":"/n/?"}],"excludedPaths":[{"path":"/*"}]}`,
+					}[policy])
+				}
+				info, err := e.CreateContainer("db", spec)
 				if err != nil {
 					return err.Error()
 				}
@@ -90,6 +112,51 @@ func TestScenarios(t *testing.T) {
 					written[id][fmt.Sprintf("hammer-%d", i)] = key
 				}
 				return "never throttled"
+			case "insert":
+				var id string
+				td.ScanArgs(t, "container", &id)
+				c, _ := e.Container("db", id)
+				for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+					f := strings.Fields(line)
+					if len(f) != 2 {
+						t.Fatalf("insert wants \"pk id\" lines, got %q", line)
+					}
+					if _, err := c.CreateItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, len(written[id]))), ItemOptions{}); err != nil {
+						return err.Error()
+					}
+					written[id][f[1]] = f[0]
+				}
+				return "ok"
+			case "delete":
+				var id, pk, itemID string
+				td.ScanArgs(t, "container", &id)
+				td.ScanArgs(t, "pk", &pk)
+				td.ScanArgs(t, "id", &itemID)
+				c, _ := e.Container("db", id)
+				if _, err := c.DeleteItem(key(pk), itemID, ItemOptions{}); err != nil {
+					return err.Error()
+				}
+				delete(written[id], itemID)
+				return "ok"
+			case "split":
+				var id, pk string
+				td.ScanArgs(t, "container", &id)
+				td.ScanArgs(t, "at-pk", &pk)
+				c, _ := e.Container("db", id)
+				at, err := c.EPK(key(pk))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := e.split(c, c.routes.Load().lookup(at).ID(), at); err != nil {
+					return err.Error()
+				}
+				var b strings.Builder
+				for _, p := range c.Partitions() {
+					fmt.Fprintf(&b, "%d ", p.ID())
+				}
+				return "partitions " + strings.TrimSpace(b.String())
+			case "query":
+				return scenarioQuery(t, e, td, tokens)
 			case "partitions":
 				var id string
 				td.ScanArgs(t, "container", &id)
@@ -103,6 +170,62 @@ func TestScenarios(t *testing.T) {
 			return ""
 		})
 	})
+}
+
+func scenarioQuery(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[string]string) string {
+	var id, from, save string
+	page, pages, rangeID := 0, -1, -1
+	td.ScanArgs(t, "container", &id)
+	td.MaybeScanArgs(t, "page", &page)
+	td.MaybeScanArgs(t, "pages", &pages)
+	td.MaybeScanArgs(t, "from", &from)
+	td.MaybeScanArgs(t, "save", &save)
+	td.MaybeScanArgs(t, "range", &rangeID)
+	sql := strings.TrimSpace(td.Input)
+	if sql == "" {
+		sql = "SELECT * FROM c"
+	}
+	c, _ := e.Container("db", id)
+	prep, err := query.Prepare(sql)
+	if err != nil {
+		return err.Error()
+	}
+	r := epk.All
+	if rangeID >= 0 {
+		if r, err = c.PartitionRange(uint32(rangeID)); err != nil {
+			return err.Error()
+		}
+	}
+	var b strings.Builder
+	tok := tokens[from]
+	for n := 0; n != pages; n++ {
+		res, err := c.Query(prep, r, query.Options{MaxItems: page, Continuation: tok, NoIndex: td.HasArg("noindex")})
+		if err != nil {
+			return err.Error()
+		}
+		var ids []string
+		for _, v := range res.Results {
+			switch {
+			case v.Kind() == value.Object:
+				ids = append(ids, v.Get("id").Str())
+			default:
+				ids = append(ids, string(value.AppendJSON(nil, v)))
+			}
+		}
+		if len(ids) == 0 {
+			ids = []string{"(empty page)"}
+		}
+		fmt.Fprintf(&b, "%s\n", strings.Join(ids, " "))
+		tok = res.Next
+		if tok == "" {
+			b.WriteString("end\n")
+			break
+		}
+	}
+	if save != "" {
+		tokens[save] = tok
+	}
+	return b.String()
 }
 
 func scenarioWrite(t *testing.T, e *Engine, td *datadriven.TestData, written map[string]map[string]string) string {
@@ -198,7 +321,7 @@ func scenarioPartitions(t *testing.T, e *Engine, c *Container, written map[strin
 	tiles = tiles && next == epk.Max
 	seen := map[string]int{}
 	for _, p := range c.Partitions() {
-		p.Scan(epk.All, nil, func(_ epk.EPK, id string, _ partitionDoc) bool { seen[id]++; return true })
+		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { seen[d.ID]++; return true })
 	}
 	once := len(seen) == len(written)
 	for id, pk := range written {

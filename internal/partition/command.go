@@ -17,8 +17,12 @@ type Command struct {
 
 // A Change writes or deletes one item and records the new statistics of its logical partition.
 type Change struct {
-	EPK    string
-	ID     string
+	EPK string
+	ID  string
+	// Seq is the item's creation sequence, the key of its document.
+	Seq uint64
+	// New is set when the change creates the item: its item and order keys are written.
+	New    bool
 	Delete bool
 	// Value is the stored value (see value.go); nil when Delete.
 	Value []byte
@@ -27,30 +31,49 @@ type Change struct {
 	Logical counts
 	// IndexDel and IndexAdd are the index terms the change removes and adds.
 	IndexDel, IndexAdd [][]byte
+	// terms are all the index terms of Value, for later commands of the group that replace
+	// it again; not part of what is applied.
+	terms [][]byte
 }
 
 // apply writes the command into b.
 func (p *Partition) apply(b *storage.Batch, c *Command) error {
 	var key []byte
+	var seq [8]byte
 	for i := range c.Changes {
 		ch := &c.Changes[i]
-		key = storage.DocKey(key[:0], p.container, ch.EPK, ch.ID)
 		var err error
-		if ch.Delete {
-			err = b.Delete(key)
-		} else {
-			err = b.Set(key, ch.Value)
+		doc := storage.DocKey(key[:0], p.container, ch.Seq)
+		switch {
+		case ch.Delete:
+			err = b.Delete(doc)
+			if err == nil {
+				err = b.Delete(storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID))
+			}
+			if err == nil {
+				err = b.Delete(storage.OrderKey(key[:0], p.container, p.id, ch.Seq))
+			}
+		case ch.New:
+			err = b.Set(doc, ch.Value)
+			if err == nil {
+				err = b.Set(storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID), storage.EncodeSeq(seq[:0], ch.Seq))
+			}
+			if err == nil {
+				err = b.Set(storage.OrderKey(key[:0], p.container, p.id, ch.Seq), []byte(ch.EPK))
+			}
+		default:
+			err = b.Set(doc, ch.Value)
 		}
 		if err != nil {
 			return err
 		}
 		for _, t := range ch.IndexDel {
-			if err := b.Delete(storage.IndexKey(key[:0], p.container, p.id, t, ch.EPK, ch.ID)); err != nil {
+			if err := b.Delete(storage.IndexKey(key[:0], p.container, p.id, t, ch.Seq)); err != nil {
 				return err
 			}
 		}
 		for _, t := range ch.IndexAdd {
-			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, ch.EPK, ch.ID), nil); err != nil {
+			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, ch.Seq), nil); err != nil {
 				return err
 			}
 		}

@@ -2,33 +2,40 @@ package partition
 
 import (
 	"bytes"
-	"encoding/binary"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
 )
 
-// IndexTerms returns the range index terms of an item body: one per primitive value at each
-// path (see value.Terms), encoded as storage.IndexTerm, sorted and without duplicates. System
-// properties are not indexed.
-func IndexTerms(body []byte) ([][]byte, error) {
+// IndexTerms returns the range index terms of an item body under an indexing policy: one per
+// primitive value at each path the policy indexes (see value.Terms), encoded as
+// storage.IndexTerm, sorted and without duplicates. System properties are not indexed.
+func IndexTerms(body []byte, pol *indexing.Policy) ([][]byte, error) {
+	if pol.IndexesNothing() {
+		return nil, nil
+	}
 	v, err := value.Parse(body)
 	if err != nil {
 		return nil, err
 	}
-	return TermsOf(v), nil
+	return TermsOf(v, pol), nil
 }
 
 // TermsOf is IndexTerms of an item already parsed.
-func TermsOf(v value.Value) [][]byte {
+func TermsOf(v value.Value, pol *indexing.Policy) [][]byte {
+	if pol.IndexesNothing() {
+		return nil
+	}
 	var terms [][]byte
 	var ord []byte
 	value.Terms(v, func(path string, leaf value.Value) {
-		if isSystemPath(path) {
+		if isSystemPath(path) || !pol.Indexes(path) {
 			return
 		}
 		var ok bool
@@ -72,142 +79,190 @@ func termDiff(old, new [][]byte) (del, add [][]byte) {
 	return del, add
 }
 
-// IndexScan lists, in (EPK, id) order and once each, the items of the partition whose EPK is in
-// r, that come after the cursor (at it, when inclusive), and that have an index entry at path
-// with an encoded value in [lo, hi).
-func (p *Partition) IndexScan(path string, lo, hi []byte, r epk.Range, after *Cursor) ([]Cursor, error) {
+// IndexScan calls fn, in creation order and once each, with the items of the partition whose
+// EPK is in one of ranges (sorted, disjoint), whose creation sequence is at least from, and
+// that have an index entry at path with an encoded value in [lo, hi).
+func (p *Partition) IndexScan(path string, lo, hi []byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	clipped := p.clip(ranges)
+	if len(clipped) == 0 {
+		return nil
+	}
+	whole := len(clipped) == 1 && clipped[0] == p.rng
 	prefix := storage.IndexPathPrefix(path)
 	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], lo...))
 	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], hi...))
-	it, err := p.db.NewIter(start, end)
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	it, err := snap.NewIter(start, end)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer it.Close()
-	var out []Cursor
+	var seqs []uint64
 	for it.First(); it.Valid(); it.Next() {
-		e, id, err := storage.ParseIndexKey(it.Key(), len(prefix))
+		_, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
 		if err != nil {
-			return nil, err
+			it.Close()
+			return err
 		}
-		c := Cursor{EPK: epk.EPK(e), ID: id}
-		if !r.Contains(c.EPK) || after != nil && !after.before(c) {
+		if seq >= from {
+			seqs = append(seqs, seq)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return err
+	}
+	defer docs.close()
+	for _, seq := range seqs {
+		d, ok, err := docs.get(seq)
+		if err != nil {
+			return err
+		}
+		if !ok || !whole && !inRanges(clipped, epk.EPK(d.epk)) {
 			continue
 		}
-		out = append(out, c)
-	}
-	if err := it.Error(); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].less(out[j]) })
-	uniq := out[:0]
-	for i, c := range out {
-		if i == 0 || c != out[i-1] {
-			uniq = append(uniq, c)
+		if !fn(d.doc(seq)) {
+			return nil
 		}
 	}
-	return uniq, nil
+	return nil
 }
 
-func (c Cursor) less(d Cursor) bool {
-	return c.EPK < d.EPK || c.EPK == d.EPK && c.ID < d.ID
-}
-
-// before reports whether d comes after the cursor (or is the cursor itself, if inclusive).
-func (c Cursor) before(d Cursor) bool {
-	if c.Inclusive && c.EPK == d.EPK && c.ID == d.ID {
-		return true
+// inRanges reports whether e lies in one of ranges.
+func inRanges(ranges []epk.Range, e epk.EPK) bool {
+	for _, r := range ranges {
+		if r.Contains(e) {
+			return true
+		}
 	}
-	return c.less(d)
-}
-
-// Get returns the item (e, id) with its creation order; ok is false when it does not exist.
-func (p *Partition) Get(e epk.EPK, id string) (d Doc, ok bool, err error) {
-	var buf [256]byte
-	v, closer, err := p.db.Get(storage.DocKey(buf[:0], p.container, string(e), id))
-	if storage.IsNotFound(err) {
-		return Doc{}, false, nil
-	}
-	if err != nil {
-		return Doc{}, false, err
-	}
-	defer closer.Close()
-	docRID, lsn, json, err := decodeValue(v)
-	if err != nil {
-		return Doc{}, false, err
-	}
-	out := make([]byte, len(json))
-	copy(out, json)
-	return Doc{JSON: out, LSN: lsn, Created: binary.BigEndian.Uint64(docRID[:])}, true, nil
+	return false
 }
 
 // IndexOrdered calls fn with the items of the partition whose EPK is in r, in the order of
 // their value at path (descending when desc), with the encoded value each entry records.
-// Values the index records equally (long strings cut to the same prefix) come in no
-// particular order; the caller orders them by their full value.
+// Values the index records equally (long strings cut to the same prefix) come in creation
+// order; the caller orders them by their full value.
 //
 // With bounds (encoded values [from, to)), only those entries are listed: the caller's filter
 // excludes every other item. Without, ok is false and fn is not called when the index cannot
-// give the full order: some item in r has no value at path, or an array or object there
-// (those order by content, which the index does not keep).
-func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc bool, fn func(c Cursor, value []byte) bool) (ok bool, err error) {
+// give the full order: r does not cover the partition, or some item has no value at path, or
+// an array or object there (those order by content, which the index does not keep).
+func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc bool, fn func(d Doc, value []byte) bool) (ok bool, err error) {
+	clipped := p.clip([]epk.Range{r})
+	if len(clipped) == 0 {
+		return true, nil
+	}
+	whole := clipped[0] == p.rng
 	prefix := storage.IndexPathPrefix(path)
 	bounded := from != nil
 	if !bounded {
+		if !whole {
+			return false, nil
+		}
 		from, to = nil, []byte{0xFF}
 	}
 	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], from...))
 	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], to...))
-	it, err := p.db.NewIter(start, end)
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	it, err := snap.NewIter(start, end)
 	if err != nil {
 		return false, err
 	}
 	defer it.Close()
-	lo, hi := max(r.Min, p.rng.Min), min(r.Max, p.rng.Max)
 	if !bounded {
-		if ok, err := p.indexComplete(it, len(prefix), lo, hi); !ok || err != nil {
+		if ok, err := p.indexComplete(snap, it, len(prefix)); !ok || err != nil {
 			return false, err
 		}
+	}
+	var key []byte
+	var run []uint64 // the sequences of a run of equal values, which the index lists ascending
+	var runValue []byte
+	var ferr error
+	emit := func() bool {
+		if desc {
+			slices.Sort(run)
+		}
+		for _, seq := range run {
+			key = storage.DocKey(key[:0], p.container, seq)
+			v, err := snap.Get(nil, key)
+			if storage.IsNotFound(err) {
+				continue
+			}
+			var d stored
+			if err == nil {
+				d, err = decodeValue(v)
+			}
+			if err != nil {
+				ferr = err
+				return false
+			}
+			if !whole && !clipped[0].Contains(epk.EPK(d.epk)) {
+				continue
+			}
+			if !fn(d.doc(seq), runValue) {
+				return false
+			}
+		}
+		run = run[:0]
+		return true
 	}
 	next, valid := it.Next, it.First
 	if desc {
 		next, valid = it.Prev, it.Last
 	}
 	for valid(); it.Valid(); next() {
-		v, e, id, err := storage.ParseIndexEntry(it.Key(), len(prefix))
+		v, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
 		if err != nil {
 			return true, err
 		}
-		if epk.EPK(e) < lo || epk.EPK(e) >= hi {
-			continue
+		if len(run) > 0 && !bytes.Equal(v, runValue) {
+			if !emit() {
+				return true, ferr
+			}
 		}
-		if !fn(Cursor{EPK: epk.EPK(e), ID: id}, v) {
-			break
+		if len(run) == 0 {
+			runValue = append(runValue[:0], v...)
 		}
+		run = append(run, seq)
+	}
+	if len(run) > 0 {
+		emit()
+	}
+	if ferr != nil {
+		return true, ferr
 	}
 	return true, it.Error()
 }
 
-// indexComplete reports whether every item with an EPK in [lo, hi) has a primitive value in
-// the index range it iterates.
-func (p *Partition) indexComplete(it *storage.Iter, prefixLen int, lo, hi epk.EPK) (bool, error) {
-	want, err := p.sumLogical(epk.Range{Min: lo, Max: hi})
-	if err != nil {
+// indexComplete reports whether every item of the partition, as of the snapshot, has a
+// primitive value in the index range it iterates.
+func (p *Partition) indexComplete(snap *storage.Snapshot, it *storage.Iter, prefixLen int) (bool, error) {
+	v, err := snap.Get(nil, storage.PartitionKey(p.container, p.id))
+	var st state
+	switch {
+	case err == nil:
+		if st, err = decodeState(v); err != nil {
+			return false, err
+		}
+	case !storage.IsNotFound(err):
 		return false, err
 	}
 	var n int64
 	for it.First(); it.Valid(); it.Next() {
-		v, e, _, err := storage.ParseIndexEntry(it.Key(), prefixLen)
+		v, _, err := storage.ParseIndexEntry(it.Key(), prefixLen)
 		if err != nil {
 			return false, err
-		}
-		if epk.EPK(e) < lo || epk.EPK(e) >= hi {
-			continue
 		}
 		if v[0] >= 0x06 {
 			return false, nil // an array or object at path
 		}
 		n++
 	}
-	return n == want.Items, it.Error() // fewer: some item has no value at path
+	return n == st.Items, it.Error() // fewer: some item has no value at path
 }

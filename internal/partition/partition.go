@@ -1,13 +1,14 @@
 package partition
 
 import (
-	"encoding/binary"
-	"io"
+	"bytes"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/storage"
@@ -25,6 +26,10 @@ type Config struct {
 	SelfPrefix string
 	// MaxLogicalBytes caps the bytes of one logical partition.
 	MaxLogicalBytes int64
+	// Seq hands out creation sequences; every partition of the container shares it.
+	Seq *Sequence
+	// Index says which paths the range index records; nil records every path.
+	Index *indexing.Policy
 }
 
 // Partition is one open physical partition.
@@ -36,6 +41,8 @@ type Partition struct {
 	rid        rid.Container
 	selfPrefix string
 	maxLogical int64
+	seq        *Sequence
+	index      *indexing.Policy
 
 	// published is the state as of the last committed group; the writer goroutine owns the
 	// authoritative copy and stores here after each commit.
@@ -65,6 +72,9 @@ type Partition struct {
 // Open opens a partition and starts its writer. Its state is read from storage; a partition
 // that never committed a command starts at LSN 0 (or at startLSN, for the children of a split).
 func Open(cfg Config, startLSN uint64) (*Partition, error) {
+	if cfg.Seq == nil {
+		return nil, fault.New(fault.Internal, "partition: a partition needs its container's Sequence")
+	}
 	p := &Partition{
 		db:         cfg.DB,
 		container:  cfg.Container,
@@ -73,6 +83,8 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		rid:        cfg.ContainerRID,
 		selfPrefix: cfg.SelfPrefix,
 		maxLogical: cfg.MaxLogicalBytes,
+		seq:        cfg.Seq,
+		index:      cfg.Index,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 	}
@@ -86,6 +98,7 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 	case !storage.IsNotFound(err):
 		return nil, err
 	}
+	p.seq.atLeast(st.Seq)
 	p.published.Store(&st)
 	p.applied.Store(st.LSN)
 	go p.run(st)
@@ -143,9 +156,12 @@ func (p *Partition) Close() {
 type Doc struct {
 	JSON []byte
 	LSN  uint64
-	// Created orders items by creation within a logical partition (the item half of its
-	// _rid); Cosmos returns the items of a logical partition in this order.
-	Created uint64
+	// Seq is the item's creation sequence: the items of a physical partition sort by it in
+	// the order Cosmos returns them without ORDER BY. Read leaves it zero.
+	Seq uint64
+	// EPK and ID say which item it is, in scans.
+	EPK epk.EPK
+	ID  string
 }
 
 // ETag is the etag of the version.
@@ -154,14 +170,24 @@ func (d Doc) ETag() string { return ETag(d.LSN) }
 // Read returns the item (e, id), or NotFound. Its JSON is appended to dst.
 func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	var buf [256]byte
-	key := storage.DocKey(buf[:0], p.container, string(e), id)
+	key := storage.ItemKey(buf[:0], p.container, string(e), id)
 	v, gen, cached := p.db.Rows.Lookup(key)
 	if !cached {
-		var closer io.Closer
-		var err error
-		v, closer, err = p.db.Get(key)
+		sv, closer, err := p.db.Get(key)
 		if storage.IsNotFound(err) {
 			return Doc{}, notFound()
+		}
+		if err != nil {
+			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
+		}
+		seq, err := storage.DecodeSeq(sv)
+		closer.Close()
+		if err != nil {
+			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
+		}
+		v, closer, err = p.db.Get(storage.DocKey(buf[len(key):len(key)], p.container, seq))
+		if storage.IsNotFound(err) {
+			return Doc{}, notFound() // deleted between the two reads
 		}
 		if err != nil {
 			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
@@ -169,61 +195,138 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 		defer closer.Close()
 		p.db.Rows.Fill(key, v, gen)
 	}
-	_, lsn, json, err := decodeValue(v)
+	d, err := decodeValue(v)
 	if err != nil {
 		return Doc{}, fault.New(fault.Internal, "%v", err)
 	}
 	// Pebble's buffer is only valid until closer.Close.
-	return Doc{JSON: append(dst, json...), LSN: lsn}, nil
+	return Doc{JSON: append(dst, d.json...), LSN: d.lsn}, nil
 }
 
-// Cursor is a position in a container's (EPK, id) order, independent of partitions, so it
-// stays meaningful when the partition it was taken in splits.
-type Cursor struct {
-	EPK epk.EPK
-	ID  string
-	// Inclusive starts at the cursor's own item instead of after it.
-	Inclusive bool
-}
-
-// Scan calls fn for every item of the partition whose EPK is within r, in (EPK, id) order,
-// starting after the cursor when one is given, until fn returns false. The slices passed to fn
-// are only valid during the call.
-func (p *Partition) Scan(r epk.Range, after *Cursor, fn func(e epk.EPK, id string, d Doc) bool) error {
-	lo, hi := max(r.Min, p.rng.Min), min(r.Max, p.rng.Max)
-	if lo >= hi {
+// Scan calls fn, in creation order, for every item of the partition whose EPK lies in one of
+// ranges (sorted and disjoint) and whose creation sequence is at least from, until fn returns
+// false. The slices passed to fn are only valid during the call.
+//
+// When the ranges cover the partition, the scan walks its creation order; otherwise it
+// gathers the items of the ranges' logical partitions and sorts them, which costs a read of
+// every item key in the ranges per call.
+func (p *Partition) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	clipped := p.clip(ranges)
+	if len(clipped) == 0 {
 		return nil
 	}
-	start, end := storage.DocSpan(p.container, string(lo), string(hi))
-	if after != nil {
-		k := storage.DocKey(nil, p.container, string(after.EPK), after.ID)
-		if !after.Inclusive {
-			k = append(k, 0) // the smallest key above the cursor's
-		}
-		if string(k) > string(start) {
-			start = k
-		}
-	}
-	it, err := p.db.NewIter(start, end)
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	docs, err := p.docReader(snap)
 	if err != nil {
 		return err
 	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		e, id, err := storage.ParseDocKey(it.Key())
+	defer docs.close()
+	if len(clipped) == 1 && clipped[0] == p.rng {
+		_, end := storage.OrderPartitionSpan(p.container, p.id)
+		it, err := snap.NewIter(storage.OrderKey(nil, p.container, p.id, from), end)
 		if err != nil {
 			return err
 		}
-		docRID, lsn, json, err := decodeValue(it.Value())
+		defer it.Close()
+		for it.First(); it.Valid(); it.Next() {
+			seq, err := storage.SeqOf(it.Key())
+			if err != nil {
+				return err
+			}
+			d, ok, err := docs.get(seq)
+			if err != nil {
+				return err
+			}
+			if ok && !fn(d.doc(seq)) {
+				return nil
+			}
+		}
+		return it.Error()
+	}
+	seqs, err := p.seqsIn(snap, clipped, from)
+	if err != nil {
+		return err
+	}
+	for _, seq := range seqs {
+		d, ok, err := docs.get(seq)
 		if err != nil {
 			return err
 		}
-		if !fn(epk.EPK(e), id, Doc{JSON: json, LSN: lsn, Created: binary.BigEndian.Uint64(docRID[:])}) {
-			break
+		if ok && !fn(d.doc(seq)) {
+			return nil
 		}
 	}
-	return it.Error()
+	return nil
 }
+
+// clip returns the parts of ranges that the partition owns.
+func (p *Partition) clip(ranges []epk.Range) []epk.Range {
+	var out []epk.Range
+	for _, r := range ranges {
+		lo, hi := max(r.Min, p.rng.Min), min(r.Max, p.rng.Max)
+		if lo < hi {
+			out = append(out, epk.Range{Min: lo, Max: hi})
+		}
+	}
+	return out
+}
+
+// seqsIn lists, sorted, the creation sequences (from on) of the items whose EPK is in ranges.
+func (p *Partition) seqsIn(snap *storage.Snapshot, ranges []epk.Range, from uint64) ([]uint64, error) {
+	var seqs []uint64
+	for _, r := range ranges {
+		lo, hi := storage.ItemSpan(p.container, string(r.Min), string(r.Max))
+		it, err := snap.NewIter(lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for it.First(); it.Valid(); it.Next() {
+			seq, err := storage.DecodeSeq(it.Value())
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			if seq >= from {
+				seqs = append(seqs, seq)
+			}
+		}
+		if err := it.Close(); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+// docReader reads documents by creation sequence, cheaply when the sequences ascend: its
+// iterator steps forward instead of searching again.
+type docReader struct {
+	p   *Partition
+	it  *storage.Iter
+	key []byte
+}
+
+func (p *Partition) docReader(snap *storage.Snapshot) (*docReader, error) {
+	lo, hi := storage.ContainerDocSpan(p.container)
+	it, err := snap.NewIter(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return &docReader{p: p, it: it}, nil
+}
+
+// get returns the document seq, decoded; its slices are valid until the next get.
+func (r *docReader) get(seq uint64) (stored, bool, error) {
+	r.key = storage.DocKey(r.key[:0], r.p.container, seq)
+	if !r.it.SeekGE(r.key) || !bytes.Equal(r.it.Key(), r.key) {
+		return stored{}, false, r.it.Error() // deleted since the entry that named it was read
+	}
+	d, err := decodeValue(r.it.Value())
+	return d, err == nil, err
+}
+
+func (r *docReader) close() { r.it.Close() }
 
 // errClosed refuses operations once the partition is closing; the client may retry, and a
 // split's children (or a restarted server) will take them.

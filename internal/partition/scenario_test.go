@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,6 +101,7 @@ type scenario struct {
 	dir        string
 	db         *storage.DB
 	maxLogical int64
+	seq        *Sequence    // the container's, shared by its partitions; new on every reopen
 	parts      []*Partition // open, in range order
 	parents    []*Partition // closed by a split
 	etags      map[string]string
@@ -160,7 +162,7 @@ func (s *scenario) config(id uint32, r epk.Range) Config {
 	return Config{
 		DB: s.db, Container: scenarioContainer, ID: id, Range: r, ContainerRID: scenarioRID,
 		SelfPrefix:      "dbs/" + rid.ForDatabase(3).String() + "/colls/" + scenarioRID.String() + "/docs/",
-		MaxLogicalBytes: s.maxLogical,
+		MaxLogicalBytes: s.maxLogical, Seq: s.seq,
 	}
 }
 
@@ -172,6 +174,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		td.MaybeScanArgs(t, "max-logical-bytes", &s.maxLogical)
 		s.dir = t.TempDir()
 		db, err := storage.Open(s.dir, storage.Options{})
+		s.seq = &Sequence{}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,6 +278,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			t.Fatal(err)
 		}
 		db, err := storage.Open(s.dir, storage.Options{})
+		s.seq = &Sequence{}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -431,7 +435,7 @@ func (s *scenario) parseOp(kind string, args []datadriven.CmdArg) *opSpec {
 		if ke := epk.SchemeV2.Hash(key); ke != e {
 			t.Fatalf("item's EPK %s is not the pk's %s", ke.Hex(), e.Hex())
 		}
-		spec.op.Item, spec.op.Terms = item, TermsOf(item.Value) // as the engine does
+		spec.op.Item, spec.op.Terms = item, TermsOf(item.Value, nil) // as the engine does
 	case Mutate:
 		spec.changed = changeID != "" || changePK != ""
 		p := spec.p
@@ -476,7 +480,7 @@ func (s *scenario) parseOp(kind string, args []datadriven.CmdArg) *opSpec {
 			if err != nil {
 				return nil, "", nil, err
 			}
-			return item, epk.SchemeV2.Hash(key), TermsOf(item.Value), nil
+			return item, epk.SchemeV2.Hash(key), TermsOf(item.Value, nil), nil
 		}
 		if changePK != "" {
 			s.epkOf(changePK)
@@ -809,13 +813,20 @@ func (s *scenario) stats() string {
 		fmt.Fprintf(&b, "p%d lsn=%d items=%d bytes=%d", p.id, st.LSN, st.Items, st.Bytes)
 		recount := map[epk.EPK]counts{}
 		var total counts
-		err := p.Scan(epk.All, nil, func(e epk.EPK, _ string, d Doc) bool {
-			recount[e] = recount[e].add(1, int64(len(d.JSON)))
+		var last uint64
+		inOrder := true
+		err := p.Scan([]epk.Range{epk.All}, 0, func(d Doc) bool {
+			recount[d.EPK] = recount[d.EPK].add(1, int64(len(d.JSON)))
 			total = total.add(1, int64(len(d.JSON)))
+			inOrder = inOrder && d.Seq > last
+			last = d.Seq
 			return true
 		})
 		if err != nil {
 			s.t.Fatal(err)
+		}
+		if !inOrder {
+			b.WriteString(" OUT OF CREATION ORDER")
 		}
 		if total.Items != st.Items || total.Bytes != st.Bytes {
 			fmt.Fprintf(&b, " MISMATCH: the items stored are %d, %d bytes", total.Items, total.Bytes)
@@ -857,6 +868,21 @@ func (s *scenario) stats() string {
 	return b.String()
 }
 
+func pairOf(a, b []byte) [2][]byte { return [2][]byte{a, b} }
+
+// itemAt names the item whose document has creation sequence seq.
+func (s *scenario) itemAt(seq uint64) itemKey {
+	v, err := s.db.GetCopy(nil, storage.DocKey(nil, scenarioContainer, seq))
+	if err != nil {
+		s.t.Fatalf("document %d: %v", seq, err)
+	}
+	d, err := decodeValue(v)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return itemKey{epk.EPK(d.epk), string(d.id)}
+}
+
 func (s *scenario) pkName(e epk.EPK) string {
 	if pk, ok := s.pks[e]; ok {
 		return pk
@@ -864,13 +890,19 @@ func (s *scenario) pkName(e epk.EPK) string {
 	return e.Hex()
 }
 
+// itemKey names an item.
+type itemKey struct {
+	EPK epk.EPK
+	ID  string
+}
+
 type entry struct {
-	c     Cursor
+	c     itemKey
 	value string // decoded for printing
 	raw   string
 }
 
-func (s *scenario) entryName(c Cursor) string { return s.pkName(c.EPK) + "/" + c.ID }
+func (s *scenario) entryName(c itemKey) string { return s.pkName(c.EPK) + "/" + c.ID }
 
 // index prints each open partition's index at path in value order and checks it against the
 // items: one entry per item with a value at path, recording its current value, and nothing
@@ -882,18 +914,22 @@ func (s *scenario) index(path string) string {
 	var b strings.Builder
 	for _, p := range s.parts {
 		var got []entry
-		_, err := p.IndexOrdered(path, []byte{0}, []byte{0xff}, epk.All, false, func(c Cursor, v []byte) bool {
-			got = append(got, entry{c: c, value: decodeOrdered(v), raw: string(v)})
+		_, err := p.IndexOrdered(path, []byte{0}, []byte{0xff}, epk.All, false, func(d Doc, v []byte) bool {
+			got = append(got, entry{c: itemKey{d.EPK, d.ID}, value: decodeOrdered(v), raw: string(v)})
 			return true
 		})
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		want := map[Cursor]string{}
+		want := map[itemKey]string{}
+		seqOf := map[itemKey]uint64{}
+		itemOf := map[uint64]itemKey{}
 		complete := true
 		var items int
-		err = p.Scan(epk.All, nil, func(e epk.EPK, id string, d Doc) bool {
+		err = p.Scan([]epk.Range{epk.All}, 0, func(d Doc) bool {
 			items++
+			e, id := d.EPK, d.ID
+			seqOf[itemKey{e, id}], itemOf[d.Seq] = d.Seq, itemKey{e, id}
 			v, err := value.Parse(d.JSON)
 			if err != nil {
 				s.t.Fatal(err)
@@ -913,7 +949,7 @@ func (s *scenario) index(path string) string {
 			if !ok {
 				enc, complete = []byte{value.OrderedMarker(at.Kind())}, false
 			}
-			want[Cursor{EPK: e, ID: id}] = string(enc)
+			want[itemKey{EPK: e, ID: id}] = string(enc)
 			return true
 		})
 		if err != nil {
@@ -921,7 +957,7 @@ func (s *scenario) index(path string) string {
 		}
 		var names []string
 		var problems []string
-		seen := map[Cursor]bool{}
+		seen := map[itemKey]bool{}
 		for _, g := range got {
 			names = append(names, s.entryName(g.c)+"="+g.value)
 			w, ok := want[g.c]
@@ -940,44 +976,50 @@ func (s *scenario) index(path string) string {
 				problems = append(problems, "MISSING "+s.entryName(c)+"="+decodeOrdered([]byte(w)))
 			}
 		}
-		// IndexScan over every value must name the same items, in (EPK, id) order.
-		scanned, err := p.IndexScan(path, []byte{0}, []byte{0xff}, epk.All, nil)
+		// IndexScan over every value must name the same items, in creation order.
+		var scanned []uint64
+		err = p.IndexScan(path, []byte{0}, []byte{0xff}, []epk.Range{epk.All}, 0, func(d Doc) bool {
+			scanned = append(scanned, d.Seq)
+			return true
+		})
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		var wantScan []Cursor
+		var wantScan []uint64
 		for c := range seen {
-			wantScan = append(wantScan, c)
+			wantScan = append(wantScan, seqOf[c])
 		}
-		sort.Slice(wantScan, func(i, j int) bool { return wantScan[i].less(wantScan[j]) })
+		slices.Sort(wantScan)
 		if fmt.Sprint(scanned) != fmt.Sprint(wantScan) {
-			problems = append(problems, fmt.Sprintf("IndexScan lists %d items, the entries %d", len(scanned), len(wantScan)))
+			problems = append(problems, fmt.Sprintf("IndexScan lists %v, the entries %v", scanned, wantScan))
 		}
 		// Unbounded, IndexOrdered must answer exactly when every item has a primitive there.
-		ok, err := p.IndexOrdered(path, nil, nil, epk.All, false, func(Cursor, []byte) bool { return false })
+		ok, err := p.IndexOrdered(path, nil, nil, epk.All, false, func(Doc, []byte) bool { return false })
 		if err != nil {
 			s.t.Fatal(err)
 		}
 		if ok != complete {
 			problems = append(problems, fmt.Sprintf("IndexOrdered says the order is complete: %v, the items: %v", ok, complete))
 		}
-		// No entry of the partition's index, at any path, may name an item outside its range.
-		start, end := storage.IndexPartitionSpan(scenarioContainer, p.id)
-		it, err := s.db.NewIter(start, end)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		for it.First(); it.Valid(); it.Next() {
-			e, err := storage.IndexEntryEPK(it.Key())
+		// No entry of the partition's index or creation order, at any path, may name an item
+		// that is not one of its own.
+		for _, span := range [][2][]byte{pairOf(storage.IndexPartitionSpan(scenarioContainer, p.id)), pairOf(storage.OrderPartitionSpan(scenarioContainer, p.id))} {
+			it, err := s.db.NewIter(span[0], span[1])
 			if err != nil {
 				s.t.Fatal(err)
 			}
-			if !p.rng.Contains(epk.EPK(e)) {
-				problems = append(problems, "OUT OF RANGE entry for "+s.pkName(epk.EPK(e)))
+			for it.First(); it.Valid(); it.Next() {
+				seq, err := storage.SeqOf(it.Key())
+				if err != nil {
+					s.t.Fatal(err)
+				}
+				if _, ok := itemOf[seq]; !ok {
+					problems = append(problems, fmt.Sprintf("STRAY entry %x for sequence %d", it.Key()[0], seq))
+				}
 			}
-		}
-		if err := errors.Join(it.Error(), it.Close()); err != nil {
-			s.t.Fatal(err)
+			if err := errors.Join(it.Error(), it.Close()); err != nil {
+				s.t.Fatal(err)
+			}
 		}
 		sort.Strings(problems)
 		fmt.Fprintf(&b, "p%d: %s\n", p.id, strings.Join(names, " "))
@@ -1008,11 +1050,11 @@ func (s *scenario) indexEntries(id uint32, path string) string {
 		if path == "" {
 			continue
 		}
-		v, e, id, err := storage.ParseIndexEntry(it.Key(), len(storage.IndexPathPrefix(path)))
+		v, seq, err := storage.ParseIndexEntry(it.Key(), len(storage.IndexPathPrefix(path)))
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		out = append(out, s.pkName(epk.EPK(e))+"/"+id+"="+decodeOrdered(v))
+		out = append(out, s.entryName(s.itemAt(seq))+"="+decodeOrdered(v))
 	}
 	if err := it.Error(); err != nil {
 		s.t.Fatal(err)

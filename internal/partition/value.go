@@ -3,29 +3,55 @@ package partition
 import (
 	"encoding/binary"
 	"errors"
+	"sync/atomic"
+
+	"github.com/partita-db/partita/internal/epk"
 )
 
-// A stored item value is: docRID(8) uvarint(LSN) JSON.
-// docRID is the item's own half of its _rid; it stays with the item across replaces. The LSN
-// is that of the command that wrote this version, and the etag is derived from it.
-const docRIDLen = 8
-
-func encodeValue(dst []byte, docRID [docRIDLen]byte, lsn uint64, json []byte) []byte {
-	dst = append(dst, docRID[:]...)
+// A stored item value (the document, keyed by its creation sequence) is:
+// uvarint(LSN) uvarint(len(EPK)) EPK uvarint(len(id)) id JSON.
+// The LSN is that of the command that wrote this version, and the etag is derived from it;
+// the EPK and id are the item's own, so that a document read by sequence (a scan in creation
+// order, an index entry) says which item it is.
+func encodeValue(dst []byte, lsn uint64, e, id string) []byte {
 	dst = binary.AppendUvarint(dst, lsn)
-	return append(dst, json...)
+	dst = binary.AppendUvarint(dst, uint64(len(e)))
+	dst = append(dst, e...)
+	dst = binary.AppendUvarint(dst, uint64(len(id)))
+	return append(dst, id...)
 }
 
-func decodeValue(v []byte) (docRID [docRIDLen]byte, lsn uint64, json []byte, err error) {
-	if len(v) < docRIDLen+1 {
-		return docRID, 0, nil, errors.New("partition: stored item value too short")
+// stored is a decoded item value; its slices point into the value.
+type stored struct {
+	lsn  uint64
+	epk  []byte
+	id   []byte
+	json []byte
+}
+
+// doc is the version as a scan returns it.
+func (s stored) doc(seq uint64) Doc {
+	return Doc{JSON: s.json, LSN: s.lsn, Seq: seq, EPK: epk.EPK(s.epk), ID: string(s.id)}
+}
+
+var errBadValue = errors.New("partition: malformed stored item value")
+
+func decodeValue(v []byte) (stored, error) {
+	var s stored
+	var n int
+	if s.lsn, n = binary.Uvarint(v); n <= 0 {
+		return s, errBadValue
 	}
-	copy(docRID[:], v)
-	lsn, n := binary.Uvarint(v[docRIDLen:])
-	if n <= 0 {
-		return docRID, 0, nil, errors.New("partition: stored item value has a bad LSN")
+	v = v[n:]
+	for _, field := range []*[]byte{&s.epk, &s.id} {
+		l, n := binary.Uvarint(v)
+		if n <= 0 || uint64(len(v)-n) < l {
+			return s, errBadValue
+		}
+		*field, v = v[n:n+int(l)], v[n+int(l):]
 	}
-	return docRID, lsn, v[docRIDLen+n:], nil
+	s.json = v
+	return s, nil
 }
 
 // ETag is the etag of the item version written at lsn. LSNs only grow within a partition and
@@ -77,11 +103,15 @@ func decodeCounts(v []byte) (counts, []byte, error) {
 type state struct {
 	LSN uint64
 	counts
+	// Seq is the highest creation sequence the partition (or its ancestors) handed out; the
+	// container's Sequence restarts above the highest of its partitions'.
+	Seq uint64
 }
 
 func encodeState(dst []byte, s state) []byte {
 	dst = binary.AppendUvarint(dst, s.LSN)
-	return encodeCounts(dst, s.counts)
+	dst = encodeCounts(dst, s.counts)
+	return binary.AppendUvarint(dst, s.Seq)
 }
 
 func decodeState(v []byte) (state, error) {
@@ -89,6 +119,32 @@ func decodeState(v []byte) (state, error) {
 	if n <= 0 {
 		return state{}, errors.New("partition: bad state record")
 	}
-	c, _, err := decodeCounts(v[n:])
-	return state{LSN: lsn, counts: c}, err
+	c, rest, err := decodeCounts(v[n:])
+	if err != nil {
+		return state{}, err
+	}
+	seq, m := binary.Uvarint(rest)
+	if m <= 0 {
+		return state{}, errors.New("partition: bad state record")
+	}
+	return state{LSN: lsn, counts: c, Seq: seq}, nil
+}
+
+// Sequence hands out a container's creation sequences; the partitions of a container share
+// one. A sequence is unique within the container and only grows, so the items of a physical
+// partition, and of each of its children after a split, sort by creation.
+type Sequence struct {
+	last atomic.Uint64
+}
+
+func (s *Sequence) next() uint64 { return s.last.Add(1) }
+
+// atLeast raises the sequence to n, for a partition opened with a persisted state.
+func (s *Sequence) atLeast(n uint64) {
+	for {
+		cur := s.last.Load()
+		if cur >= n || s.last.CompareAndSwap(cur, n) {
+			return
+		}
+	}
 }

@@ -36,8 +36,9 @@ type Operation struct {
 	Item *document.Item // the new content; nil for Delete
 	// IfMatch, when not empty, is the etag (unquoted) the current version must have.
 	IfMatch string
-	// Terms are the index terms of Item (IndexTerms), computed by the caller so that the
-	// writer does not have to; nil makes the writer compute them.
+	// Terms are the index terms of Item under the container's indexing policy (TermsOf),
+	// computed by the caller so that the writer does not have to; nil makes the writer
+	// compute them.
 	Terms [][]byte
 	// Mutate computes the new content and its index terms from the current JSON, for Kind
 	// Mutate. It runs on the partition's writer, so it must be quick, bounded and must not
@@ -62,8 +63,8 @@ type BatchError struct {
 func (e *BatchError) Error() string { return fmt.Sprintf("operation %d: %v", e.Index, e.Err) }
 func (e *BatchError) Unwrap() error { return e.Err }
 
-// MaxOperations bounds the operations of one command: new items' _rid tell them apart by
-// their place in it, in one byte (newDocRID).
+// MaxOperations bounds the operations of one command (a transactional batch holds at most 100;
+// a bulk request is split into commands of at most this many).
 const MaxOperations = 256
 
 // maxGroup bounds how many requests share one synced batch.
@@ -80,13 +81,24 @@ type request struct {
 	done    chan struct{}
 }
 
-// preRead is an item's stored value as the requesting goroutine read it, and the applied LSN
-// it read it after: it is still current unless the writer has applied a later write to the
-// key. Reading in the caller lets lookups run in parallel; the writer only validates them.
+// preRead is an item's current version as the requesting goroutine read it, and the applied
+// LSN it read it after: it is still current unless the writer has applied a later write to the
+// item. Reading in the caller lets lookups, and the index terms of the version a write
+// replaces, be computed in parallel; the writer only validates them.
 type preRead struct {
-	value []byte // nil when absent
-	seen  uint64
-	ok    bool
+	cur  version
+	seen uint64
+	ok   bool
+}
+
+// version is an item's current version as a command being decided sees it.
+type version struct {
+	seq   uint64 // its creation sequence; 0 when the item does not exist
+	value []byte // its stored value
+	// terms are the index terms of value, valid when hasTerms: a delete or replace removes
+	// them from the index.
+	terms    [][]byte
+	hasTerms bool
 }
 
 // Execute performs ops as one atomic command: all of them are applied, durably, or none is.
@@ -97,18 +109,8 @@ func (p *Partition) Execute(ops ...Operation) ([]Result, error) {
 		return nil, fault.New(fault.BadRequest, "A command holds at most %d operations; got %d", MaxOperations, len(ops))
 	}
 	r := &request{ops: ops, pre: make([]preRead, len(ops)), done: make(chan struct{})}
-	var buf [256]byte
-	for i, w := range ops {
-		seen := p.applied.Load()
-		key := storage.DocKey(buf[:0], p.container, string(w.EPK), w.ID)
-		get := p.db.GetCopy
-		if w.Kind == Create {
-			get = p.db.GetLikelyAbsent // the id of a new item is usually new
-		}
-		v, err := get(nil, key)
-		if err == nil || storage.IsNotFound(err) {
-			r.pre[i] = preRead{value: v, seen: seen, ok: true}
-		}
+	for i := range ops {
+		r.pre[i] = p.preRead(&ops[i])
 	}
 	p.closeMu.RLock()
 	if p.closed {
@@ -121,12 +123,47 @@ func (p *Partition) Execute(ops ...Operation) ([]Result, error) {
 	return r.results, r.err
 }
 
+// preRead looks up the version an operation acts on, and the index terms it would remove.
+func (p *Partition) preRead(w *Operation) preRead {
+	seen := p.applied.Load()
+	var buf [256]byte
+	key := storage.ItemKey(buf[:0], p.container, string(w.EPK), w.ID)
+	get := p.db.GetCopy
+	if w.Kind == Create {
+		get = p.db.GetLikelyAbsent // the id of a new item is usually new
+	}
+	sv, err := get(buf[len(key):len(key)], key)
+	if storage.IsNotFound(err) {
+		return preRead{seen: seen, ok: true}
+	}
+	if err != nil {
+		return preRead{}
+	}
+	seq, err := storage.DecodeSeq(sv)
+	if err != nil {
+		return preRead{}
+	}
+	v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, seq))
+	if err != nil {
+		return preRead{} // changed since, or unreadable: the writer reads it again
+	}
+	cur := version{seq: seq, value: v}
+	if w.Kind != Create && w.Kind != Read && !p.index.IndexesNothing() {
+		if d, err := decodeValue(v); err == nil {
+			if terms, err := IndexTerms(d.json, p.index); err == nil {
+				cur.terms, cur.hasTerms = terms, true
+			}
+		}
+	}
+	return preRead{cur: cur, seen: seen, ok: true}
+}
+
 // run is the partition's writer: it decides groups of requests in order and commits each as
 // one synced batch. Requests that arrive while a group syncs form the next group, so one fsync
 // serves them all; no request is answered before its own batch is durable.
 func (p *Partition) run(st state) {
 	defer close(p.stopped)
-	g := &group{docs: map[string][]byte{}, logical: map[string]counts{}}
+	g := &group{items: map[string]version{}, logical: map[string]counts{}}
 	w := &writer{recent: map[string]uint64{}, lpCache: map[string]counts{}}
 	for r := range p.queue {
 		if r.control != nil {
@@ -190,14 +227,14 @@ const writerMemory = 1 << 12
 // group is what the commands decided so far in one group changed, so that later commands of
 // the group see it before it reaches storage.
 type group struct {
-	docs    map[string][]byte // doc key -> stored value, nil when deleted
-	logical map[string]counts // EPK -> logical partition statistics
+	items   map[string]version // item key -> version; seq 0 when deleted
+	logical map[string]counts  // EPK -> logical partition statistics
 }
 
 // commit decides every request of the group in order against st, applies the successful
 // ones as one batch, syncs it and returns the new state (st itself if nothing was written).
 func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state {
-	clear(g.docs)
+	clear(g.items)
 	clear(g.logical)
 	if len(w.recent) > writerMemory {
 		clear(w.recent)
@@ -266,8 +303,12 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 func (g *group) remember(p *Partition, w *writer, c *Command) {
 	for i := range c.Changes {
 		ch := &c.Changes[i]
-		key := string(storage.DocKey(nil, p.container, ch.EPK, ch.ID))
-		g.docs[key] = ch.Value
+		key := string(storage.ItemKey(nil, p.container, ch.EPK, ch.ID))
+		if ch.Delete {
+			g.items[key] = version{}
+		} else {
+			g.items[key] = version{seq: ch.Seq, value: ch.Value, terms: ch.terms, hasTerms: true}
+		}
 		w.recent[key] = c.LSN
 		g.logical[ch.EPK] = ch.Logical
 		w.lpCache[ch.EPK] = ch.Logical
@@ -275,28 +316,44 @@ func (g *group) remember(p *Partition, w *writer, c *Command) {
 }
 
 // current is an item's latest version as seen by a command being decided: its own earlier
-// changes first, then earlier commands of the group, then storage.
-func (p *Partition) current(w *writer, g *group, chs []Change, e, id string, pre preRead) (value []byte, err error) {
+// changes first, then earlier commands of the group, then the caller's pre-read if nothing
+// was written to the item since, then storage.
+func (p *Partition) current(w *writer, g *group, chs []Change, e, id string, pre preRead) (version, error) {
 	for i := len(chs) - 1; i >= 0; i-- {
-		if chs[i].EPK == e && chs[i].ID == id {
-			return chs[i].Value, nil
+		if ch := &chs[i]; ch.EPK == e && ch.ID == id {
+			if ch.Delete {
+				return version{}, nil
+			}
+			return version{seq: ch.Seq, value: ch.Value, terms: ch.terms, hasTerms: true}, nil
 		}
 	}
 	var buf [256]byte
-	key := storage.DocKey(buf[:0], p.container, e, id)
-	if v, ok := g.docs[string(key)]; ok {
+	key := storage.ItemKey(buf[:0], p.container, e, id)
+	if v, ok := g.items[string(key)]; ok {
 		return v, nil
 	}
 	if pre.ok && pre.seen >= w.horizon {
 		if last, ok := w.recent[string(key)]; !ok || last <= pre.seen {
-			return pre.value, nil
+			return pre.cur, nil
 		}
 	}
-	v, err := p.db.GetCopy(nil, key)
+	// Only this goroutine writes, so the item key and the document it names agree.
+	sv, err := p.db.GetCopy(buf[len(key):len(key)], key)
 	if storage.IsNotFound(err) {
-		return nil, nil
+		return version{}, nil
 	}
-	return v, err
+	if err != nil {
+		return version{}, err
+	}
+	seq, err := storage.DecodeSeq(sv)
+	if err != nil {
+		return version{}, err
+	}
+	v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, seq))
+	if err != nil {
+		return version{}, err
+	}
+	return version{seq: seq, value: v}, nil
 }
 
 // logicalNow is a logical partition's statistics as seen by a command being decided.
@@ -327,7 +384,7 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 	cmd.After.LSN = cmd.LSN
 	results := make([]Result, len(ops))
 	for i := range ops {
-		ch, res, err := p.decideOne(w, g, cmd, i, &ops[i], r.pre[i], now)
+		ch, res, err := p.decideOne(w, g, cmd, &ops[i], r.pre[i], now)
 		if err != nil {
 			if len(ops) > 1 {
 				err = &BatchError{Index: i, Err: err}
@@ -345,7 +402,7 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 	return cmd, results, nil
 }
 
-func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *Operation, pre preRead, now int64) (Change, Result, error) {
+func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, pre preRead, now int64) (Change, Result, error) {
 	e := string(w.EPK)
 	if w.Item != nil && w.Item.ID != w.ID {
 		return Change{}, Result{}, fault.New(fault.Internal, "operation on id %q carries an item with id %q", w.ID, w.Item.ID)
@@ -361,74 +418,69 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, index int, w *
 	if err != nil {
 		return Change{}, Result{}, fault.New(fault.Internal, "reading partition statistics: %v", err)
 	}
-	exists := cur != nil
-	var curRID [docRIDLen]byte
-	var curLSN uint64
-	var curSize int
+	exists := cur.seq != 0
+	var old stored // the current version, decoded once
 	if exists {
-		var json []byte
-		if curRID, curLSN, json, err = decodeValue(cur); err != nil {
+		if old, err = decodeValue(cur.value); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
 		}
-		curSize = len(json)
 	}
 	switch {
 	case w.Kind == Create && exists:
 		return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 	case (w.Kind == Replace || w.Kind == Delete || w.Kind == Read || w.Kind == Mutate) && !exists:
 		return Change{}, Result{}, notFound()
-	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(curLSN) != w.IfMatch): // "*": any version
+	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(old.lsn) != w.IfMatch): // "*": any version
 		return Change{}, Result{}, fault.New(fault.PreconditionFailed, "One of the specified pre-condition is not met.")
 	}
 
 	item, newTerms := w.Item, w.Terms
 	switch w.Kind {
 	case Read:
-		_, _, json, _ := decodeValue(cur)
-		return Change{}, Result{Doc: Doc{JSON: json, LSN: curLSN}}, nil
+		return Change{}, Result{Doc: Doc{JSON: old.json, LSN: old.lsn, Seq: cur.seq}}, nil
 	case Mutate:
-		_, _, json, _ := decodeValue(cur)
 		var ne epk.EPK
-		if item, ne, newTerms, err = mutate(w.Mutate, json); err != nil {
+		if item, ne, newTerms, err = mutate(w.Mutate, old.json); err != nil {
 			return Change{}, Result{}, err
 		}
 		if ne != w.EPK || item.ID != w.ID {
 			return Change{}, Result{}, fault.New(fault.BadRequest, "The operation would change the item's id or partition key, which cannot change")
 		}
 	}
-	ch := Change{EPK: e, ID: w.ID, Delete: w.Kind == Delete}
-	var oldTerms [][]byte
-	if exists {
-		_, _, json, _ := decodeValue(cur)
-		if oldTerms, err = IndexTerms(json); err != nil {
+	ch := Change{EPK: e, ID: w.ID, Seq: cur.seq, New: !exists, Delete: w.Kind == Delete}
+	oldTerms := cur.terms
+	if exists && !cur.hasTerms {
+		if oldTerms, err = IndexTerms(old.json, p.index); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
 		}
 	}
-	res := Result{Created: !exists, PrevBytes: curSize, Doc: Doc{LSN: cmd.LSN}}
-	delta, items := -int64(curSize), int64(0)
+	res := Result{Created: !exists, PrevBytes: len(old.json), Doc: Doc{LSN: cmd.LSN}}
+	delta, items := -int64(len(old.json)), int64(0)
 	if !exists {
 		items = 1
 	}
 	if ch.Delete {
 		items = -1
+		res.Doc.Seq = cur.seq
 	} else {
-		docRID := curRID
 		if !exists {
-			docRID = newDocRID(p.id, cmd.LSN, index)
+			ch.Seq = p.seq.next()
+			cmd.After.Seq = max(cmd.After.Seq, ch.Seq)
 		}
-		itemRID := rid.Item(p.rid, docRID)
-		ch.Value = encodeValue(make([]byte, 0, 16+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), docRID, cmd.LSN, nil)
+		itemRID := rid.Item(p.rid, docRID(ch.Seq))
+		ch.Value = encodeValue(make([]byte, 0, 24+len(e)+len(w.ID)+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), cmd.LSN, e, w.ID)
 		header := len(ch.Value)
 		ch.Value = item.Stamp(ch.Value, document.System{
 			RID: itemRID, Self: p.selfPrefix + itemRID + "/", ETag: ETag(cmd.LSN), TS: now,
 		})
-		res.Doc = Doc{JSON: ch.Value[header:], LSN: cmd.LSN}
+		res.Doc = Doc{JSON: ch.Value[header:], LSN: cmd.LSN, Seq: ch.Seq}
 		delta += int64(len(ch.Value) - header)
 		if newTerms == nil {
-			if newTerms, err = IndexTerms(res.Doc.JSON); err != nil {
+			if newTerms, err = IndexTerms(res.Doc.JSON, p.index); err != nil {
 				return Change{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %v", err)
 			}
 		}
+		ch.terms = newTerms
 	}
 	ch.IndexDel, ch.IndexAdd = termDiff(oldTerms, newTerms)
 	ch.Logical = lp.add(items, delta)
@@ -455,11 +507,10 @@ func mutate(fn func([]byte) (*document.Item, epk.EPK, [][]byte, error), current 
 	return item, e, terms, err
 }
 
-// newDocRID picks the item half of a new item's _rid: partition id, LSN and the op's place in
-// its command, which together never repeat within a container.
-func newDocRID(partition uint32, lsn uint64, index int) [docRIDLen]byte {
-	var r [docRIDLen]byte
-	binary.BigEndian.PutUint64(r[:], uint64(partition)<<48|(lsn&(1<<40-1))<<8|uint64(index&0xff))
+// docRID is the item half of an item's _rid: its creation sequence, unique in the container.
+func docRID(seq uint64) [8]byte {
+	var r [8]byte
+	binary.BigEndian.PutUint64(r[:], seq)
 	return r
 }
 
@@ -469,7 +520,7 @@ func (p *Partition) rowWrites(cmds []*Command, f func(key []byte)) {
 	var key []byte
 	for _, cmd := range cmds {
 		for i := range cmd.Changes {
-			key = storage.DocKey(key[:0], p.container, cmd.Changes[i].EPK, cmd.Changes[i].ID)
+			key = storage.ItemKey(key[:0], p.container, cmd.Changes[i].EPK, cmd.Changes[i].ID)
 			f(key)
 		}
 	}

@@ -1,11 +1,11 @@
 package query
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"runtime"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -13,20 +13,12 @@ import (
 	"github.com/partita-db/partita/internal/value"
 )
 
-// Position is a place in a container's item order: raw EPK bytes and id.
-type Position struct {
-	EPK string
-	ID  string
-	// Created orders the items of one EPK by creation; it is not part of the position.
-	Created uint64
-}
-
 // Reader is what a query reads: the items of one partition, of several, or of a logical
-// partition, in (EPK, id) order. The engine implements it.
+// partition, in item order (see Position). The engine implements it.
 type Reader interface {
-	// Scan calls fn with every item at or after from (after it, when inclusive is false;
-	// from the start when from is nil) until fn returns false or an error.
-	Scan(from *Position, inclusive bool, fn func(pos Position, doc []byte) (bool, error)) error
+	// Scan calls fn with every item from where from says (from the start when nil) until
+	// fn returns false or an error.
+	Scan(from *Resume, fn func(pos Position, doc []byte) (bool, error)) error
 }
 
 // Counter is a Reader that knows how many items it holds without reading them. Queries that
@@ -90,7 +82,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	}
 	orig := src
 	if ir, ok := src.(IndexedReader); ok && !opts.NoIndex {
-		if r, ok := p.indexRange(opts.Params); ok {
+		if r, ok := p.indexRange(opts.Params, ir.Indexes); ok {
 			src = indexed{ir, r}
 		}
 	}
@@ -135,7 +127,7 @@ func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int,
 		need = min(need, offset+p.count(ev, p.q.Select.Top))
 	}
 	var from, to []byte
-	if r, ok := p.indexRange(ev.params); ok && r.Path == path {
+	if r, ok := p.indexRange(ev.params, nil); ok && r.Path == path {
 		from, to = r.Lo, r.Hi // the filter on the ORDER BY path bounds the read
 	}
 	results, ok, err := p.ordered(ev, s.Parts(), path, from, to, need)
@@ -149,12 +141,11 @@ func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int,
 // token is the continuation of a query. Streaming queries resume at an item position (and
 // skip the rows of that item already returned); the others at an offset into their result.
 type token struct {
-	EPK     string `json:"e,omitempty"` // hex of the raw EPK
-	ID      string `json:"i,omitempty"`
-	Skip    int    `json:"k,omitempty"` // rows of the item at (EPK, ID) already returned
-	Emitted int    `json:"n,omitempty"` // results returned so far, for TOP
-	Offset  int    `json:"o,omitempty"`
-	Stream  bool   `json:"s,omitempty"`
+	Resume  *resumeJSON `json:"r,omitempty"`
+	Skip    int         `json:"k,omitempty"` // rows of the item at the position already returned
+	Emitted int         `json:"n,omitempty"` // results returned so far, for TOP
+	Offset  int         `json:"o,omitempty"`
+	Stream  bool        `json:"s,omitempty"`
 }
 
 func encodeToken(t token) string {
@@ -169,15 +160,15 @@ func decodeToken(s string, streaming bool) (token, error) {
 	}
 	bad := fault.New(fault.BadRequest, "The continuation token %q is not valid for this query; pass back the token the previous page returned", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(raw, &t) != nil || t.Stream != streaming || t.Skip < 0 || t.Offset < 0 || t.Emitted < 0 {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields() // a token of another version, or forged
+	if err != nil || dec.Decode(&t) != nil || t.Stream != streaming || t.Skip < 0 || t.Offset < 0 || t.Emitted < 0 {
 		return t, bad
 	}
-	if t.EPK != "" {
-		e, err := hexDecode(t.EPK)
-		if err != nil {
+	if t.Resume != nil {
+		if _, ok := t.Resume.fromJSON(); !ok {
 			return t, bad
 		}
-		t.EPK = e
 	}
 	return t, nil
 }
@@ -187,19 +178,18 @@ func decodeToken(s string, streaming bool) (token, error) {
 func (p *Prepared) stream(ev *evaluator, src Reader, tok token, max int) (Page, error) {
 	page := Page{}
 	limit := p.limit(ev)
-	var from *Position
-	inclusive := false
-	if tok.EPK != "" || tok.ID != "" {
-		from = &Position{EPK: tok.EPK, ID: tok.ID}
-		inclusive = tok.Skip > 0
+	var from *Resume
+	if tok.Resume != nil {
+		from, _ = tok.Resume.fromJSON() // checked by decodeToken
+		from.Inclusive = tok.Skip > 0
 	}
 	emitted := tok.Emitted
 	var last Position
 	lastRows := 0
 	full := false
-	err := src.Scan(from, inclusive, func(pos Position, doc []byte) (bool, error) {
+	err := src.Scan(from, func(pos Position, doc []byte) (bool, error) {
 		skip := 0
-		if inclusive && pos.EPK == from.EPK && pos.ID == from.ID {
+		if from != nil && from.Inclusive && pos.Seq == from.Floors[0].Seq {
 			skip = tok.Skip
 		}
 		rows := 0
@@ -215,7 +205,10 @@ func (p *Prepared) stream(ev *evaluator, src Reader, tok token, max int) (Page, 
 			page.Results = append(page.Results, v)
 			emitted++
 			last, lastRows = pos, rows
-			return true, nil
+			// A full page ends here with a continuation, whether or not more follow: like
+			// Cosmos, the executor does not read ahead to find out.
+			full = len(page.Results) == max
+			return !full, nil
 		})
 		if err != nil || full {
 			return false, err
@@ -227,7 +220,8 @@ func (p *Prepared) stream(ev *evaluator, src Reader, tok token, max int) (Page, 
 		return Page{}, err
 	}
 	if full && emitted < limit {
-		page.Next = encodeToken(token{Stream: true, EPK: hexEncode(last.EPK), ID: last.ID, Skip: lastRows, Emitted: emitted})
+		after := from.After(last)
+		page.Next = encodeToken(token{Stream: true, Resume: after.toJSON(), Skip: lastRows, Emitted: emitted})
 	}
 	page.Stats = *ev.stats
 	page.Stats.Results = len(page.Results)
@@ -424,8 +418,8 @@ type indexed struct {
 	r   IndexRange
 }
 
-func (x indexed) Scan(from *Position, inclusive bool, fn func(Position, []byte) (bool, error)) error {
-	return x.src.ScanIndex(x.r, from, inclusive, fn)
+func (x indexed) Scan(from *Resume, fn func(Position, []byte) (bool, error)) error {
+	return x.src.ScanIndex(x.r, from, fn)
 }
 
 func (x indexed) Parts() []Reader {
@@ -507,9 +501,9 @@ func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error)
 	return p.finish(ev, merged)
 }
 
-// scanInput feeds the rows of every item of src. Items of one logical partition are fed in
-// creation order, as Cosmos stores them, so that results and floating-point aggregates come out
-// as Cosmos computes them.
+// scanInput feeds the rows of every item of src, in item order (creation order within each
+// physical partition, as Cosmos stores them), so that results and floating-point aggregates
+// come out as Cosmos computes them.
 func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (bool, error)) error {
 	return func(emit func(row) (bool, error)) error {
 		if c, ok := src.(Counter); ok && !p.needsItems {
@@ -526,39 +520,14 @@ func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (boo
 				return nil
 			}
 		}
-		type item struct {
-			pos Position
-			doc value.Value // decoded at once: the decoded value owns its memory, the bytes do not
-		}
-		var lp []item
-		flush := func() error {
-			sort.SliceStable(lp, func(i, j int) bool { return lp[i].pos.Created < lp[j].pos.Created })
-			for _, it := range lp {
-				if err := p.rows(ev, it.doc, emit); err != nil {
-					return err
-				}
-			}
-			lp = lp[:0]
-			return nil
-		}
-		err := src.Scan(nil, false, func(pos Position, doc []byte) (bool, error) {
+		return src.Scan(nil, func(pos Position, doc []byte) (bool, error) {
 			ev.stats.ItemsLoaded++
-			if len(lp) > 0 && lp[0].pos.EPK != pos.EPK {
-				if err := flush(); err != nil {
-					return false, err
-				}
-			}
 			v, err := p.decode(ev, pos, doc)
 			if err != nil {
 				return false, err
 			}
-			lp = append(lp, item{pos, v})
-			return true, nil
+			return true, p.rows(ev, v, emit)
 		})
-		if err != nil {
-			return err
-		}
-		return flush()
 	}
 }
 
@@ -572,7 +541,7 @@ func (p *Prepared) decode(ev *evaluator, pos Position, doc []byte) (value.Value,
 	ev.stats.BytesLoaded += len(doc)
 	v, err := value.Parse(doc)
 	if err != nil {
-		return v, fault.New(fault.Internal, "stored item %q is not valid JSON: %v", pos.ID, err)
+		return v, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", pos.Seq, err)
 	}
 	return v, nil
 }
@@ -727,28 +696,4 @@ func (p *Prepared) project(ev *evaluator, r row) (value.Value, error) {
 		}
 	}
 	return value.Obj(ms), nil
-}
-
-func hexEncode(s string) string {
-	const digits = "0123456789ABCDEF"
-	b := make([]byte, 0, 2*len(s))
-	for i := 0; i < len(s); i++ {
-		b = append(b, digits[s[i]>>4], digits[s[i]&15])
-	}
-	return string(b)
-}
-
-func hexDecode(s string) (string, error) {
-	if len(s)%2 != 0 {
-		return "", strconv.ErrSyntax
-	}
-	b := make([]byte, len(s)/2)
-	for i := range b {
-		n, err := strconv.ParseUint(s[2*i:2*i+2], 16, 8)
-		if err != nil {
-			return "", err
-		}
-		b[i] = byte(n)
-	}
-	return string(b), nil
 }

@@ -15,10 +15,13 @@ type IndexRange struct {
 	Lo, Hi []byte
 }
 
-// IndexedReader is a Reader that can also list, in key order, the items of an index range.
+// IndexedReader is a Reader that can also list, in item order, the items of an index range.
 type IndexedReader interface {
 	Reader
-	ScanIndex(r IndexRange, from *Position, inclusive bool, fn func(pos Position, doc []byte) (bool, error)) error
+	// Indexes reports whether the index records the values at path (the indexing policy
+	// may leave paths out).
+	Indexes(path string) bool
+	ScanIndex(r IndexRange, from *Resume, fn func(pos Position, doc []byte) (bool, error)) error
 }
 
 // indexPred is a WHERE conjunct that an index can answer: root.path op constant.
@@ -107,12 +110,16 @@ func propertyPath(e Expr, alias string) ([]string, bool) {
 }
 
 // indexRange picks the index range for this execution: an equality if there is one, else the
-// intersection of the range bounds on the first path that has any. ok is false when no
-// conjunct can use the index (or a constant is not a primitive value).
-func (p *Prepared) indexRange(params map[string]value.Value) (IndexRange, bool) {
+// intersection of the range bounds on the first path that has any, among the paths indexed
+// reports recorded (nil: all). ok is false when no conjunct can use the index (or a constant
+// is not a primitive value).
+func (p *Prepared) indexRange(params map[string]value.Value, indexed func(path string) bool) (IndexRange, bool) {
 	var best IndexRange
 	found := false
 	for _, pred := range p.indexPreds {
+		if indexed != nil && !indexed(pred.path) {
+			continue
+		}
 		var v value.Value
 		switch a := pred.arg.(type) {
 		case Literal:

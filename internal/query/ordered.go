@@ -39,9 +39,8 @@ func (p *Prepared) orderPath() string {
 func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to []byte, need int) (results []result, ok bool, err error) {
 	desc := p.q.OrderBy[0].Desc
 	type head struct {
-		res     result
-		created uint64
-		epk     string
+		res result
+		seq uint64
 	}
 	var nexts []func() (head, bool)
 	var stops []func()
@@ -58,7 +57,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 			return nil, false, nil
 		}
 		// The items of part in index order; runs that the index records equally are sorted
-		// by their full key, then by key position and creation, as a full sort would leave them.
+		// by their full key, then by creation, as a full sort would leave them.
 		seq := iter.Seq[head](func(yield func(head) bool) {
 			var run []head
 			var runValue []byte
@@ -67,10 +66,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 					if c := value.Compare(run[a].res.keys[0], run[b].res.keys[0]); c != 0 {
 						return (c < 0) != desc
 					}
-					if run[a].epk != run[b].epk {
-						return run[a].epk < run[b].epk
-					}
-					return run[a].created < run[b].created
+					return run[a].seq < run[b].seq
 				})
 				for _, h := range run {
 					if !yield(h) {
@@ -93,12 +89,12 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 				ev.stats.BytesLoaded += len(doc)
 				v, err := value.Parse(doc)
 				if err != nil {
-					return false, fault.New(fault.Internal, "stored item %q is not valid JSON: %v", pos.ID, err)
+					return false, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", pos.Seq, err)
 				}
 				err = p.rows(ev, v, func(r row) (bool, error) {
 					res, ok, err := p.result(ev, r)
 					if ok {
-						run = append(run, head{res, pos.Created, pos.EPK})
+						run = append(run, head{res, pos.Seq})
 					}
 					return true, err
 				})

@@ -71,7 +71,56 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	return &DB{db: db, Rows: NewRowCache(rows)}, nil
+	d := &DB{db: db, Rows: NewRowCache(rows)}
+	if err := d.checkFormat(dir); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// FormatVersion is the version of the key layout (keys.go) this build reads and writes. The
+// first layout (documents keyed by EPK and id) wrote no version.
+const FormatVersion = 2
+
+// ErrFormat is what Open returns for a data directory written in another layout.
+var ErrFormat = errors.New("storage: the data directory uses another storage layout")
+
+// checkFormat refuses a database written in another layout, so that it is never misread, and
+// stamps a new one with this build's.
+func (db *DB) checkFormat(dir string) error {
+	v, err := db.GetCopy(nil, FormatKey())
+	switch {
+	case err == nil:
+		if len(v) == 1 && v[0] == FormatVersion {
+			return nil
+		}
+		return fmt.Errorf("%w: %s holds storage layout %x; this Partita reads layout %d only. "+
+			"Run the Partita version that wrote it, or move the directory aside and start on an empty one",
+			ErrFormat, dir, v, FormatVersion)
+	case !IsNotFound(err):
+		return err
+	}
+	it, err := db.NewIter(nil, nil)
+	if err != nil {
+		return err
+	}
+	empty := !it.First()
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if !empty {
+		return fmt.Errorf("%w: %s was written by a Partita older than storage layout %d (documents keyed by "+
+			"partition key and id), which this version cannot read. Run the Partita version that wrote it to "+
+			"read the data out (for example with the SDK's read feed), then move the directory aside and "+
+			"start this version on an empty one (or give it another --data)", ErrFormat, dir, FormatVersion)
+	}
+	b := db.NewBatch()
+	defer b.Close()
+	if err := b.Set(FormatKey(), []byte{FormatVersion}); err != nil {
+		return err
+	}
+	return b.Commit()
 }
 
 // Close closes the database. Every batch, iterator and snapshot must be closed first.

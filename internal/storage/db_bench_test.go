@@ -35,7 +35,7 @@ func BenchmarkSyncedSet1KB(b *testing.B) {
 				var key []byte
 				for pb.Next() {
 					i := next.Add(1)
-					key = DocKey(key[:0], 1, fmt.Sprintf("%016x", uint64(i)*0x9E3779B97F4A7C15), fmt.Sprint(i))
+					key = ItemKey(key[:0], 1, fmt.Sprintf("%016x", uint64(i)*0x9E3779B97F4A7C15), fmt.Sprint(i))
 					if lookup != nil {
 						if _, err := lookup(db, key); !IsNotFound(err) {
 							b.Fatalf("lookup of a new key: %v", err)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -48,5 +49,59 @@ func TestGetLikelyAbsent(t *testing.T) {
 	}
 	if db.db.Metrics().Filter.Hits == before {
 		t.Fatal("the lookup of an absent key did not use the last level's bloom filter")
+	}
+}
+
+// A data directory written by the first layout, which recorded no version, or by an unknown
+// layout is refused with ErrFormat and left as it was; an empty one is stamped and reopens.
+func TestOpenChecksFormat(t *testing.T) {
+	fresh := t.TempDir()
+	db, err := Open(fresh, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = Open(fresh, Options{}); err != nil {
+		t.Fatalf("reopening a directory this version made: %v", err)
+	}
+	db.Close()
+
+	for name, keys := range map[string]map[string]string{
+		"first layout": {"d\x00\x00\x00\x01abc\x00\x01id\x00\x01": `{"id":"id"}`},
+		"newer layout": {"v": "\x03"},
+	} {
+		dir := t.TempDir()
+		pdb, err := pebble.Open(dir, &pebble.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range keys {
+			pdb.Set([]byte(k), []byte(v), pebble.Sync)
+		}
+		pdb.Close()
+		if _, err := Open(dir, Options{}); !errors.Is(err, ErrFormat) {
+			t.Fatalf("%s: Open gave %v, want ErrFormat", name, err)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+		pdb, err = pebble.Open(dir, &pebble.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range keys {
+			got, closer, err := pdb.Get([]byte(k))
+			if err != nil || string(got) != v {
+				t.Fatalf("%s: key %q after the refusal: %q, %v", name, k, got, err)
+			}
+			closer.Close()
+		}
+		_, closer, err := pdb.Get(FormatKey())
+		if err == nil {
+			closer.Close()
+			if name == "first layout" {
+				t.Fatalf("%s: the refused directory was stamped", name)
+			}
+		}
+		pdb.Close()
 	}
 }

@@ -20,13 +20,17 @@ func newIter(it *pebble.Iterator, err error) (*Iter, error) {
 	return &Iter{it: it}, nil
 }
 
-func (i *Iter) First() bool   { return i.it.First() }
-func (i *Iter) Last() bool    { return i.it.Last() }
-func (i *Iter) Next() bool    { return i.it.Next() }
-func (i *Iter) Prev() bool    { return i.it.Prev() }
-func (i *Iter) Valid() bool   { return i.it.Valid() }
-func (i *Iter) Key() []byte   { return i.it.Key() }
-func (i *Iter) Value() []byte { return i.it.Value() }
+func (i *Iter) First() bool { return i.it.First() }
+
+// SeekGE moves to the first key at or after key. Seeking forward again from there is cheap:
+// the iterator steps instead of searching when the next key is near.
+func (i *Iter) SeekGE(key []byte) bool { return i.it.SeekGE(key) }
+func (i *Iter) Last() bool             { return i.it.Last() }
+func (i *Iter) Next() bool             { return i.it.Next() }
+func (i *Iter) Prev() bool             { return i.it.Prev() }
+func (i *Iter) Valid() bool            { return i.it.Valid() }
+func (i *Iter) Key() []byte            { return i.it.Key() }
+func (i *Iter) Value() []byte          { return i.it.Value() }
 
 // Error is the first error the iterator met, if any; check it after a walk ends.
 func (i *Iter) Error() error { return i.it.Error() }
@@ -46,6 +50,16 @@ func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.db.NewSnapshot()}
 // NewIter iterates over the snapshot's keys in [lower, upper).
 func (s *Snapshot) NewIter(lower, upper []byte) (*Iter, error) {
 	return newIter(s.s.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper}))
+}
+
+// Get reads key as of the snapshot and returns a copy of its value appended to dst.
+func (s *Snapshot) Get(dst, key []byte) ([]byte, error) {
+	v, closer, err := s.s.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, v...)
+	return dst, closer.Close()
 }
 
 // Close releases the snapshot.

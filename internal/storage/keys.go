@@ -5,33 +5,48 @@ import (
 	"errors"
 )
 
-// Key layout. Every key starts with one family byte, so families never interleave. Numbers are
-// fixed-width big-endian so they sort numerically; variable-length byte strings (EPKs, ids) are
-// escaped and terminated (see appendEscaped) so that no key is a prefix of another and byte order
-// of the encoded key equals the order of the tuple it encodes.
+// Key layout (format 2, see FormatVersion). Every key starts with one family byte, so families
+// never interleave. Numbers are fixed-width big-endian so they sort numerically; variable-length
+// byte strings (EPKs, ids) are escaped and terminated (see appendEscaped) so that no key is a
+// prefix of another and byte order of the encoded key equals the order of the tuple it encodes.
 //
 //	catalog    'c' kind(1) num(4)                      -> JSON record of a database or container
 //	catalogSeq 'c' 'N'                                 -> JSON of the catalog's id counters
-//	document   'd' container(4) esc(EPK) esc(id)       -> item value (see the partition package)
+//	document   'd' container(4) seq(8)                 -> item value (see the partition package)
+//	item       'k' container(4) esc(EPK) esc(id)       -> seq(8) of the item's document
 //	partition  'm' container(4) partition(4)           -> a physical partition's LSN and totals
+//	order      'o' container(4) partition(4) seq(8)    -> raw EPK of the document
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
-//	index      'x' container(4) partition(4) esc(path) value esc(EPK) esc(id) -> empty
+//	format     'v'                                     -> the layout's version, FormatVersion
+//	index      'x' container(4) partition(4) esc(path) value seq(8) -> empty
 //
-// Documents of a container sort by (EPK, id): a logical partition is one contiguous span and a
-// physical partition, which owns an EPK range, is the span [DocKey(c, min), DocKey(c, max)). A
-// split therefore moves no documents. Logical partition statistics are keyed by container, not
-// by physical partition, for the same reason.
+// seq is the item's creation sequence: a number its container hands out once, when the item is
+// created, and that only grows; a replace keeps it. Documents are keyed by it, so new items are
+// appended at the end of their container's span and the storage engine's compactions move them
+// down the tree instead of rewriting them again and again, as they did when documents were keyed
+// by their (hash-ordered) EPK. It is also the item's order in unordered query results: Cosmos
+// returns a physical partition's items in creation order.
+//
+// The item family maps (EPK, id) to seq for point reads; a logical partition is one contiguous
+// span of it. The order family lists each physical partition's items in creation order, with
+// their EPK so that a split can divide it without reading documents. Documents and items are
+// keyed by container, not by physical partition, so a split moves neither; like the index, the
+// order family is per physical partition and a split builds the children's from the parent's.
+// Logical partition statistics are keyed by container for the same reason.
 //
 // The range index of a physical partition lives under its own prefix: one entry per indexed
-// value of each item, ordered by path, then value, then item. The value is encoded by
+// value of each item, ordered by path, then value, then creation. The value is encoded by
 // value.AppendOrdered: a type byte, then nothing (null, booleans), 8 bytes (numbers) or
 // escaped bytes (strings); arrays and objects are recorded by a marker byte alone
-// (value.OrderedMarker), so the index knows every value a path holds, in type order. A split builds the children's entries and drops the parent's prefix.
+// (value.OrderedMarker), so the index knows every value a path holds, in type order.
 const (
 	familyCatalog   = 'c'
 	familyDocument  = 'd'
+	familyItem      = 'k'
 	familyPartition = 'm'
+	familyOrder     = 'o'
 	familyLogical   = 's'
+	familyFormat    = 'v'
 	familyIndex     = 'x'
 )
 
@@ -55,32 +70,46 @@ func CatalogSpan(kind byte) (start, end []byte) {
 // CatalogSeqKey holds the catalog's id counters.
 func CatalogSeqKey() []byte { return []byte{familyCatalog, catalogSeq} }
 
-// DocKey is the key of an item. epk and id are raw bytes.
-func DocKey(dst []byte, container uint32, epk, id string) []byte {
+// DocKey is the key of the document with creation sequence seq.
+func DocKey(dst []byte, container uint32, seq uint64) []byte {
 	dst = append(dst, familyDocument)
 	dst = binary.BigEndian.AppendUint32(dst, container)
-	dst = appendEscaped(dst, epk)
-	return appendEscaped(dst, id)
+	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
-// DocSpan bounds the items whose EPK lies in [minEPK, maxEPK) in a container.
-func DocSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
-	start = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyDocument}, container), minEPK)
-	end = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyDocument}, container), maxEPK)
-	return start, end
-}
-
-// ContainerDocSpan bounds all items of a container.
+// ContainerDocSpan bounds all documents of a container.
 func ContainerDocSpan(container uint32) (start, end []byte) {
 	start = binary.BigEndian.AppendUint32([]byte{familyDocument}, container)
 	end = binary.BigEndian.AppendUint32([]byte{familyDocument}, container+1)
 	return start, end
 }
 
-// ParseDocKey splits a document key into its EPK and id.
-func ParseDocKey(key []byte) (epk, id string, err error) {
-	if len(key) < 5 || key[0] != familyDocument {
-		return "", "", errors.New("storage: not a document key")
+// ItemKey is the key that maps an item's (EPK, id) to its document; epk and id are raw bytes.
+func ItemKey(dst []byte, container uint32, epk, id string) []byte {
+	dst = append(dst, familyItem)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = appendEscaped(dst, epk)
+	return appendEscaped(dst, id)
+}
+
+// ItemSpan bounds the item keys whose EPK lies in [minEPK, maxEPK) in a container.
+func ItemSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
+	start = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyItem}, container), minEPK)
+	end = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyItem}, container), maxEPK)
+	return start, end
+}
+
+// ContainerItemSpan bounds all item keys of a container.
+func ContainerItemSpan(container uint32) (start, end []byte) {
+	start = binary.BigEndian.AppendUint32([]byte{familyItem}, container)
+	end = binary.BigEndian.AppendUint32([]byte{familyItem}, container+1)
+	return start, end
+}
+
+// ParseItemKey splits an item key into its EPK and id.
+func ParseItemKey(key []byte) (epk, id string, err error) {
+	if len(key) < 5 || key[0] != familyItem {
+		return "", "", errors.New("storage: not an item key")
 	}
 	e, rest, err := readEscaped(key[5:])
 	if err != nil {
@@ -88,9 +117,48 @@ func ParseDocKey(key []byte) (epk, id string, err error) {
 	}
 	i, rest, err := readEscaped(rest)
 	if err != nil || len(rest) != 0 {
-		return "", "", errors.New("storage: malformed document key")
+		return "", "", errors.New("storage: malformed item key")
 	}
 	return e, i, nil
+}
+
+// OrderKey is the key of a document in its physical partition's creation order.
+func OrderKey(dst []byte, container, partition uint32, seq uint64) []byte {
+	dst = append(dst, familyOrder)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = binary.BigEndian.AppendUint32(dst, partition)
+	return binary.BigEndian.AppendUint64(dst, seq)
+}
+
+// OrderPartitionSpan bounds a partition's creation order.
+func OrderPartitionSpan(container, partition uint32) (start, end []byte) {
+	start = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyOrder}, container), partition)
+	return start, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyOrder}, container), partition+1)
+}
+
+// OrderContainerSpan bounds the creation orders of every partition of a container.
+func OrderContainerSpan(container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{familyOrder}, container),
+		binary.BigEndian.AppendUint32([]byte{familyOrder}, container+1)
+}
+
+// SeqOf returns the creation sequence that ends a document, order or index key.
+func SeqOf(key []byte) (uint64, error) {
+	if len(key) < 13 || key[0] != familyDocument && key[0] != familyOrder && key[0] != familyIndex {
+		return 0, errors.New("storage: key holds no sequence")
+	}
+	return binary.BigEndian.Uint64(key[len(key)-8:]), nil
+}
+
+// EncodeSeq is an item key's value.
+func EncodeSeq(dst []byte, seq uint64) []byte { return binary.BigEndian.AppendUint64(dst, seq) }
+
+// DecodeSeq reads an item key's value.
+func DecodeSeq(v []byte) (uint64, error) {
+	if len(v) != 8 {
+		return 0, errors.New("storage: bad sequence value")
+	}
+	return binary.BigEndian.Uint64(v), nil
 }
 
 // PartitionKey is the key of a physical partition's state record.
@@ -173,14 +241,13 @@ func IndexTerm(dst []byte, path string, ordered []byte) []byte {
 	return append(appendEscaped(dst, path), ordered...)
 }
 
-// IndexKey is the key of an index entry of a partition: the term, then the item.
-func IndexKey(dst []byte, container, partition uint32, term []byte, epk, id string) []byte {
+// IndexKey is the key of an index entry of a partition: the term, then the document's seq.
+func IndexKey(dst []byte, container, partition uint32, term []byte, seq uint64) []byte {
 	dst = append(dst, familyIndex)
 	dst = binary.BigEndian.AppendUint32(dst, container)
 	dst = binary.BigEndian.AppendUint32(dst, partition)
 	dst = append(dst, term...)
-	dst = appendEscaped(dst, epk)
-	return appendEscaped(dst, id)
+	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
 // IndexBound is a key that sorts before every entry of the partition's index whose term starts
@@ -206,60 +273,23 @@ func IndexContainerSpan(container uint32) (start, end []byte) {
 		binary.BigEndian.AppendUint32([]byte{familyIndex}, container+1)
 }
 
-// ParseIndexKey returns the item of an index entry; pathLen is the length of esc(path).
-func ParseIndexKey(key []byte, pathLen int) (epk, id string, err error) {
-	_, epk, id, err = ParseIndexEntry(key, pathLen)
-	return epk, id, err
+// ParseIndexEntry returns the encoded value and the document's seq of an index entry; pathLen
+// is the length of esc(path).
+func ParseIndexEntry(key []byte, pathLen int) (value []byte, seq uint64, err error) {
+	if len(key) < 9+pathLen+1+8 || key[0] != familyIndex {
+		return nil, 0, errors.New("storage: not an index key")
+	}
+	value = key[9+pathLen : len(key)-8]
+	return value, binary.BigEndian.Uint64(key[len(key)-8:]), nil
 }
 
-// ParseIndexEntry returns the encoded value and the item of an index entry; pathLen is the
-// length of esc(path).
-func ParseIndexEntry(key []byte, pathLen int) (value []byte, epk, id string, err error) {
-	rest := key[min(len(key), 9+pathLen):]
-	if len(key) < 9+pathLen+1 || key[0] != familyIndex {
-		return nil, "", "", errors.New("storage: not an index key")
-	}
-	valueStart := rest
-	switch t := rest[0]; {
-	case t >= 0x01 && t <= 0x03 || t == 0x06 || t == 0x07: // null, booleans, array and object markers
-		rest = rest[1:]
-	case t == 0x04 && len(rest) >= 9:
-		rest = rest[9:]
-	case t == 0x05:
-		if _, rest, err = readEscaped(rest[1:]); err != nil {
-			return nil, "", "", err
-		}
-	default:
-		return nil, "", "", errors.New("storage: bad value in index key")
-	}
-	value = valueStart[:len(valueStart)-len(rest)]
-	if epk, rest, err = readEscaped(rest); err != nil {
-		return nil, "", "", err
-	}
-	if id, rest, err = readEscaped(rest); err != nil || len(rest) != 0 {
-		return nil, "", "", errors.New("storage: malformed index key")
-	}
-	return value, epk, id, nil
-}
-
-// IndexKeyForPartition rewrites an index key of one partition as the same entry of another
-// partition of the container, for splits: the entry's term and item are unchanged.
+// IndexKeyForPartition rewrites an index or order key of one partition as the same entry of
+// another partition of the container, for splits: the rest of the key is unchanged.
 func IndexKeyForPartition(key []byte, partition uint32) []byte {
 	out := append([]byte(nil), key...)
 	binary.BigEndian.PutUint32(out[5:9], partition)
 	return out
 }
 
-// IndexEntryEPK returns the EPK of the item an index entry of any path points to.
-func IndexEntryEPK(key []byte) (string, error) {
-	if len(key) < 10 || key[0] != familyIndex {
-		return "", errors.New("storage: not an index key")
-	}
-	_, rest, err := readEscaped(key[9:]) // the path
-	if err != nil {
-		return "", err
-	}
-	pathLen := len(key) - 9 - len(rest)
-	e, _, err := ParseIndexKey(key, pathLen)
-	return e, err
-}
+// FormatKey holds the layout's version.
+func FormatKey() []byte { return []byte{familyFormat} }

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// Document keys must sort exactly as their (EPK, id) tuples do, for any bytes, and a
+// Item keys must sort exactly as their (EPK, id) tuples do, for any bytes, and a
 // partition's span must hold exactly the keys whose EPK it owns.
-func TestDocKeyOrder(t *testing.T) {
+func TestItemKeyOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	word := func() string {
 		b := make([]byte, r.IntN(5))
@@ -31,17 +31,17 @@ func TestDocKeyOrder(t *testing.T) {
 	}
 	for i := 0; i < len(tuples)-1; i++ {
 		a, b := tuples[i], tuples[i+1]
-		ka, kb := DocKey(nil, 7, a.epk, a.id), DocKey(nil, 7, b.epk, b.id)
+		ka, kb := ItemKey(nil, 7, a.epk, a.id), ItemKey(nil, 7, b.epk, b.id)
 		if got, want := bytes.Compare(ka, kb) < 0, less(a, b); got != want && a != b {
 			t.Fatalf("(%x,%x) vs (%x,%x): key order %v, tuple order %v", a.epk, a.id, b.epk, b.id, got, want)
 		}
-		e, id, err := ParseDocKey(ka)
+		e, id, err := ParseItemKey(ka)
 		if err != nil || e != a.epk || id != a.id {
 			t.Fatalf("round trip of (%x,%x): (%x,%x) %v", a.epk, a.id, e, id, err)
 		}
-		lo, hi := DocSpan(7, min(a.epk, b.epk), max(a.epk, b.epk))
+		lo, hi := ItemSpan(7, min(a.epk, b.epk), max(a.epk, b.epk))
 		for _, tu := range []tuple{a, b} {
-			k := DocKey(nil, 7, tu.epk, tu.id)
+			k := ItemKey(nil, 7, tu.epk, tu.id)
 			inSpan := bytes.Compare(k, lo) >= 0 && bytes.Compare(k, hi) < 0
 			owned := tu.epk >= min(a.epk, b.epk) && tu.epk < max(a.epk, b.epk)
 			if inSpan != owned {
@@ -51,21 +51,21 @@ func TestDocKeyOrder(t *testing.T) {
 	}
 	keys := make([][]byte, len(tuples))
 	for i, tu := range tuples {
-		keys[i] = DocKey(nil, 7, tu.epk, tu.id)
+		keys[i] = ItemKey(nil, 7, tu.epk, tu.id)
 	}
 	sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
-	lo, hi := ContainerDocSpan(7)
+	lo, hi := ContainerItemSpan(7)
 	if bytes.Compare(keys[0], lo) < 0 || bytes.Compare(keys[len(keys)-1], hi) >= 0 {
 		t.Fatal("document keys escape their container's span")
 	}
 }
 
-func FuzzParseDocKey(f *testing.F) {
-	f.Add(DocKey(nil, 1, "\x00\x01", "id"))
-	f.Add([]byte{'d', 0, 0, 0, 1, 0})
+func FuzzParseItemKey(f *testing.F) {
+	f.Add(ItemKey(nil, 1, "\x00\x01", "id"))
+	f.Add([]byte{'k', 0, 0, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, key []byte) {
-		e, id, err := ParseDocKey(key)
-		if err == nil && !bytes.Equal(DocKey(nil, 0, e, id)[5:], key[5:]) {
+		e, id, err := ParseItemKey(key)
+		if err == nil && !bytes.Equal(ItemKey(nil, 0, e, id)[5:], key[5:]) {
 			t.Fatalf("%x parses to (%x,%x) which does not encode back", key, e, id)
 		}
 	})

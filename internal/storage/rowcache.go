@@ -106,7 +106,10 @@ func (c *RowCache) Fill(key, value []byte, gen uint64) {
 	s.bytes += cost
 }
 
-// Hold marks a write of key as in flight: until the matching Release, nothing fills key.
+// Hold marks a write of key as in flight: until the matching Release, nothing fills key, and
+// the cached value is dropped at once. Pebble shows the new value before its sync ends, so a
+// reader may see it there; if the old value stayed cached until Release, that reader's next
+// read could hit it and go back in time.
 func (c *RowCache) Hold(key []byte) {
 	if c == nil {
 		return
@@ -115,6 +118,15 @@ func (c *RowCache) Hold(key []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.held[string(key)]++
+	s.drop(key)
+}
+
+// drop removes key's cached value, if any.
+func (s *rowShard) drop(key []byte) {
+	if old, ok := s.rows[string(key)]; ok {
+		delete(s.rows, string(key))
+		s.bytes -= len(key) + len(old) + rowOverhead
+	}
 }
 
 // Release ends a write of key started with Hold: it drops key, and makes every Fill of its
@@ -132,8 +144,5 @@ func (c *RowCache) Release(key []byte) {
 	} else {
 		delete(s.held, string(key))
 	}
-	if old, ok := s.rows[string(key)]; ok {
-		delete(s.rows, string(key))
-		s.bytes -= len(key) + len(old) + rowOverhead
-	}
+	s.drop(key)
 }

@@ -1,0 +1,16 @@
+// Package indexing is a container's indexing policy: which paths of an item its range index
+// records. Cosmos users choose it to make writes cheaper (fewer index entries) at the price of
+// scans for filters on the paths left out.
+//
+//	pol, err := indexing.Parse(rawPolicy) // nil or empty: Cosmos's default, every path
+//	if pol.Indexes("/address/city") { ... }
+//
+// Paths are written as Cosmos writes them ("/*", "/a/?", "/a/b/*", "/tags/[]/?",
+// "/\"quoted name\"/?") and are matched against the index's term paths (value.Terms). Of the
+// included and excluded paths that match, the most precise decides: the one with more
+// segments, and at equal length "/?" (the value at that path) over "/*" (the subtree); an
+// excluded path wins a tie. A path no rule matches is indexed.
+//
+// It must never know about storage, partitions or the wire: it only answers which paths are
+// indexed.
+package indexing

@@ -1,0 +1,203 @@
+package indexing
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// Policy is a parsed indexing policy. The zero value, and a nil *Policy, index every path.
+type Policy struct {
+	// none is set by indexingMode "none" or automatic false: nothing is indexed.
+	none  bool
+	rules []rule
+}
+
+type rule struct {
+	segs    []string // in term-path form (escaped as value.Terms escapes property names)
+	exact   bool     // "/?": the value at the path only; otherwise "/*", the whole subtree
+	include bool
+}
+
+// Parse reads a policy as Cosmos's indexingPolicy JSON; nil or empty gives the default.
+func Parse(raw []byte) (*Policy, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return &Policy{}, nil
+	}
+	var doc struct {
+		Mode      *string `json:"indexingMode"`
+		Automatic *bool   `json:"automatic"`
+		Included  []struct {
+			Path string `json:"path"`
+		} `json:"includedPaths"`
+		Excluded []struct {
+			Path string `json:"path"`
+		} `json:"excludedPaths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fault.New(fault.BadRequest, "The indexing policy is not valid: %v", err)
+	}
+	p := &Policy{}
+	if doc.Mode != nil {
+		switch strings.ToLower(*doc.Mode) {
+		case "consistent", "lazy":
+		case "none":
+			p.none = true
+		default:
+			return nil, fault.New(fault.BadRequest, "The indexing mode %q is not valid; use consistent or none", *doc.Mode)
+		}
+	}
+	if doc.Automatic != nil && !*doc.Automatic {
+		p.none = true // items are indexed only when a request asks, which Partita does not offer
+	}
+	for _, in := range doc.Included {
+		r, err := parseRule(in.Path, true)
+		if err != nil {
+			return nil, err
+		}
+		p.rules = append(p.rules, r)
+	}
+	for _, ex := range doc.Excluded {
+		r, err := parseRule(ex.Path, false)
+		if err != nil {
+			return nil, err
+		}
+		p.rules = append(p.rules, r)
+	}
+	return p, nil
+}
+
+func parseRule(path string, include bool) (rule, error) {
+	bad := func(why string) (rule, error) {
+		return rule{}, fault.New(fault.BadRequest, "The indexing path %q is not valid: %s", path, why)
+	}
+	if !strings.HasPrefix(path, "/") {
+		return bad("it must start with /")
+	}
+	var r rule
+	r.include = include
+	switch {
+	case path == "/*" || path == "/":
+		return r, nil
+	case strings.HasSuffix(path, "/?"):
+		r.exact, path = true, strings.TrimSuffix(path, "/?")
+	case strings.HasSuffix(path, "/*"):
+		path = strings.TrimSuffix(path, "/*")
+	default:
+		return bad("it must end with /? or /*")
+	}
+	for rest := path[1:]; ; {
+		var seg string
+		if strings.HasPrefix(rest, `"`) {
+			end := strings.Index(rest[1:], `"`)
+			if end < 0 {
+				return bad("a quote is not closed")
+			}
+			seg, rest = rest[1:1+end], rest[2+end:]
+		} else {
+			i := strings.IndexByte(rest, '/')
+			if i < 0 {
+				i = len(rest)
+			}
+			seg, rest = rest[:i], rest[i:]
+		}
+		if seg == "" || seg == "*" || seg == "?" {
+			return bad("it has an empty or wildcard segment")
+		}
+		if seg != "[]" {
+			seg = value.TermPath([]string{seg})[1:] // escaped as in the index's term paths
+		}
+		r.segs = append(r.segs, seg)
+		if rest == "" {
+			return r, nil
+		}
+		if rest[0] != '/' {
+			return bad("a quoted name must be followed by /")
+		}
+		rest = rest[1:]
+	}
+}
+
+// Indexes reports whether the range index records the values at a term path ("/a/b",
+// "/tags/[]").
+func (p *Policy) Indexes(path string) bool {
+	if p == nil {
+		return true
+	}
+	if p.none {
+		return false
+	}
+	best, bestLen, bestExact, found := true, -1, false, false
+	var segs []string
+	if path != "" {
+		segs = strings.Split(path[1:], "/")
+	}
+	for _, r := range p.rules {
+		if len(r.segs) > len(segs) || r.exact && len(r.segs) != len(segs) {
+			continue
+		}
+		match := true
+		for i, s := range r.segs {
+			if segs[i] != s {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		n := len(r.segs)
+		better := !found || n > bestLen || n == bestLen && r.exact && !bestExact ||
+			n == bestLen && r.exact == bestExact && !r.include
+		if better {
+			best, bestLen, bestExact, found = r.include, n, r.exact, true
+		}
+	}
+	return best
+}
+
+// IndexesNothing reports whether no path at all is indexed, so that writes can skip computing
+// index terms.
+func (p *Policy) IndexesNothing() bool {
+	if p == nil {
+		return false
+	}
+	if p.none {
+		return true
+	}
+	for _, r := range p.rules {
+		if r.include {
+			return false
+		}
+	}
+	// Without an included path, only a root exclusion leaves nothing indexed.
+	for _, r := range p.rules {
+		if !r.include && len(r.segs) == 0 && !r.exact {
+			return true
+		}
+	}
+	return false
+}
+
+// Equal reports whether two policies index the same paths, whatever their JSON looked like.
+func (p *Policy) Equal(q *Policy) bool {
+	a, b := p, q
+	if a == nil {
+		a = &Policy{}
+	}
+	if b == nil {
+		b = &Policy{}
+	}
+	if a.none != b.none || len(a.rules) != len(b.rules) {
+		return false
+	}
+	for i := range a.rules {
+		x, y := a.rules[i], b.rules[i]
+		if x.exact != y.exact || x.include != y.include || strings.Join(x.segs, "/") != strings.Join(y.segs, "/") {
+			return false
+		}
+	}
+	return true
+}
