@@ -8,10 +8,12 @@
 #
 # Settings (environment): A_LABEL and B_LABEL (before, after), OUT (results directory,
 # default ./bench-results), ITEMS (100000), ROUNDS (5), WRK_SECS (10), A_PORT and B_PORT
-# (18311, 18312). Needs wrk (Debian: apt-get install wrk).
+# (18311, 18312), INDEX (default, or none: both containers get an indexing policy that
+# indexes nothing). Needs wrk (Debian: apt-get install wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/wrk.sh # wrkjson, portopen, waitport
+. bench/wrk.sh # wrkjson, portopen, waitport, checkindex
+checkindex
 
 : "${A:?A must name the first Partita binary}" "${B:?B must name the second Partita binary}"
 A_LABEL=${A_LABEL:-before}
@@ -44,7 +46,7 @@ for x in A B; do
 		>"$OUT/ab-${LABEL[$x]}.log" 2>&1 &
 	PID[$x]=$!
 	waitport "$port" || { echo "ab.sh: ${LABEL[$x]} did not open port $port" >&2; exit 1; }
-	"$WORK/bench" -endpoint "http://127.0.0.1:$port" -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null
+	"$WORK/bench" -index-policy "$INDEX" -endpoint "http://127.0.0.1:$port" -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null
 done
 sleep 20 # for the compactions of what was just loaded
 

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -33,8 +35,9 @@ type Result struct {
 // Client is the small surface the workloads need; sdkClient and rawClient implement it.
 type Client interface {
 	// Setup creates the database and container if missing (deleting the container first
-	// when reset), with manual throughput ru RU/s.
-	Setup(ctx context.Context, db, container string, ru int, reset bool) error
+	// when reset), with manual throughput ru RU/s and the indexing policy indexing (nil: the
+	// server's default).
+	Setup(ctx context.Context, db, container string, ru int, indexing json.RawMessage, reset bool) error
 	Create(ctx context.Context, pk string, body []byte) (Result, error)
 	Upsert(ctx context.Context, pk string, body []byte) (Result, error)
 	Replace(ctx context.Context, pk, id string, body []byte, etag string) (Result, error)
@@ -76,17 +79,33 @@ func newHTTPClient(insecure bool, conns int) *http.Client {
 	return &http.Client{Transport: tr, Timeout: time.Minute}
 }
 
+// noIndexing is the -index-policy none: consistent and automatic, but no path indexed.
+var noIndexing = json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`)
+
+// indexingPolicy is the container's indexing policy named by -index-policy; nil leaves the
+// server's default.
+func indexingPolicy(name string) (json.RawMessage, error) {
+	switch name {
+	case "default":
+		return nil, nil
+	case "none":
+		return noIndexing, nil
+	}
+	return nil, fmt.Errorf("unknown -index-policy %q (want default or none)", name)
+}
+
 func newClient(mode, endpoint, key string, insecure bool, conns int) (Client, error) {
 	hc := newHTTPClient(insecure, conns)
+	k, err := masterkey.Parse(key)
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	raw := &rawClient{base: strings.TrimSuffix(endpoint, "/"), key: k, hc: hc}
 	switch mode {
 	case "sdk":
-		return newSDKClient(endpoint, key, hc)
+		return newSDKClient(endpoint, key, hc, raw)
 	case "raw":
-		k, err := masterkey.Parse(key)
-		if err != nil {
-			return nil, fmt.Errorf("key: %w", err)
-		}
-		return &rawClient{base: strings.TrimSuffix(endpoint, "/"), key: k, hc: hc}, nil
+		return raw, nil
 	}
 	return nil, fmt.Errorf("unknown -mode %q (want sdk or raw)", mode)
 }
@@ -94,6 +113,7 @@ func newClient(mode, endpoint, key string, insecure bool, conns int) (Client, er
 // ---- SDK client ----
 
 type sdkClient struct {
+	raw       *rawClient // creates a container with an indexing policy, see Setup
 	c         *azcosmos.Client
 	ct        *azcosmos.ContainerClient
 	throttled atomic.Int64
@@ -110,12 +130,12 @@ func (p count429) Do(req *policy.Request) (*http.Response, error) {
 	return resp, err
 }
 
-func newSDKClient(endpoint, key string, hc *http.Client) (*sdkClient, error) {
+func newSDKClient(endpoint, key string, hc *http.Client, raw *rawClient) (*sdkClient, error) {
 	cred, err := azcosmos.NewKeyCredential(key)
 	if err != nil {
 		return nil, err
 	}
-	s := &sdkClient{}
+	s := &sdkClient{raw: raw}
 	s.c, err = azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Transport:        hc,
 		PerRetryPolicies: []policy.Policy{count429{&s.throttled}},
@@ -125,7 +145,20 @@ func newSDKClient(endpoint, key string, hc *http.Client) (*sdkClient, error) {
 
 func (s *sdkClient) Throttled() int64 { return s.throttled.Load() }
 
-func (s *sdkClient) Setup(ctx context.Context, db, container string, ru int, reset bool) error {
+func (s *sdkClient) Setup(ctx context.Context, db, container string, ru int, indexing json.RawMessage, reset bool) error {
+	if indexing != nil {
+		// The SDK drops an empty includedPaths (omitempty); the raw client sends the policy
+		// as written, so that every server and both modes get the same container definition.
+		if err := s.raw.Setup(ctx, db, container, ru, indexing, reset); err != nil {
+			return err
+		}
+		d, err := s.c.NewDatabase(db)
+		if err != nil {
+			return err
+		}
+		s.ct, err = d.NewContainer(container)
+		return err
+	}
 	if _, err := s.c.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: db}, nil); err != nil && statusOf(err) != http.StatusConflict {
 		return fmt.Errorf("create database: %w", err)
 	}
@@ -266,7 +299,7 @@ func pkHeader(pk string) string {
 	return string(b)
 }
 
-func (c *rawClient) Setup(ctx context.Context, db, container string, ru int, reset bool) error {
+func (c *rawClient) Setup(ctx context.Context, db, container string, ru int, indexing json.RawMessage, reset bool) error {
 	body, _ := json.Marshal(map[string]string{"id": db})
 	if _, _, err := c.do(ctx, "POST", "/dbs", "dbs", "", body, nil); err != nil && statusOf(err) != http.StatusConflict {
 		return fmt.Errorf("create database: %w", err)
@@ -278,13 +311,45 @@ func (c *rawClient) Setup(ctx context.Context, db, container string, ru int, res
 			return fmt.Errorf("delete container: %w", err)
 		}
 	}
-	body, _ = json.Marshal(map[string]any{"id": container,
-		"partitionKey": map[string]any{"paths": []string{"/pk"}, "kind": "Hash", "version": 2}})
+	spec := map[string]any{"id": container,
+		"partitionKey": map[string]any{"paths": []string{"/pk"}, "kind": "Hash", "version": 2}}
+	if indexing != nil {
+		spec["indexingPolicy"] = indexing
+	}
+	body, _ = json.Marshal(spec)
 	_, _, err := c.do(ctx, "POST", "/"+dbLink+"/colls", "colls", dbLink, body, map[string]string{"x-ms-offer-throughput": strconv.Itoa(ru)})
+	if statusOf(err) == http.StatusConflict && indexing != nil && !c.hasIndexing(ctx, indexing) {
+		fmt.Fprintf(os.Stderr, "bench: container %s exists with another indexing policy; -index-policy applies only to a new one (-reset recreates it)\n", c.coll)
+	}
 	if err != nil && statusOf(err) != http.StatusConflict {
 		return fmt.Errorf("create container: %w", err)
 	}
 	return nil
+}
+
+// hasIndexing tells whether the existing container excludes the same paths from its index as
+// the policy want (servers rewrite policies, e.g. cosmium fills in an empty includedPaths).
+func (c *rawClient) hasIndexing(ctx context.Context, want json.RawMessage) bool {
+	type policy struct {
+		ExcludedPaths []struct{ Path string } `json:"excludedPaths"`
+	}
+	excluded := func(p policy) string {
+		var s []string
+		for _, e := range p.ExcludedPaths {
+			s = append(s, e.Path)
+		}
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	_, b, err := c.do(ctx, "GET", "/"+c.coll, "colls", c.coll, nil, nil)
+	var have struct {
+		IndexingPolicy policy `json:"indexingPolicy"`
+	}
+	var w policy
+	if err != nil || json.Unmarshal(b, &have) != nil || json.Unmarshal(want, &w) != nil {
+		return false
+	}
+	return excluded(have.IndexingPolicy) == excluded(w)
 }
 
 func (c *rawClient) item(ctx context.Context, verb, pk, id string, body []byte, hdr map[string]string) (Result, error) {

@@ -13,12 +13,15 @@
 #
 # Settings (environment): OUT (results directory, default ./bench-results), ITEMS (100000),
 # DURATION per run (5s), ROUNDS (2), CONC (16 SDK workers), WRK_SECS (10), WRK_ROUNDS (3),
-# STAGES (any of "sdk wrk latency"; all by default).
+# STAGES (any of "sdk wrk latency"; all by default), INDEX (default, or none: every server's
+# container gets an indexing policy that indexes nothing; results then go by default to
+# ./bench-results-index-none, so that the charts do not mix the two).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/wrk.sh # wrkjson, portopen, waitport
+. bench/wrk.sh # wrkjson, portopen, waitport, checkindex
+checkindex
 
-OUT=${OUT:-$PWD/bench-results}
+OUT=${OUT:-$PWD/bench-results$([ "$INDEX" = default ] || echo "-index-$INDEX")}
 ITEMS=${ITEMS:-100000}
 DURATION=${DURATION:-5s}
 ROUNDS=${ROUNDS:-2}
@@ -82,9 +85,9 @@ stage sdk && for i in "${!servers[@]}"; do
 		cmp=(-compare-endpoint "${urls[$i]}" -compare-label "${servers[$i]}" -compare-server-pid "$(pid "${servers[$i]}")")
 	fi
 	# -reset: each comparison starts from empty containers.
-	"$WORK/bench" -endpoint http://127.0.0.1:18301 -label partita -server-pid "$(pid partita)" "${cmp[@]}" \
+	"$WORK/bench" -index-policy "$INDEX" -endpoint http://127.0.0.1:18301 -label partita -server-pid "$(pid partita)" "${cmp[@]}" \
 		"${common[@]}" -reset -workload load,read,query-pk,query-range,query-top,count,ycsb-c | tee -a "$OUT/sdk.txt"
-	"$WORK/bench" -endpoint http://127.0.0.1:18301 -label partita -server-pid "$(pid partita)" "${cmp[@]}" \
+	"$WORK/bench" -index-policy "$INDEX" -endpoint http://127.0.0.1:18301 -label partita -server-pid "$(pid partita)" "${cmp[@]}" \
 		"${common[@]}" -workload create,upsert,replace,ycsb-a,ycsb-b,ycsb-f | tee -a "$OUT/sdk.txt"
 done
 
@@ -93,7 +96,7 @@ wrk_servers=(partita bare "${servers[@]:1}")
 port() { case $1 in partita) echo 18301 ;; bare) echo 18300 ;; cosmium-mem) echo 18400 ;; cosmium-badger) echo 18401 ;; esac; }
 if stage wrk; then # the item wrk reads must exist, also when this stage runs alone
 	for i in "${!servers[@]}"; do
-		"$WORK/bench" -endpoint "${urls[$i]}" -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null
+		"$WORK/bench" -index-policy "$INDEX" -endpoint "${urls[$i]}" -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null
 	done
 	sleep 20 # for the compactions of what was just loaded or written
 fi
@@ -123,7 +126,7 @@ done
 #     at half of that peak (open loop), against Partita and the bare server.
 if stage latency; then
 	for s in "${servers[@]:1}"; do kill "$(pid "$s")" 2>/dev/null || true; done
-	"$WORK/bench" -endpoint http://127.0.0.1:18301 -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null # loads the items if this stage runs alone
+	"$WORK/bench" -index-policy "$INDEX" -endpoint http://127.0.0.1:18301 -mode raw -workload read -items "$ITEMS" -partitions 4 -duration 1s >/dev/null # loads the items if this stage runs alone
 	sleep 20
 	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/paced.lua"
 	echo 'function delay() return 1 end' >>"$WORK/paced.lua"
@@ -138,7 +141,7 @@ if stage latency; then
 	done
 	for s in partita bare; do
 		url=http://127.0.0.1:$(port "$s")
-		"$WORK/bench" -endpoint "$url" -label "$s-raw" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
+		"$WORK/bench" -index-policy "$INDEX" -endpoint "$url" -label "$s-raw" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
 			-partitions 4 -duration 10s -concurrency 64 -json "$WORK/peak.jsonl" | tee -a "$OUT/sdk.txt"
 	done
 	cat "$WORK/peak.jsonl" >>"$RESULTS"
@@ -146,7 +149,7 @@ if stage latency; then
 	half=$(awk -v p="$peak" 'BEGIN {printf "%d", p/2}')
 	for s in partita bare; do
 		url=http://127.0.0.1:$(port "$s")
-		"$WORK/bench" -endpoint "$url" -label "$s-raw-paced" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
+		"$WORK/bench" -index-policy "$INDEX" -endpoint "$url" -label "$s-raw-paced" -server-pid "$(pid "$s")" -mode raw -workload read -items "$ITEMS" \
 			-partitions 4 -duration 20s -concurrency 64 -rate "$half" -json "$RESULTS" | tee -a "$OUT/sdk.txt"
 	done
 fi

@@ -8,7 +8,9 @@
 // (-reset deletes and recreates the container) and preloads -items items before the
 // workloads that read them. Workloads (-workload, comma separated, or "all"): read, create,
 // upsert, replace, query-pk, query-range, query-top, count, ycsb-a, ycsb-b, ycsb-c,
-// ycsb-f, load.
+// ycsb-f, load. -index-policy none creates the container with an indexing policy that indexes
+// nothing (the default: the server's default policy); either applies only when the container
+// is created, so use -reset (or a fresh server) when switching.
 //
 // With -compare-endpoint it runs each workload against the two endpoints alternately
 // (A B A B ..., -rounds times) and prints the ratio B/A of each figure (A/B for latencies),
@@ -79,6 +81,7 @@ func mainErr() error {
 		label      = flag.String("label", "", "name of -endpoint's server in results, e.g. partita (default: A)")
 		cmpLabel   = flag.String("compare-label", "", "name of -compare-endpoint's server in results (default: B)")
 		rate       = flag.Float64("rate", 0, "pace each run at this many operations per second (open loop; latency counts from each operation's scheduled start); 0 runs flat out")
+		indexName  = flag.String("index-policy", "default", "indexing policy of the container when this tool creates it: default (the server's) or none (indexes nothing)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -90,6 +93,10 @@ func mainErr() error {
 	}
 	if *conc < 1 || *keys < 1 || *items < 1 || *partitions < 1 || *rounds < 1 {
 		return fmt.Errorf("-concurrency, -keys, -items, -partitions and -rounds must be at least 1")
+	}
+	indexing, err := indexingPolicy(*indexName)
+	if err != nil {
+		return err
 	}
 	if *rate < 0 {
 		return fmt.Errorf("-rate must be 0 (flat out) or a positive number of operations per second")
@@ -119,7 +126,7 @@ func mainErr() error {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err = t.c.Setup(ctx, *db, *container, *partitions*6000, *reset)
+		err = t.c.Setup(ctx, *db, *container, *partitions*6000, indexing, *reset)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%s (%s): %w", t.label, t.url, err)
@@ -168,7 +175,7 @@ func mainErr() error {
 			s := summarize(recs[i], elapsed[i])
 			s.Workload, s.Endpoint, s.URL, s.Mode, s.Conc, s.Rounds = name, t.label, t.url, *mode, *conc, nRounds
 			s.CPU, s.RSSPeakMB, s.HWMMB, s.RSSMB, s.Throttled = sums[i].CPU, sums[i].RSSPeakMB, sums[i].HWMMB, sums[i].RSSMB, sums[i].Throttled
-			s.Server, s.Rate = t.server, *rate
+			s.Server, s.Rate, s.Index = t.server, *rate, *indexName
 			if s.Server == "" {
 				s.Server = t.label
 			}

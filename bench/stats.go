@@ -62,6 +62,7 @@ type Summary struct {
 	Mode      string  `json:"mode"`
 	Conc      int     `json:"concurrency"`
 	Rate      float64 `json:"rate,omitempty"` // the paced rate, if any
+	Index     string  `json:"index_policy"`   // -index-policy: default or none
 	Ops       int64   `json:"ops"`
 	Elapsed   float64 `json:"elapsed_s"`
 	OpsPerSec float64 `json:"ops_per_s"`
