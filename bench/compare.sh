@@ -15,7 +15,8 @@
 # DURATION per run (5s), ROUNDS (2), CONC (16 SDK workers), WRK_SECS (10), WRK_ROUNDS (3),
 # STAGES (any of "sdk wrk latency"; all by default), INDEX (default, or none: every server's
 # container gets an indexing policy that indexes nothing; results then go by default to
-# ./bench-results-index-none, so that the charts do not mix the two).
+# ./bench-results-index-none, so that the charts do not mix the two), COSMIUM_MEM (1; 0 leaves
+# cosmium in memory out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/wrk.sh # wrkjson, portopen, waitport, checkindex
@@ -29,6 +30,7 @@ CONC=${CONC:-16}
 WRK_SECS=${WRK_SECS:-10}
 WRK_ROUNDS=${WRK_ROUNDS:-3}
 COSMIUM=${COSMIUM:-}
+COSMIUM_MEM=${COSMIUM_MEM:-1} # 0: only cosmium with badger
 STAGES=${STAGES:-"sdk wrk latency"}
 stage() { [[ " $STAGES " == *" $1 "* ]]; }
 KEY=C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==
@@ -68,11 +70,15 @@ start bare 18300 "$WORK/bare" serve -addr 127.0.0.1:18300
 servers=(partita)
 urls=(http://127.0.0.1:18301)
 if [ -n "$COSMIUM" ]; then
-	start cosmium-mem 18400 "$COSMIUM" -Host 127.0.0.1 -Port 18400 -RntbdPort 10400 -DisableTls -LogLevel silent
+	if [ "$COSMIUM_MEM" = 1 ]; then
+		start cosmium-mem 18400 "$COSMIUM" -Host 127.0.0.1 -Port 18400 -RntbdPort 10400 -DisableTls -LogLevel silent
+		servers+=(cosmium-mem)
+		urls+=(http://127.0.0.1:18400)
+	fi
 	mkdir -p "$WORK/badger"
 	start cosmium-badger 18401 "$COSMIUM" -Host 127.0.0.1 -Port 18401 -RntbdPort 10401 -DisableTls -LogLevel silent -DataStore badger -Persist "$WORK/badger"
-	servers+=(cosmium-mem cosmium-badger)
-	urls+=(http://127.0.0.1:18400 http://127.0.0.1:18401)
+	servers+=(cosmium-badger)
+	urls+=(http://127.0.0.1:18401)
 fi
 
 # The SDK workloads, Partita against each other server in turn, A B A B. The read-only

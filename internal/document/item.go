@@ -54,39 +54,28 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 	if parsed.Kind() != value.Object {
 		return nil, nil, fault.New(fault.BadRequest, "The item must be a JSON object")
 	}
-	start := skipSpace(body, 0)
+	// The id and the partition key come from the parsed value; the bytes are only scanned
+	// again, for the spans Stamp copies, when the client sent system properties to drop.
 	it := &Item{body: body, Value: parsed}
-	idFound := false
-	var idErr error
-	members(body, start, func(m member) bool {
-		if systemProperties[m.key] {
-			return true
-		}
-		it.kept = append(it.kept, [2]int{m.start, m.end})
-		if m.key == "id" {
-			idFound = true
-			if body[m.valStart] != '"' {
-				idErr = fault.New(fault.BadRequest, "The id of an item must be a string")
-				return true
-			}
-			it.ID, _ = decodeString(body, m.valStart)
-			idErr = ValidateID(it.ID)
-		}
-		return true
-	})
-	if !idFound {
+	id := parsed.Get("id")
+	switch {
+	case id.IsUndefined():
 		return nil, nil, fault.New(fault.BadRequest, "The item has no 'id' property; every item needs a string id")
+	case id.Kind() != value.String:
+		return nil, nil, fault.New(fault.BadRequest, "The id of an item must be a string")
 	}
-	if idErr != nil {
-		return nil, nil, idErr
+	if err := ValidateID(id.Str()); err != nil {
+		return nil, nil, err
 	}
+	it.ID = id.Str()
+	it.kept = keptSpans(body, parsed)
 	key := make(epk.Key, len(paths))
 	for i, p := range paths {
-		v, err := valueAt(body, start, p)
+		k, err := keyOf(parsed, p)
 		if err != nil {
 			return nil, nil, err
 		}
-		key[i] = v
+		key[i] = k
 	}
 	if err := CheckPartitionKey(key); err != nil {
 		return nil, nil, err
@@ -127,49 +116,36 @@ func CheckPartitionKey(k epk.Key) error {
 	return nil
 }
 
-// valueAt finds the partition key value at path inside the object at b[start].
-func valueAt(b []byte, start int, path []string) (epk.Value, error) {
-	at := start
-	for _, seg := range path {
-		if b[at] != '{' {
-			return epk.Undefined(), nil
-		}
-		next := -1
-		members(b, at, func(m member) bool {
-			if m.key == seg {
-				next = m.valStart // the last duplicate wins, as in a decoded object
-			}
-			return true
-		})
-		if next < 0 {
-			return epk.Undefined(), nil
-		}
-		at = next
+// keptSpans returns the byte spans of the top-level members of the object body that Stamp
+// keeps: all of them, as one span, unless some are system properties.
+func keptSpans(body []byte, parsed value.Value) [][2]int {
+	system := false
+	for _, m := range parsed.Members() {
+		system = system || systemProperties[m.Key]
 	}
-	return scalar(b[at:valueEnd(b, at)], "/"+strings.Join(path, "/"))
-}
-
-// scalar turns one JSON value into a partition key component.
-func scalar(v []byte, path string) (epk.Value, error) {
-	switch v[0] {
-	case '"':
-		s, _ := decodeString(v, 0)
-		return epk.String(s), nil
-	case 't':
-		return epk.Bool(true), nil
-	case 'f':
-		return epk.Bool(false), nil
-	case 'n':
-		return epk.Null(), nil
-	case '{', '[':
-		return epk.Value{}, fault.New(fault.BadRequest, "The partition key value at %s must be a string, number, boolean or null, not an object or array", path)
-	default:
-		f, err := strconv.ParseFloat(string(v), 64)
-		if err != nil {
-			return epk.Value{}, fault.New(fault.BadRequest, "The partition key value at %s is a number out of range", path)
+	start := skipSpace(body, 0)
+	if !system {
+		if len(parsed.Members()) == 0 {
+			return nil
 		}
-		return epk.Number(f), nil
+		end := len(body) - 1
+		for body[end] != '}' { // trailing white space
+			end--
+		}
+		last := end
+		for isSpace(body[last-1]) {
+			last--
+		}
+		return [][2]int{{skipSpace(body, start+1), last}}
 	}
+	var kept [][2]int
+	members(body, start, func(m member) bool {
+		if !systemProperties[m.key] {
+			kept = append(kept, [2]int{m.start, m.end})
+		}
+		return true
+	})
+	return kept
 }
 
 // decodeString decodes the string whose opening quote is b[i] and returns it with the index

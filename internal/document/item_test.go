@@ -110,3 +110,24 @@ func TestParseRefusesDeepNesting(t *testing.T) {
 		t.Fatalf("got %v, want a 400 saying the item nests too deeply", err)
 	}
 }
+
+// What Stamp keeps of a body is its members exactly as sent, whatever white space surrounds
+// them, without the system properties a client sent back.
+func TestStampKeepsTheMembersAsSent(t *testing.T) {
+	sys := System{RID: "R", Self: "S", ETag: "E", TS: 7}
+	tail := `"_rid":"R","_self":"S","_etag":"\"E\"","_attachments":"attachments/","_ts":7}`
+	for body, want := range map[string]string{
+		`{"id":"a"}`: `{"id":"a",` + tail,
+		" \n{ \"id\" : \"a\" ,\t\"n\":[1, 2] }\n ": `{"id" : "a" ,` + "\t" + `"n":[1, 2],` + tail,
+		`{"_etag":"x","id":"a","_ts":1}`:           `{"id":"a",` + tail,
+		`{"id":"a","_self":"x","n":1}`:             `{"id":"a","n":1,` + tail,
+	} {
+		it, _, err := Parse([]byte(body), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if got := string(it.Stamp(nil, sys)); got != want {
+			t.Errorf("%q stamped as %s, want %s", body, got, want)
+		}
+	}
+}

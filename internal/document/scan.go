@@ -4,16 +4,13 @@ package document
 // find where values end, not to report syntax errors.
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
+	for i < len(b) && isSpace(b[i]) {
+		i++
 	}
 	return i
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // stringEnd returns the index just past the closing quote of the string starting at b[i] == '"'.
 func stringEnd(b []byte, i int) int {

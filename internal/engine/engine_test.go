@@ -591,3 +591,21 @@ func TestReadsNeverGoBackInTime(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The indexing policy is applied to writes, so a replace may not change which paths it
+// indexes (that would take a reindex); sending back an equivalent policy is accepted.
+func TestReplaceContainerKeepsTheIndexedPaths(t *testing.T) {
+	e, _ := newContainer(t, Options{}, ContainerSpec{})
+	pk := PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}
+	def := json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
+	if _, err := e.ReplaceContainer("db", "c", pk, def); err != nil {
+		t.Fatalf("replace with the default policy: %v", err)
+	}
+	if _, err := e.ReplaceContainer("db", "c", pk, nil); err != nil {
+		t.Fatalf("replace without a policy: %v", err)
+	}
+	lean := json.RawMessage(`{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`)
+	if _, err := e.ReplaceContainer("db", "c", pk, lean); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("replace that stops indexing: %v, want BadRequest", err)
+	}
+}

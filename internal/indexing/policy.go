@@ -2,8 +2,11 @@ package indexing
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"strings"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -181,23 +184,42 @@ func (p *Policy) IndexesNothing() bool {
 	return false
 }
 
-// Equal reports whether two policies index the same paths, whatever their JSON looked like.
+// Equal reports whether two policies index the same paths, whatever their JSON looked like:
+// the order of the paths does not matter, nor rules on system properties (never indexed),
+// nor an explicit "/*" that nothing else qualifies (Cosmos's default, and an empty policy).
 func (p *Policy) Equal(q *Policy) bool {
-	a, b := p, q
-	if a == nil {
-		a = &Policy{}
-	}
-	if b == nil {
-		b = &Policy{}
-	}
+	a, b := p.canonical(), q.canonical()
 	if a.none != b.none || len(a.rules) != len(b.rules) {
 		return false
 	}
 	for i := range a.rules {
-		x, y := a.rules[i], b.rules[i]
-		if x.exact != y.exact || x.include != y.include || strings.Join(x.segs, "/") != strings.Join(y.segs, "/") {
+		if a.rules[i].key() != b.rules[i].key() {
 			return false
 		}
 	}
 	return true
+}
+
+func (r rule) key() string {
+	return fmt.Sprintf("%v %v %s", r.include, r.exact, strings.Join(r.segs, "/"))
+}
+
+// canonical is the policy with its rules sorted, without those on system properties, and
+// without a lone root inclusion, which changes nothing.
+func (p *Policy) canonical() Policy {
+	if p == nil {
+		return Policy{}
+	}
+	out := Policy{none: p.none}
+	for _, r := range p.rules {
+		if len(r.segs) == 1 && document.IsSystemProperty(r.segs[0]) {
+			continue
+		}
+		out.rules = append(out.rules, r)
+	}
+	if len(out.rules) == 1 && out.rules[0].include && len(out.rules[0].segs) == 0 {
+		out.rules = nil
+	}
+	sort.Slice(out.rules, func(i, j int) bool { return out.rules[i].key() < out.rules[j].key() })
+	return out
 }

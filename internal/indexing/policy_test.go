@@ -68,3 +68,50 @@ func TestParseRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Policies come from clients: parsing never panics, and a parsed policy answers for any path.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"includedPaths":[{"path":"/a/?"}],"excludedPaths":[{"path":"/*"}]}`))
+	f.Add([]byte(`{"includedPaths":[{"path":"/\"x/y\"/[]/*"}]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := Parse(raw)
+		if err != nil {
+			return
+		}
+		p.Indexes("/a/b")
+		p.Indexes("/tags/[]")
+		p.IndexesNothing()
+		if !p.Equal(p) {
+			t.Fatal("a policy differs from itself")
+		}
+	})
+}
+
+// A replace that sends back the policy a container reads as (Cosmos's default) or lists the
+// same paths in another order changes nothing.
+func TestEqual(t *testing.T) {
+	parse := func(s string) *Policy {
+		p, err := Parse([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	def := `{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{``, def, true},
+		{def, `{"includedPaths":[{"path":"/*"}]}`, true},
+		{`{"includedPaths":[{"path":"/a/?"},{"path":"/b/?"}],"excludedPaths":[{"path":"/*"}]}`,
+			`{"excludedPaths":[{"path":"/*"}],"includedPaths":[{"path":"/b/?"},{"path":"/a/?"}]}`, true},
+		{def, `{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`, false},
+		{def, `{"indexingMode":"none"}`, false},
+		{`{"includedPaths":[{"path":"/a/?"}]}`, `{"includedPaths":[{"path":"/a/*"}]}`, false},
+	} {
+		if got := parse(c.a).Equal(parse(c.b)); got != c.want {
+			t.Errorf("%s vs %s: Equal %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -119,6 +119,8 @@ const (
 	// catchUpDone is how many captured changes are left for Commit's batch, which writes stop
 	// for; Backfill replays the rest in rounds while the partition serves.
 	catchUpDone = 512
+	// catchUpRounds bounds the rounds, should writes keep pace with the replay.
+	catchUpRounds = 16
 )
 
 // Backfill copies the snapshot's order and index entries of the partition to the children,
@@ -133,7 +135,7 @@ func (s *Split) Backfill() error {
 	err := s.backfill(w)
 	s.snap.Close()
 	s.snap = nil
-	for err == nil {
+	for round := 0; err == nil && round < catchUpRounds; round++ {
 		var taken []indexChange
 		if taken, err = s.p.takeCapture(); err != nil {
 			break
