@@ -121,6 +121,14 @@ type partitionSource struct {
 }
 
 func (s *partitionSource) Scan(from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
+	return s.read(from, "items", func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
+		return p.Scan(s.ranges, start, f)
+	}, fn)
+}
+
+// read walks the source's partitions in range order, each with scan from the sequence from
+// says, until fn returns false or an error.
+func (s *partitionSource) read(from *query.Resume, what string, scan func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error, fn func(query.Position, []byte) (bool, error)) error {
 	for _, p := range s.parts {
 		pr := p.Range()
 		start, ok := from.Start(string(pr.Min), string(pr.Max))
@@ -129,7 +137,7 @@ func (s *partitionSource) Scan(from *query.Resume, fn func(query.Position, []byt
 		}
 		var ferr error
 		stopped := false
-		err := p.Scan(s.ranges, start, func(d partition.Doc) bool {
+		err := scan(p, start, func(d partition.Doc) bool {
 			more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON)
 			if err != nil || !more {
 				ferr, stopped = err, true
@@ -138,7 +146,7 @@ func (s *partitionSource) Scan(from *query.Resume, fn func(query.Position, []byt
 			return true
 		})
 		if err != nil {
-			return fault.New(fault.Internal, "reading items: %v", err)
+			return fault.New(fault.Internal, "reading %s: %v", what, err)
 		}
 		if stopped {
 			return ferr
@@ -176,30 +184,9 @@ func (s *partitionSource) Indexes(path string) bool { return s.index.Indexes(pat
 
 // ScanIndex reads, in item order, the items of the source's ranges that an index range holds.
 func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
-	for _, p := range s.parts {
-		pr := p.Range()
-		start, ok := from.Start(string(pr.Min), string(pr.Max))
-		if !ok {
-			continue
-		}
-		var ferr error
-		stopped := false
-		err := p.IndexScan(ir.Path, ir.Lo, ir.Hi, s.ranges, start, func(d partition.Doc) bool {
-			more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON)
-			if err != nil || !more {
-				ferr, stopped = err, true
-				return false
-			}
-			return true
-		})
-		if err != nil {
-			return fault.New(fault.Internal, "reading the index: %v", err)
-		}
-		if stopped {
-			return ferr
-		}
-	}
-	return nil
+	return s.read(from, "the index", func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
+		return p.IndexScan(ir.Path, ir.Lo, ir.Hi, s.ranges, start, f)
+	}, fn)
 }
 
 // ScanOrdered lists a single partition's items in the order of their value at path, from its

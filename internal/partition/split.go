@@ -108,11 +108,12 @@ func (p *Partition) StartSplit(at epk.EPK, left, right uint32) (*Split, error) {
 
 // The backfill writes in batches of backfillBatch bytes, paced to backfillRate bytes per
 // second, so that the foreground writes keep the disk, the write-ahead log and the memtables:
-// unpaced, a 1 GB split delayed a concurrent write by up to 1.9 s. A partition of 1 GB of 1 KB
-// items has about 200 MB of order and index entries, a few seconds at this rate.
+// unpaced, a 1 GB split delayed a concurrent write by up to 1.9 s, and at 64 MB/s the backfill
+// still held a core and writes waited up to 150 ms (docs/benchmarks.md). A partition of 1 GB of
+// 1 KB items has about 170 MB of order and index entries: about 11 s at this rate.
 const (
 	backfillBatch = 256 << 10
-	backfillRate  = 64 << 20
+	backfillRate  = 16 << 20
 	// backfillChunk bounds the creation sequences held in memory at once (8 bytes each): a
 	// larger partition's index is read once per chunk.
 	backfillChunk = 1 << 20
