@@ -56,31 +56,37 @@ func Parse(body []byte, paths [][]string) (*Item, epk.Key, error) {
 	}
 	// The id and the partition key come from the parsed value; the bytes are only scanned
 	// again, for the spans Stamp copies, when the client sent system properties to drop.
-	it := &Item{body: body, Value: parsed}
-	id := parsed.Get("id")
-	switch {
-	case id.IsUndefined():
-		return nil, nil, fault.New(fault.BadRequest, "The item has no 'id' property; every item needs a string id")
-	case id.Kind() != value.String:
-		return nil, nil, fault.New(fault.BadRequest, "The id of an item must be a string")
-	}
-	if err := ValidateID(id.Str()); err != nil {
+	id, key, err := identity(parsed, paths)
+	if err != nil {
 		return nil, nil, err
 	}
-	it.ID = id.Str()
-	it.kept = keptSpans(body, parsed)
+	return &Item{body: body, kept: keptSpans(body, parsed), ID: id, Value: parsed}, key, nil
+}
+
+// identity checks an item's id and extracts its partition key at paths, from its value.
+func identity(item value.Value, paths [][]string) (string, epk.Key, error) {
+	id := item.Get("id")
+	switch {
+	case id.IsUndefined():
+		return "", nil, fault.New(fault.BadRequest, "The item has no 'id' property; every item needs a string id")
+	case id.Kind() != value.String:
+		return "", nil, fault.New(fault.BadRequest, "The id of an item must be a string")
+	}
+	if err := ValidateID(id.Str()); err != nil {
+		return "", nil, err
+	}
 	key := make(epk.Key, len(paths))
 	for i, p := range paths {
-		k, err := keyOf(parsed, p)
+		k, err := keyOf(item, p)
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		key[i] = k
 	}
 	if err := CheckPartitionKey(key); err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
-	return it, key, nil
+	return id.Str(), key, nil
 }
 
 // ValidateID applies Cosmos's rules for resource ids.

@@ -46,33 +46,16 @@ func parseValue(v value.Value, paths [][]string) (*Item, epk.Key, error) {
 		}
 	}
 	obj := value.Obj(kept)
-	id := obj.Get("id")
-	switch {
-	case id.IsUndefined():
-		return nil, nil, fault.New(fault.BadRequest, "The item has no 'id' property; every item needs a string id")
-	case id.Kind() != value.String:
-		return nil, nil, fault.New(fault.BadRequest, "The id of an item must be a string")
-	}
-	if err := ValidateID(id.Str()); err != nil {
+	id, key, err := identity(obj, paths)
+	if err != nil {
 		return nil, nil, err
 	}
 	body := value.AppendJSON(nil, obj)
 	if len(body) > MaxItemBytes {
 		return nil, nil, fault.New(fault.TooLarge, "Request size is too large: the item is %d bytes; the limit is %d bytes", len(body), MaxItemBytes)
 	}
-	key := make(epk.Key, len(paths))
-	for i, p := range paths {
-		k, err := keyOf(obj, p)
-		if err != nil {
-			return nil, nil, err
-		}
-		key[i] = k
-	}
-	if err := CheckPartitionKey(key); err != nil {
-		return nil, nil, err
-	}
 	// The body holds the kept members alone, so Stamp copies them in one span.
-	return &Item{body: body, kept: [][2]int{{1, len(body) - 1}}, ID: id.Str(), Value: obj}, key, nil
+	return &Item{body: body, kept: [][2]int{{1, len(body) - 1}}, ID: id, Value: obj}, key, nil
 }
 
 // keyOf is the partition key component at path in an item value.

@@ -244,7 +244,7 @@ func TestItemsLandInTheirPartition(t *testing.T) {
 			for _, p := range parts {
 				count := 0
 				err := p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool {
-					e, id := d.EPK, d.ID
+					e, id := d.EPK(), d.ID()
 					if !p.Range().Contains(e) {
 						t.Errorf("item %s with EPK %s stored in partition %d %v", id, e.Hex(), p.ID(), p.Range())
 					}
@@ -319,7 +319,7 @@ func TestConcurrentWriters(t *testing.T) {
 	ids := map[string]int{}
 	for _, p := range c.Partitions() {
 		total += p.Stats().Items
-		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { ids[d.ID]++; return true })
+		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { ids[d.ID()]++; return true })
 	}
 	if total != writers*each+1 || len(ids) != writers*each+1 {
 		t.Fatalf("stats count %d items, scan finds %d distinct, want %d", total, len(ids), writers*each+1)

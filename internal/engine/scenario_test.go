@@ -321,7 +321,7 @@ func scenarioPartitions(t *testing.T, e *Engine, c *Container, written map[strin
 	tiles = tiles && next == epk.Max
 	seen := map[string]int{}
 	for _, p := range c.Partitions() {
-		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { seen[d.ID]++; return true })
+		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { seen[d.ID()]++; return true })
 	}
 	once := len(seen) == len(written)
 	for id, pk := range written {

@@ -96,7 +96,7 @@ func TestSplitWhileWriting(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for _, p := range c.Partitions() {
-		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { seen[d.ID]++; return true })
+		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { seen[d.ID()]++; return true })
 	}
 	if len(seen) != writers*each {
 		t.Fatalf("scans found %d items, want %d", len(seen), writers*each)

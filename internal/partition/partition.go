@@ -159,10 +159,16 @@ type Doc struct {
 	// Seq is the item's creation sequence: the items of a physical partition sort by it in
 	// the order Cosmos returns them without ORDER BY. Read leaves it zero.
 	Seq uint64
-	// EPK and ID say which item it is, in scans.
-	EPK epk.EPK
-	ID  string
+	// epk and id say which item it is, in scans; they point into storage's buffers, like
+	// JSON, and the methods EPK and ID copy them only for callers that ask.
+	epk, id []byte
 }
+
+// EPK is the item's effective partition key (scans only).
+func (d Doc) EPK() epk.EPK { return epk.EPK(d.epk) }
+
+// ID is the item's id (scans only).
+func (d Doc) ID() string { return string(d.id) }
 
 // ETag is the etag of the version.
 func (d Doc) ETag() string { return ETag(d.LSN) }

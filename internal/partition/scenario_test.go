@@ -816,7 +816,7 @@ func (s *scenario) stats() string {
 		var last uint64
 		inOrder := true
 		err := p.Scan([]epk.Range{epk.All}, 0, func(d Doc) bool {
-			recount[d.EPK] = recount[d.EPK].add(1, int64(len(d.JSON)))
+			recount[d.EPK()] = recount[d.EPK()].add(1, int64(len(d.JSON)))
 			total = total.add(1, int64(len(d.JSON)))
 			inOrder = inOrder && d.Seq > last
 			last = d.Seq
@@ -915,7 +915,7 @@ func (s *scenario) index(path string) string {
 	for _, p := range s.parts {
 		var got []entry
 		_, err := p.IndexOrdered(path, []byte{0}, []byte{0xff}, epk.All, false, func(d Doc, v []byte) bool {
-			got = append(got, entry{c: itemKey{d.EPK, d.ID}, value: decodeOrdered(v), raw: string(v)})
+			got = append(got, entry{c: itemKey{d.EPK(), d.ID()}, value: decodeOrdered(v), raw: string(v)})
 			return true
 		})
 		if err != nil {
@@ -928,7 +928,7 @@ func (s *scenario) index(path string) string {
 		var items int
 		err = p.Scan([]epk.Range{epk.All}, 0, func(d Doc) bool {
 			items++
-			e, id := d.EPK, d.ID
+			e, id := d.EPK(), d.ID()
 			seqOf[itemKey{e, id}], itemOf[d.Seq] = d.Seq, itemKey{e, id}
 			v, err := value.Parse(d.JSON)
 			if err != nil {

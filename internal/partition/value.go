@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync/atomic"
-
-	"github.com/partita-db/partita/internal/epk"
 )
 
 // A stored item value (the document, keyed by its creation sequence) is:
@@ -31,7 +29,7 @@ type stored struct {
 
 // doc is the version as a scan returns it.
 func (s stored) doc(seq uint64) Doc {
-	return Doc{JSON: s.json, LSN: s.lsn, Seq: seq, EPK: epk.EPK(s.epk), ID: string(s.id)}
+	return Doc{JSON: s.json, LSN: s.lsn, Seq: seq, epk: s.epk, id: s.id}
 }
 
 var errBadValue = errors.New("partition: malformed stored item value")

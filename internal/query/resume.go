@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 )
 
 // Position is the place of one item in a container's item order, the order Cosmos returns
@@ -68,6 +69,9 @@ func (r *Resume) Start(min, max string) (start uint64, ok bool) {
 		if lo < f.Max {
 			if i == 0 && r.Inclusive {
 				return f.Seq, true
+			}
+			if f.Seq == math.MaxUint64 { // a forged token: nothing comes after it
+				return 0, false
 			}
 			return f.Seq + 1, true
 		}

@@ -106,22 +106,6 @@ func ContainerItemSpan(container uint32) (start, end []byte) {
 	return start, end
 }
 
-// ParseItemKey splits an item key into its EPK and id.
-func ParseItemKey(key []byte) (epk, id string, err error) {
-	if len(key) < 5 || key[0] != familyItem {
-		return "", "", errors.New("storage: not an item key")
-	}
-	e, rest, err := readEscaped(key[5:])
-	if err != nil {
-		return "", "", err
-	}
-	i, rest, err := readEscaped(rest)
-	if err != nil || len(rest) != 0 {
-		return "", "", errors.New("storage: malformed item key")
-	}
-	return e, i, nil
-}
-
 // OrderKey is the key of a document in its physical partition's creation order.
 func OrderKey(dst []byte, container, partition uint32, seq uint64) []byte {
 	dst = append(dst, familyOrder)
