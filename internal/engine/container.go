@@ -208,6 +208,8 @@ func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
 		MaxLogicalBytes: c.e.opts.MaxLogicalPartitionBytes,
 		Seq:             &c.seq,
 		Index:           c.index,
+		Lineage:         r.Parents,
+		KeepImages:      c.e.opts.ChangeFeedRetention > 0,
 	}, 0)
 }
 
@@ -230,6 +232,8 @@ func (c *Container) deleteInto(b *storage.Batch) error {
 		pair(storage.PartitionSpan(n)),
 		pair(storage.LogicalSpan(n, string(epk.Min), string(epk.Max))),
 		pair(storage.IndexContainerSpan(n)),
+		pair(storage.LogContainerSpan(n)),
+		pair(storage.RetainedSpan(n)),
 	} {
 		if err := b.DeleteRange(span[0], span[1]); err != nil {
 			return err

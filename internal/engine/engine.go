@@ -23,8 +23,15 @@ type Options struct {
 	// RateLimit refuses requests (fault.Throttled) once a partition has spent its share of the
 	// throughput for the second. Charges are computed and recorded either way.
 	RateLimit bool
-	Logger    *slog.Logger
+	// ChangeFeedRetention is how long the all-versions-and-deletes change feed keeps changes
+	// that no longer hold a current version (0: none are kept and that mode is refused). The
+	// latest-version feed is not bounded by it.
+	ChangeFeedRetention time.Duration
+	Logger              *slog.Logger
 }
+
+// DefaultChangeFeedRetention is how long the all-versions change feed reaches back by default.
+const DefaultChangeFeedRetention = 24 * time.Hour
 
 // DefaultMaxLogicalPartitionBytes is Cosmos's 20 GB cap on a logical partition.
 const DefaultMaxLogicalPartitionBytes = 20 << 30
@@ -42,8 +49,10 @@ type Engine struct {
 	seq    catalogSeq
 	closed bool
 
-	// background counts split goroutines, which Close waits for before closing storage.
+	// background counts split goroutines and the log purger, which Close waits for before
+	// closing storage; stop tells the purger to end.
 	background sync.WaitGroup
+	stop       chan struct{}
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -61,12 +70,14 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}}
+	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, stop: make(chan struct{})}
 	if err := e.load(); err != nil {
 		e.closePartitions()
 		db.Close()
 		return nil, err
 	}
+	e.background.Add(1)
+	go e.purgeLogs()
 	return e, nil
 }
 
@@ -107,6 +118,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	close(e.stop)
 	e.background.Wait() // a running split sees closed and stops before its switch
 	e.closePartitions()
 	return e.db.Close()

@@ -9,6 +9,7 @@ import (
 // commands in the same order end in the same state.
 type Command struct {
 	LSN     uint64
+	TS      int64 // when it was decided, in Unix seconds: the items' _ts and the log's time
 	Changes []Change
 	// After is the partition's LSN and totals once the command is applied. The writer
 	// persists it once per group of commands, as of the group's last.
@@ -29,6 +30,10 @@ type Change struct {
 	// Logical is the item's logical partition's statistics after the change; zero items
 	// deletes the record.
 	Logical counts
+	// Prev names the log entry of the version the change replaces or deletes (zero for a
+	// create), and PrevJSON is that version, written as the entry's image (see log.go).
+	Prev     logPos
+	PrevJSON []byte
 	// IndexDel and IndexAdd are the index terms the change removes and adds.
 	IndexDel, IndexAdd [][]byte
 	// terms are all the index terms of Value, for later commands of the group that replace
@@ -43,6 +48,9 @@ func (p *Partition) apply(b *storage.Batch, c *Command) error {
 	for i := range c.Changes {
 		ch := &c.Changes[i]
 		var err error
+		if key, err = p.logChange(b, key, c, i); err != nil {
+			return err
+		}
 		doc := storage.DocKey(key[:0], p.container, ch.Seq)
 		switch {
 		case ch.Delete:

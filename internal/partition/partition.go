@@ -30,6 +30,12 @@ type Config struct {
 	Seq *Sequence
 	// Index says which paths the range index records; nil records every path.
 	Index *indexing.Policy
+	// Lineage is the partition's ancestors, oldest first: the partitions whose logs hold the
+	// changes made before the splits that produced it.
+	Lineage []uint32
+	// KeepImages keeps the versions that changes replace or delete, for the all-versions
+	// change feed.
+	KeepImages bool
 }
 
 // Partition is one open physical partition.
@@ -43,6 +49,10 @@ type Partition struct {
 	maxLogical int64
 	seq        *Sequence
 	index      *indexing.Policy
+	// logs are the partitions whose logs hold this partition's changes: its ancestors, oldest
+	// first, then itself.
+	logs       []uint32
+	keepImages bool
 
 	// published is the state as of the last committed group; the writer goroutine owns the
 	// authoritative copy and stores here after each commit.
@@ -85,6 +95,8 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		maxLogical: cfg.MaxLogicalBytes,
 		seq:        cfg.Seq,
 		index:      cfg.Index,
+		logs:       append(slices.Clone(cfg.Lineage), cfg.ID),
+		keepImages: cfg.KeepImages,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 	}

@@ -3,16 +3,22 @@ package partition
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"sync/atomic"
 )
 
 // A stored item value (the document, keyed by its creation sequence) is:
-// uvarint(LSN) uvarint(len(EPK)) EPK uvarint(len(id)) id JSON.
-// The LSN is that of the command that wrote this version, and the etag is derived from it;
-// the EPK and id are the item's own, so that a document read by sequence (a scan in creation
-// order, an index entry) says which item it is.
-func encodeValue(dst []byte, lsn uint64, e, id string) []byte {
-	dst = binary.AppendUvarint(dst, lsn)
+// uvarint(LSN) uvarint(log partition) uvarint(change index) uvarint(len(EPK)) EPK
+// uvarint(len(id)) id JSON.
+// The LSN is that of the command that wrote this version, and the etag is derived from it. The
+// log partition and change index, with the LSN, name the version's log entry (see log.go); the
+// partition is the one that wrote it, which after a split is an ancestor of the item's current
+// partition. The EPK and id are the item's own, so that a document read by sequence (a scan in
+// creation order, an index entry) says which item it is.
+func encodeValue(dst []byte, at logPos, e, id string) []byte {
+	dst = binary.AppendUvarint(dst, at.lsn)
+	dst = binary.AppendUvarint(dst, uint64(at.part))
+	dst = binary.AppendUvarint(dst, uint64(at.i))
 	dst = binary.AppendUvarint(dst, uint64(len(e)))
 	dst = append(dst, e...)
 	dst = binary.AppendUvarint(dst, uint64(len(id)))
@@ -22,6 +28,7 @@ func encodeValue(dst []byte, lsn uint64, e, id string) []byte {
 // stored is a decoded item value; its slices point into the value.
 type stored struct {
 	lsn  uint64
+	log  logPos // where the log entry of this version is; log.lsn == lsn
 	epk  []byte
 	id   []byte
 	json []byte
@@ -41,6 +48,17 @@ func decodeValue(v []byte) (stored, error) {
 		return s, errBadValue
 	}
 	v = v[n:]
+	part, n := binary.Uvarint(v)
+	if n <= 0 || part > math.MaxUint32 {
+		return s, errBadValue
+	}
+	v = v[n:]
+	i, n := binary.Uvarint(v)
+	if n <= 0 || i > math.MaxUint16 {
+		return s, errBadValue
+	}
+	v = v[n:]
+	s.log = logPos{part: uint32(part), lsn: s.lsn, i: uint16(i)}
 	for _, field := range []*[]byte{&s.epk, &s.id} {
 		l, n := binary.Uvarint(v)
 		if n <= 0 || uint64(len(v)-n) < l {

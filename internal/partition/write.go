@@ -380,7 +380,7 @@ func (p *Partition) logicalNow(w *writer, g *group, chs []Change, e string) (cou
 // effects.
 func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64) (*Command, []Result, error) {
 	ops := r.ops
-	cmd := &Command{LSN: st.LSN + 1, Changes: make([]Change, 0, len(ops)), After: st}
+	cmd := &Command{LSN: st.LSN + 1, TS: now, Changes: make([]Change, 0, len(ops)), After: st}
 	cmd.After.LSN = cmd.LSN
 	results := make([]Result, len(ops))
 	for i := range ops {
@@ -447,7 +447,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			return Change{}, Result{}, fault.New(fault.BadRequest, "The operation would change the item's id or partition key, which cannot change")
 		}
 	}
-	ch := Change{EPK: e, ID: w.ID, Seq: cur.seq, New: !exists, Delete: w.Kind == Delete}
+	ch := Change{EPK: e, ID: w.ID, Seq: cur.seq, New: !exists, Delete: w.Kind == Delete, Prev: old.log, PrevJSON: old.json}
 	oldTerms := cur.terms
 	if exists && !cur.hasTerms {
 		if oldTerms, err = IndexTerms(old.json, p.index); err != nil {
@@ -468,7 +468,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			cmd.After.Seq = max(cmd.After.Seq, ch.Seq)
 		}
 		itemRID := rid.Item(p.rid, docRID(ch.Seq))
-		ch.Value = encodeValue(make([]byte, 0, 24+len(e)+len(w.ID)+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), cmd.LSN, e, w.ID)
+		ch.Value = encodeValue(make([]byte, 0, 24+len(e)+len(w.ID)+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), logPos{part: p.id, lsn: cmd.LSN, i: uint16(len(cmd.Changes))}, e, w.ID)
 		header := len(ch.Value)
 		ch.Value = item.Stamp(ch.Value, document.System{
 			RID: itemRID, Self: p.selfPrefix + itemRID + "/", ETag: ETag(cmd.LSN), TS: now,

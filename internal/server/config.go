@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"time"
 )
 
 // EmulatorKey is the Cosmos DB emulator's well-known, public account key. It is the default so
@@ -28,12 +29,18 @@ type Config struct {
 	MaxPartitionBytes int64
 	// RateLimit enforces each partition's request-unit budget with 429s.
 	RateLimit bool
+	// ChangeFeedRetention is how far back the all-versions-and-deletes change feed reaches;
+	// zero keeps no replaced or deleted versions and refuses that mode.
+	ChangeFeedRetention time.Duration
 }
 
 // Validate reports the first thing wrong with c.
 func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("--data must name a directory")
+	}
+	if c.ChangeFeedRetention < 0 {
+		return errors.New("--change-feed-retention must not be negative")
 	}
 	if err := checkAddr("--addr", c.CosmosAddr, "127.0.0.1:8081"); err != nil {
 		return err

@@ -73,7 +73,8 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	eng, err := engine.Open(engine.Options{
 		Dir: cfg.DataDir, CacheSize: cfg.CacheSize, MaxLogicalPartitionBytes: cfg.MaxLogicalPartitionBytes,
 		RateLimit: cfg.RateLimit, MaxPartitionBytes: cfg.MaxPartitionBytes,
-		Logger: log,
+		ChangeFeedRetention: cfg.ChangeFeedRetention,
+		Logger:              log,
 	})
 	if err != nil {
 		return nil, err

@@ -80,8 +80,9 @@ func Open(dir string, opts Options) (*DB, error) {
 }
 
 // FormatVersion is the version of the key layout (keys.go) this build reads and writes. The
-// first layout (documents keyed by EPK and id) wrote no version.
-const FormatVersion = 2
+// first layout (documents keyed by EPK and id) wrote no version; layout 2 had no change feed
+// log, so its items could not be read back from the feed.
+const FormatVersion = 3
 
 // ErrFormat is what Open returns for a data directory written in another layout.
 var ErrFormat = errors.New("storage: the data directory uses another storage layout")
@@ -110,8 +111,8 @@ func (db *DB) checkFormat(dir string) error {
 		return err
 	}
 	if !empty {
-		return fmt.Errorf("%w: %s was written by a Partita older than storage layout %d (documents keyed by "+
-			"partition key and id), which this version cannot read. Run the Partita version that wrote it to "+
+		return fmt.Errorf("%w: %s was written in Partita's first storage layout (documents keyed by "+
+			"partition key and id); this version reads layout %d only. Run the Partita version that wrote it to "+
 			"read the data out (for example with the SDK's read feed), then move the directory aside and "+
 			"start this version on an empty one (or give it another --data)", ErrFormat, dir, FormatVersion)
 	}

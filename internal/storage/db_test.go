@@ -68,7 +68,8 @@ func TestOpenChecksFormat(t *testing.T) {
 
 	for name, keys := range map[string]map[string]string{
 		"first layout": {"d\x00\x00\x00\x01abc\x00\x01id\x00\x01": `{"id":"id"}`},
-		"newer layout": {"v": "\x03"},
+		"layout 2":     {"v": "\x02"},
+		"newer layout": {"v": string(rune(FormatVersion + 1))},
 	} {
 		dir := t.TempDir()
 		pdb, err := pebble.Open(dir, &pebble.Options{})

@@ -5,7 +5,7 @@ import (
 	"errors"
 )
 
-// Key layout (format 2, see FormatVersion). Every key starts with one family byte, so families
+// Key layout (format 3, see FormatVersion). Every key starts with one family byte, so families
 // never interleave. Numbers are fixed-width big-endian so they sort numerically; variable-length
 // byte strings (EPKs, ids) are escaped and terminated (see appendEscaped) so that no key is a
 // prefix of another and byte order of the encoded key equals the order of the tuple it encodes.
@@ -13,9 +13,13 @@ import (
 //	catalog    'c' kind(1) num(4)                      -> JSON record of a database or container
 //	catalogSeq 'c' 'N'                                 -> JSON of the catalog's id counters
 //	document   'd' container(4) seq(8)                 -> item value (see the partition package)
+//	log        'f' container(4) partition(4) lsn(8) i(2)   -> a change, the i-th of command lsn
+//	log image  'f' container(4) partition(4) lsn(8) i(2) 1 -> JSON of the version that change wrote,
+//	                                                      once a later change replaced or deleted it
 //	item       'k' container(4) esc(EPK) esc(id)       -> seq(8) of the item's document
 //	partition  'm' container(4) partition(4)           -> a physical partition's LSN and totals
 //	order      'o' container(4) partition(4) seq(8)    -> raw EPK of the document
+//	retained   'r' container(4) partition(4)           -> LSN up to which that log has been purged
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
 //	format     'v'                                     -> the layout's version, FormatVersion
 //	index      'x' container(4) partition(4) esc(path) value seq(8) -> empty
@@ -34,6 +38,12 @@ import (
 // order family is per physical partition and a split builds the children's from the parent's.
 // Logical partition statistics are keyed by container for the same reason.
 //
+// The log (the change feed) is per physical partition and in LSN order; it is written in the
+// batch of the change it records. A split does not copy it: the children continue their
+// parent's LSNs in logs of their own, and read their parent's log (kept until retention empties
+// it) for what came before. A version's image is written under its log entry when a later
+// change replaces or deletes it; until then the document itself holds it.
+//
 // The range index of a physical partition lives under its own prefix: one entry per indexed
 // value of each item, ordered by path, then value, then creation. The value is encoded by
 // value.AppendOrdered: a type byte, then nothing (null, booleans), 8 bytes (numbers) or
@@ -42,9 +52,11 @@ import (
 const (
 	familyCatalog   = 'c'
 	familyDocument  = 'd'
+	familyLog       = 'f'
 	familyItem      = 'k'
 	familyPartition = 'm'
 	familyOrder     = 'o'
+	familyRetained  = 'r'
 	familyLogical   = 's'
 	familyFormat    = 'v'
 	familyIndex     = 'x'
@@ -124,6 +136,57 @@ func OrderPartitionSpan(container, partition uint32) (start, end []byte) {
 func OrderContainerSpan(container uint32) (start, end []byte) {
 	return binary.BigEndian.AppendUint32([]byte{familyOrder}, container),
 		binary.BigEndian.AppendUint32([]byte{familyOrder}, container+1)
+}
+
+// LogKey is the key of the i-th change of the command numbered lsn in a partition's log.
+func LogKey(dst []byte, container, partition uint32, lsn uint64, i uint16) []byte {
+	dst = append(dst, familyLog)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = binary.BigEndian.AppendUint32(dst, partition)
+	dst = binary.BigEndian.AppendUint64(dst, lsn)
+	return binary.BigEndian.AppendUint16(dst, i)
+}
+
+// logKeyLen is the length of a LogKey; an image key is one byte longer.
+const logKeyLen = 19
+
+// LogImageKey is the key of the image of the version that change (lsn, i) wrote.
+func LogImageKey(dst []byte, container, partition uint32, lsn uint64, i uint16) []byte {
+	return append(LogKey(dst, container, partition, lsn, i), 1)
+}
+
+// LogSpan bounds a partition's log entries (and their images) after LSN after.
+func LogSpan(container, partition uint32, after uint64) (start, end []byte) {
+	start = LogKey(nil, container, partition, after+1, 0)
+	end = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyLog}, container), partition+1)
+	return start, end
+}
+
+// LogContainerSpan bounds the logs of every partition, live or split, of a container.
+func LogContainerSpan(container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{familyLog}, container),
+		binary.BigEndian.AppendUint32([]byte{familyLog}, container+1)
+}
+
+// ParseLogKey reads a log or log image key.
+func ParseLogKey(key []byte) (partition uint32, lsn uint64, i uint16, image bool, err error) {
+	if len(key) != logKeyLen && (len(key) != logKeyLen+1 || key[logKeyLen] != 1) || key[0] != familyLog {
+		return 0, 0, 0, false, errors.New("storage: not a log key")
+	}
+	return binary.BigEndian.Uint32(key[5:]), binary.BigEndian.Uint64(key[9:]),
+		binary.BigEndian.Uint16(key[17:]), len(key) > logKeyLen, nil
+}
+
+// RetainedKey holds how far a partition's log has been purged.
+func RetainedKey(container, partition uint32) []byte {
+	k := binary.BigEndian.AppendUint32([]byte{familyRetained}, container)
+	return binary.BigEndian.AppendUint32(k, partition)
+}
+
+// RetainedSpan bounds the retained records of every log of a container.
+func RetainedSpan(container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{familyRetained}, container),
+		binary.BigEndian.AppendUint32([]byte{familyRetained}, container+1)
 }
 
 // SeqOf returns the creation sequence that ends a document, order or index key.

@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
-
-	"github.com/partita-db/partita/internal/fault"
 )
 
 // readFeed answers GET .../docs: the items of the container (or of the scope the headers
 // name, see scope), a page at a time.
 func (c *call) readFeed() error {
-	if c.r.Header.Get("A-IM") != "" {
-		return fault.New(fault.BadRequest, "The change feed is not supported by this version of Partita")
+	if aim := c.r.Header.Get("A-IM"); aim != "" {
+		return c.changeFeed(aim)
 	}
 	ct, err := c.container()
 	if err != nil {

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
+)
+
+// FeedStart is where a change feed read begins.
+type FeedStart struct {
+	// After, when HasAfter, continues a previous read: changes with larger LSNs. It is the LSN
+	// a previous page returned, valid in the partition that returned it and, after splits, in
+	// all its descendants.
+	After    uint64
+	HasAfter bool
+	// Now starts after the changes committed so far.
+	Now bool
+	// Since, when not zero, skips changes committed before it (a point in time).
+	Since time.Time
+}
+
+// FeedQuery is one page request of a change feed.
+type FeedQuery struct {
+	Range       epk.Range // the items whose changes are read; within one physical partition
+	Start       FeedStart
+	AllVersions bool // every change, deletes included; else the latest version of each item
+	Max         int  // changes per page (0: DefaultPageSize); a command's changes stay together
+}
+
+// FeedChange is one change of a page.
+type FeedChange struct {
+	LSN     uint64
+	Op      partition.LogOp
+	TS      int64  // commit time, Unix seconds
+	ID      string // the item's id
+	JSON    []byte // the version written; nil for a delete (and an all-versions image not kept)
+	PrevLSN uint64 // the version replaced or deleted; 0 for a create
+	Prev    []byte // for a delete in all-versions mode: the deleted version, when kept
+}
+
+// FeedPage is one page of a change feed.
+type FeedPage struct {
+	Changes []FeedChange
+	// Through is the LSN the page read through: the next page asks for the changes after it.
+	Through uint64
+	// Partition is the physical partition read, and LSN its LSN, for the session token.
+	Partition uint32
+	LSN       uint64
+	Charge    float64
+}
+
+// ChangeFeed reads one page of the changes to the items of q.Range, which must lie within
+// one physical partition (the SDKs read the feed one partition key range, logical partition
+// or feed range at a time). Changes come in LSN order, which within a logical partition is
+// the order they were made in.
+func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
+	if q.Max <= 0 {
+		q.Max = DefaultPageSize
+	}
+	if q.AllVersions && c.e.opts.ChangeFeedRetention <= 0 {
+		return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest,
+			"The all-versions-and-deletes change feed is turned off on this server (--change-feed-retention 0)")
+	}
+	var p *partition.Partition
+	for _, pp := range c.routes.Load().parts {
+		if pr := pp.Range(); pr.Min < q.Range.Max && q.Range.Min < pr.Max {
+			if p != nil {
+				return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest,
+					"The change feed is read one partition key range at a time, and this request spans several; "+
+						"name one with x-ms-documentdb-partitionkeyrangeid (GET .../pkranges lists them)")
+			}
+			p = pp
+		}
+	}
+	if p == nil {
+		return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest, "The change feed request names an empty range")
+	}
+	if err := c.admit(p); err != nil {
+		return FeedPage{}, err
+	}
+	page := FeedPage{Partition: p.ID()}
+	read := partition.LogRead{Range: q.Range, AllVersions: q.AllVersions}
+	switch {
+	case q.Start.HasAfter:
+		read.After = q.Start.After
+	case q.Start.Now:
+		read.After = p.Stats().LSN
+	}
+	if !q.Start.Since.IsZero() {
+		read.Since = q.Start.Since.Unix()
+	}
+	bytes := 0
+	through, err := p.ReadLog(read, func(ch *partition.LogChange) bool {
+		fc := FeedChange{LSN: ch.LSN, Op: ch.Op, TS: ch.TS, ID: string(ch.ID), PrevLSN: ch.PrevLSN}
+		if ch.JSON != nil {
+			fc.JSON = append([]byte(nil), ch.JSON...)
+		}
+		if ch.Prev != nil {
+			fc.Prev = append([]byte(nil), ch.Prev...)
+		}
+		page.Changes = append(page.Changes, fc)
+		bytes += len(fc.JSON) + len(fc.Prev)
+		return len(page.Changes) < q.Max
+	})
+	if err != nil {
+		page.Charge = ru.Miss()
+		spend(page.Charge, p)
+		if errors.Is(err, partition.ErrLogPurged) {
+			return page, err
+		}
+		return page, fault.New(fault.Internal, "reading the change feed: %v", err)
+	}
+	page.Through = through
+	page.LSN = p.Stats().LSN
+	page.Charge = ru.Feed(len(page.Changes), bytes, 1)
+	spend(page.Charge, p)
+	return page, nil
+}
+
+// purgeLogs removes, every purgeEvery, the changes older than the retention that the
+// all-versions change feed no longer needs, until the engine closes.
+func (e *Engine) purgeLogs() {
+	defer e.background.Done()
+	every := min(max(e.opts.ChangeFeedRetention/24, time.Minute), time.Hour) // retention 0: every minute
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case now := <-t.C:
+			e.purgeLogsOnce(now)
+		}
+	}
+}
+
+// purgeLogsOnce purges the logs of every container as of now.
+func (e *Engine) purgeLogsOnce(now time.Time) {
+	cutoff := now.Add(-max(e.opts.ChangeFeedRetention, 0)).Unix()
+	e.mu.RLock()
+	var nums []uint32
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			nums = append(nums, c.rec.Num)
+		}
+	}
+	e.mu.RUnlock()
+	for _, n := range nums {
+		select {
+		case <-e.stop:
+			return
+		default:
+		}
+		removed, err := partition.PurgeLog(e.db, n, cutoff)
+		if err != nil {
+			e.log.Error("change feed retention", "container", n, "err", err)
+			continue
+		}
+		if removed > 0 {
+			e.log.Info("change feed retention", "container", n, "removed", removed)
+		}
+	}
+}
