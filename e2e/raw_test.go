@@ -151,6 +151,13 @@ func TestRawRequestsRefused(t *testing.T) {
 		{"bad continuation token", ok, "GET", "/dbs/db/colls/c/docs", "", map[string]string{"x-ms-continuation": "garbage!"}, 400, ""},
 		{"bad throughput header", ok, "POST", "/dbs", `{"id":"db2"}`, map[string]string{"x-ms-offer-throughput": "lots"}, 400, ""},
 		{"throughput below the minimum", ok, "POST", "/dbs", `{"id":"db2"}`, map[string]string{"x-ms-offer-throughput": "100"}, 400, ""},
+		{"change feed of an unknown mode", ok, "GET", "/dbs/db/colls/c/docs", "", map[string]string{"A-IM": "Everything"}, 400, ""},
+		{"change feed etag that is not one", ok, "GET", "/dbs/db/colls/c/docs", "", map[string]string{"A-IM": "Incremental Feed", "If-None-Match": `"abc"`}, 400, ""},
+		{"change feed with a bad date", ok, "GET", "/dbs/db/colls/c/docs", "", map[string]string{"A-IM": "Incremental Feed", "If-Modified-Since": "yesterday"}, 400, ""},
+		{"change feed of a gone range", ok, "GET", "/dbs/db/colls/c/docs", "", map[string]string{"A-IM": "Incremental Feed", "x-ms-documentdb-partitionkeyrangeid": "99"}, 410, "1002"},
+		{"consistency stronger than the account's", ok, "GET", "/dbs/db/colls/c/docs/keep", "", map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-consistency-level": "Strong"}, 400, ""},
+		{"unknown consistency level", ok, "GET", "/dbs/db/colls/c/docs/keep", "", map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-consistency-level": "Sometimes"}, 400, ""},
+		{"malformed session token", ok, "GET", "/dbs/db/colls/c/docs/keep", "", map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-session-token": "0:-1#x"}, 400, ""},
 		{"patch of the id", ok, "PATCH", "/dbs/db/colls/c/docs/keep", `{"operations":[{"op":"set","path":"/id","value":"z"}]}`, pk, 400, ""},
 	}
 	for _, tc := range cases {
@@ -180,6 +187,16 @@ func TestRawRequestsRefused(t *testing.T) {
 	}
 	if code, _, _ := ok.do(t, "GET", "/dbs/db2", nil, nil); code != 404 {
 		t.Fatal("a refused database create left a database behind")
+	}
+	// Weaker levels and well-formed session tokens are served.
+	for _, h := range []map[string]string{
+		{"x-ms-consistency-level": "Eventual"}, {"x-ms-consistency-level": "session"},
+		{"x-ms-session-token": "0:-1#12"}, {"x-ms-session-token": "0:-1#12,3:1#7#1=20"}, {"x-ms-session-token": "12"},
+	} {
+		h["x-ms-documentdb-partitionkey"] = `["p"]`
+		if code, _, b := ok.do(t, "GET", "/dbs/db/colls/c/docs/keep", nil, h); code != 200 {
+			t.Fatalf("read with %v: %d %s", h, code, b)
+		}
 	}
 	// The read-only key may read.
 	if code, _, b := readOnly.do(t, "GET", "/dbs/db/colls/c/docs/keep", nil, pk); code != 200 {

@@ -68,8 +68,12 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 			"The all-versions-and-deletes change feed is turned off on this server (--change-feed-retention 0)")
 	}
 	var p *partition.Partition
+	if q.Range.Min >= q.Range.Max { // an empty scope (a key outside the range named) has no changes
+		q.Range.Max = q.Range.Min
+		p = c.routes.Load().lookup(q.Range.Min)
+	}
 	for _, pp := range c.routes.Load().parts {
-		if pr := pp.Range(); pr.Min < q.Range.Max && q.Range.Min < pr.Max {
+		if pr := pp.Range(); q.Range.Min < q.Range.Max && pr.Min < q.Range.Max && q.Range.Min < pr.Max {
 			if p != nil {
 				return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest,
 					"The change feed is read one partition key range at a time, and this request spans several; "+

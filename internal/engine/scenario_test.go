@@ -19,7 +19,7 @@ import (
 
 // TestScenarios runs the stories under testdata/scenarios. Commands:
 //
-//	open [rate-limit] [max-partition-bytes=N] [max-logical-bytes=N]
+//	open [rate-limit] [max-partition-bytes=N] [max-logical-bytes=N] [retention=DURATION]
 //	create-container id=C [throughput=N | autoscale=N]
 //	write container=C items=N [keys=K] [key=NAME] [size=BYTES] [writers=W] [readers]
 //	    items over K keys (or the one key NAME), W concurrent writers, and readers that
@@ -32,6 +32,8 @@ import (
 //	    readable exactly once; with ranges, each range (only where splits are deterministic)
 //	insert container=C [policy=none]
 //	    one item per input line "pk id", in order, by one writer
+//	upsert container=C
+//	    upserts one item per input line "pk id", in order; each version's n counts up
 //	delete container=C pk=K id=I
 //	split container=C at-pk=K
 //	    splits the partition that holds K's logical partition at K's EPK
@@ -39,6 +41,12 @@ import (
 //	    runs the input SQL (default SELECT * FROM c) page by page, printing the ids of each
 //	    page, over the whole container or over the partition with range id I, starting at
 //	    the continuation saved as T; stops after P pages and saves the continuation as T
+//	feed container=C [all] [range=I | pk=K] [page=N] [pages=P] [from=T | now] [save=T]
+//	    reads the change feed (latest versions, or all versions with all) page by page until
+//	    nothing is new or after P pages, starting after the etag saved as T; prints each page's
+//	    changes as id@lsn (op:id@lsn with all) and the etag it reads through
+//	purge after=DURATION
+//	    runs the change feed retention as if DURATION had passed
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -49,10 +57,20 @@ func TestScenarios(t *testing.T) {
 		}()
 		written := map[string]map[string]string{} // container -> id -> partition key
 		tokens := map[string]string{}             // saved continuations
+		var retention string
+		versions := map[string]int{} // id -> versions upserted
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			switch td.Cmd {
 			case "open":
 				opts := Options{RateLimit: td.HasArg("rate-limit")}
+				td.MaybeScanArgs(t, "retention", &retention)
+				if retention != "" {
+					d, err := time.ParseDuration(retention)
+					if err != nil {
+						t.Fatal(err)
+					}
+					opts.ChangeFeedRetention = d
+				}
 				td.MaybeScanArgs(t, "max-partition-bytes", &opts.MaxPartitionBytes)
 				td.MaybeScanArgs(t, "max-logical-bytes", &opts.MaxLogicalPartitionBytes)
 				e = openEngine(t, t.TempDir(), opts)
@@ -126,6 +144,33 @@ func TestScenarios(t *testing.T) {
 					}
 					written[id][f[1]] = f[0]
 				}
+				return "ok"
+			case "upsert":
+				var id string
+				td.ScanArgs(t, "container", &id)
+				c, _ := e.Container("db", id)
+				for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+					f := strings.Fields(line)
+					if len(f) != 2 {
+						t.Fatalf("upsert wants \"pk id\" lines, got %q", line)
+					}
+					versions[f[1]]++
+					if _, err := c.UpsertItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, versions[f[1]])), ItemOptions{}); err != nil {
+						return err.Error()
+					}
+					written[id][f[1]] = f[0]
+				}
+				return "ok"
+			case "feed":
+				return scenarioFeed(t, e, td, tokens)
+			case "purge":
+				var after string
+				td.ScanArgs(t, "after", &after)
+				d, err := time.ParseDuration(after)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.purgeLogsOnce(time.Now().Add(d))
 				return "ok"
 			case "delete":
 				var id, pk, itemID string
@@ -224,6 +269,68 @@ func scenarioQuery(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[
 	}
 	if save != "" {
 		tokens[save] = tok
+	}
+	return b.String()
+}
+
+func scenarioFeed(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[string]string) string {
+	var id, from, save, pk string
+	page, pages, rangeID := 0, -1, -1
+	td.ScanArgs(t, "container", &id)
+	td.MaybeScanArgs(t, "page", &page)
+	td.MaybeScanArgs(t, "pages", &pages)
+	td.MaybeScanArgs(t, "from", &from)
+	td.MaybeScanArgs(t, "save", &save)
+	td.MaybeScanArgs(t, "range", &rangeID)
+	td.MaybeScanArgs(t, "pk", &pk)
+	c, _ := e.Container("db", id)
+	q := FeedQuery{Range: epk.All, AllVersions: td.HasArg("all"), Max: page}
+	var err error
+	switch {
+	case rangeID >= 0:
+		q.Range, err = c.PartitionRange(uint32(rangeID))
+	case pk != "":
+		q.Range, err = c.KeyRange(key(pk))
+	}
+	if err != nil {
+		return err.Error()
+	}
+	switch from {
+	case "":
+	case "now":
+		q.Start.Now = true
+	default:
+		tok, ok := tokens[from]
+		if !ok {
+			t.Fatalf("no etag saved as %s", from)
+		}
+		fmt.Sscan(tok, &q.Start.After)
+		q.Start.HasAfter = true
+	}
+	var b strings.Builder
+	for n := 0; n != pages; n++ {
+		res, err := c.ChangeFeed(q)
+		if err != nil {
+			fmt.Fprintf(&b, "%v\n", err)
+			break
+		}
+		var out []string
+		for _, ch := range res.Changes {
+			if q.AllVersions {
+				out = append(out, fmt.Sprintf("%s:%s@%d", ch.Op, ch.ID, ch.LSN))
+			} else {
+				out = append(out, fmt.Sprintf("%s@%d", ch.ID, ch.LSN))
+			}
+		}
+		q.Start = FeedStart{After: res.Through, HasAfter: true}
+		if len(out) == 0 {
+			fmt.Fprintf(&b, "nothing new, through %d\n", res.Through)
+			break
+		}
+		fmt.Fprintf(&b, "%s, through %d\n", strings.Join(out, " "), res.Through)
+	}
+	if save != "" {
+		tokens[save] = fmt.Sprint(q.Start.After)
 	}
 	return b.String()
 }

@@ -32,6 +32,8 @@ type Config struct {
 	// ChangeFeedRetention is how far back the all-versions-and-deletes change feed reaches;
 	// zero keeps no replaced or deleted versions and refuses that mode.
 	ChangeFeedRetention time.Duration
+	// Consistency is the account's default consistency level, which requests may weaken.
+	Consistency string
 }
 
 // Validate reports the first thing wrong with c.

@@ -52,7 +52,7 @@ func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // certificate now, so that it exists before the port opens and a client that waits for the
 // port can read it.
 func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmosFrontend, error) {
-	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log})
+	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log, Consistency: cfg.Consistency})
 	if err != nil {
 		return nil, err
 	}

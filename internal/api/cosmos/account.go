@@ -39,7 +39,7 @@ func (c *call) account() error {
 		"readableLocations":            locs,
 		"enableMultipleWriteLocations": false,
 		"userReplicationPolicy":        map[string]any{"asyncReplication": false, "minReplicaSetSize": 1, "maxReplicasetSize": 1},
-		"userConsistencyPolicy":        map[string]any{"defaultConsistencyLevel": "Session"},
+		"userConsistencyPolicy":        map[string]any{"defaultConsistencyLevel": c.h.consistency},
 		"systemReplicationPolicy":      map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 1},
 		"readPolicy":                   map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		"queryEngineConfiguration":     queryEngineConfiguration,

@@ -1,8 +1,10 @@
 package cosmos
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/partita-db/partita/internal/engine"
@@ -15,6 +17,8 @@ type Options struct {
 	Logger      *slog.Logger
 	// Now is the clock for signature dates; nil means time.Now.
 	Now func() time.Time
+	// Consistency is the account's default consistency level ("": Session).
+	Consistency string
 }
 
 // Handler serves the Cosmos DB REST API for one engine.
@@ -23,6 +27,8 @@ type Handler struct {
 	keys   keyring
 	log    *slog.Logger
 	now    func() time.Time
+	// consistency is the account's default level, one of consistencyLevels.
+	consistency string
 }
 
 // NewHandler makes the gateway for eng.
@@ -31,7 +37,14 @@ func NewHandler(eng *engine.Engine, o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now}
+	if o.Consistency == "" {
+		o.Consistency = "Session"
+	}
+	rank := ConsistencyRank(o.Consistency)
+	if rank < 0 {
+		return nil, fmt.Errorf("the default consistency must be one of %s, not %q", strings.Join(consistencyLevels, ", "), o.Consistency)
+	}
+	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: consistencyLevels[rank]}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -54,6 +67,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		c.res = res
 		err = h.keys.authenticate(r, res, h.now())
+	}
+	if err == nil {
+		err = c.checkConsistency()
 	}
 	if err == nil {
 		err = c.dispatch()

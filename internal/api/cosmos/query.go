@@ -103,21 +103,30 @@ func (c *call) queryItems() error {
 func (c *call) scope(ct *engine.Container) (epk.Range, error) {
 	r := epk.All
 	var err error
-	if h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey"); h != "" {
-		key, err := parsePartitionKey(h)
-		if err != nil {
-			return r, err
-		}
-		if r, err = ct.KeyRange(key); err != nil {
-			return r, err
-		}
-	} else if h := c.r.Header.Get("X-Ms-Documentdb-Partitionkeyrangeid"); h != "" {
+	if h := c.r.Header.Get("X-Ms-Documentdb-Partitionkeyrangeid"); h != "" {
 		id, err := strconv.ParseUint(h, 10, 32)
 		if err != nil {
 			return r, fault.New(fault.BadRequest, "x-ms-documentdb-partitionkeyrangeid must be a range id, not %q", h)
 		}
 		if r, err = ct.PartitionRange(uint32(id)); err != nil {
 			return r, err
+		}
+	}
+	if h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey"); h != "" {
+		key, err := parsePartitionKey(h)
+		if err != nil {
+			return r, err
+		}
+		kr, err := ct.KeyRange(key)
+		if err != nil {
+			return r, err
+		}
+		// With a range id too (the Go SDK's change feed sends both), the logical partition
+		// within that range: empty, but still in it, when the key lives elsewhere.
+		if kr.Min >= r.Max || kr.Max <= r.Min {
+			r.Max = r.Min
+		} else {
+			r.Min, r.Max = max(r.Min, kr.Min), min(r.Max, kr.Max)
 		}
 	}
 	if lo, hi := c.r.Header.Get("X-Ms-Start-Epk"), c.r.Header.Get("X-Ms-End-Epk"); lo != "" || hi != "" {
