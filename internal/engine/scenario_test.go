@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
@@ -35,6 +36,8 @@ import (
 //	upsert container=C
 //	    upserts one item per input line "pk id", in order; each version's n counts up
 //	delete container=C pk=K id=I
+//	batch container=C pk=K
+//	    one transactional batch of the input lines "create|upsert|replace|delete id"
 //	split container=C at-pk=K
 //	    splits the partition that holds K's logical partition at K's EPK
 //	query container=C [page=N] [pages=P] [from=T] [save=T] [range=I] [noindex]
@@ -159,6 +162,28 @@ func TestScenarios(t *testing.T) {
 						return err.Error()
 					}
 					written[id][f[1]] = f[0]
+				}
+				return "ok"
+			case "batch":
+				var id, pk string
+				td.ScanArgs(t, "container", &id)
+				td.ScanArgs(t, "pk", &pk)
+				c, _ := e.Container("db", id)
+				var ops []BatchOp
+				for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+					f := strings.Fields(line)
+					if len(f) != 2 {
+						t.Fatalf("batch wants \"op id\" lines, got %q", line)
+					}
+					op := BatchOp{Kind: map[string]OpKind{"create": OpCreate, "upsert": OpUpsert, "replace": OpReplace, "delete": OpDelete}[f[0]], ID: f[1]}
+					if op.Kind != OpDelete {
+						versions[f[1]]++
+						op.Item = document.FromJSON(item(f[1], pk, fmt.Sprintf(`,"n":%d`, versions[f[1]])))
+					}
+					ops = append(ops, op)
+				}
+				if _, failed, err := c.ExecuteBatch(key(pk), ops); err != nil || failed >= 0 {
+					return fmt.Sprintf("failed at %d: %v", failed, err)
 				}
 				return "ok"
 			case "feed":

@@ -1,0 +1,92 @@
+package cosmos
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFeedStart(t *testing.T) {
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		inm, ims string
+		after    uint64 // with HasAfter
+		now      bool
+		since    time.Time
+		bad      bool
+	}{
+		{},
+		{inm: "*", now: true},
+		{inm: `"42"`, after: 42},
+		{inm: "42", after: 42},
+		{ims: "Wed, 01 Jan 2025 00:00:00 GMT", since: at}, // JS
+		{ims: "Wed, 01 Jan 2025 00:00:00 UTC", since: at}, // Go
+		{inm: `"7"`, ims: "Wed, 01 Jan 2025 00:00:00 GMT", after: 7}, // a continuation wins
+		{inm: `"x"`, bad: true},
+		{inm: `"-1"`, bad: true},
+		{ims: "yesterday", bad: true},
+	} {
+		h := http.Header{}
+		if tc.inm != "" {
+			h.Set("If-None-Match", tc.inm)
+		}
+		if tc.ims != "" {
+			h.Set("If-Modified-Since", tc.ims)
+		}
+		s, err := feedStart(h)
+		if (err != nil) != tc.bad {
+			t.Fatalf("%q %q: error %v", tc.inm, tc.ims, err)
+		}
+		if tc.bad {
+			continue
+		}
+		if s.Now != tc.now || s.HasAfter != (tc.after != 0) || s.After != tc.after || !s.Since.Equal(tc.since) {
+			t.Fatalf("%q %q: got %+v", tc.inm, tc.ims, s)
+		}
+	}
+}
+
+func TestWithLSN(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"id":"a"}`: `{"id":"a","_lsn":9}`,
+		`{}`:         `{"_lsn":9}`,
+		`{ }`:        `{ "_lsn":9}`,
+	} {
+		if got := string(withLSN([]byte(in), 9)); got != want {
+			t.Fatalf("withLSN(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestValidSessionTokens(t *testing.T) {
+	for _, ok := range []string{"0:-1#12", "0:-1#12,3:1#7#1=20", "12", "5:0#3#0=1#2=9", " 1:-1#2 , 2:-1#3"} {
+		if !validSessionTokens(ok) {
+			t.Errorf("%q refused", ok)
+		}
+	}
+	for _, bad := range []string{"0:-1#x", "x:-1#1", "0:-1", "0#1", "0:-1#1#2", "0:-1#1#=2", ",", "0:a#1", "-1"} {
+		if validSessionTokens(bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// The conditional headers of a change feed request and session tokens come from clients:
+// whatever they hold, parsing them never panics, and what is accepted is well formed.
+func FuzzFeedHeaders(f *testing.F) {
+	f.Add(`"42"`, "Wed, 01 Jan 2025 00:00:00 GMT", "0:-1#12")
+	f.Add("*", "", "0:-1#12,3:1#7#1=20")
+	f.Add("", "Wed, 01 Jan 2025 00:00:00 UTC", "12")
+	f.Fuzz(func(t *testing.T, inm, ims, session string) {
+		h := http.Header{}
+		h.Set("If-None-Match", inm)
+		h.Set("If-Modified-Since", ims)
+		if s, err := feedStart(h); err == nil && s.HasAfter && s.Now {
+			t.Fatalf("%q: both a continuation and now", inm)
+		}
+		if validSessionTokens(session) && strings.TrimSpace(session) == "" {
+			t.Fatalf("empty session token %q accepted", session)
+		}
+	})
+}
