@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
@@ -40,7 +41,13 @@ type FeedChange struct {
 	JSON    []byte // the version written; nil for a delete (and an all-versions image not kept)
 	PrevLSN uint64 // the version replaced or deleted; 0 for a create
 	Prev    []byte // for a delete in all-versions mode: the deleted version, when kept
+	// Key is a deleted item's partition key, one value per path of PartitionKeyPaths, when
+	// its deleted version was kept.
+	Key epk.Key
 }
+
+// PartitionKeyPaths are the container's partition key paths ("/pk").
+func (c *Container) PartitionKeyPaths() []string { return c.rec.PartitionKey.Paths }
 
 // FeedPage is one page of a change feed.
 type FeedPage struct {
@@ -107,6 +114,11 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 		}
 		if ch.Prev != nil {
 			fc.Prev = append([]byte(nil), ch.Prev...)
+			if ch.Op == partition.LogDelete {
+				if _, key, err := document.Parse(fc.Prev, c.paths); err == nil {
+					fc.Key = key
+				}
+			}
 		}
 		page.Changes = append(page.Changes, fc)
 		bytes += len(fc.JSON) + len(fc.Prev)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 )
@@ -65,7 +66,7 @@ func (c *call) changeFeed(aim string) error {
 	docs := make([][]byte, len(page.Changes))
 	for i, ch := range page.Changes {
 		if q.AllVersions {
-			docs[i] = versionRecord(ch)
+			docs[i] = versionRecord(ch, ct.PartitionKeyPaths())
 		} else {
 			docs[i] = withLSN(ch.JSON, ch.LSN)
 		}
@@ -117,8 +118,9 @@ func withLSN(item []byte, lsn uint64) []byte {
 }
 
 // versionRecord renders a change as the all-versions-and-deletes feed does:
-// {"current": item, "metadata": {...}, "previous": item}.
-func versionRecord(ch engine.FeedChange) []byte {
+// {"current": item, "metadata": {...}, "previous": item}. A delete's metadata names the item:
+// its id and, when its deleted version was kept, its partition key by path.
+func versionRecord(ch engine.FeedChange, paths []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"current":`)
 	if ch.JSON != nil {
@@ -141,6 +143,17 @@ func versionRecord(ch engine.FeedChange) []byte {
 		id, _ := json.Marshal(ch.ID)
 		b.WriteString(`,"id":`)
 		b.Write(id)
+		if len(ch.Key) > 0 {
+			pk := map[string]any{}
+			for i, v := range ch.Key {
+				if i < len(paths) && v.Kind != epk.KindUndefined {
+					pk[strings.TrimPrefix(paths[i], "/")] = keyValue(v)
+				}
+			}
+			j, _ := json.Marshal(pk)
+			b.WriteString(`,"partitionKey":`)
+			b.Write(j)
+		}
 	}
 	b.WriteByte('}')
 	if ch.Prev != nil {
@@ -149,4 +162,19 @@ func versionRecord(ch engine.FeedChange) []byte {
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// keyValue is a partition key component as JSON sees it.
+func keyValue(v epk.Value) any {
+	switch v.Kind {
+	case epk.KindString:
+		return v.Str
+	case epk.KindNumber:
+		return v.Num
+	case epk.KindTrue:
+		return true
+	case epk.KindFalse:
+		return false
+	}
+	return nil
 }
