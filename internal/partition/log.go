@@ -243,7 +243,7 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 				return 0, err
 			}
 			ok = it.Next()
-			if k := epk.EPK(e.epk); k < lo || k >= hi || e.ts < q.Since {
+			if k := epk.EPK(e.epk); k < lo || k >= hi || e.ts < q.Since || e.op == LogDelete && !q.AllVersions {
 				continue
 			}
 			// A version is current when the document still names this entry as its own.
