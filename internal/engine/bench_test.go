@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // body1KB is a 1 KB item (before system properties) with the given id and key.
@@ -59,6 +60,24 @@ func BenchmarkSyncedWrite1KB(b *testing.B) {
 			}
 		}
 	})
+	// Replacing the same 1,000 items over and over: with the all-versions change feed on,
+	// every replace also writes the version it replaces into the log; with it off, it does not.
+	for _, retention := range []time.Duration{0, 24 * time.Hour} {
+		b.Run(fmt.Sprintf("upserts-writers=64-retention=%v", retention), func(b *testing.B) {
+			_, c := newContainer(b, Options{ChangeFeedRetention: retention}, ContainerSpec{})
+			b.ReportAllocs()
+			b.SetParallelism(32)
+			var next atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := next.Add(1) % 1000
+					if _, err := c.UpsertItem(body1KB(fmt.Sprint(i), fmt.Sprint(i%100)), ItemOptions{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 	b.Run("writers=64", func(b *testing.B) {
 		_, c := newContainer(b, Options{}, ContainerSpec{})
 		b.ReportAllocs()

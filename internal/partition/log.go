@@ -215,6 +215,8 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 		stopAt  uint64 // once fn said enough: the LSN whose changes are still passed
 		stopped bool
 		buf     []byte
+		// epkBuf and idBuf hold a change's EPK and id while the iterator reads its image.
+		epkBuf, idBuf []byte
 	)
 	for _, part := range p.logs {
 		start, end := storage.LogSpan(p.container, part, q.After)
@@ -222,7 +224,10 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 		if err != nil {
 			return 0, err
 		}
-		ok := it.First()
+		// The iterator's key and value are only valid until it moves: each change is passed
+		// to fn before the iterator steps past it, and the entry's EPK and id are copied when
+		// it must step to the entry's image first.
+		ok, onNext := it.First(), false
 		for ok {
 			_, lsn, i, image, err := storage.ParseLogKey(it.Key())
 			if err != nil {
@@ -242,41 +247,53 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 				it.Close()
 				return 0, err
 			}
-			ok = it.Next()
 			if k := epk.EPK(e.epk); k < lo || k >= hi || e.ts < q.Since || e.op == LogDelete && !q.AllVersions {
+				ok = it.Next()
 				continue
 			}
 			// A version is current when the document still names this entry as its own.
-			at := logPos{part: part, lsn: lsn, i: i}
 			cur, found, err := docs.get(e.seq)
 			if err != nil {
 				it.Close()
 				return 0, err
 			}
 			c = LogChange{LSN: lsn, Op: e.op, TS: e.ts, EPK: e.epk, ID: e.id, PrevLSN: e.prev.lsn,
-				Current: found && cur.log == at && e.op != LogDelete}
-			if c.Current {
+				Current: found && cur.log == logPos{part: part, lsn: lsn, i: i} && e.op != LogDelete}
+			switch {
+			case c.Current:
 				c.JSON = cur.json
-			} else if !q.AllVersions {
+			case !q.AllVersions:
+				ok = it.Next()
 				continue
-			} else if e.op != LogDelete && ok {
-				if _, l, j, img, _ := storage.ParseLogKey(it.Key()); img && l == lsn && j == i {
-					c.JSON = it.Value()
-					ok = it.Next()
+			case e.op == LogDelete:
+				if e.prev.lsn != 0 {
+					buf = storage.LogImageKey(buf[:0], p.container, e.prev.part, e.prev.lsn, e.prev.i)
+					if v, err := snap.Get(nil, buf); err == nil {
+						c.Prev = v
+					} else if !storage.IsNotFound(err) {
+						it.Close()
+						return 0, err
+					}
 				}
-			}
-			if q.AllVersions && e.op == LogDelete && e.prev.lsn != 0 {
-				buf = storage.LogImageKey(buf[:0], p.container, e.prev.part, e.prev.lsn, e.prev.i)
-				if v, err := snap.Get(nil, buf); err == nil {
-					c.Prev = v
-				} else if !storage.IsNotFound(err) {
-					it.Close()
-					return 0, err
+			default: // a replaced version: its image, if kept, is the next key
+				epkBuf = append(epkBuf[:0], e.epk...)
+				idBuf = append(idBuf[:0], e.id...)
+				c.EPK, c.ID = epkBuf, idBuf
+				if ok = it.Next(); ok {
+					if _, l, j, img, _ := storage.ParseLogKey(it.Key()); img && l == lsn && j == i {
+						c.JSON = it.Value()
+					} else {
+						onNext = true // no image kept: the iterator is on the next entry already
+					}
 				}
 			}
 			if !fn(&c) && !stopped {
 				stopped, stopAt = true, lsn
 			}
+			if ok && !onNext {
+				ok = it.Next()
+			}
+			onNext = false
 		}
 		err = it.Error()
 		if cerr := it.Close(); err == nil {
