@@ -15,16 +15,8 @@ import (
 // in its new version; a partition key's feed sees only that logical partition; a point in
 // time skips what came before it.
 func TestGoSDKChangeFeedThroughSplits(t *testing.T) {
-	s := startServer(t, false, "--partition-max-bytes", "1048576", "--rate-limit=false")
-	client := s.sdk(t)
+	s, c := splittingContainer(t)
 	ctx := ctx(t)
-	client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil)
-	db, _ := client.NewDatabase("db")
-	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := db.NewContainer("c")
 	pad := strings.Repeat("x", 900)
 	pkOf := func(i int) string { return fmt.Sprintf("k%d", i%50) }
 	write := func(from, to, version int) {
@@ -41,17 +33,16 @@ func TestGoSDKChangeFeedThroughSplits(t *testing.T) {
 		V   int    `json:"v"`
 		LSN *int64 `json:"_lsn"`
 	}
-	all := azcosmos.FeedRange{MinInclusive: "", MaxExclusive: "FF"}
-	var token *string
-	// drain reads pages until the SDK reports nothing new in any range, counting each id's
-	// versions; it stops early after pages pages when pages > 0.
-	drain := func(seen map[string][]int, pages int) {
+	// read reads pages with opts, continuing from and updating *token, until the SDK reports
+	// nothing new in any range or after pages pages when pages > 0.
+	read := func(opts azcosmos.ChangeFeedOptions, token **string, pages int, fn func(change)) {
 		for n := 0; pages <= 0 || n < pages; n++ {
-			resp, err := c.ReadChangeFeed(ctx, &azcosmos.ChangeFeedOptions{FeedRange: &all, Continuation: token, MaxItemCount: 150})
+			opts.Continuation = *token
+			resp, err := c.ReadChangeFeed(ctx, &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			token = &resp.ContinuationToken
+			*token = &resp.ContinuationToken
 			if resp.Count == 0 {
 				return
 			}
@@ -60,9 +51,17 @@ func TestGoSDKChangeFeedThroughSplits(t *testing.T) {
 				if err := json.Unmarshal(raw, &ch); err != nil || ch.LSN == nil {
 					t.Fatalf("change %s: %v (or no _lsn)", raw, err)
 				}
-				seen[ch.ID] = append(seen[ch.ID], ch.V)
+				fn(ch)
 			}
 		}
+	}
+	all := azcosmos.FeedRange{MinInclusive: "", MaxExclusive: "FF"}
+	var token *string
+	// drain reads the whole container's feed, counting each id's versions.
+	drain := func(seen map[string][]int, pages int) {
+		read(azcosmos.ChangeFeedOptions{FeedRange: &all, MaxItemCount: 150}, &token, pages, func(ch change) {
+			seen[ch.ID] = append(seen[ch.ID], ch.V)
+		})
 	}
 	rc := rawClient{s: s, key: emulatorKey, now: time.Now}
 	ranges := func() int { // read by hand: the SDK caches the ranges
@@ -125,24 +124,12 @@ func TestGoSDKChangeFeedThroughSplits(t *testing.T) {
 	got := map[string]int{}
 	for _, r := range fr {
 		var tok *string
-		for {
-			resp, err := c.ReadChangeFeed(ctx, &azcosmos.ChangeFeedOptions{FeedRange: &r, Continuation: tok, PartitionKey: &pk, StartFrom: &since})
-			if err != nil {
-				t.Fatal(err)
+		read(azcosmos.ChangeFeedOptions{FeedRange: &r, PartitionKey: &pk, StartFrom: &since}, &tok, 0, func(ch change) {
+			if ch.PK != "k7" {
+				t.Fatalf("the feed of k7 returned %+v", ch)
 			}
-			tok = &resp.ContinuationToken
-			if resp.Count == 0 {
-				break
-			}
-			for _, raw := range resp.Items {
-				var ch change
-				json.Unmarshal(raw, &ch)
-				if ch.PK != "k7" {
-					t.Fatalf("the feed of k7 returned %s", raw)
-				}
-				got[ch.ID]++
-			}
-		}
+			got[ch.ID]++
+		})
 	}
 	// k7 holds ids 7, 57, 107, ...: of those replaced (100..199), 107 and 157.
 	if len(got) != 2 || got["107"] != 1 || got["157"] != 1 {

@@ -15,16 +15,8 @@ import (
 // A container whose partitions split as it grows keeps answering point reads, ReadMany and
 // queries exactly, during and after the splits, through the Go SDK.
 func TestGoSDKDuringSplits(t *testing.T) {
-	s := startServer(t, false, "--partition-max-bytes", "1048576", "--rate-limit=false")
-	client := s.sdk(t)
+	s, c := splittingContainer(t)
 	ctx := ctx(t)
-	client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil)
-	db, _ := client.NewDatabase("db")
-	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := db.NewContainer("c")
 	pad := strings.Repeat("x", 900)
 	const n = 5000
 	pkOf := func(i int) string { return fmt.Sprintf("k%d", i%200) }
@@ -105,6 +97,22 @@ func TestGoSDKDuringSplits(t *testing.T) {
 			t.Fatalf("ORDER BY position %d holds %d", i, o.N)
 		}
 	}
+}
+
+// splittingContainer starts a server whose partitions split at 1 MiB, without rate limits,
+// and creates the container db/c on it, keyed by /pk.
+func splittingContainer(t *testing.T) (*server, *azcosmos.ContainerClient) {
+	s := startServer(t, false, "--partition-max-bytes", "1048576", "--rate-limit=false")
+	ctx := ctx(t)
+	client := s.sdk(t)
+	client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil)
+	db, _ := client.NewDatabase("db")
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := db.NewContainer("c")
+	return s, c
 }
 
 func countQuery(t *testing.T, c *azcosmos.ContainerClient, sql string, n int) int {

@@ -133,32 +133,23 @@ func TestScenarios(t *testing.T) {
 					written[id][fmt.Sprintf("hammer-%d", i)] = key
 				}
 				return "never throttled"
-			case "insert":
+			case "insert", "upsert":
 				var id string
 				td.ScanArgs(t, "container", &id)
 				c, _ := e.Container("db", id)
 				for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
 					f := strings.Fields(line)
 					if len(f) != 2 {
-						t.Fatalf("insert wants \"pk id\" lines, got %q", line)
+						t.Fatalf("%s wants \"pk id\" lines, got %q", td.Cmd, line)
 					}
-					if _, err := c.CreateItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, len(written[id]))), ItemOptions{}); err != nil {
-						return err.Error()
+					var err error
+					if td.Cmd == "insert" {
+						_, err = c.CreateItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, len(written[id]))), ItemOptions{})
+					} else {
+						versions[f[1]]++
+						_, err = c.UpsertItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, versions[f[1]])), ItemOptions{})
 					}
-					written[id][f[1]] = f[0]
-				}
-				return "ok"
-			case "upsert":
-				var id string
-				td.ScanArgs(t, "container", &id)
-				c, _ := e.Container("db", id)
-				for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
-					f := strings.Fields(line)
-					if len(f) != 2 {
-						t.Fatalf("upsert wants \"pk id\" lines, got %q", line)
-					}
-					versions[f[1]]++
-					if _, err := c.UpsertItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, versions[f[1]])), ItemOptions{}); err != nil {
+					if err != nil {
 						return err.Error()
 					}
 					written[id][f[1]] = f[0]
