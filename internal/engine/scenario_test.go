@@ -233,15 +233,26 @@ func TestScenarios(t *testing.T) {
 	})
 }
 
+// paging is the arguments the query and feed commands share.
+type paging struct {
+	id, from, save       string
+	page, pages, rangeID int
+}
+
+func scanPaging(t *testing.T, td *datadriven.TestData) paging {
+	a := paging{pages: -1, rangeID: -1}
+	td.ScanArgs(t, "container", &a.id)
+	td.MaybeScanArgs(t, "page", &a.page)
+	td.MaybeScanArgs(t, "pages", &a.pages)
+	td.MaybeScanArgs(t, "from", &a.from)
+	td.MaybeScanArgs(t, "save", &a.save)
+	td.MaybeScanArgs(t, "range", &a.rangeID)
+	return a
+}
+
 func scenarioQuery(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[string]string) string {
-	var id, from, save string
-	page, pages, rangeID := 0, -1, -1
-	td.ScanArgs(t, "container", &id)
-	td.MaybeScanArgs(t, "page", &page)
-	td.MaybeScanArgs(t, "pages", &pages)
-	td.MaybeScanArgs(t, "from", &from)
-	td.MaybeScanArgs(t, "save", &save)
-	td.MaybeScanArgs(t, "range", &rangeID)
+	a := scanPaging(t, td)
+	id, from, save, page, pages, rangeID := a.id, a.from, a.save, a.page, a.pages, a.rangeID
 	sql := strings.TrimSpace(td.Input)
 	if sql == "" {
 		sql = "SELECT * FROM c"
@@ -290,14 +301,9 @@ func scenarioQuery(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[
 }
 
 func scenarioFeed(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[string]string) string {
-	var id, from, save, pk string
-	page, pages, rangeID := 0, -1, -1
-	td.ScanArgs(t, "container", &id)
-	td.MaybeScanArgs(t, "page", &page)
-	td.MaybeScanArgs(t, "pages", &pages)
-	td.MaybeScanArgs(t, "from", &from)
-	td.MaybeScanArgs(t, "save", &save)
-	td.MaybeScanArgs(t, "range", &rangeID)
+	a := scanPaging(t, td)
+	id, from, save, page, pages, rangeID := a.id, a.from, a.save, a.page, a.pages, a.rangeID
+	var pk string
 	td.MaybeScanArgs(t, "pk", &pk)
 	c, _ := e.Container("db", id)
 	q := FeedQuery{Range: epk.All, AllVersions: td.HasArg("all"), Max: page}
