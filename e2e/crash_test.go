@@ -37,6 +37,9 @@ type crashConfig struct {
 	padLen            int   // bytes of padding in every item
 	newPct            int   // percent of operations that create an item under a new id
 	maxPartitionBytes int64 // --partition-max-bytes; 0 for the default (no size splits)
+	// check, when set, runs after each restart's own checks, with the load's writes settled:
+	// each item holds its acknowledged state or, for a write in doubt, that write's.
+	check func(t *testing.T, c rawClient, l *crashLoad)
 }
 
 const (
@@ -92,9 +95,12 @@ func runCrashCycles(t *testing.T, cfg crashConfig) {
 		s = startCrashServer(t, dir, args)
 		c = rawClient{s: s, key: emulatorKey, now: time.Now}
 		v := load.verify(t, c)
-		ranges := checkRangesTile(t, c)
+		ranges := len(checkRangesTile(t, c))
 		if n := countItems(t, c); n != v.present {
 			t.Errorf("cycle %d: SELECT VALUE COUNT(1) FROM c counts %d items, the feed holds %d", cycle, n, v.present)
+		}
+		if cfg.check != nil {
+			cfg.check(t, c, load)
 		}
 		t.Logf("cycle %d: %d writes acknowledged in %v, killed (a partition over the split size: %v), %d in doubt "+
 			"(%d had happened); after the restart %d items present, %d absent (deleted or never created), %d ranges; restart and checks took %v",
@@ -124,6 +130,16 @@ type crashItem struct {
 	doubt       bool
 	doubtExists bool
 	doubtV      int
+	writes      []crashWrite // every write made to the item, in order
+}
+
+// crashWrite is one write to an item: the version it wrote (a delete takes a version number
+// too), whether the item existed before and after it, and whether it got no answer. A write in
+// doubt is always its item's last; crashLoad.verify does not settle these, a check does.
+type crashWrite struct {
+	v               int
+	existed, exists bool
+	doubt           bool
 }
 
 // crashWriter owns its items (ids w<writer>-<n>), so no two writers touch one item.
@@ -217,6 +233,7 @@ func (l *crashLoad) step(c rawClient, wr *crashWriter) (string, error) {
 		method, path, want, op, body, next = "DELETE", "/dbs/db/colls/c/docs/"+id, 204, "delete", nil, false
 	}
 	it.doubt, it.doubtExists, it.doubtV = true, next, it.v+1
+	it.writes = append(it.writes, crashWrite{v: it.v + 1, existed: it.exists, exists: next, doubt: true})
 	resp, err := c.send(method, path, body, hdr)
 	if err != nil {
 		return "", err // no answer: the write stays in doubt
@@ -229,6 +246,7 @@ func (l *crashLoad) step(c rawClient, wr *crashWriter) (string, error) {
 			op, id, it.exists, it.v, resp.StatusCode, want, b), nil
 	}
 	it.exists, it.v = next, it.v+1
+	it.writes[len(it.writes)-1].doubt = false
 	return "", nil
 }
 
@@ -402,22 +420,23 @@ func countItems(t *testing.T, c rawClient) int {
 	}
 }
 
+// pkRange is a partition key range as GET .../pkranges lists it.
+type pkRange struct {
+	ID           string   `json:"id"`
+	MinInclusive string   `json:"minInclusive"`
+	MaxExclusive string   `json:"maxExclusive"`
+	Parents      []string `json:"parents"` // its ancestors, oldest first
+}
+
 // checkRangesTile checks the partition key ranges cover the EPK space, from "" to FF, without
-// gap or overlap, and returns how many there are.
-func checkRangesTile(t *testing.T, c rawClient) int {
+// gap or overlap, and returns them in EPK order.
+func checkRangesTile(t *testing.T, c rawClient) []pkRange {
 	t.Helper()
 	code, _, b := c.do(t, "GET", "/dbs/db/colls/c/pkranges", nil, nil)
 	if code != 200 {
 		t.Fatalf("pkranges: %d %s", code, b)
 	}
-	var feed struct {
-		PartitionKeyRanges []struct {
-			ID           string   `json:"id"`
-			MinInclusive string   `json:"minInclusive"`
-			MaxExclusive string   `json:"maxExclusive"`
-			Parents      []string `json:"parents"`
-		}
-	}
+	var feed struct{ PartitionKeyRanges []pkRange }
 	if err := json.Unmarshal(b, &feed); err != nil || len(feed.PartitionKeyRanges) == 0 {
 		t.Fatalf("pkranges: %v: %s", err, b)
 	}
@@ -445,7 +464,7 @@ func checkRangesTile(t *testing.T, c rawClient) int {
 			}
 		}
 	}
-	return len(rs)
+	return rs
 }
 
 // waitForSplit polls the partitions' sizes from notBefore until one is over the split size,
