@@ -46,9 +46,6 @@ type FeedChange struct {
 	Key epk.Key
 }
 
-// PartitionKeyPaths are the container's partition key paths ("/pk").
-func (c *Container) PartitionKeyPaths() []string { return c.rec.PartitionKey.Paths }
-
 // FeedPage is one page of a change feed.
 type FeedPage struct {
 	Changes []FeedChange

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -142,5 +143,20 @@ func TestChangeFeedPurgeBesideWrites(t *testing.T) {
 	}
 	if _, err := c.ChangeFeed(FeedQuery{Range: epk.All, AllVersions: true}); err == nil {
 		t.Fatal("an all-versions read from the start after retention purged changes was served")
+	}
+}
+
+// A forged etag at the largest LSN reads nothing: the position after it must not wrap around
+// to the start of the log.
+func TestChangeFeedAfterLargestLSN(t *testing.T) {
+	_, c := newContainer(t, Options{ChangeFeedRetention: time.Hour}, ContainerSpec{})
+	if _, err := c.UpsertItem(item("a", "p", ""), ItemOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, all := range []bool{false, true} {
+		page, err := c.ChangeFeed(FeedQuery{Range: epk.All, AllVersions: all, Start: FeedStart{After: math.MaxUint64, HasAfter: true}})
+		if err != nil || len(page.Changes) != 0 || page.Through != math.MaxUint64 {
+			t.Fatalf("all=%v: %d changes through %d, %v; want none", all, len(page.Changes), page.Through, err)
+		}
 	}
 }

@@ -196,6 +196,9 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 	return c, nil
 }
 
+// PartitionKeyPaths are the container's partition key paths ("/pk").
+func (c *Container) PartitionKeyPaths() []string { return c.rec.PartitionKey.Paths }
+
 // openPartition opens the partition of one of the container's ranges.
 func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
 	er, err := r.epkRange()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"math"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -55,7 +54,7 @@ type logPos struct {
 }
 
 // logEntry is a decoded entry value:
-// op(1) uvarint(seq) varint(ts) uvarint(prev.part) uvarint(prev.lsn) uvarint(prev.i)
+// op(1) uvarint(seq) varint(ts) uvarint(prev.lsn) uvarint(prev.part) uvarint(prev.i)
 // uvarint(len(EPK)) EPK uvarint(len(id)) id.
 type logEntry struct {
 	op   LogOp
@@ -70,9 +69,7 @@ func appendEntry(dst []byte, op LogOp, seq uint64, ts int64, prev logPos, e, id 
 	dst = append(dst, byte(op))
 	dst = binary.AppendUvarint(dst, seq)
 	dst = binary.AppendVarint(dst, ts)
-	dst = binary.AppendUvarint(dst, uint64(prev.part))
-	dst = binary.AppendUvarint(dst, prev.lsn)
-	dst = binary.AppendUvarint(dst, uint64(prev.i))
+	dst = prev.append(dst)
 	dst = binary.AppendUvarint(dst, uint64(len(e)))
 	dst = append(dst, e...)
 	dst = binary.AppendUvarint(dst, uint64(len(id)))
@@ -82,40 +79,14 @@ func appendEntry(dst []byte, op LogOp, seq uint64, ts int64, prev logPos, e, id 
 var errBadEntry = errors.New("partition: malformed log entry")
 
 func decodeEntry(v []byte) (logEntry, error) {
-	var e logEntry
 	if len(v) < 1 || v[0] < byte(LogCreate) || v[0] > byte(LogDelete) {
-		return e, errBadEntry
+		return logEntry{}, errBadEntry
 	}
-	e.op, v = LogOp(v[0]), v[1:]
-	var nums [5]uint64
-	for i := range nums {
-		var n int
-		if i == 1 {
-			var ts int64
-			ts, n = binary.Varint(v)
-			e.ts = ts
-		} else {
-			nums[i], n = binary.Uvarint(v)
-		}
-		if n <= 0 {
-			return e, errBadEntry
-		}
-		v = v[n:]
-	}
-	if nums[2] > math.MaxUint32 || nums[4] > math.MaxUint16 {
-		return e, errBadEntry
-	}
-	e.seq = nums[0]
-	e.prev = logPos{part: uint32(nums[2]), lsn: nums[3], i: uint16(nums[4])}
-	for _, field := range []*[]byte{&e.epk, &e.id} {
-		l, n := binary.Uvarint(v)
-		if n <= 0 || uint64(len(v)-n) < l {
-			return e, errBadEntry
-		}
-		*field, v = v[n:n+int(l)], v[n+int(l):]
-	}
-	if len(v) != 0 {
-		return e, errBadEntry
+	f := fields{v: v[1:], ok: true}
+	e := logEntry{op: LogOp(v[0]), seq: f.uvarint(), ts: f.varint(), prev: f.logPos()}
+	e.epk, e.id = f.bytes(), f.bytes()
+	if !f.ok || len(f.v) != 0 {
+		return logEntry{}, errBadEntry
 	}
 	return e, nil
 }

@@ -16,9 +16,7 @@ import (
 // partition. The EPK and id are the item's own, so that a document read by sequence (a scan in
 // creation order, an index entry) says which item it is.
 func encodeValue(dst []byte, at logPos, e, id string) []byte {
-	dst = binary.AppendUvarint(dst, at.lsn)
-	dst = binary.AppendUvarint(dst, uint64(at.part))
-	dst = binary.AppendUvarint(dst, uint64(at.i))
+	dst = at.append(dst)
 	dst = binary.AppendUvarint(dst, uint64(len(e)))
 	dst = append(dst, e...)
 	dst = binary.AppendUvarint(dst, uint64(len(id)))
@@ -42,32 +40,70 @@ func (s stored) doc(seq uint64) Doc {
 var errBadValue = errors.New("partition: malformed stored item value")
 
 func decodeValue(v []byte) (stored, error) {
+	f := fields{v: v, ok: true}
 	var s stored
-	var n int
-	if s.lsn, n = binary.Uvarint(v); n <= 0 {
-		return s, errBadValue
+	s.log = f.logPos()
+	s.lsn = s.log.lsn
+	s.epk, s.id = f.bytes(), f.bytes()
+	if !f.ok {
+		return stored{}, errBadValue
 	}
-	v = v[n:]
-	part, n := binary.Uvarint(v)
-	if n <= 0 || part > math.MaxUint32 {
-		return s, errBadValue
-	}
-	v = v[n:]
-	i, n := binary.Uvarint(v)
-	if n <= 0 || i > math.MaxUint16 {
-		return s, errBadValue
-	}
-	v = v[n:]
-	s.log = logPos{part: uint32(part), lsn: s.lsn, i: uint16(i)}
-	for _, field := range []*[]byte{&s.epk, &s.id} {
-		l, n := binary.Uvarint(v)
-		if n <= 0 || uint64(len(v)-n) < l {
-			return s, errBadValue
-		}
-		*field, v = v[n:n+int(l)], v[n+int(l):]
-	}
-	s.json = v
+	s.json = f.v
 	return s, nil
+}
+
+// append writes p as uvarint(LSN) uvarint(partition) uvarint(index).
+func (p logPos) append(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, p.lsn)
+	dst = binary.AppendUvarint(dst, uint64(p.part))
+	return binary.AppendUvarint(dst, uint64(p.i))
+}
+
+// fields reads the varints, log positions and length-prefixed strings that stored values and
+// log entries are made of, from the front of v. Once a read fails ok is false, and every
+// later read returns zero.
+type fields struct {
+	v  []byte
+	ok bool
+}
+
+func (f *fields) uvarint() uint64 {
+	x, n := binary.Uvarint(f.v)
+	if n <= 0 {
+		f.ok = false
+		return 0
+	}
+	f.v = f.v[n:]
+	return x
+}
+
+func (f *fields) varint() int64 {
+	x, n := binary.Varint(f.v)
+	if n <= 0 {
+		f.ok = false
+		return 0
+	}
+	f.v = f.v[n:]
+	return x
+}
+
+func (f *fields) bytes() []byte {
+	l := f.uvarint()
+	if !f.ok || l > uint64(len(f.v)) {
+		f.ok = false
+		return nil
+	}
+	b := f.v[:l:l]
+	f.v = f.v[l:]
+	return b
+}
+
+func (f *fields) logPos() logPos {
+	lsn, part, i := f.uvarint(), f.uvarint(), f.uvarint()
+	if part > math.MaxUint32 || i > math.MaxUint16 {
+		f.ok = false
+	}
+	return logPos{lsn: lsn, part: uint32(part), i: uint16(i)}
 }
 
 // ETag is the etag of the item version written at lsn. LSNs only grow within a partition and

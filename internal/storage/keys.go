@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 )
 
 // Key layout (format 3, see FormatVersion). Every key starts with one family byte, so families
@@ -157,9 +158,11 @@ func LogImageKey(dst []byte, container, partition uint32, lsn uint64, i uint16) 
 
 // LogSpan bounds a partition's log entries (and their images) after LSN after.
 func LogSpan(container, partition uint32, after uint64) (start, end []byte) {
-	start = LogKey(nil, container, partition, after+1, 0)
 	end = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyLog}, container), partition+1)
-	return start, end
+	if after == math.MaxUint64 { // nothing comes after it (after+1 would wrap to the start)
+		return end, end
+	}
+	return LogKey(nil, container, partition, after+1, 0), end
 }
 
 // LogContainerSpan bounds the logs of every partition, live or split, of a container.

@@ -50,8 +50,8 @@ func (c *call) checkConsistency() error {
 // "#<region>=<LSN>" entries, or a bare "<LSN>" (the oldest form).
 func validSessionTokens(h string) bool {
 	for _, t := range strings.Split(h, ",") {
-		t = strings.TrimSpace(t)
-		if _, err := strconv.ParseUint(t, 10, 64); err == nil {
+		t = strings.Trim(t, " \t") // HTTP whitespace only
+		if digits(t) {
 			continue
 		}
 		rangeID, rest, ok := strings.Cut(t, ":")
@@ -78,14 +78,8 @@ func validSessionTokens(h string) bool {
 	return true
 }
 
+// digits reports whether s is a decimal number without a sign.
 func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
 }
