@@ -140,9 +140,11 @@ func TestRawRequestsRefused(t *testing.T) {
 			map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true"}, 400, ""},
 		{"query with a bad parameter", ok, "POST", "/dbs/db/colls/c/docs", `{"query":"SELECT * FROM c","parameters":[{"name":"x","value":1}]}`,
 			map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true"}, 400, ""},
+		{"cross-partition query without enablecrosspartition", ok, "POST", "/dbs/db/colls/c/docs", `{"query":"SELECT * FROM c"}`,
+			map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true"}, 400, ""},
 		{"query of a gone range", ok, "POST", "/dbs/db/colls/c/docs", `{"query":"SELECT * FROM c"}`,
 			map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true", "x-ms-documentdb-partitionkeyrangeid": "99"}, 410, "1002"},
-		{"replace with another id", ok, "PUT", "/dbs/db/colls/c/docs/keep", `{"id":"other","pk":"p"}`, pk, 400, ""},
+		{"replace of a missing item with another id", ok, "PUT", "/dbs/db/colls/c/docs/missing", `{"id":"other","pk":"p"}`, pk, 404, ""},
 		{"stale If-Match", ok, "PUT", "/dbs/db/colls/c/docs/keep", `{"id":"keep","pk":"p","v":2}`,
 			map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "If-Match": `"stale"`}, 412, ""},
 		{"oversized item", ok, "POST", "/dbs/db/colls/c/docs", string(big), pk, 413, ""},
@@ -184,6 +186,10 @@ func TestRawRequestsRefused(t *testing.T) {
 	}
 	if after := feed(); after != before {
 		t.Fatalf("refused requests changed the data:\nbefore %s\nafter  %s", before, after)
+	}
+	// A kind of resource Partita does not serve is named as such, not blamed on its parent.
+	if _, _, b := ok.do(t, "GET", "/dbs/db/colls/c/sprocs", nil, nil); !strings.Contains(cosmosError(t, b), "stored procedures") {
+		t.Fatalf("unserved kind: %s", b)
 	}
 	if code, _, _ := ok.do(t, "GET", "/dbs/db2", nil, nil); code != 404 {
 		t.Fatal("a refused database create left a database behind")

@@ -84,6 +84,20 @@ func TestGoSDKTransactionalBatch(t *testing.T) {
 			t.Fatalf("patched in batch: %s", resp.OperationResults[4].ResourceBody)
 		}
 
+		// Without content on write, written items stay out of the answer; a read's is there.
+		lean := orders.NewTransactionalBatch(pk)
+		lean.CreateItem([]byte(`{"id":"b5","customer":"dave"}`), nil)
+		resp, err = orders.ExecuteTransactionalBatch(ctx, lean, nil)
+		if err != nil || !resp.Success || resp.OperationResults[0].ResourceBody != nil || resp.OperationResults[0].ETag == "" {
+			t.Fatalf("batch without content on write: %v %+v", err, resp.OperationResults)
+		}
+		lean = orders.NewTransactionalBatch(pk)
+		lean.ReadItem("b5", nil)
+		resp, err = orders.ExecuteTransactionalBatch(ctx, lean, nil)
+		if err != nil || !resp.Success || resp.OperationResults[0].ResourceBody == nil {
+			t.Fatalf("read in a batch without content on write: %v %+v", err, resp.OperationResults)
+		}
+
 		// A batch whose third operation fails applies nothing.
 		bad := orders.NewTransactionalBatch(pk)
 		bad.CreateItem([]byte(`{"id":"b3","customer":"dave"}`), nil)

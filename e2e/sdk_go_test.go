@@ -175,6 +175,31 @@ func TestGoSDKItems(t *testing.T) {
 		if err != nil || !strings.Contains(string(bob.Value), `"total":99`) {
 			t.Fatalf("bob's o1: %s %v", bob.Value, err)
 		}
+
+		// A replace whose body carries another id renames the item; it keeps its _rid.
+		var before, after struct {
+			RID string `json:"_rid"`
+		}
+		json.Unmarshal(read.Value, &before)
+		if _, err := orders.ReplaceItem(ctx, alice, "o1", marshal(t, order{ID: "o1-renamed", Customer: "alice", Total: 13}), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := orders.ReadItem(ctx, alice, "o1", nil); statusOf(err) != http.StatusNotFound {
+			t.Fatalf("old id after a rename: %v", err)
+		}
+		renamed, err := orders.ReadItem(ctx, alice, "o1-renamed", nil)
+		json.Unmarshal(renamed.Value, &after)
+		if err != nil || after.RID != before.RID || !strings.Contains(string(renamed.Value), `"total":13`) {
+			t.Fatalf("renamed item: %s %v (rid was %s)", renamed.Value, err, before.RID)
+		}
+		// A rename onto an id that is taken is a conflict and changes nothing.
+		orders.CreateItem(ctx, alice, marshal(t, order{ID: "o3", Customer: "alice"}), nil)
+		if _, err := orders.ReplaceItem(ctx, alice, "o1-renamed", marshal(t, order{ID: "o3", Customer: "alice"}), nil); statusOf(err) != http.StatusConflict {
+			t.Fatalf("rename onto a taken id: %v", err)
+		}
+		if _, err := orders.ReadItem(ctx, alice, "o1-renamed", nil); err != nil {
+			t.Fatalf("a refused rename moved the item: %v", err)
+		}
 	})
 }
 

@@ -17,8 +17,9 @@ type count429 struct{ n *atomic.Int64 }
 
 func (c count429) Do(req *policy.Request) (*http.Response, error) {
 	resp, err := req.Next()
+	// As the service does, a 429 reports a small charge for refusing the request.
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("x-ms-retry-after-ms") != "" &&
-		resp.Header.Get("x-ms-substatus") == "3200" {
+		resp.Header.Get("x-ms-substatus") == "3200" && resp.Header.Get("x-ms-request-charge") == "0.38" {
 		c.n.Add(1)
 	}
 	return resp, err

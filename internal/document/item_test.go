@@ -13,15 +13,12 @@ import (
 
 func TestParseExtractsIDAndKeys(t *testing.T) {
 	body := []byte(` {"a":{"b":[1,{"x":"}"}],"c":"deep"},"id":"it\u00e9m","n":-1.5e2,"_rid":"old","t":true, "z":null}`)
-	it, key, err := Parse(body, [][]string{{"a", "c"}, {"n"}, {"t"}, {"z"}, {"missing"}, {"a", "b"}})
-	if err == nil {
-		t.Fatal("an array at a partition key path must be refused")
-	}
-	it, key, err = Parse(body, [][]string{{"a", "c"}, {"n"}, {"t"}, {"z"}, {"missing"}})
+	// An array or object at a key path is filed under the undefined key, as a missing value.
+	it, key, err := Parse(body, [][]string{{"a", "c"}, {"n"}, {"t"}, {"z"}, {"missing"}, {"a", "b"}, {"a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := epk.Key{epk.String("deep"), epk.Number(-150), epk.Bool(true), epk.Null(), epk.Undefined()}
+	want := epk.Key{epk.String("deep"), epk.Number(-150), epk.Bool(true), epk.Null(), epk.Undefined(), epk.Undefined(), epk.Undefined()}
 	for i := range want {
 		if key[i] != want[i] {
 			t.Errorf("key[%d] = %+v, want %+v", i, key[i], want[i])

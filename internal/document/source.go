@@ -79,5 +79,7 @@ func keyOf(item value.Value, path []string) (epk.Value, error) {
 		}
 		return epk.Number(v.Num()), nil
 	}
-	return epk.Value{}, fault.New(fault.BadRequest, "The partition key value at %s must be a string, number, boolean or null, not an object or array", "/"+strings.Join(path, "/"))
+	// An object or array is no partition key value: the service files such an item, like one
+	// without the property, under the undefined key, and the SDKs then send [{}] for it.
+	return epk.Undefined(), nil
 }

@@ -353,6 +353,7 @@ func snapshot(t *testing.T, e *Engine) string {
 func TestErrorsChangeNothing(t *testing.T) {
 	e, c := newContainer(t, Options{MaxLogicalPartitionBytes: 4096}, ContainerSpec{})
 	existing := mustCreate(t, c, item("exists", "p", ""))
+	mustCreate(t, c, item("exists-too", "p", ""))
 	mustCreate(t, c, item("big-1", "full", `,"pad":"`+strings.Repeat("x", 3000)+`"`))
 	big := `,"pad":"` + strings.Repeat("x", 2<<20) + `"`
 	cases := []struct {
@@ -376,8 +377,8 @@ func TestErrorsChangeNothing(t *testing.T) {
 		{"partition key over 2 KB", func() (ItemResult, error) {
 			return c.CreateItem(item("x", strings.Repeat("k", 2049), ""), ItemOptions{})
 		}, fault.BadRequest},
-		{"partition key is an object", func() (ItemResult, error) {
-			return c.CreateItem([]byte(`{"id":"x","pk":{"a":1}}`), ItemOptions{})
+		{"partition key is an object, named as another key", func() (ItemResult, error) {
+			return c.CreateItem([]byte(`{"id":"x","pk":{"a":1}}`), ItemOptions{PartitionKey: key("p")})
 		}, fault.BadRequest},
 		{"named key differs from the body's", func() (ItemResult, error) {
 			return c.CreateItem(item("x", "p", ""), ItemOptions{PartitionKey: key("other")})
@@ -392,9 +393,9 @@ func TestErrorsChangeNothing(t *testing.T) {
 		{"replace of a missing item", func() (ItemResult, error) {
 			return c.ReplaceItem("missing", item("missing", "p", ""), ItemOptions{})
 		}, fault.NotFound},
-		{"replace with another id in the body", func() (ItemResult, error) {
-			return c.ReplaceItem("exists", item("other", "p", ""), ItemOptions{})
-		}, fault.BadRequest},
+		{"replace renaming onto a taken id", func() (ItemResult, error) {
+			return c.ReplaceItem("exists-too", item("exists", "p", ""), ItemOptions{})
+		}, fault.Conflict},
 		{"delete of a missing item", func() (ItemResult, error) { return c.DeleteItem(key("p"), "missing", ItemOptions{}) }, fault.NotFound},
 		{"read with a two-value key", func() (ItemResult, error) {
 			return c.ReadItem(epk.Key{epk.String("p"), epk.String("q")}, "exists")

@@ -94,7 +94,7 @@ func (c *Container) UpsertItem(body []byte, o ItemOptions) (ItemResult, error) {
 	return c.WriteItem(OpUpsert, "", document.FromJSON(body), o)
 }
 
-// ReplaceItem replaces the item id with one given as JSON; the body's id must be id.
+// ReplaceItem replaces the item id with one given as JSON; a body with another id renames it.
 func (c *Container) ReplaceItem(id string, body []byte, o ItemOptions) (ItemResult, error) {
 	return c.WriteItem(OpReplace, id, document.FromJSON(body), o)
 }
@@ -124,8 +124,8 @@ func (c *Container) writeOp(kind OpKind, id string, e epk.EPK, item *document.It
 		op.Kind = partition.Upsert
 	case OpReplace:
 		op.Kind = partition.Replace
-		if id != "" && id != item.ID {
-			return op, fault.New(fault.BadRequest, "The id %q of the item does not match the id %q the request names", item.ID, id)
+		if id != "" {
+			op.ID = id // a body with another id renames the item, as the service allows
 		}
 	default:
 		return op, fault.New(fault.BadRequest, "Operation %q does not write an item", kind)

@@ -20,6 +20,10 @@ type Command struct {
 type Change struct {
 	EPK string
 	ID  string
+	// Renamed is the id the item had before this change, when a replace gave it a new one
+	// (ID); empty otherwise. The item keeps its document and creation sequence: only its item
+	// key moves.
+	Renamed string
 	// Seq is the item's creation sequence, the key of its document.
 	Seq uint64
 	// New is set when the change creates the item: its item and order keys are written.
@@ -71,6 +75,12 @@ func (p *Partition) apply(b *storage.Batch, c *Command) error {
 			}
 		default:
 			err = b.Set(doc, ch.Value)
+			if err == nil && ch.Renamed != "" {
+				err = b.Delete(storage.ItemKey(key[:0], p.container, ch.EPK, ch.Renamed))
+				if err == nil {
+					err = b.Set(storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID), storage.EncodeSeq(seq[:0], ch.Seq))
+				}
+			}
 		}
 		if err != nil {
 			return err

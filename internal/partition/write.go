@@ -33,7 +33,9 @@ type Operation struct {
 	Kind OpKind
 	EPK  epk.EPK // the item's logical partition
 	ID   string
-	Item *document.Item // the new content; nil for Delete
+	// Item is the new content; nil for Delete. Its id is ID, except for a Replace that renames
+	// the item: the service lets a replace give the item it names a new id.
+	Item *document.Item
 	// IfMatch, when not empty, is the etag (unquoted) the current version must have.
 	IfMatch string
 	// Terms are the index terms of Item under the container's indexing policy (TermsOf),
@@ -303,6 +305,11 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 func (g *group) remember(p *Partition, w *writer, c *Command) {
 	for i := range c.Changes {
 		ch := &c.Changes[i]
+		if ch.Renamed != "" {
+			old := string(storage.ItemKey(nil, p.container, ch.EPK, ch.Renamed))
+			g.items[old] = version{}
+			w.recent[old] = c.LSN
+		}
 		key := string(storage.ItemKey(nil, p.container, ch.EPK, ch.ID))
 		if ch.Delete {
 			g.items[key] = version{}
@@ -320,8 +327,8 @@ func (g *group) remember(p *Partition, w *writer, c *Command) {
 // was written to the item since, then storage.
 func (p *Partition) current(w *writer, g *group, chs []Change, e, id string, pre preRead) (version, error) {
 	for i := len(chs) - 1; i >= 0; i-- {
-		if ch := &chs[i]; ch.EPK == e && ch.ID == id {
-			if ch.Delete {
+		if ch := &chs[i]; ch.EPK == e && (ch.ID == id || ch.Renamed == id) {
+			if ch.Delete || ch.ID != id {
 				return version{}, nil
 			}
 			return version{seq: ch.Seq, value: ch.Value, terms: ch.terms, hasTerms: true}, nil
@@ -404,7 +411,8 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 
 func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, pre preRead, now int64) (Change, Result, error) {
 	e := string(w.EPK)
-	if w.Item != nil && w.Item.ID != w.ID {
+	renames := w.Item != nil && w.Item.ID != w.ID
+	if renames && w.Kind != Replace {
 		return Change{}, Result{}, fault.New(fault.Internal, "operation on id %q carries an item with id %q", w.ID, w.Item.ID)
 	}
 	if !p.rng.Contains(w.EPK) {
@@ -448,6 +456,17 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		}
 	}
 	ch := Change{EPK: e, ID: w.ID, Seq: cur.seq, New: !exists, Delete: w.Kind == Delete, Prev: old.log, PrevJSON: old.json}
+	if renames {
+		// The new id must be free in the logical partition, as for a create.
+		taken, err := p.current(wr, g, cmd.Changes, e, item.ID, preRead{})
+		if err != nil {
+			return Change{}, Result{}, fault.New(fault.Internal, "reading item: %v", err)
+		}
+		if taken.seq != 0 {
+			return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
+		}
+		ch.ID, ch.Renamed = item.ID, w.ID
+	}
 	oldTerms := cur.terms
 	if exists && !cur.hasTerms {
 		if oldTerms, err = IndexTerms(old.json, p.index); err != nil {
@@ -468,7 +487,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			cmd.After.Seq = max(cmd.After.Seq, ch.Seq)
 		}
 		itemRID := rid.Item(p.rid, docRID(ch.Seq))
-		ch.Value = encodeValue(make([]byte, 0, 24+len(e)+len(w.ID)+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), logPos{part: p.id, lsn: cmd.LSN, i: uint16(len(cmd.Changes))}, e, w.ID)
+		ch.Value = encodeValue(make([]byte, 0, 24+len(e)+len(w.ID)+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), logPos{part: p.id, lsn: cmd.LSN, i: uint16(len(cmd.Changes))}, e, ch.ID)
 		header := len(ch.Value)
 		ch.Value = item.Stamp(ch.Value, document.System{
 			RID: itemRID, Self: p.selfPrefix + itemRID + "/", ETag: ETag(cmd.LSN), TS: now,
@@ -520,8 +539,13 @@ func (p *Partition) rowWrites(cmds []*Command, f func(key []byte)) {
 	var key []byte
 	for _, cmd := range cmds {
 		for i := range cmd.Changes {
-			key = storage.ItemKey(key[:0], p.container, cmd.Changes[i].EPK, cmd.Changes[i].ID)
+			ch := &cmd.Changes[i]
+			key = storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID)
 			f(key)
+			if ch.Renamed != "" {
+				key = storage.ItemKey(key[:0], p.container, ch.EPK, ch.Renamed)
+				f(key)
+			}
 		}
 	}
 }

@@ -30,6 +30,8 @@ const (
 	missBase    = 1.0 // a point operation that found nothing or failed a precondition
 	catalogBase = 1.0 // reading or listing databases, containers, ranges
 	metaWrite   = 5.0 // creating, replacing or deleting a database or container
+	// throttledBase is what a request refused with 429 reports.
+	throttledBase = 0.38
 )
 
 // PointRead is the charge of reading one item of the given size.
@@ -50,6 +52,11 @@ func Delete(bytes int) float64 { return round(insertBase * sizeFactor(bytes)) }
 // Miss is the charge of a point operation that did no work: not found, conflict, precondition
 // failed.
 func Miss() float64 { return missBase }
+
+// Throttled is the charge reported on a request refused with 429: the service reports a small
+// charge for the work of refusing it (0.38 RU per attempt is what its diagnostics show). It is
+// reported only, never taken from the budget the request was refused by.
+func Throttled() float64 { return throttledBase }
 
 // Catalog is the charge of reading catalog resources (databases, containers, ranges, offers).
 func Catalog() float64 { return catalogBase }

@@ -73,9 +73,15 @@ func (c *call) batch() error {
 		}
 		results = ct.ExecuteBulk(ops)
 	}
+	// As for single writes, Prefer: return=minimal leaves written items out of the answer;
+	// a read's item is what it asked for, so it is always there.
+	minimal := preferMinimal(c.r)
 	out := make([]wireResult, len(results))
 	for i, r := range results {
 		out[i] = wireResult{StatusCode: opStatus(ops[i].Kind, r), RequestCharge: r.Charge, ResourceBody: r.Doc}
+		if minimal && ops[i].Kind != engine.OpRead {
+			out[i].ResourceBody = nil
+		}
 		if r.ETag != "" {
 			out[i].ETag = quoted(r.ETag)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/ru"
 )
 
 // maxBodyBytes bounds what is read of a request body: an item may be 2 MB, and a batch of
@@ -112,6 +113,9 @@ func (c *call) fail(err error) {
 	}
 	if w.substatus != 0 {
 		c.w.Header()["X-Ms-Substatus"] = []string{strconv.Itoa(w.substatus)}
+	}
+	if e.Kind == fault.Throttled && c.charge == 0 {
+		c.charge = ru.Throttled()
 	}
 	if e.RetryAfter > 0 {
 		c.w.Header()["X-Ms-Retry-After-Ms"] = []string{strconv.FormatInt(max(1, e.RetryAfter.Milliseconds()), 10)}

@@ -94,7 +94,7 @@ func (c *call) dispatch() error {
 			return c.replaceOffer()
 		}
 	default:
-		return fault.New(fault.NotFound, "The resource path /%s is not known to Partita", c.res.link)
+		return c.unservedKind()
 	}
 	return &methodNotAllowed{method: m, shape: c.res.shape()}
 }
@@ -102,4 +102,21 @@ func (c *call) dispatch() error {
 func isQuery(r *http.Request) bool {
 	return isTrue(r.Header.Get("X-Ms-Documentdb-Isquery")) || isTrue(r.Header.Get("X-Ms-Documentdb-Query")) ||
 		r.Header.Get("Content-Type") == "application/query+json"
+}
+
+// cosmosKinds are the resource kinds of Cosmos DB's REST API that Partita does not serve (yet).
+var cosmosKinds = map[string]string{
+	"users": "users", "permissions": "permissions", "sprocs": "stored procedures",
+	"triggers": "triggers", "udfs": "user-defined functions", "conflicts": "conflicts",
+	"attachments": "attachments", "clientencryptionkeys": "client encryption keys",
+	"schemas": "schemas", "media": "media", "addresses": "addresses",
+}
+
+// unservedKind answers a path Partita has no handler for, naming the kind of resource it
+// asks for rather than the path of its parent.
+func (c *call) unservedKind() error {
+	if name, ok := cosmosKinds[c.res.typ]; ok {
+		return fault.New(fault.NotFound, "Partita does not serve %s (%q resources) yet: %s /%s", name, c.res.typ, c.r.Method, c.res.shape())
+	}
+	return fault.New(fault.NotFound, "%q is not a kind of resource Partita knows: %s /%s", c.res.typ, c.r.Method, c.res.shape())
 }

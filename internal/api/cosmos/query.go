@@ -71,6 +71,9 @@ func (c *call) queryItems() error {
 	if isTrue(c.r.Header.Get("X-Ms-Cosmos-Is-Query-Plan-Request")) {
 		return c.queryPlan(ct, prepared, params)
 	}
+	if err := c.allowCrossPartition(ct, prepared, params); err != nil {
+		return err
+	}
 	r, err := c.scope(ct)
 	if err != nil {
 		return err
@@ -94,6 +97,23 @@ func (c *call) queryItems() error {
 	hdr["X-Ms-Documentdb-Query-Metrics"] = []string{queryMetrics(res.Stats, time.Since(started))}
 	c.reply(http.StatusOK, resultList(ct.RID(), res.Results))
 	return nil
+}
+
+// allowCrossPartition refuses, as Cosmos does, a query that may read more than one logical
+// partition unless the request allows fan-out (x-ms-documentdb-query-enablecrosspartition:
+// true, which the JavaScript SDK always sends and the Go SDK sends unless told not to). A
+// query is scoped when the request names a partition key, a range or an EPK range (the SDKs'
+// own per-range requests), or when its WHERE pins one partition key value.
+func (c *call) allowCrossPartition(ct *engine.Container, p *query.Prepared, params map[string]value.Value) error {
+	h := c.r.Header
+	if isTrue(h.Get("X-Ms-Documentdb-Query-Enablecrosspartition")) || h.Get("X-Ms-Documentdb-Partitionkey") != "" ||
+		h.Get("X-Ms-Documentdb-Partitionkeyrangeid") != "" || h.Get("X-Ms-Start-Epk") != "" || h.Get("X-Ms-End-Epk") != "" {
+		return nil
+	}
+	if ranges := ct.QueryRanges(p, params); len(ranges) == 1 && ranges[0] != epk.All {
+		return nil
+	}
+	return fault.New(fault.BadRequest, "Cross partition query is required but disabled. Set x-ms-documentdb-query-enablecrosspartition to true, name a partition key with x-ms-documentdb-partitionkey, or filter on one partition key value.")
 }
 
 // scope is the EPK range a feed or query request reads: one logical partition (or a prefix of
