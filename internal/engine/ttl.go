@@ -58,8 +58,11 @@ func (c *Container) ttlOn() bool {
 // checkItemTTL refuses an item whose "ttl" Cosmos would refuse, when the container's time to
 // live is on (when it is off, "ttl" is an ordinary property, as Cosmos ignores it).
 func (c *Container) checkItemTTL(item value.Value) error {
+	if !c.ttlOn() { // first: containers without time to live pay no lookup
+		return nil
+	}
 	t := item.Get("ttl")
-	if t.IsUndefined() || !c.ttlOn() || t.Kind() == value.Number && document.ValidTTL(t.Num()) {
+	if t.IsUndefined() || t.Kind() == value.Number && document.ValidTTL(t.Num()) {
 		return nil
 	}
 	return fault.New(fault.BadRequest, "The input ttl '%s' is invalid. %s", value.AppendJSON(nil, t), ttlRule)
