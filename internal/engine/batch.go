@@ -90,6 +90,9 @@ func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) p
 			if err != nil {
 				return nil, "", nil, err
 			}
+			if err := c.checkItemTTL(item.Value); err != nil {
+				return nil, "", nil, err
+			}
 			terms = partition.TermsOf(item.Value, c.index)
 			ne, err = c.hash(key)
 			return item, ne, terms, err

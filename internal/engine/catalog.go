@@ -32,6 +32,8 @@ type containerRecord struct {
 	Indexing    json.RawMessage `json:"indexingPolicy,omitempty"`
 	TS          int64           `json:"ts"`
 	Version     uint64          `json:"version"`
+	// DefaultTTL is the default time to live: nil off, -1 on without default, else seconds.
+	DefaultTTL *int64 `json:"defaultTtl,omitempty"`
 }
 
 type rangeRecord struct {

@@ -44,6 +44,8 @@ type FeedChange struct {
 	// Key is a deleted item's partition key, one value per path of PartitionKeyPaths, when
 	// its deleted version was kept.
 	Key epk.Key
+	// Expired marks a delete made because the item's time to live ran out.
+	Expired bool
 }
 
 // FeedPage is one page of a change feed.
@@ -105,7 +107,7 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 	}
 	bytes := 0
 	through, err := p.ReadLog(read, func(ch *partition.LogChange) bool {
-		fc := FeedChange{LSN: ch.LSN, Op: ch.Op, TS: ch.TS, ID: string(ch.ID), PrevLSN: ch.PrevLSN}
+		fc := FeedChange{LSN: ch.LSN, Op: ch.Op, TS: ch.TS, ID: string(ch.ID), PrevLSN: ch.PrevLSN, Expired: ch.Expired}
 		if ch.JSON != nil {
 			fc.JSON = append([]byte(nil), ch.JSON...)
 		}

@@ -55,6 +55,7 @@ type ContainerSpec struct {
 	PartitionKey PartitionKeyDef
 	Throughput   *Throughput     // nil: shared database throughput, or the default
 	Indexing     json.RawMessage // the indexing policy as given; nil for the default
+	DefaultTTL   *int64          // time to live: nil off, -1 on without default, else seconds
 }
 
 // ContainerInfo is a container as clients see it.
@@ -67,6 +68,7 @@ type ContainerInfo struct {
 	// RangeGeneration changes whenever the set of partitions changes; it is the etag of the
 	// container's partition key ranges.
 	RangeGeneration uint32
+	DefaultTTL      *int64 // nil: time to live off
 }
 
 // PartitionInfo describes one physical partition (partition key range) of a container.
@@ -86,6 +88,7 @@ func (c *Container) info() ContainerInfo {
 		Throughput:      c.rec.Throughput,
 		Indexing:        c.rec.Indexing,
 		RangeGeneration: c.rec.NextRangeID,
+		DefaultTTL:      c.rec.DefaultTTL,
 	}
 	parents := map[uint32][]uint32{}
 	for _, r := range c.rec.Ranges {
@@ -118,6 +121,9 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	if _, err := indexing.Parse(spec.Indexing); err != nil {
 		return ContainerInfo{}, err
 	}
+	if err := checkDefaultTTL(spec.DefaultTTL); err != nil {
+		return ContainerInfo{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, err := e.database(dbID)
@@ -146,7 +152,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	e.seq.NextContainer++
 	rec := containerRecord{
 		ID: spec.ID, DB: d.rec.Num, Num: e.seq.NextContainer, PartitionKey: pk, Throughput: own,
-		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(),
+		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
 	}
 	for i, r := range epk.InitialRanges(pk.scheme(), initialPartitions(ownT, shared)) {
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
@@ -213,6 +219,8 @@ func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
 		Index:           c.index,
 		Lineage:         r.Parents,
 		KeepImages:      c.e.opts.ChangeFeedRetention > 0,
+		DefaultTTL:      ttlSetting(c.rec.DefaultTTL),
+		Now:             c.e.unixClock(),
 	}, 0)
 }
 

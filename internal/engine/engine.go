@@ -28,6 +28,9 @@ type Options struct {
 	// latest-version feed is not bounded by it.
 	ChangeFeedRetention time.Duration
 	Logger              *slog.Logger
+	// Now, when set, is the clock items' _ts and their expiry follow (tests fake it); nil is
+	// the system clock.
+	Now func() time.Time
 }
 
 // DefaultChangeFeedRetention is how long the all-versions change feed reaches back by default.
@@ -53,6 +56,9 @@ type Engine struct {
 	// closing storage; stop tells the purger to end.
 	background sync.WaitGroup
 	stop       chan struct{}
+
+	// reap is where the reaper of expired items got to; owned by its goroutine.
+	reap reapState
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -76,8 +82,9 @@ func Open(opts Options) (*Engine, error) {
 		db.Close()
 		return nil, err
 	}
-	e.background.Add(1)
+	e.background.Add(2)
 	go e.purgeLogs()
+	go e.reapExpired()
 	return e, nil
 }
 

@@ -158,7 +158,7 @@ func (s *partitionSource) read(from *query.Resume, what string, scan func(p *par
 // Count answers for a source of one partition that the ranges cover whole: its item count is
 // kept exactly with every commit (and computed for the children of a split).
 func (s *partitionSource) Count() (int64, bool) {
-	if len(s.parts) != 1 {
+	if len(s.parts) != 1 || s.parts[0].DefaultTTL() != partition.TTLOff { // the count holds expired items
 		return 0, false
 	}
 	pr := s.parts[0].Range()

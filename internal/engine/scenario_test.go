@@ -50,6 +50,10 @@ import (
 //	    changes as id@lsn (op:id@lsn with all) and the etag it reads through
 //	purge after=DURATION
 //	    runs the change feed retention as if DURATION had passed
+//
+// and the time-to-live commands of scenario_ttl_test.go (open clock, create-container ttl=N,
+// insert lines "pk id ttl", clock, set-ttl, expire, read, op, readfeed); the all-versions feed
+// prints an expiry's delete as expire:id@lsn.
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -62,10 +66,14 @@ func TestScenarios(t *testing.T) {
 		tokens := map[string]string{}             // saved continuations
 		var retention string
 		versions := map[string]int{} // id -> versions upserted
+		clock := newFakeClock()
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			switch td.Cmd {
 			case "open":
 				opts := Options{RateLimit: td.HasArg("rate-limit")}
+				if td.HasArg("clock") {
+					opts.Now = clock.Now
+				}
 				td.MaybeScanArgs(t, "retention", &retention)
 				if retention != "" {
 					d, err := time.ParseDuration(retention)
@@ -89,6 +97,11 @@ func TestScenarios(t *testing.T) {
 				td.MaybeScanArgs(t, "autoscale", &auto)
 				spec := ContainerSpec{ID: id, PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2},
 					Throughput: &Throughput{Manual: manual, AutoscaleMax: auto}}
+				if td.HasArg("ttl") {
+					var ttl int64
+					td.ScanArgs(t, "ttl", &ttl)
+					spec.DefaultTTL = &ttl
+				}
 				if td.HasArg("policy") {
 					var policy string
 					td.ScanArgs(t, "policy", &policy)
@@ -139,15 +152,19 @@ func TestScenarios(t *testing.T) {
 				c, _ := e.Container("db", id)
 				for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
 					f := strings.Fields(line)
-					if len(f) != 2 {
-						t.Fatalf("%s wants \"pk id\" lines, got %q", td.Cmd, line)
+					if len(f) != 2 && len(f) != 3 {
+						t.Fatalf("%s wants \"pk id [ttl]\" lines, got %q", td.Cmd, line)
+					}
+					ttl := ""
+					if len(f) == 3 {
+						ttl = `,"ttl":` + f[2]
 					}
 					var err error
 					if td.Cmd == "insert" {
-						_, err = c.CreateItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, len(written[id]))), ItemOptions{})
+						_, err = c.CreateItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d%s`, len(written[id]), ttl)), ItemOptions{})
 					} else {
 						versions[f[1]]++
-						_, err = c.UpsertItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d`, versions[f[1]])), ItemOptions{})
+						_, err = c.UpsertItem(item(f[1], f[0], fmt.Sprintf(`,"n":%d%s`, versions[f[1]], ttl)), ItemOptions{})
 					}
 					if err != nil {
 						return err.Error()
@@ -226,6 +243,9 @@ func TestScenarios(t *testing.T) {
 					time.Sleep(5 * time.Millisecond)
 				}
 				return scenarioPartitions(t, e, c, written[id], td.HasArg("ranges"))
+			}
+			if out, ok := scenarioTTL(t, e, td, clock); ok {
+				return out
 			}
 			t.Fatalf("unknown command %s", td.Cmd)
 			return ""
@@ -339,7 +359,11 @@ func scenarioFeed(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[s
 		var out []string
 		for _, ch := range res.Changes {
 			if q.AllVersions {
-				out = append(out, fmt.Sprintf("%s:%s@%d", ch.Op, ch.ID, ch.LSN))
+				op := ch.Op.String()
+				if ch.Expired {
+					op = "expire"
+				}
+				out = append(out, fmt.Sprintf("%s:%s@%d", op, ch.ID, ch.LSN))
 			} else {
 				out = append(out, fmt.Sprintf("%s@%d", ch.ID, ch.LSN))
 			}

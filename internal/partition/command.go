@@ -43,6 +43,9 @@ type Change struct {
 	// terms are all the index terms of Value, for later commands of the group that replace
 	// it again; not part of what is applied.
 	terms [][]byte
+	// Expired marks a Delete made because the item's time to live ran out; its log entry
+	// says so (the change feed's timeToLiveExpired).
+	Expired bool
 }
 
 // apply writes the command into b.

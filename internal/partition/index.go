@@ -181,6 +181,7 @@ func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc
 		}
 	}
 	var key []byte
+	live := p.liveness()
 	var run []uint64 // the sequences of a run of equal values, which the index lists ascending
 	var runValue []byte
 	var ferr error
@@ -202,7 +203,7 @@ func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc
 				ferr = err
 				return false
 			}
-			if !whole && !clipped[0].Contains(epk.EPK(d.epk)) {
+			if !whole && !clipped[0].Contains(epk.EPK(d.epk)) || live.expired(d.json) {
 				continue
 			}
 			if !fn(d.doc(seq), runValue) {

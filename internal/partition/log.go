@@ -33,6 +33,10 @@ const (
 	LogDelete  LogOp = 3
 )
 
+// logExpired is set in an entry's op byte when the change is a delete made because the item
+// expired. Entries written before time to live existed never have it, so they read as before.
+const logExpired = 0x80
+
 func (o LogOp) String() string {
 	switch o {
 	case LogCreate:
@@ -54,7 +58,7 @@ type logPos struct {
 }
 
 // logEntry is a decoded entry value:
-// op(1) uvarint(seq) varint(ts) uvarint(prev.lsn) uvarint(prev.part) uvarint(prev.i)
+// op(1, with logExpired on an expiry's delete) uvarint(seq) varint(ts) uvarint(prev.lsn) uvarint(prev.part) uvarint(prev.i)
 // uvarint(len(EPK)) EPK uvarint(len(id)) id.
 type logEntry struct {
 	op   LogOp
@@ -63,6 +67,8 @@ type logEntry struct {
 	prev logPos // the version this change replaced or deleted; zero for a create
 	epk  []byte
 	id   []byte
+	// expired marks a delete made by time to live.
+	expired bool
 }
 
 func appendEntry(dst []byte, op LogOp, seq uint64, ts int64, prev logPos, e, id string) []byte {
@@ -79,11 +85,15 @@ func appendEntry(dst []byte, op LogOp, seq uint64, ts int64, prev logPos, e, id 
 var errBadEntry = errors.New("partition: malformed log entry")
 
 func decodeEntry(v []byte) (logEntry, error) {
-	if len(v) < 1 || v[0] < byte(LogCreate) || v[0] > byte(LogDelete) {
+	if len(v) < 1 {
+		return logEntry{}, errBadEntry
+	}
+	op, expired := LogOp(v[0]&^logExpired), v[0]&logExpired != 0
+	if op < LogCreate || op > LogDelete || expired && op != LogDelete {
 		return logEntry{}, errBadEntry
 	}
 	f := fields{v: v[1:], ok: true}
-	e := logEntry{op: LogOp(v[0]), seq: f.uvarint(), ts: f.varint(), prev: f.logPos()}
+	e := logEntry{op: op, expired: expired, seq: f.uvarint(), ts: f.varint(), prev: f.logPos()}
 	e.epk, e.id = f.bytes(), f.bytes()
 	if !f.ok || len(f.v) != 0 {
 		return logEntry{}, errBadEntry
@@ -104,6 +114,9 @@ func (p *Partition) logChange(b *storage.Batch, key []byte, c *Command, i int) (
 	key = storage.LogKey(key[:0], p.container, p.id, c.LSN, uint16(i))
 	n := len(key)
 	key = appendEntry(key, op, ch.Seq, c.TS, ch.Prev, ch.EPK, ch.ID)
+	if ch.Expired {
+		key[n] |= logExpired
+	}
 	if err := b.Set(key[:n], key[n:]); err != nil {
 		return key, err
 	}
@@ -130,6 +143,8 @@ type LogChange struct {
 	PrevLSN uint64
 	// Prev is that version's JSON, for a delete read with LogRead.AllVersions, when kept.
 	Prev []byte
+	// Expired marks a delete made because the item's time to live ran out.
+	Expired bool
 }
 
 // LogRead says which changes ReadLog returns.
@@ -180,6 +195,10 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 		return 0, err
 	}
 	defer docs.close()
+	// An expired item's versions stay in the all-versions feed until its expiry's delete; the
+	// latest-version feed hides an expired item at once.
+	live := docs.live
+	docs.live = liveness{}
 	lo, hi := max(q.Range.Min, p.rng.Min), min(q.Range.Max, p.rng.Max)
 	var (
 		c       LogChange
@@ -228,9 +247,12 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 				it.Close()
 				return 0, err
 			}
-			c = LogChange{LSN: lsn, Op: e.op, TS: e.ts, EPK: e.epk, ID: e.id, PrevLSN: e.prev.lsn,
+			c = LogChange{LSN: lsn, Op: e.op, TS: e.ts, EPK: e.epk, ID: e.id, PrevLSN: e.prev.lsn, Expired: e.expired,
 				Current: found && cur.log == logPos{part: part, lsn: lsn, i: i} && e.op != LogDelete}
 			switch {
+			case c.Current && !q.AllVersions && live.expired(cur.json):
+				ok = it.Next()
+				continue
 			case c.Current:
 				c.JSON = cur.json
 			case !q.AllVersions:

@@ -36,6 +36,11 @@ type Config struct {
 	// KeepImages keeps the versions that changes replace or delete, for the all-versions
 	// change feed.
 	KeepImages bool
+	// DefaultTTL is the container's default time to live (see SetDefaultTTL); TTLOff when off.
+	DefaultTTL int64
+	// Now, when set, is the clock in Unix seconds that writes stamp and expiry is judged by
+	// (tests fake it); nil is the system clock.
+	Now func() int64
 }
 
 // Partition is one open physical partition.
@@ -77,6 +82,11 @@ type Partition struct {
 	closed  bool
 	queue   chan *request
 	stopped chan struct{}
+
+	// defaultTTL is the container's default time to live (TTLOff, TTLNoDefault or seconds);
+	// it changes when the container is replaced, and reads and writes load it each time.
+	defaultTTL atomic.Int64
+	clock      func() int64 // nil: the system clock; see now
 }
 
 // Open opens a partition and starts its writer. Its state is read from storage; a partition
@@ -99,7 +109,9 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		keepImages: cfg.KeepImages,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
+		clock:      cfg.Now,
 	}
+	p.defaultTTL.Store(cfg.DefaultTTL)
 	st := state{LSN: startLSN}
 	v, err := p.db.GetCopy(nil, storage.PartitionKey(p.container, p.id))
 	switch {
@@ -217,6 +229,9 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	if err != nil {
 		return Doc{}, fault.New(fault.Internal, "%v", err)
 	}
+	if p.liveness().expired(d.json) {
+		return Doc{}, notFound()
+	}
 	// Pebble's buffer is only valid until closer.Close.
 	return Doc{JSON: append(dst, d.json...), LSN: d.lsn}, nil
 }
@@ -323,6 +338,8 @@ type docReader struct {
 	p   *Partition
 	it  *storage.Iter
 	key []byte
+	// live hides expired items: get reports them absent. Readers that want them clear it.
+	live liveness
 }
 
 func (p *Partition) docReader(snap *storage.Snapshot) (*docReader, error) {
@@ -331,7 +348,7 @@ func (p *Partition) docReader(snap *storage.Snapshot) (*docReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &docReader{p: p, it: it}, nil
+	return &docReader{p: p, it: it, live: p.liveness()}, nil
 }
 
 // get returns the document seq, decoded; its slices are valid until the next get.
@@ -341,6 +358,9 @@ func (r *docReader) get(seq uint64) (stored, bool, error) {
 		return stored{}, false, r.it.Error() // deleted since the entry that named it was read
 	}
 	d, err := decodeValue(r.it.Value())
+	if err == nil && r.live.expired(d.json) {
+		return stored{}, false, nil
+	}
 	return d, err == nil, err
 }
 

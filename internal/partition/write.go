@@ -3,7 +3,6 @@ package partition
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
@@ -22,6 +21,9 @@ const (
 	Delete                    // fails with NotFound if it does not exist
 	Read                      // writes nothing; reads the item as of its place in the command
 	Mutate                    // replaces the item with what Operation.Mutate makes of it; NotFound if absent
+	// Expire deletes the item, logged as expired, if it has expired; otherwise, and when it is
+	// absent, it does nothing (Result.PrevBytes 0). The reaper's operation (see expiry.go).
+	Expire
 )
 
 // Writes reports whether operations of kind k change the item.
@@ -254,7 +256,7 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 	b := p.db.NewBatch()
 	defer b.Close()
 	next := st
-	now := time.Now().Unix()
+	now := p.now()
 	var cmds []*Command
 	for _, r := range reqs {
 		cmd, results, err := p.decide(next, w, g, r, now)
@@ -398,7 +400,7 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 			}
 			return nil, nil, err
 		}
-		if ops[i].Kind.Writes() {
+		if ops[i].Kind.Writes() && ops[i].Kind != Expire { // Expire appends its own, if any
 			cmd.Changes = append(cmd.Changes, ch)
 		}
 		results[i] = res
@@ -432,6 +434,21 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		if old, err = decodeValue(cur.value); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
 		}
+		if expired := p.liveness(); expired.def != TTLOff {
+			expired.now = now
+			if expired.expired(old.json) {
+				if cur, old, lp, err = p.writeOverExpired(cmd, w, cur, old, lp); err != nil {
+					return Change{}, Result{}, err
+				}
+				exists = false
+				if w.Kind == Expire {
+					return Change{}, Result{PrevBytes: len(cmd.Changes[len(cmd.Changes)-1].PrevJSON), Doc: Doc{LSN: cmd.LSN}}, nil
+				}
+			}
+		}
+	}
+	if w.Kind == Expire { // absent, or not expired (written again, or the default changed)
+		return Change{}, Result{}, nil
 	}
 	switch {
 	case w.Kind == Create && exists:

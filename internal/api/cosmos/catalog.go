@@ -27,7 +27,7 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 	if len(indexing) == 0 {
 		indexing = defaultIndexingPolicy
 	}
-	return map[string]any{
+	out := map[string]any{
 		"id": c.ID, "_rid": c.RID, "_self": c.Self, "_etag": quoted(c.ETag), "_ts": c.TS,
 		"partitionKey": map[string]any{
 			"paths": c.PartitionKey.Paths, "kind": c.PartitionKey.Kind, "version": c.PartitionKey.Version,
@@ -39,6 +39,10 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 		"geospatialConfig": map[string]any{"type": "Geography"},
 		"_docs":            "docs/", "_sprocs": "sprocs/", "_triggers": "triggers/", "_udfs": "udfs/", "_conflicts": "conflicts/",
 	}
+	if c.DefaultTTL != nil {
+		out["defaultTtl"] = *c.DefaultTTL
+	}
+	return out
 }
 
 // throughputHeaders reads the throughput a create request asks for: x-ms-offer-throughput for
@@ -146,6 +150,7 @@ type containerBody struct {
 	ID           string                  `json:"id"`
 	PartitionKey *engine.PartitionKeyDef `json:"partitionKey"`
 	Indexing     json.RawMessage         `json:"indexingPolicy"`
+	DefaultTTL   json.RawMessage         `json:"defaultTtl"` // absent or null: time to live off
 }
 
 func (c *call) createContainer() error {
@@ -160,8 +165,12 @@ func (c *call) createContainer() error {
 	if err != nil {
 		return err
 	}
+	ttl, err := engine.ParseDefaultTTL(body.DefaultTTL)
+	if err != nil {
+		return err
+	}
 	info, err := c.h.engine.CreateContainer(c.res.segs[1], engine.ContainerSpec{
-		ID: body.ID, PartitionKey: *body.PartitionKey, Throughput: t, Indexing: body.Indexing,
+		ID: body.ID, PartitionKey: *body.PartitionKey, Throughput: t, Indexing: body.Indexing, DefaultTTL: ttl,
 	})
 	if err != nil {
 		return err
@@ -196,7 +205,15 @@ func (c *call) replaceContainer() error {
 	if body.PartitionKey != nil {
 		pk = *body.PartitionKey
 	}
-	info, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], pk, body.Indexing)
+	// A replace gives the whole container: a body without defaultTtl turns time to live off.
+	ttl, err := engine.ParseDefaultTTL(body.DefaultTTL)
+	if err != nil {
+		return err
+	}
+	if _, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], pk, body.Indexing); err != nil {
+		return err
+	}
+	info, err := c.h.engine.SetDefaultTTL(c.res.segs[1], c.res.segs[3], ttl)
 	if err != nil {
 		return err
 	}

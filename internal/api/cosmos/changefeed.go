@@ -138,7 +138,8 @@ func versionRecord(ch engine.FeedChange, paths []string) []byte {
 		b.WriteString(`,"previousImageLSN":`)
 		b.WriteString(strconv.FormatUint(ch.PrevLSN, 10))
 	}
-	b.WriteString(`,"timeToLiveExpired":false`)
+	b.WriteString(`,"timeToLiveExpired":`)
+	b.WriteString(strconv.FormatBool(ch.Expired))
 	if ch.Op == partition.LogDelete {
 		id, _ := json.Marshal(ch.ID)
 		b.WriteString(`,"id":`)

@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// Time to live (see docs/time-to-live.md). A container's defaultTtl is absent (off: items never
+// expire, their "ttl" is ignored), -1 (on: only items with a positive "ttl" expire) or n > 0
+// (items expire n seconds after their last write unless their "ttl" says otherwise). Expiry
+// itself is judged by the partitions (partition/expiry.go); the reaper (reaper.go) deletes
+// expired items in the background.
+
+const ttlRule = "Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1' which means never expire."
+
+// ParseDefaultTTL reads a container's "defaultTtl" as a request body gives it: nil when absent
+// or null (time to live off), else -1 or a positive whole number of seconds.
+func ParseDefaultTTL(raw json.RawMessage) (*int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || !document.ValidTTL(f) {
+		return nil, fault.New(fault.BadRequest, "The input defaultTtl '%s' is invalid. %s", raw, ttlRule)
+	}
+	d := int64(f)
+	return &d, nil
+}
+
+// checkDefaultTTL refuses a default time to live that ParseDefaultTTL would not give.
+func checkDefaultTTL(d *int64) error {
+	if d != nil && !document.ValidTTL(float64(*d)) {
+		return fault.New(fault.BadRequest, "The input defaultTtl '%d' is invalid. %s", *d, ttlRule)
+	}
+	return nil
+}
+
+// ttlSetting is a default time to live as partitions hold it.
+func ttlSetting(d *int64) int64 {
+	if d == nil {
+		return partition.TTLOff
+	}
+	return *d
+}
+
+// ttlOn reports whether the container's time to live is on; it reads no lock.
+func (c *Container) ttlOn() bool {
+	return c.routes.Load().parts[0].DefaultTTL() != partition.TTLOff
+}
+
+// checkItemTTL refuses an item whose "ttl" Cosmos would refuse, when the container's time to
+// live is on (when it is off, "ttl" is an ordinary property, as Cosmos ignores it).
+func (c *Container) checkItemTTL(item value.Value) error {
+	if !c.ttlOn() { // first: containers without time to live pay no lookup
+		return nil
+	}
+	t := item.Get("ttl")
+	if t.IsUndefined() || t.Kind() == value.Number && document.ValidTTL(t.Num()) {
+		return nil
+	}
+	return fault.New(fault.BadRequest, "The input ttl '%s' is invalid. %s", value.AppendJSON(nil, t), ttlRule)
+}
+
+// SetDefaultTTL changes a container's default time to live (nil turns it off). It applies to
+// every item at once, those written before included: an item whose last write is older than a
+// new, shorter default expires now.
+func (e *Engine) SetDefaultTTL(dbID, id string, d *int64) (ContainerInfo, error) {
+	if err := checkDefaultTTL(d); err != nil {
+		return ContainerInfo{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.container(dbID, id)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	if ttlSetting(c.rec.DefaultTTL) == ttlSetting(d) {
+		return c.info(), nil
+	}
+	rec := c.rec
+	rec.DefaultTTL = d
+	rec.Version = e.nextVersion()
+	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+		return ContainerInfo{}, err
+	}
+	c.rec = rec
+	// Under e.mu, which a split holds while it opens children from c.rec: every partition,
+	// old or new, ends with the new setting.
+	for _, p := range c.routes.Load().parts {
+		p.SetDefaultTTL(ttlSetting(d))
+	}
+	return c.info(), nil
+}

@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+)
+
+// Expiry is computed from stored data: after a restart the default is still set, an item
+// written before expires on time, and the reaper's delete is logged as an expiry.
+func TestTTLSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	opts := Options{Now: clock.Now, ChangeFeedRetention: time.Hour}
+	e := openEngine(t, dir, opts)
+	if _, err := e.CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	ttl := int64(10)
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}, DefaultTTL: &ttl}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	mustCreate(t, c, item("a", "p", ""))
+	mustCreate(t, c, item("b", "p", `,"ttl":-1`))
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	clock.advance(10 * time.Second)
+	e = openEngine(t, dir, opts)
+	defer e.Close()
+	info, err := e.ContainerInfo("db", "c")
+	if err != nil || info.DefaultTTL == nil || *info.DefaultTTL != 10 {
+		t.Fatalf("defaultTtl after restart: %v, %v", info.DefaultTTL, err)
+	}
+	c, _ = e.Container("db", "c")
+	if _, err := c.ReadItem(key("p"), "a"); !errors.Is(err, fault.NotFound) {
+		t.Fatalf("expired item read after restart: %v", err)
+	}
+	if _, err := c.ReadItem(key("p"), "b"); err != nil {
+		t.Fatalf("item with ttl -1: %v", err)
+	}
+	if n := e.reapOnce(time.Now(), true); n != 1 {
+		t.Fatalf("reaper deleted %d, want 1", n)
+	}
+	page, err := c.ChangeFeed(FeedQuery{Range: epk.All, AllVersions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := page.Changes[len(page.Changes)-1]
+	if last.Op != partition.LogDelete || !last.Expired || last.ID != "a" || last.Prev == nil {
+		t.Fatalf("last change %+v, want the expiry of a with its deleted version", last)
+	}
+	if u := c.Usage(); u.Items != 1 {
+		t.Fatalf("%d items stored, want 1", u.Items)
+	}
+}
+
+// The reaper spends only what users leave: a partition whose budget is spent this second is
+// not reaped, and nothing it does is charged to users.
+func TestReaperUsesSpareUnitsOnly(t *testing.T) {
+	clock := newFakeClock()
+	ttl := int64(1)
+	e, c := newContainer(t, Options{Now: clock.Now}, ContainerSpec{Throughput: &Throughput{Manual: 400}, DefaultTTL: &ttl})
+	for _, id := range []string{"a", "b", "c"} {
+		mustCreate(t, c, item(id, "p", ""))
+	}
+	clock.advance(time.Second)
+	p := c.Partitions()[0]
+	now := time.Now()
+	p.Budget().Spend(now, 400) // users spent the whole second
+	before := p.Budget().Stats().Total
+	if n := e.reapOnce(now, true); n != 0 {
+		t.Fatalf("reaper deleted %d items from a busy partition", n)
+	}
+	if got := p.Budget().Stats().Total; got != before {
+		t.Fatalf("the reaper charged users' budget: %v -> %v", before, got)
+	}
+	if n := e.reapOnce(now.Add(2*time.Second), true); n != 3 {
+		t.Fatalf("reaper deleted %d once the partition was idle, want 3", n)
+	}
+	if got := p.Budget().Stats().Total; got != before {
+		t.Fatalf("the reaper charged users' budget: %v -> %v", before, got)
+	}
+}

@@ -1,0 +1,174 @@
+package partition
+
+import (
+	"time"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Time to live. An item's expiry is never stored: it is computed, when the container has time
+// to live on, from what the item's JSON says (its "_ts" and its own "ttl") and the container's
+// default, as of the partition's clock. So a change of the default applies at once to every
+// item, a restart or a split changes nothing, and a container with time to live off pays one
+// atomic load per read.
+//
+// An expired item is absent for every read and write from the moment it expires. It is still
+// stored until it is deleted by a command that logs the delete as expired: the engine's reaper
+// (an Expire operation) or a create or upsert of the same id, which deletes the expired version
+// first, in the same command.
+
+// Default time-to-live settings of a container, as partitions hold them: TTLOff, TTLNoDefault,
+// or a positive number of seconds after an item's last write.
+const (
+	TTLOff       int64 = 0  // items never expire; their "ttl" is ignored
+	TTLNoDefault int64 = -1 // only items with a positive "ttl" of their own expire
+)
+
+// SetDefaultTTL changes the container's default time to live as this partition applies it
+// (TTLOff, TTLNoDefault or seconds). Reads and writes after it see items expire accordingly.
+func (p *Partition) SetDefaultTTL(d int64) { p.defaultTTL.Store(d) }
+
+// now is the partition's clock in Unix seconds: the time writes stamp as _ts and expiry is
+// judged by.
+func (p *Partition) now() int64 {
+	if p.clock != nil {
+		return p.clock()
+	}
+	return time.Now().Unix()
+}
+
+// liveness judges, as of one instant, whether stored versions have expired. Its zero value
+// (time to live off) judges none expired.
+type liveness struct {
+	def int64 // the container's default; TTLOff when off
+	now int64
+}
+
+// liveness returns the judge of expiry as of now; it reads the clock only when time to live is
+// on.
+func (p *Partition) liveness() liveness {
+	d := p.defaultTTL.Load()
+	if d == TTLOff {
+		return liveness{}
+	}
+	return liveness{def: d, now: p.now()}
+}
+
+// expired reports whether the version whose JSON is doc has expired.
+func (l liveness) expired(doc []byte) bool {
+	if l.def == TTLOff {
+		return false
+	}
+	ts, ttl, own := document.ExpiryFields(doc)
+	if !own {
+		ttl = l.def
+	}
+	return ttl > 0 && l.now >= ts+ttl
+}
+
+// expireChange appends to cmd the deletion, logged as expired, of the current version cur (old
+// decoded) of item (e, id) whose logical partition's statistics are lp, and returns those
+// statistics after it.
+func (p *Partition) expireChange(cmd *Command, e, id string, cur version, old stored, lp counts) (counts, error) {
+	terms := cur.terms
+	if !cur.hasTerms {
+		var err error
+		if terms, err = IndexTerms(old.json, p.index); err != nil {
+			return lp, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+		}
+	}
+	size := int64(len(old.json))
+	ch := Change{EPK: e, ID: id, Seq: cur.seq, Delete: true, Expired: true, Prev: old.log, PrevJSON: old.json,
+		Logical: lp.add(-1, -size)}
+	ch.IndexDel, _ = termDiff(terms, nil)
+	cmd.After.counts = cmd.After.add(-1, -size)
+	cmd.Changes = append(cmd.Changes, ch)
+	return ch.Logical, nil
+}
+
+// ExpiredItem names an item FindExpired found expired.
+type ExpiredItem struct {
+	EPK epk.EPK
+	ID  string
+}
+
+// ExpiredScan is how far a FindExpired call got.
+type ExpiredScan struct {
+	Next  uint64 // the creation sequence the next call should start from
+	Done  bool   // the scan reached the end of the partition
+	Read  int    // documents read
+	Bytes int    // their bytes
+}
+
+// FindExpired reads the partition's items in creation order from sequence from, at most max of
+// them, and returns those that have expired as of now. It finds nothing when time to live is
+// off. The items are only candidates: an Expire operation deletes each if it is still expired
+// when the writer decides it.
+func (p *Partition) FindExpired(from uint64, max int) ([]ExpiredItem, ExpiredScan, error) {
+	live := p.liveness()
+	scan := ExpiredScan{Next: from, Done: true}
+	if live.def == TTLOff {
+		return nil, scan, nil
+	}
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return nil, scan, err
+	}
+	defer docs.close()
+	docs.live = liveness{} // this scan wants the expired ones
+	_, end := storage.OrderPartitionSpan(p.container, p.id)
+	it, err := snap.NewIter(storage.OrderKey(nil, p.container, p.id, from), end)
+	if err != nil {
+		return nil, scan, err
+	}
+	defer it.Close()
+	var found []ExpiredItem
+	for it.First(); it.Valid(); it.Next() {
+		seq, err := storage.SeqOf(it.Key())
+		if err != nil {
+			return nil, scan, err
+		}
+		if scan.Read >= max {
+			scan.Next, scan.Done = seq, false
+			return found, scan, nil
+		}
+		d, ok, err := docs.get(seq)
+		if err != nil {
+			return nil, scan, err
+		}
+		scan.Next = seq + 1
+		if !ok {
+			continue
+		}
+		scan.Read++
+		scan.Bytes += len(d.json)
+		if live.expired(d.json) {
+			found = append(found, ExpiredItem{EPK: epk.EPK(d.epk), ID: string(d.id)})
+		}
+	}
+	return found, scan, it.Error()
+}
+
+// writeOverExpired is what an operation does on finding the item's current version expired: a
+// create, an upsert or an Expire deletes that version first, in the same command, so that the
+// log shows the expiry before what follows; any other kind finds the item absent and changes
+// nothing (the reaper deletes it later). It returns the item's version and statistics as the
+// rest of the operation sees them.
+func (p *Partition) writeOverExpired(cmd *Command, w *Operation, cur version, old stored, lp counts) (version, stored, counts, error) {
+	switch w.Kind {
+	case Create, Upsert, Expire:
+		var err error
+		if lp, err = p.expireChange(cmd, string(w.EPK), w.ID, cur, old, lp); err != nil {
+			return cur, old, lp, err
+		}
+	}
+	return version{}, stored{}, lp, nil
+}
+
+// DefaultTTL is the container's default time to live as this partition applies it.
+func (p *Partition) DefaultTTL() int64 { return p.defaultTTL.Load() }
