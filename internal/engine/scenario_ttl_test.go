@@ -106,11 +106,13 @@ func scenarioTTL(t *testing.T, e *Engine, td *datadriven.TestData, clock *fakeCl
 		td.ScanArgs(t, "pk", &pk)
 		td.ScanArgs(t, "id", &itemID)
 		td.MaybeScanArgs(t, "if-match", &ifMatch)
+		bodyID := itemID
+		td.MaybeScanArgs(t, "rename", &bodyID) // a replace whose body names another id
 		extra := strings.TrimSpace(td.Input)
 		if extra != "" {
 			extra = "," + extra
 		}
-		body := item(itemID, pk, extra)
+		body := item(bodyID, pk, extra)
 		o := ItemOptions{IfMatch: ifMatch}
 		var r ItemResult
 		var err error

@@ -480,7 +480,19 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			return Change{}, Result{}, fault.New(fault.Internal, "reading item: %v", err)
 		}
 		if taken.seq != 0 {
-			return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
+			// An expired item there is gone already: it is deleted, as a create would.
+			var t stored
+			if t, err = decodeValue(taken.value); err != nil {
+				return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
+			}
+			expired := p.liveness()
+			expired.now = now
+			if expired.def == TTLOff || !expired.expired(t.json) {
+				return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
+			}
+			if lp, err = p.expireChange(cmd, e, item.ID, taken, t, lp); err != nil {
+				return Change{}, Result{}, err
+			}
 		}
 		ch.ID, ch.Renamed = item.ID, w.ID
 	}
