@@ -32,6 +32,9 @@ type containerRecord struct {
 	Indexing    json.RawMessage `json:"indexingPolicy,omitempty"`
 	TS          int64           `json:"ts"`
 	Version     uint64          `json:"version"`
+	// UniqueKeys is the unique key policy as given at creation, re-encoded; absent for none.
+	// It never changes.
+	UniqueKeys json.RawMessage `json:"uniqueKeyPolicy,omitempty"`
 }
 
 type rangeRecord struct {

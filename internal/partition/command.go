@@ -39,6 +39,10 @@ type Change struct {
 	// terms are all the index terms of Value, for later commands of the group that replace
 	// it again; not part of what is applied.
 	terms [][]byte
+	// UniqueDel and UniqueAdd are the unique key entries the change removes and adds (none
+	// in a container without unique keys), and uniq all the entries of Value, like terms.
+	UniqueDel, UniqueAdd [][]byte
+	uniq                 [][]byte
 }
 
 // apply writes the command into b.
@@ -82,6 +86,11 @@ func (p *Partition) apply(b *storage.Batch, c *Command) error {
 		}
 		for _, t := range ch.IndexAdd {
 			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, ch.Seq), nil); err != nil {
+				return err
+			}
+		}
+		if len(ch.UniqueDel)+len(ch.UniqueAdd) > 0 {
+			if key, err = p.applyUnique(b, key, ch); err != nil {
 				return err
 			}
 		}

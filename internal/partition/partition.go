@@ -12,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/uniquekey"
 )
 
 // Config describes a partition to Open.
@@ -36,6 +37,9 @@ type Config struct {
 	// KeepImages keeps the versions that changes replace or delete, for the all-versions
 	// change feed.
 	KeepImages bool
+	// Unique is the container's unique key policy; nil when it has none, which costs writes
+	// nothing.
+	Unique *uniquekey.Policy
 }
 
 // Partition is one open physical partition.
@@ -77,6 +81,9 @@ type Partition struct {
 	closed  bool
 	queue   chan *request
 	stopped chan struct{}
+
+	// unique is the container's unique key policy, fixed at creation; nil for none.
+	unique *uniquekey.Policy
 }
 
 // Open opens a partition and starts its writer. Its state is read from storage; a partition
@@ -97,6 +104,7 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		index:      cfg.Index,
 		logs:       append(slices.Clone(cfg.Lineage), cfg.ID),
 		keepImages: cfg.KeepImages,
+		unique:     cfg.Unique,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 	}

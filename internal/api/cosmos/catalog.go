@@ -37,6 +37,7 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 			"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": "",
 		},
 		"geospatialConfig": map[string]any{"type": "Geography"},
+		"uniqueKeyPolicy":  c.UniqueKeys,
 		"_docs":            "docs/", "_sprocs": "sprocs/", "_triggers": "triggers/", "_udfs": "udfs/", "_conflicts": "conflicts/",
 	}
 }
@@ -146,6 +147,7 @@ type containerBody struct {
 	ID           string                  `json:"id"`
 	PartitionKey *engine.PartitionKeyDef `json:"partitionKey"`
 	Indexing     json.RawMessage         `json:"indexingPolicy"`
+	UniqueKeys   json.RawMessage         `json:"uniqueKeyPolicy"`
 }
 
 func (c *call) createContainer() error {
@@ -162,6 +164,7 @@ func (c *call) createContainer() error {
 	}
 	info, err := c.h.engine.CreateContainer(c.res.segs[1], engine.ContainerSpec{
 		ID: body.ID, PartitionKey: *body.PartitionKey, Throughput: t, Indexing: body.Indexing,
+		UniqueKeys: body.UniqueKeys,
 	})
 	if err != nil {
 		return err
@@ -195,6 +198,9 @@ func (c *call) replaceContainer() error {
 	var pk engine.PartitionKeyDef
 	if body.PartitionKey != nil {
 		pk = *body.PartitionKey
+	}
+	if err := c.h.engine.CheckUniqueKeys(c.res.segs[1], c.res.segs[3], body.UniqueKeys); err != nil {
+		return err
 	}
 	info, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], pk, body.Indexing)
 	if err != nil {
