@@ -23,10 +23,11 @@ func uniqueKeysRecord(raw json.RawMessage) (json.RawMessage, error) {
 
 // CheckUniqueKeys refuses, with BadRequest, a container replace whose uniqueKeyPolicy differs
 // from the container's. Giving none, or the same keys (in any order), is fine: clients send
-// back the properties they read. ReplaceContainer itself never changes the policy, so the
+// back the properties they read. An empty list names a policy without keys: it is refused for
+// a container that has some. ReplaceContainer itself never changes the policy, so the
 // check may run before it without a lock between the two.
 func (e *Engine) CheckUniqueKeys(dbID, id string, raw json.RawMessage) error {
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	pol, err := uniquekey.Parse(raw)
