@@ -34,6 +34,9 @@ type containerRecord struct {
 	Version     uint64          `json:"version"`
 	// DefaultTTL is the default time to live: nil off, -1 on without default, else seconds.
 	DefaultTTL *int64 `json:"defaultTtl,omitempty"`
+	// UniqueKeys is the unique key policy as given at creation, re-encoded; absent for none.
+	// It never changes.
+	UniqueKeys json.RawMessage `json:"uniqueKeyPolicy,omitempty"`
 }
 
 type rangeRecord struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/uniquekey"
 )
 
 // Container is an open container. Its partition key definition never changes; its partitions
@@ -37,6 +38,8 @@ type Container struct {
 	seq partition.Sequence
 	// index is the indexing policy applied to writes; fixed at creation (see ReplaceContainer).
 	index *indexing.Policy
+	// unique is the unique key policy; fixed at creation, nil for none.
+	unique *uniquekey.Policy
 }
 
 // routing maps EPKs to partitions. parts are sorted by range and tile [epk.Min, epk.Max).
@@ -56,6 +59,7 @@ type ContainerSpec struct {
 	Throughput   *Throughput     // nil: shared database throughput, or the default
 	Indexing     json.RawMessage // the indexing policy as given; nil for the default
 	DefaultTTL   *int64          // time to live: nil off, -1 on without default, else seconds
+	UniqueKeys   json.RawMessage // the uniqueKeyPolicy as given; nil for none
 }
 
 // ContainerInfo is a container as clients see it.
@@ -69,6 +73,8 @@ type ContainerInfo struct {
 	// container's partition key ranges.
 	RangeGeneration uint32
 	DefaultTTL      *int64 // nil: time to live off
+	// UniqueKeys is the unique key policy, as Cosmos returns it ({"uniqueKeys":[]} for none).
+	UniqueKeys json.RawMessage
 }
 
 // PartitionInfo describes one physical partition (partition key range) of a container.
@@ -89,6 +95,7 @@ func (c *Container) info() ContainerInfo {
 		Indexing:        c.rec.Indexing,
 		RangeGeneration: c.rec.NextRangeID,
 		DefaultTTL:      c.rec.DefaultTTL,
+		UniqueKeys:      c.unique.JSON(),
 	}
 	parents := map[uint32][]uint32{}
 	for _, r := range c.rec.Ranges {
@@ -124,6 +131,10 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	if err := checkDefaultTTL(spec.DefaultTTL); err != nil {
 		return ContainerInfo{}, err
 	}
+	uniqueKeys, err := uniqueKeysRecord(spec.UniqueKeys)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, err := e.database(dbID)
@@ -153,6 +164,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	rec := containerRecord{
 		ID: spec.ID, DB: d.rec.Num, Num: e.seq.NextContainer, PartitionKey: pk, Throughput: own,
 		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
+		UniqueKeys: uniqueKeys,
 	}
 	for i, r := range epk.InitialRanges(pk.scheme(), initialPartitions(ownT, shared)) {
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
@@ -178,6 +190,9 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 	c := &Container{e: e, db: d, rec: rec, def: rec.PartitionKey, rid: rid.ForContainer(d.rid, rec.Num), scheme: rec.PartitionKey.scheme()}
 	var err error
 	if c.index, err = indexing.Parse(rec.Indexing); err != nil {
+		return nil, err
+	}
+	if c.unique, err = uniquekey.Parse(rec.UniqueKeys); err != nil {
 		return nil, err
 	}
 	for _, p := range rec.PartitionKey.Paths {
@@ -221,6 +236,7 @@ func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
 		KeepImages:      c.e.opts.ChangeFeedRetention > 0,
 		DefaultTTL:      ttlSetting(c.rec.DefaultTTL),
 		Now:             c.e.unixClock(),
+		Unique:          c.unique,
 	}, 0)
 }
 
@@ -245,6 +261,7 @@ func (c *Container) deleteInto(b *storage.Batch) error {
 		pair(storage.IndexContainerSpan(n)),
 		pair(storage.LogContainerSpan(n)),
 		pair(storage.RetainedSpan(n)),
+		pair(storage.UniqueContainerSpan(n)),
 	} {
 		if err := b.DeleteRange(span[0], span[1]); err != nil {
 			return err

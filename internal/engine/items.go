@@ -119,7 +119,8 @@ func (c *Container) writeOp(kind OpKind, id string, e epk.EPK, item *document.It
 		return partition.Operation{}, err
 	}
 	op := partition.Operation{EPK: e, ID: item.ID, Item: item, IfMatch: ifMatch,
-		Terms: partition.TermsOf(item.Value, c.index)} // here, in parallel, rather than on the writer
+		Terms:  partition.TermsOf(item.Value, c.index), // here, in parallel, rather than on the writer
+		Unique: c.unique.Entries(item.Value)}
 	switch kind {
 	case OpCreate:
 		op.Kind = partition.Create

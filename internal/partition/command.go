@@ -46,6 +46,10 @@ type Change struct {
 	// Expired marks a Delete made because the item's time to live ran out; its log entry
 	// says so (the change feed's timeToLiveExpired).
 	Expired bool
+	// UniqueDel and UniqueAdd are the unique key entries the change removes and adds (none
+	// in a container without unique keys), and uniq all the entries of Value, like terms.
+	UniqueDel, UniqueAdd [][]byte
+	uniq                 [][]byte
 }
 
 // apply writes the command into b.
@@ -95,6 +99,11 @@ func (p *Partition) apply(b *storage.Batch, c *Command) error {
 		}
 		for _, t := range ch.IndexAdd {
 			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, ch.Seq), nil); err != nil {
+				return err
+			}
+		}
+		if len(ch.UniqueDel)+len(ch.UniqueAdd) > 0 {
+			if key, err = p.applyUnique(b, key, ch); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/uniquekey"
 )
 
 // Config describes a partition to Open.
@@ -41,6 +42,9 @@ type Config struct {
 	// Now, when set, is the clock in Unix seconds that writes stamp and expiry is judged by
 	// (tests fake it); nil is the system clock.
 	Now func() int64
+	// Unique is the container's unique key policy; nil when it has none, which costs writes
+	// nothing.
+	Unique *uniquekey.Policy
 }
 
 // Partition is one open physical partition.
@@ -87,6 +91,8 @@ type Partition struct {
 	// it changes when the container is replaced, and reads and writes load it each time.
 	defaultTTL atomic.Int64
 	clock      func() int64 // nil: the system clock; see now
+	// unique is the container's unique key policy, fixed at creation; nil for none.
+	unique *uniquekey.Policy
 }
 
 // Open opens a partition and starts its writer. Its state is read from storage; a partition
@@ -107,6 +113,7 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		index:      cfg.Index,
 		logs:       append(slices.Clone(cfg.Lineage), cfg.ID),
 		keepImages: cfg.KeepImages,
+		unique:     cfg.Unique,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 		clock:      cfg.Now,

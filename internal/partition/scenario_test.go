@@ -22,14 +22,16 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/uniquekey"
 	"github.com/partita-db/partita/internal/value"
 )
 
 // TestScenarios runs the stories under testdata/scenarios against partitions opened directly
 // on storage, without the engine. Commands:
 //
-//	open [max-logical-bytes=N]
-//	    a fresh store with one partition (id 1) owning the whole EPK space
+//	open [max-logical-bytes=N] [unique=(KEY,...)]
+//	    a fresh store with one partition (id 1) owning the whole EPK space; unique gives the
+//	    container unique keys, each written as its paths joined by + (/email or /first+/last)
 //	create|replace|upsert|delete|read|mutate pk=P id=I [option...] [name=value...]
 //	    one operation, Executed on the partition that owns P; see "Operations" below
 //	batch
@@ -69,6 +71,9 @@ import (
 //	    children as the engine does (Open with the child's id and range, start LSN 0)
 //	restart [max-logical-bytes=N]
 //	    closes the open partitions and the store and opens them again (with a new cap)
+//	unique-entries
+//	    every unique key entry of the container in storage, as pk: key#(values) -> id, checked
+//	    against the entries the open partitions' items should have
 //
 // Operations are written "kind pk=P id=I [if-match=ETAG] [as=NAME] [probe] [pad=N]
 // [incr=F] [change-id=X] [change-pk=Y] [on=N] [field=value...]"; on=N sends it to partition N
@@ -107,7 +112,8 @@ type scenario struct {
 	etags      map[string]string
 	pks        map[epk.EPK]string
 
-	split *Split
+	split  *Split
+	unique *uniquekey.Policy // the container's unique keys; nil for none
 	// running is the hold the writer is blocked in; pending is what is queued behind it.
 	running *hold
 	pending []*queued
@@ -162,7 +168,7 @@ func (s *scenario) config(id uint32, r epk.Range) Config {
 	return Config{
 		DB: s.db, Container: scenarioContainer, ID: id, Range: r, ContainerRID: scenarioRID,
 		SelfPrefix:      "dbs/" + rid.ForDatabase(3).String() + "/colls/" + scenarioRID.String() + "/docs/",
-		MaxLogicalBytes: s.maxLogical, Seq: s.seq,
+		MaxLogicalBytes: s.maxLogical, Seq: s.seq, Unique: s.unique,
 	}
 }
 
@@ -172,6 +178,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 	case "open":
 		s.maxLogical = 1 << 30
 		td.MaybeScanArgs(t, "max-logical-bytes", &s.maxLogical)
+		s.unique = scenarioUnique(t, td)
 		s.dir = t.TempDir()
 		db, err := storage.Open(s.dir, storage.Options{})
 		s.seq = &Sequence{}
@@ -263,6 +270,8 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			fmt.Fprintf(&b, "%s %s\n", x.pk, x.e.Hex())
 		}
 		return b.String()
+	case "unique-entries":
+		return s.uniqueEntries()
 	case "split-start", "split-backfill", "split-commit", "split-abort":
 		s.mustNotBeHeld()
 		return s.splitCmd(td)
@@ -436,6 +445,7 @@ func (s *scenario) parseOp(kind string, args []datadriven.CmdArg) *opSpec {
 			t.Fatalf("item's EPK %s is not the pk's %s", ke.Hex(), e.Hex())
 		}
 		spec.op.Item, spec.op.Terms = item, TermsOf(item.Value, nil) // as the engine does
+		spec.op.Unique = s.unique.Entries(item.Value)
 	case Mutate:
 		spec.changed = changeID != "" || changePK != ""
 		p := spec.p

@@ -49,6 +49,10 @@ type Operation struct {
 	// block; it fails the write by returning an error (a panic fails it too). The result must
 	// keep the item's id and EPK.
 	Mutate func(current []byte) (*document.Item, epk.EPK, [][]byte, error)
+	// Unique are the unique key entries of Item under the container's unique key policy
+	// (uniquekey.Policy.Entries), computed by the caller like Terms; nil makes the writer
+	// compute them. Not used for Mutate, whose item the writer makes.
+	Unique [][]byte
 }
 
 // Result is the outcome of one Operation.
@@ -103,6 +107,9 @@ type version struct {
 	// them from the index.
 	terms    [][]byte
 	hasTerms bool
+	// uniq are the unique key entries of value, when known (a container with unique keys
+	// gives every item at least one entry, so nil means not computed).
+	uniq [][]byte
 }
 
 // Execute performs ops as one atomic command: all of them are applied, durably, or none is.
@@ -158,6 +165,9 @@ func (p *Partition) preRead(w *Operation) preRead {
 				cur.terms, cur.hasTerms = terms, true
 			}
 		}
+	}
+	if p.unique != nil && w.Kind != Create && w.Kind != Read {
+		cur.uniq = p.uniqueOf(v)
 	}
 	return preRead{cur: cur, seen: seen, ok: true}
 }
@@ -233,6 +243,10 @@ const writerMemory = 1 << 12
 type group struct {
 	items   map[string]version // item key -> version; seq 0 when deleted
 	logical map[string]counts  // EPK -> logical partition statistics
+	// unique maps the storage key of each unique key entry the group's commands added or
+	// removed to the id of the item that now holds it, "" when none does. Allocated on the
+	// first write to a container with unique keys.
+	unique map[string]string
 }
 
 // commit decides every request of the group in order against st, applies the successful
@@ -240,6 +254,7 @@ type group struct {
 func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state {
 	clear(g.items)
 	clear(g.logical)
+	clear(g.unique)
 	if len(w.recent) > writerMemory {
 		clear(w.recent)
 		w.horizon = st.LSN
@@ -316,7 +331,10 @@ func (g *group) remember(p *Partition, w *writer, c *Command) {
 		if ch.Delete {
 			g.items[key] = version{}
 		} else {
-			g.items[key] = version{seq: ch.Seq, value: ch.Value, terms: ch.terms, hasTerms: true}
+			g.items[key] = version{seq: ch.Seq, value: ch.Value, terms: ch.terms, hasTerms: true, uniq: ch.uniq}
+		}
+		if len(ch.UniqueDel)+len(ch.UniqueAdd) > 0 {
+			g.rememberUnique(p, ch)
 		}
 		w.recent[key] = c.LSN
 		g.logical[ch.EPK] = ch.Logical
@@ -333,7 +351,7 @@ func (p *Partition) current(w *writer, g *group, chs []Change, e, id string, pre
 			if ch.Delete || ch.ID != id {
 				return version{}, nil
 			}
-			return version{seq: ch.Seq, value: ch.Value, terms: ch.terms, hasTerms: true}, nil
+			return version{seq: ch.Seq, value: ch.Value, terms: ch.terms, hasTerms: true, uniq: ch.uniq}, nil
 		}
 	}
 	var buf [256]byte
@@ -531,6 +549,11 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		ch.terms = newTerms
 	}
 	ch.IndexDel, ch.IndexAdd = termDiff(oldTerms, newTerms)
+	if p.unique != nil {
+		if err := p.decideUnique(g, cmd.Changes, &ch, w, cur, old.json, item); err != nil {
+			return Change{}, Result{}, err
+		}
+	}
 	ch.Logical = lp.add(items, delta)
 	if delta > 0 && ch.Logical.Bytes > p.maxLogical {
 		return Change{}, Result{}, fault.New(fault.PartitionFull,

@@ -22,6 +22,7 @@ import (
 //	order      'o' container(4) partition(4) seq(8)    -> raw EPK of the document
 //	retained   'r' container(4) partition(4)           -> LSN up to which that log has been purged
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
+//	unique     'u' container(4) esc(EPK) entry         -> id of the item that holds the entry
 //	format     'v'                                     -> the layout's version, FormatVersion
 //	index      'x' container(4) partition(4) esc(path) value seq(8) -> empty
 //
@@ -45,6 +46,12 @@ import (
 // it) for what came before. A version's image is written under its log entry when a later
 // change replaces or deletes it; until then the document itself holds it.
 //
+// A unique key entry (see the uniquekey package: the key's number, then its values, each
+// self-delimiting) records that an item of the logical partition EPK holds those values; the
+// partition's writer refuses a second holder. Like items, entries are keyed by container and
+// EPK, not by physical partition: a logical partition never splits, so a split moves none.
+// Containers created before unique keys existed have none, and need none.
+//
 // The range index of a physical partition lives under its own prefix: one entry per indexed
 // value of each item, ordered by path, then value, then creation. The value is encoded by
 // value.AppendOrdered: a type byte, then nothing (null, booleans), 8 bytes (numbers) or
@@ -59,6 +66,7 @@ const (
 	familyOrder     = 'o'
 	familyRetained  = 'r'
 	familyLogical   = 's'
+	familyUnique    = 'u'
 	familyFormat    = 'v'
 	familyIndex     = 'x'
 )
@@ -246,6 +254,32 @@ func ParseLogicalKey(key []byte) (string, error) {
 		return "", errors.New("storage: malformed logical partition key")
 	}
 	return e, nil
+}
+
+// UniqueKey is the key of a unique key entry of the logical partition epk.
+func UniqueKey(dst []byte, container uint32, epk string, entry []byte) []byte {
+	dst = append(dst, familyUnique)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = appendEscaped(dst, epk)
+	return append(dst, entry...)
+}
+
+// UniqueContainerSpan bounds every unique key entry of a container.
+func UniqueContainerSpan(container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{familyUnique}, container),
+		binary.BigEndian.AppendUint32([]byte{familyUnique}, container+1)
+}
+
+// ParseUniqueKey returns the EPK and the entry of a unique key entry's key.
+func ParseUniqueKey(key []byte) (epk string, entry []byte, err error) {
+	if len(key) < 5 || key[0] != familyUnique {
+		return "", nil, errors.New("storage: not a unique key entry")
+	}
+	e, rest, err := readEscaped(key[5:])
+	if err != nil || len(rest) == 0 {
+		return "", nil, errors.New("storage: malformed unique key entry")
+	}
+	return e, rest, nil
 }
 
 // appendEscaped writes s so that it is self-delimiting and order-preserving: each 0x00 byte

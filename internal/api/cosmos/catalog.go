@@ -37,6 +37,7 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 			"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": "",
 		},
 		"geospatialConfig": map[string]any{"type": "Geography"},
+		"uniqueKeyPolicy":  c.UniqueKeys,
 		"_docs":            "docs/", "_sprocs": "sprocs/", "_triggers": "triggers/", "_udfs": "udfs/", "_conflicts": "conflicts/",
 	}
 	if c.DefaultTTL != nil {
@@ -151,6 +152,7 @@ type containerBody struct {
 	PartitionKey *engine.PartitionKeyDef `json:"partitionKey"`
 	Indexing     json.RawMessage         `json:"indexingPolicy"`
 	DefaultTTL   json.RawMessage         `json:"defaultTtl"` // absent or null: time to live off
+	UniqueKeys   json.RawMessage         `json:"uniqueKeyPolicy"`
 }
 
 func (c *call) createContainer() error {
@@ -171,6 +173,7 @@ func (c *call) createContainer() error {
 	}
 	info, err := c.h.engine.CreateContainer(c.res.segs[1], engine.ContainerSpec{
 		ID: body.ID, PartitionKey: *body.PartitionKey, Throughput: t, Indexing: body.Indexing, DefaultTTL: ttl,
+		UniqueKeys: body.UniqueKeys,
 	})
 	if err != nil {
 		return err
@@ -208,6 +211,9 @@ func (c *call) replaceContainer() error {
 	// A replace gives the whole container: a body without defaultTtl turns time to live off.
 	ttl, err := engine.ParseDefaultTTL(body.DefaultTTL)
 	if err != nil {
+		return err
+	}
+	if err := c.h.engine.CheckUniqueKeys(c.res.segs[1], c.res.segs[3], body.UniqueKeys); err != nil {
 		return err
 	}
 	if _, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], pk, body.Indexing); err != nil {
