@@ -39,6 +39,11 @@ const maxParseDepth = 128
 // The .NET SDK's grammar lists || as the loosest binary operator; here it is kept tighter than
 // the comparisons so that c.first || ' ' || c.last = 'Ann Lee' compares the concatenation.
 func Parse(sql string) (q *Query, err error) {
+	return parseWith(sql, (*sqlParser).query)
+}
+
+// parseWith parses the whole of sql with the grammar rule top.
+func parseWith(sql string, top func(*sqlParser) *Query) (q *Query, err error) {
 	p := &sqlParser{src: sql, toks: lexQuery(sql)}
 	defer func() {
 		if r := recover(); r != nil {
@@ -49,7 +54,7 @@ func Parse(sql string) (q *Query, err error) {
 			q, err = nil, f.err
 		}
 	}()
-	q = p.query()
+	q = top(p)
 	if p.tok().kind != tkEOF {
 		p.failTrailing("end of query")
 	}
