@@ -51,10 +51,10 @@ type OpResult struct {
 }
 
 // Patch is a partial update: operations, and optionally a condition the current item must
-// satisfy (a query whose WHERE is the filter; PreconditionFailed when the item does not match).
+// satisfy (PreconditionFailed when it does not).
 type Patch struct {
 	Ops       []document.PatchOp
-	Condition *query.Prepared
+	Condition *query.Condition
 }
 
 // PatchItem applies a partial update to the item (key, id) atomically.
@@ -66,19 +66,17 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 	return c.executeOne(e, nil, c.patchOp(e, id, patch, o.IfMatch))
 }
 
-// maxConditionRows bounds the work of a patch condition: it runs on the partition's writer,
-// where every other write of the partition waits for it.
-const maxConditionRows = 10000
-
 func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) partition.Operation {
 	return partition.Operation{Kind: partition.Mutate, EPK: e, ID: id, IfMatch: ifMatch,
 		Mutate: func(cur []byte) (item *document.Item, ne epk.EPK, terms [][]byte, err error) {
+			// The condition reads the version being replaced, on the writer: no other write
+			// can come between the check and the patch. If-Match was checked before.
 			if patch.Condition != nil {
-				page, err := patch.Condition.Run(query.Slice{cur}, query.Options{MaxRows: maxConditionRows})
+				ok, err := patch.Condition.Holds(cur)
 				if err != nil {
 					return nil, "", nil, err
 				}
-				if len(page.Results) == 0 {
+				if !ok {
 					return nil, "", nil, fault.New(fault.PreconditionFailed, "The item does not satisfy the patch's condition")
 				}
 			}

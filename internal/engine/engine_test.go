@@ -448,7 +448,7 @@ func TestPatchConditionIsBounded(t *testing.T) {
 	_, c := newContainer(t, Options{}, ContainerSpec{})
 	arr := strings.Repeat("1,", 1999) + "1"
 	mustCreate(t, c, item("big", "p", `,"arr":[`+arr+`]`))
-	cond, err := query.Prepare("SELECT VALUE 1 FROM c JOIN x IN c.arr JOIN y IN c.arr JOIN z IN c.arr WHERE x + y + z = 0")
+	cond, err := query.PrepareCondition("FROM c JOIN x IN c.arr JOIN y IN c.arr JOIN z IN c.arr WHERE x + y + z = 0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,8 +67,13 @@ type (
 	Literal struct{ Val value.Value }
 	// Param is a query parameter such as @id; Name includes the '@'.
 	Param struct{ Name string }
-	// Ident is a reference to a FROM alias or to the container's root name.
-	Ident struct{ Name string }
+	// Ident is a reference to a FROM alias or to the container's root name. At is where the
+	// name is written in the query text, as a byte offset plus one, so that the zero value (a
+	// tree built by hand) means unknown; binding errors use it to say where.
+	Ident struct {
+		Name string
+		At   int
+	}
 	// Property is Obj.Name or Obj["Name"] with a string literal.
 	Property struct {
 		Obj  Expr

@@ -32,6 +32,12 @@ func FuzzEval(f *testing.F) {
 		"SELECT VALUE REPLICATE(c.s, 3) FROM c",
 		"SELECT VALUE REGEXMATCH(c.s, '^h', 'i') FROM c",
 		"SELECT VALUE DateTimeAdd('dd', c.n, '2020-01-01T00:00:00.0000000Z') FROM c",
+		// Name binding: unbound names, aliased containers, correlated subqueries, SELECT *.
+		"SELECT * FROM c WHERE x.id = 1",
+		"SELECT r.id, root.id FROM root r",
+		"SELECT VALUE ARRAY(SELECT VALUE c FROM c IN c.arr) FROM c",
+		"SELECT * FROM c JOIN t IN c.arr",
+		"SELECT VALUE x FROM c JOIN (SELECT VALUE y FROM y IN c.arr) x WHERE c[\"value\"] = 1",
 	} {
 		f.Add(q)
 	}

@@ -36,15 +36,18 @@ type lexToken struct {
 }
 
 // sqlKeywords are the reserved words, recognised in any letter case. They cannot be
-// identifiers or aliases; after '.' and as object literal keys any word is accepted, because
-// there it is unambiguous. LEFT and RIGHT are reserved (as in the .NET SDK's grammar) but are also the
-// names of string functions, so the parser accepts them when a '(' follows.
+// identifiers, aliases or property names after '.' (c.value is a syntax error in Cosmos DB;
+// c["value"] is the way to reach such a property); as object literal keys any word is
+// accepted, because there it is unambiguous. The list is the keyword set of Cosmos DB's
+// grammar (the .NET SDK's sql.g4) minus ALL, FIRST and LAST, which that grammar also accepts
+// as identifiers. LEFT and RIGHT are also the names of string functions, so the parser accepts
+// them when a '(' follows; RANK only introduces ORDER BY RANK.
 var sqlKeywords = map[string]bool{
 	"AND": true, "ARRAY": true, "AS": true, "ASC": true, "BETWEEN": true, "BY": true,
 	"DESC": true, "DISTINCT": true, "ESCAPE": true, "EXISTS": true, "FROM": true,
 	"GROUP": true, "IN": true, "JOIN": true, "LEFT": true, "LIKE": true, "LIMIT": true,
-	"NOT": true, "OFFSET": true, "OR": true, "ORDER": true, "RIGHT": true, "SELECT": true,
-	"TOP": true, "UDF": true, "VALUE": true, "WHERE": true,
+	"NOT": true, "OFFSET": true, "OR": true, "ORDER": true, "RANK": true, "RIGHT": true,
+	"SELECT": true, "TOP": true, "UDF": true, "VALUE": true, "WHERE": true,
 }
 
 // sqlLiteralWords are the words that denote constants. Unlike keywords they are case-sensitive,

@@ -39,6 +39,11 @@ const maxParseDepth = 128
 // The .NET SDK's grammar lists || as the loosest binary operator; here it is kept tighter than
 // the comparisons so that c.first || ' ' || c.last = 'Ann Lee' compares the concatenation.
 func Parse(sql string) (q *Query, err error) {
+	return parseWith(sql, (*sqlParser).query)
+}
+
+// parseWith parses the whole of sql with the grammar rule top.
+func parseWith(sql string, top func(*sqlParser) *Query) (q *Query, err error) {
 	p := &sqlParser{src: sql, toks: lexQuery(sql)}
 	defer func() {
 		if r := recover(); r != nil {
@@ -49,7 +54,7 @@ func Parse(sql string) (q *Query, err error) {
 			q, err = nil, f.err
 		}
 	}()
-	q = p.query()
+	q = top(p)
 	if p.tok().kind != tkEOF {
 		p.failTrailing("end of query")
 	}
@@ -246,17 +251,13 @@ func (p *sqlParser) source() Source {
 // path parses a FROM path and returns it with its last property name ("" after an index).
 func (p *sqlParser) path() (Expr, string) {
 	t := p.advance()
-	var e Expr = Ident{Name: t.text}
+	var e Expr = Ident{Name: t.text, At: t.off + 1}
 	last := t.text
 	for {
 		switch {
 		case p.acceptPunct("."):
-			n := p.tok()
-			if n.kind != tkWord {
-				p.failExpected("a property name")
-			}
-			p.advance()
-			e, last = Property{Obj: e, Name: n.text}, n.text
+			n := p.propertyName()
+			e, last = Property{Obj: e, Name: n}, n
 		case p.acceptPunct("["):
 			switch i := p.tok(); i.kind {
 			case tkNumber:
@@ -272,6 +273,27 @@ func (p *sqlParser) path() (Expr, string) {
 			return e, last
 		}
 	}
+}
+
+// propertyName parses the name after '.'. Reserved words and the constants true, false, null
+// and undefined cannot follow a '.', as in Cosmos DB's grammar: such properties are reached
+// with a string index, c["value"].
+func (p *sqlParser) propertyName() string {
+	t := p.tok()
+	switch {
+	case t.kind != tkWord:
+		p.failExpected("a property name")
+	case t.kw != "" || isConstantWord(t.text):
+		p.fail(t.off, "expected a property name after '.', found reserved word '%s': write it as a string index, [\"%s\"]", t.text, t.text)
+	}
+	p.advance()
+	return t.text
+}
+
+// isConstantWord reports the words that denote JSON's constants. NaN and Infinity are constants
+// too in expressions, but Cosmos DB's grammar has them as identifiers, so c.NaN is a property.
+func isConstantWord(w string) bool {
+	return sqlLiteralWords[w] && w != "NaN" && w != "Infinity"
 }
 
 // subquery parses ( SELECT ... ).
@@ -469,12 +491,7 @@ func (p *sqlParser) postfix() Expr {
 	for {
 		switch {
 		case p.acceptPunct("."):
-			t := p.tok()
-			if t.kind != tkWord {
-				p.failExpected("a property name")
-			}
-			p.advance()
-			e = Property{Obj: e, Name: t.text}
+			e = Property{Obj: e, Name: p.propertyName()}
 		case p.acceptPunct("["):
 			i := p.expr()
 			p.expectPunct("]")
@@ -549,7 +566,7 @@ func (p *sqlParser) word() Expr {
 		return Literal{Val: value.Num(math.Inf(1))}
 	}
 	if n := p.tok(); n.kind != tkPunct || n.text != "(" {
-		return Ident{Name: t.text}
+		return Ident{Name: t.text, At: t.off + 1}
 	}
 	name := strings.ToUpper(t.text)
 	// ALL, FIRST and LAST over a subquery are Cosmos DB forms the AST cannot express; as
@@ -695,7 +712,7 @@ func (p *sqlParser) leave() { p.depth-- }
 
 // fail stops parsing with a syntax error at byte offset off.
 func (p *sqlParser) fail(off int, format string, args ...any) {
-	line, col := p.position(off)
+	line, col := textPosition(p.src, off)
 	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
 	e.Pos = fault.Pos{Line: line, Column: col}
 	panic(parseFailure{e})
@@ -742,11 +759,11 @@ func describeToken(t lexToken) string {
 	return "'" + s + "'"
 }
 
-// position converts a byte offset to a 1-based line and column, counting columns in
+// textPosition converts a byte offset in src to a 1-based line and column, counting columns in
 // characters.
-func (p *sqlParser) position(off int) (line, col int) {
+func textPosition(src string, off int) (line, col int) {
 	line, col = 1, 1
-	for _, r := range p.src[:off] {
+	for _, r := range src[:off] {
 		if r == '\n' {
 			line, col = line+1, 1
 		} else {

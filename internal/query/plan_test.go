@@ -24,7 +24,7 @@ func TestPlan(t *testing.T) {
 	if !pl.HasSelectValue || *pl.Offset != 1 || *pl.Limit != 2 || pl.Aggregates[0] != "Average" || pl.DistinctType != "None" {
 		t.Fatalf("%+v", pl)
 	}
-	if got := FormatExpr(Binary{Op: "AND", L: Call{Name: "LOWER", Args: []Expr{Property{Ident{"c"}, "a"}}}, R: Literal{value.Str("x")}}); got != `(LOWER(c["a"]) AND "x")` {
+	if got := FormatExpr(Binary{Op: "AND", L: Call{Name: "LOWER", Args: []Expr{Property{Ident{Name: "c"}, "a"}}}, R: Literal{value.Str("x")}}); got != `(LOWER(c["a"]) AND "x")` {
 		t.Fatalf("FormatExpr: %s", got)
 	}
 }

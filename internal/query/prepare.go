@@ -36,13 +36,21 @@ func Prepare(sql string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return PrepareQuery(q)
+	return prepareTree(q, sql)
 }
 
 // PrepareQuery validates a query given as a syntax tree, for front ends whose language
 // compiles into this one (CQL). The tree is the query's from then on: preparing rewrites it
 // (aggregates, index predicates), so the caller must not change or reuse it.
 func PrepareQuery(q *Query) (*Prepared, error) {
+	return prepareTree(q, "")
+}
+
+// prepareTree binds and prepares q; src is its text, "" for a built tree.
+func prepareTree(q *Query, src string) (*Prepared, error) {
+	if err := bind(q, src); err != nil {
+		return nil, err
+	}
 	subs := map[*Query]*Prepared{}
 	p, err := prepareQuery(q, true, subs)
 	if err != nil {
@@ -63,9 +71,6 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 	p := &Prepared{q: q, params: map[string]bool{}, subs: subs}
 	subs[q] = p
 	s := &q.Select
-	if s.Star && q.From == nil {
-		return nil, fault.New(fault.BadRequest, "SELECT * needs a FROM clause")
-	}
 	// Aggregates may only appear in the SELECT clause; there they become references to the
 	// group's accumulated values.
 	replaceAggs := func(e Expr) (Expr, error) {

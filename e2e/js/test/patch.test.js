@@ -99,6 +99,25 @@ suite("patch", (ctx) => {
     assert.equal((await container.item(id, "p1").read()).resource.n, 1);
   });
 
+  test("a conditional patch refuses a bad condition with 400 and needs If-Match to hold too", async () => {
+    const { id, created } = await newItem({ state: "open", n: 0 });
+    for (const condition of ["FROM c WHERE c.n >", "FROM c WHERE x.n = 0", "FROM c WHERE c.value = 1"]) {
+      await expectStatus(
+        container.item(id, "p1").patch({ condition, operations: [{ op: "incr", path: "/n", value: 1 }] }),
+        400,
+      );
+    }
+    await container.item(id, "p1").patch([{ op: "set", path: "/other", value: 1 }]);
+    await expectStatus(
+      container.item(id, "p1").patch(
+        { condition: "FROM c WHERE c.n = 0", operations: [{ op: "incr", path: "/n", value: 1 }] },
+        { accessCondition: { type: "IfMatch", condition: created._etag } },
+      ),
+      412,
+    );
+    assert.equal((await container.item(id, "p1").read()).resource.n, 0);
+  });
+
   test("patch with a stale IfMatch etag gives 412", async () => {
     const { id, created } = await newItem({ n: 0 });
     await container.item(id, "p1").patch([{ op: "incr", path: "/n", value: 1 }]);

@@ -160,7 +160,7 @@ func parsePatchBody(b []byte) (engine.Patch, error) {
 	}
 	p.Ops = body.Operations
 	if body.Condition != "" {
-		cond, err := query.Prepare("SELECT VALUE 1 " + body.Condition)
+		cond, err := query.PrepareCondition(body.Condition)
 		if err != nil {
 			return p, fault.New(fault.BadRequest, "The patch condition %q is not a valid filter such as \"FROM c WHERE c.x = 1\": %s",
 				body.Condition, fault.From(err).Message)
