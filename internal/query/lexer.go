@@ -41,12 +41,14 @@ type lexToken struct {
 // accepted, because there it is unambiguous. The list is the keyword set of Cosmos DB's
 // grammar (the .NET SDK's sql.g4) minus ALL, FIRST and LAST, which that grammar also accepts
 // as identifiers. LEFT and RIGHT are also the names of string functions, so the parser accepts
-// them when a '(' follows; RANK only introduces ORDER BY RANK.
+// them when a '(' follows. RANK, which newer grammars reserve for ORDER BY RANK, is left out:
+// "rank" is a common property name, and refusing c.rank on a guess would break working
+// queries; the parser recognises ORDER BY RANK by position.
 var sqlKeywords = map[string]bool{
 	"AND": true, "ARRAY": true, "AS": true, "ASC": true, "BETWEEN": true, "BY": true,
 	"DESC": true, "DISTINCT": true, "ESCAPE": true, "EXISTS": true, "FROM": true,
 	"GROUP": true, "IN": true, "JOIN": true, "LEFT": true, "LIKE": true, "LIMIT": true,
-	"NOT": true, "OFFSET": true, "OR": true, "ORDER": true, "RANK": true, "RIGHT": true,
+	"NOT": true, "OFFSET": true, "OR": true, "ORDER": true, "RIGHT": true,
 	"SELECT": true, "TOP": true, "UDF": true, "VALUE": true, "WHERE": true,
 }
 

@@ -557,7 +557,6 @@ func TestParseErrors(t *testing.T) {
 		{`SELECT c.select FROM c`, `line 1, column 10: expected a property name after '.', found reserved word 'select'`},
 		{`SELECT c.top FROM c`, `line 1, column 10: expected a property name after '.', found reserved word 'top'`},
 		{`SELECT c.left FROM c`, `line 1, column 10: expected a property name after '.', found reserved word 'left'`},
-		{`SELECT c.rank FROM c`, `line 1, column 10: expected a property name after '.', found reserved word 'rank'`},
 		{`SELECT c.in FROM c`, `line 1, column 10: expected a property name after '.', found reserved word 'in'`},
 		{`SELECT c.true FROM c`, `line 1, column 10: expected a property name after '.', found reserved word 'true'`},
 		{`SELECT c.null FROM c`, `line 1, column 10: expected a property name after '.', found reserved word 'null'`},
