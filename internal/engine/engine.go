@@ -27,7 +27,10 @@ type Options struct {
 	// that no longer hold a current version (0: none are kept and that mode is refused). The
 	// latest-version feed is not bounded by it.
 	ChangeFeedRetention time.Duration
-	Logger              *slog.Logger
+	// ManualReindex leaves an index rebuild after a policy change to explicit steps (tests
+	// that advance it deterministically) instead of a background goroutine.
+	ManualReindex bool
+	Logger        *slog.Logger
 }
 
 // DefaultChangeFeedRetention is how long the all-versions change feed reaches back by default.
@@ -78,6 +81,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.background.Add(1)
 	go e.purgeLogs()
+	e.resumeReindex()
 	return e, nil
 }
 

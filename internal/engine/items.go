@@ -115,8 +115,9 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 
 // writeOp is the partition operation that writes item; id, when given, must be the item's.
 func (c *Container) writeOp(kind OpKind, id string, e epk.EPK, item *document.Item, ifMatch string) (partition.Operation, error) {
+	pol := c.policy()
 	op := partition.Operation{EPK: e, ID: item.ID, Item: item, IfMatch: ifMatch,
-		Terms: partition.TermsOf(item.Value, c.index)} // here, in parallel, rather than on the writer
+		Terms: partition.TermsOf(item.Value, pol), TermsPolicy: pol} // here, in parallel, rather than on the writer
 	switch kind {
 	case OpCreate:
 		op.Kind = partition.Create

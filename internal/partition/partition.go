@@ -48,7 +48,9 @@ type Partition struct {
 	selfPrefix string
 	maxLogical int64
 	seq        *Sequence
-	index      *indexing.Policy
+	// ix is the indexing policy the index follows, and the rebuild in flight (reindex.go);
+	// only the writer goroutine stores it, between groups of commands.
+	ix atomic.Pointer[indexState]
 	// logs are the partitions whose logs hold this partition's changes: its ancestors, oldest
 	// first, then itself.
 	logs       []uint32
@@ -94,12 +96,16 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		selfPrefix: cfg.SelfPrefix,
 		maxLogical: cfg.MaxLogicalBytes,
 		seq:        cfg.Seq,
-		index:      cfg.Index,
 		logs:       append(slices.Clone(cfg.Lineage), cfg.ID),
 		keepImages: cfg.KeepImages,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 	}
+	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index)
+	if err != nil {
+		return nil, err
+	}
+	p.ix.Store(ix)
 	st := state{LSN: startLSN}
 	v, err := p.db.GetCopy(nil, storage.PartitionKey(p.container, p.id))
 	switch {
