@@ -130,13 +130,15 @@ func (e *Engine) reindexLoop(c *Container) {
 		finished, read, busy, err := e.reindexStep(c, reindexItems, reindexBytes)
 		if err != nil {
 			c.reindexing.Store(false)
-			e.log.Error("index rebuild stopped; it resumes at the next start", "container", c.rec.ID, "err", err)
+			if e.live(c) {
+				e.log.Error("index rebuild stopped; it resumes at the next start", "container", c.rid.String(), "err", err)
+			}
 			return
 		}
 		if finished {
 			c.reindexing.Store(false)
 			// A change may have come after the last step and found this goroutine running.
-			if !c.reindexPending() || !c.reindexing.CompareAndSwap(false, true) {
+			if !e.live(c) || !c.reindexPending() || !c.reindexing.CompareAndSwap(false, true) {
 				return
 			}
 			continue
@@ -162,10 +164,7 @@ func (e *Engine) reindexStep(c *Container, items, bytes int) (finished bool, rea
 	defer c.splitOne.Unlock()
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
-	e.mu.RLock()
-	gone := e.closed || c.db.containers[c.rec.ID] != c
-	e.mu.RUnlock()
-	if gone {
+	if !e.live(c) {
 		return true, 0, false, nil
 	}
 	finished = true
@@ -184,6 +183,13 @@ func (e *Engine) reindexStep(c *Container, items, bytes int) (finished bool, rea
 		finished = finished && done
 	}
 	return finished, read, busy, nil
+}
+
+// live reports whether c is still open: not deleted, and the engine not closing.
+func (e *Engine) live(c *Container) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return !e.closed && c.db.containers[c.rec.ID] == c
 }
 
 // indexProgress is the share of c's items, in percent, that follow its current indexing
