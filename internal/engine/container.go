@@ -36,11 +36,17 @@ type Container struct {
 	splitting atomic.Bool // a background split is running for this container
 	// seq hands out the creation sequences of the container's items, across its partitions.
 	seq partition.Sequence
-	// index is the indexing policy applied to writes; fixed at creation (see ReplaceContainer).
-	index *indexing.Policy
+	// index is the indexing policy writes follow. A policy change stores it while it holds
+	// splitMu exclusively (reindex.go), so a request sees one policy throughout.
+	index atomic.Pointer[indexing.Policy]
+	// reindexing is set while a goroutine rebuilds the container's index (reindex.go).
+	reindexing atomic.Bool
 	// unique is the unique key policy; fixed at creation, nil for none.
 	unique *uniquekey.Policy
 }
+
+// policy is the indexing policy writes follow.
+func (c *Container) policy() *indexing.Policy { return c.index.Load() }
 
 // routing maps EPKs to partitions. parts are sorted by range and tile [epk.Min, epk.Max).
 type routing struct {
@@ -75,6 +81,9 @@ type ContainerInfo struct {
 	DefaultTTL      *int64 // nil: time to live off
 	// UniqueKeys is the unique key policy, as Cosmos returns it ({"uniqueKeys":[]} for none).
 	UniqueKeys json.RawMessage
+	// IndexProgress is the percentage of items that follow the indexing policy: 100 unless
+	// a rebuild after a policy change is in flight (reindex.go).
+	IndexProgress int
 }
 
 // PartitionInfo describes one physical partition (partition key range) of a container.
@@ -96,6 +105,7 @@ func (c *Container) info() ContainerInfo {
 		RangeGeneration: c.rec.NextRangeID,
 		DefaultTTL:      c.rec.DefaultTTL,
 		UniqueKeys:      c.unique.JSON(),
+		IndexProgress:   c.indexProgress(),
 	}
 	parents := map[uint32][]uint32{}
 	for _, r := range c.rec.Ranges {
@@ -188,13 +198,14 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 
 func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, error) {
 	c := &Container{e: e, db: d, rec: rec, def: rec.PartitionKey, rid: rid.ForContainer(d.rid, rec.Num), scheme: rec.PartitionKey.scheme()}
-	var err error
-	if c.index, err = indexing.Parse(rec.Indexing); err != nil {
+	pol, err := indexing.Parse(rec.Indexing)
+	if err != nil {
 		return nil, err
 	}
 	if c.unique, err = uniquekey.Parse(rec.UniqueKeys); err != nil {
 		return nil, err
 	}
+	c.index.Store(pol)
 	for _, p := range rec.PartitionKey.Paths {
 		segs, err := splitPath(p)
 		if err != nil {
@@ -231,7 +242,7 @@ func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
 		SelfPrefix:      "dbs/" + c.db.rid.String() + "/colls/" + c.rid.String() + "/docs/",
 		MaxLogicalBytes: c.e.opts.MaxLogicalPartitionBytes,
 		Seq:             &c.seq,
-		Index:           c.index,
+		Index:           c.policy(),
 		Lineage:         r.Parents,
 		KeepImages:      c.e.opts.ChangeFeedRetention > 0,
 		DefaultTTL:      ttlSetting(c.rec.DefaultTTL),
@@ -262,6 +273,7 @@ func (c *Container) deleteInto(b *storage.Batch) error {
 		pair(storage.LogContainerSpan(n)),
 		pair(storage.RetainedSpan(n)),
 		pair(storage.UniqueContainerSpan(n)),
+		pair(storage.ReindexSpan(n)),
 	} {
 		if err := b.DeleteRange(span[0], span[1]); err != nil {
 			return err
@@ -345,36 +357,45 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 }
 
 // ReplaceContainer changes what may change of a container: its indexing policy. The partition
-// key definition is fixed; a replace that names a different one is refused.
+// key definition is fixed; a replace that names a different one is refused. A new policy is
+// returned at once and the index is rebuilt in the background (reindex.go).
 func (e *Engine) ReplaceContainer(dbID, id string, pk PartitionKeyDef, policy json.RawMessage) (ContainerInfo, error) {
 	if len(policy) > 0 && !json.Valid(policy) {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	info, changed, _, err := e.replaceContainer(dbID, id, pk, policy)
+	e.mu.Unlock()
+	if changed != nil {
+		return e.changeIndexing(changed, dbID, id, pk, policy)
+	}
+	return info, err
+}
+
+// replaceContainer replaces what needs no rebuild, or returns the container whose policy
+// changes to pol. Callers hold e.mu.
+func (e *Engine) replaceContainer(dbID, id string, pk PartitionKeyDef, policy json.RawMessage) (ContainerInfo, *Container, *indexing.Policy, error) {
 	c, err := e.container(dbID, id)
 	if err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, nil, err
 	}
 	if len(pk.Paths) > 0 {
 		n, err := pk.normalize()
 		if err != nil {
-			return ContainerInfo{}, err
+			return ContainerInfo{}, nil, nil, err
 		}
 		cur := c.rec.PartitionKey
 		if n.Kind != cur.Kind || n.Version != cur.Version || strings.Join(n.Paths, ",") != strings.Join(cur.Paths, ",") {
-			return ContainerInfo{}, fault.New(fault.BadRequest, "The partition key definition of a container cannot be changed")
+			return ContainerInfo{}, nil, nil, fault.New(fault.BadRequest, "The partition key definition of a container cannot be changed")
 		}
 	}
 	if len(policy) > 0 {
 		pol, err := indexing.Parse(policy)
 		if err != nil {
-			return ContainerInfo{}, err
+			return ContainerInfo{}, nil, nil, err
 		}
-		if !pol.Equal(c.index) {
-			// The index of the items already written follows the old policy; a new one takes
-			// a reindex, which Partita does not do yet. Refusing keeps queries exact.
-			return ContainerInfo{}, fault.New(fault.BadRequest, "Changing the included or excluded paths or the indexing mode of an existing container is not supported yet; create a new container with the new indexing policy")
+		if !pol.Equal(c.policy()) {
+			return ContainerInfo{}, c, pol, nil
 		}
 	} else {
 		policy = c.rec.Indexing
@@ -383,8 +404,8 @@ func (e *Engine) ReplaceContainer(dbID, id string, pk PartitionKeyDef, policy js
 	rec.Indexing = policy
 	rec.Version = e.nextVersion()
 	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
-		return ContainerInfo{}, err
+		return ContainerInfo{}, nil, nil, err
 	}
 	c.rec = rec
-	return c.info(), nil
+	return c.info(), nil, nil, nil
 }

@@ -27,7 +27,10 @@ type Options struct {
 	// that no longer hold a current version (0: none are kept and that mode is refused). The
 	// latest-version feed is not bounded by it.
 	ChangeFeedRetention time.Duration
-	Logger              *slog.Logger
+	// ManualReindex leaves an index rebuild after a policy change to explicit steps (tests
+	// that advance it deterministically) instead of a background goroutine.
+	ManualReindex bool
+	Logger        *slog.Logger
 	// Now, when set, is the clock items' _ts and their expiry follow (tests fake it); nil is
 	// the system clock.
 	Now func() time.Time
@@ -85,6 +88,7 @@ func Open(opts Options) (*Engine, error) {
 	e.background.Add(2)
 	go e.purgeLogs()
 	go e.reapExpired()
+	e.resumeReindex()
 	return e, nil
 }
 

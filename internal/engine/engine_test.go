@@ -593,9 +593,9 @@ func TestReadsNeverGoBackInTime(t *testing.T) {
 	}
 }
 
-// The indexing policy is applied to writes, so a replace may not change which paths it
-// indexes (that would take a reindex); sending back an equivalent policy is accepted.
-func TestReplaceContainerKeepsTheIndexedPaths(t *testing.T) {
+// A replace that sends back an equivalent policy changes nothing; one that changes the
+// indexed paths is accepted and followed at once (reindex.go); one that is not valid is refused.
+func TestReplaceContainerPolicy(t *testing.T) {
 	e, _ := newContainer(t, Options{}, ContainerSpec{})
 	pk := PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}
 	def := json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
@@ -606,7 +606,11 @@ func TestReplaceContainerKeepsTheIndexedPaths(t *testing.T) {
 		t.Fatalf("replace without a policy: %v", err)
 	}
 	lean := json.RawMessage(`{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`)
-	if _, err := e.ReplaceContainer("db", "c", pk, lean); !errors.Is(err, fault.BadRequest) {
-		t.Fatalf("replace that stops indexing: %v, want BadRequest", err)
+	info, err := e.ReplaceContainer("db", "c", pk, lean)
+	if err != nil || string(info.Indexing) != string(lean) || info.IndexProgress != 100 {
+		t.Fatalf("replace that stops indexing: %s %d%% %v", info.Indexing, info.IndexProgress, err)
+	}
+	if _, err := e.ReplaceContainer("db", "c", pk, json.RawMessage(`{"indexingMode":"sometimes"}`)); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("replace with an invalid policy: %v, want BadRequest", err)
 	}
 }

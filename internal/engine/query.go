@@ -38,7 +38,7 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 	if keys, ok := p.PartitionKeys(c.paths, opts.Params); ok {
 		ranges = c.keyRanges(keys, r)
 	}
-	src := &partitionSource{ranges: ranges, index: c.index}
+	src := &partitionSource{ranges: ranges, index: c.policy()}
 	for _, part := range c.routes.Load().parts {
 		for _, kr := range ranges {
 			if pr := part.Range(); pr.Max > kr.Min && pr.Min < kr.Max {
@@ -183,8 +183,13 @@ func (s *partitionSource) Parts() []query.Reader {
 func (s *partitionSource) Indexes(path string) bool { return s.index.Indexes(path) }
 
 // ScanIndex reads, in item order, the items of the source's ranges that an index range holds.
+// A partition whose index a policy change is rebuilding for the path is scanned whole instead
+// (the query checks its WHERE on every item it is given).
 func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
 	return s.read(from, "the index", func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
+		if !p.IndexTrusted(ir.Path) {
+			return p.Scan(s.ranges, start, f)
+		}
 		return p.IndexScan(ir.Path, ir.Lo, ir.Hi, s.ranges, start, f)
 	}, fn)
 }
@@ -192,7 +197,7 @@ func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn 
 // ScanOrdered lists a single partition's items in the order of their value at path, from its
 // range index, when the index can give that order (see query.OrderedReader).
 func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, fn func(query.Position, []byte, []byte) (bool, error)) (bool, error) {
-	if len(s.parts) != 1 || len(s.ranges) != 1 || !s.index.Indexes(path) {
+	if len(s.parts) != 1 || len(s.ranges) != 1 || !s.index.Indexes(path) || !s.parts[0].IndexTrusted(path) {
 		return false, nil
 	}
 	p := s.parts[0]

@@ -53,7 +53,21 @@ import (
 //
 // and the time-to-live commands of scenario_ttl_test.go (open clock, create-container ttl=N,
 // insert lines "pk id ttl", clock, set-ttl, expire, read, op, readfeed); the all-versions feed
-// prints an expiry's delete as expire:id@lsn.
+// prints an expiry's delete as expire:id@lsn;
+// and, for indexing policy changes (scenario_reindex_test.go), with open manual-reindex:
+//
+//	restart
+//	    closes the engine and opens it again on the same data
+//	docs container=C from=A to=B [keys=K] [shift=S]
+//	    upserts items dA..d(B-1) with pk k(i%K), n=i+S and tag "t(i%5)"
+//	replace-policy container=C policy=NAME
+//	reindex container=C [items=N] [steps=K]
+//	    K steps (default 1) of at most N items (default 256) in each partition rebuilding
+//	progress container=C
+//	    the progress header's figure, and each partition's items rebuilt and trusted paths
+//	check container=C
+//	    runs each input SQL line with the index and as a full scan, and checks the results
+//	    are the same; then checks each partition's index entries (partition.CheckIndex)
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -65,12 +79,14 @@ func TestScenarios(t *testing.T) {
 		written := map[string]map[string]string{} // container -> id -> partition key
 		tokens := map[string]string{}             // saved continuations
 		var retention string
+		var dir string
+		var opened Options
 		versions := map[string]int{} // id -> versions upserted
 		clock := newFakeClock()
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			switch td.Cmd {
 			case "open":
-				opts := Options{RateLimit: td.HasArg("rate-limit")}
+				opts := Options{RateLimit: td.HasArg("rate-limit"), ManualReindex: td.HasArg("manual-reindex")}
 				if td.HasArg("clock") {
 					opts.Now = clock.Now
 				}
@@ -84,11 +100,20 @@ func TestScenarios(t *testing.T) {
 				}
 				td.MaybeScanArgs(t, "max-partition-bytes", &opts.MaxPartitionBytes)
 				td.MaybeScanArgs(t, "max-logical-bytes", &opts.MaxLogicalPartitionBytes)
-				e = openEngine(t, t.TempDir(), opts)
+				dir, opened = t.TempDir(), opts
+				e = openEngine(t, dir, opts)
 				if _, err := e.CreateDatabase("db", nil); err != nil {
 					t.Fatal(err)
 				}
 				return "ok"
+			case "restart":
+				if err := e.Close(); err != nil {
+					t.Fatal(err)
+				}
+				e = openEngine(t, dir, opened)
+				return "ok"
+			case "docs", "replace-policy", "reindex", "progress", "check":
+				return scenarioReindex(t, e, td, written)
 			case "create-container":
 				var id string
 				var manual, auto int
@@ -105,10 +130,7 @@ func TestScenarios(t *testing.T) {
 				if td.HasArg("policy") {
 					var policy string
 					td.ScanArgs(t, "policy", &policy)
-					spec.Indexing = json.RawMessage(map[string]string{
-						"none":   `{"indexingMode":"consistent","automatic":true,"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`,
-						"only-n": `{"includedPaths":[{"path":"/n/?"}],"excludedPaths":[{"path":"/*"}]}`,
-					}[policy])
+					spec.Indexing = json.RawMessage(scenarioPolicies[policy])
 				}
 				info, err := e.CreateContainer("db", spec)
 				if err != nil {

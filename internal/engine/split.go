@@ -111,6 +111,7 @@ func (e *Engine) reopen(c *Container, cause error) error {
 			p.Close()
 		}
 		c.routes.Store(fresh.routes.Load())
+		c.index.Store(fresh.policy()) // the one the partitions follow, so writes' terms match it
 	}
 	return cause
 }

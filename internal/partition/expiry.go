@@ -7,6 +7,7 @@ import (
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // Time to live. An item's expiry is never stored: it is computed, when the container has time
@@ -71,19 +72,39 @@ func (l liveness) expired(doc []byte) bool {
 
 // expireChange appends to cmd the deletion, logged as expired, of the current version cur (old
 // decoded) of item (e, id) whose logical partition's statistics are lp, and returns those
-// statistics after it.
-func (p *Partition) expireChange(cmd *Command, e, id string, cur version, old stored, lp counts) (counts, error) {
+// statistics after it. ix is the index state the writer decides under: while a rebuild runs,
+// the version's entries may follow an earlier policy. Its unique key entries go with it.
+func (p *Partition) expireChange(cmd *Command, ix *indexState, e, id string, cur version, old stored, lp counts) (counts, error) {
+	bad := func(err error) (counts, error) {
+		return lp, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+	}
 	terms := cur.terms
-	if !cur.hasTerms {
+	if !cur.hasTerms || cur.pol != nil && cur.pol != ix.pol {
 		var err error
-		if terms, err = IndexTerms(old.json, p.index); err != nil {
-			return lp, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+		if terms, err = IndexTerms(old.json, ix.pol); err != nil {
+			return bad(err)
 		}
 	}
 	size := int64(len(old.json))
 	ch := Change{EPK: e, ID: id, Seq: cur.seq, Delete: true, Expired: true, Prev: old.log, PrevJSON: old.json,
 		Logical: lp.add(-1, -size)}
-	ch.IndexDel, _ = termDiff(terms, nil)
+	if ix.settled() {
+		ch.IndexDel, _ = termDiff(terms, nil)
+	} else {
+		var err error
+		if ch.IndexDel, _, err = ix.writeDiff(old.json, terms, nil); err != nil {
+			return bad(err)
+		}
+	}
+	if p.unique != nil {
+		if ch.UniqueDel = cur.uniq; ch.UniqueDel == nil {
+			v, err := value.Parse(old.json)
+			if err != nil {
+				return bad(err)
+			}
+			ch.UniqueDel = p.unique.Entries(v)
+		}
+	}
 	cmd.After.counts = cmd.After.add(-1, -size)
 	cmd.Changes = append(cmd.Changes, ch)
 	return ch.Logical, nil
@@ -159,11 +180,11 @@ func (p *Partition) FindExpired(from uint64, max int) ([]ExpiredItem, ExpiredSca
 // log shows the expiry before what follows; any other kind finds the item absent and changes
 // nothing (the reaper deletes it later). It returns the item's version and statistics as the
 // rest of the operation sees them.
-func (p *Partition) writeOverExpired(cmd *Command, w *Operation, cur version, old stored, lp counts) (version, stored, counts, error) {
+func (p *Partition) writeOverExpired(cmd *Command, ix *indexState, w *Operation, cur version, old stored, lp counts) (version, stored, counts, error) {
 	switch w.Kind {
 	case Create, Upsert, Expire:
 		var err error
-		if lp, err = p.expireChange(cmd, string(w.EPK), w.ID, cur, old, lp); err != nil {
+		if lp, err = p.expireChange(cmd, ix, string(w.EPK), w.ID, cur, old, lp); err != nil {
 			return cur, old, lp, err
 		}
 	}

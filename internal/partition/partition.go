@@ -57,7 +57,9 @@ type Partition struct {
 	selfPrefix string
 	maxLogical int64
 	seq        *Sequence
-	index      *indexing.Policy
+	// ix is the indexing policy the index follows, and the rebuild in flight (reindex.go);
+	// only the writer goroutine stores it, between groups of commands.
+	ix atomic.Pointer[indexState]
 	// logs are the partitions whose logs hold this partition's changes: its ancestors, oldest
 	// first, then itself.
 	logs       []uint32
@@ -110,7 +112,6 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		selfPrefix: cfg.SelfPrefix,
 		maxLogical: cfg.MaxLogicalBytes,
 		seq:        cfg.Seq,
-		index:      cfg.Index,
 		logs:       append(slices.Clone(cfg.Lineage), cfg.ID),
 		keepImages: cfg.KeepImages,
 		unique:     cfg.Unique,
@@ -119,6 +120,11 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		clock:      cfg.Now,
 	}
 	p.defaultTTL.Store(cfg.DefaultTTL)
+	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index)
+	if err != nil {
+		return nil, err
+	}
+	p.ix.Store(ix)
 	st := state{LSN: startLSN}
 	v, err := p.db.GetCopy(nil, storage.PartitionKey(p.container, p.id))
 	switch {

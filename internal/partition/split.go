@@ -392,6 +392,10 @@ func (s *Split) finish(b *storage.Batch) error {
 		if err := b.Set(storage.PartitionKey(p.container, ch.ID), encodeState(nil, state{LSN: st.LSN, counts: c, Seq: st.Seq})); err != nil {
 			return err
 		}
+		// The children's index is a copy of the parent's, so a rebuild in flight goes on in them.
+		if err := p.inheritIndexState(b, ch.ID, c.Items, st.Items); err != nil {
+			return err
+		}
 	}
 	if err := deletePartitionEntries(b, p.container, p.id); err != nil {
 		return err
@@ -427,10 +431,14 @@ func (s *Split) Abort() error {
 	return b.Commit()
 }
 
-// deletePartitionEntries adds to b the removal of a partition's creation order and index.
+// deletePartitionEntries adds to b the removal of a partition's creation order and index,
+// with the record of an index rebuild in flight.
 func deletePartitionEntries(b *storage.Batch, container, id uint32) error {
 	start, end := storage.OrderPartitionSpan(container, id)
 	if err := b.DeleteRange(start, end); err != nil {
+		return err
+	}
+	if err := b.Delete(storage.ReindexKey(container, id)); err != nil {
 		return err
 	}
 	start, end = storage.IndexPartitionSpan(container, id)

@@ -55,14 +55,19 @@ func (p *Partition) decideUnique(g *group, chs []Change, ch *Change, w *Operatio
 		}
 	}
 	ch.uniq = next
-	// Entries come in key order, one per key, so both lists are sorted.
-	ch.UniqueDel, ch.UniqueAdd = termDiff(old, next)
+	if ch.Renamed != "" {
+		// Entries name their holder's id: a renamed item writes all of its entries again.
+		ch.UniqueDel, ch.UniqueAdd = old, next
+	} else {
+		// Entries come in key order, one per key, so both lists are sorted.
+		ch.UniqueDel, ch.UniqueAdd = termDiff(old, next)
+	}
 	for _, e := range ch.UniqueAdd {
 		holder, err := p.uniqueHolder(g, chs, ch.EPK, e)
 		if err != nil {
 			return fault.New(fault.Internal, "reading unique key entries: %v", err)
 		}
-		if holder != "" && holder != ch.ID {
+		if holder != "" && holder != ch.ID && holder != ch.Renamed {
 			return fault.New(fault.Conflict, "Unique index constraint violation: another item with this partition key already has the same value(s) at %s",
 				strings.Join(p.unique.Paths(uniquekey.Key(e)), ", "))
 		}

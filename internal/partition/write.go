@@ -7,6 +7,7 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
 )
@@ -42,8 +43,10 @@ type Operation struct {
 	IfMatch string
 	// Terms are the index terms of Item under the container's indexing policy (TermsOf),
 	// computed by the caller so that the writer does not have to; nil makes the writer
-	// compute them.
-	Terms [][]byte
+	// compute them. TermsPolicy, when set, is the policy they were computed under: the writer
+	// computes them again if the partition's policy has changed since.
+	Terms       [][]byte
+	TermsPolicy *indexing.Policy
 	// Mutate computes the new content and its index terms from the current JSON, for Kind
 	// Mutate. It runs on the partition's writer, so it must be quick, bounded and must not
 	// block; it fails the write by returning an error (a panic fails it too). The result must
@@ -104,12 +107,14 @@ type version struct {
 	seq   uint64 // its creation sequence; 0 when the item does not exist
 	value []byte // its stored value
 	// terms are the index terms of value, valid when hasTerms: a delete or replace removes
-	// them from the index.
+	// them from the index. A pre-read computes them under pol, and they are used only while
+	// that is still the partition's policy; the writer's own leave pol nil.
 	terms    [][]byte
 	hasTerms bool
 	// uniq are the unique key entries of value, when known (a container with unique keys
 	// gives every item at least one entry, so nil means not computed).
 	uniq [][]byte
+	pol  *indexing.Policy
 }
 
 // Execute performs ops as one atomic command: all of them are applied, durably, or none is.
@@ -159,10 +164,10 @@ func (p *Partition) preRead(w *Operation) preRead {
 		return preRead{} // changed since, or unreadable: the writer reads it again
 	}
 	cur := version{seq: seq, value: v}
-	if w.Kind != Create && w.Kind != Read && !p.index.IndexesNothing() {
+	if pol := p.Policy(); w.Kind != Create && w.Kind != Read && !pol.IndexesNothing() {
 		if d, err := decodeValue(v); err == nil {
-			if terms, err := IndexTerms(d.json, p.index); err == nil {
-				cur.terms, cur.hasTerms = terms, true
+			if terms, err := IndexTerms(d.json, pol); err == nil {
+				cur.terms, cur.hasTerms, cur.pol = terms, true, pol
 			}
 		}
 	}
@@ -180,6 +185,7 @@ func (p *Partition) run(st state) {
 	g := &group{items: map[string]version{}, logical: map[string]counts{}}
 	w := &writer{recent: map[string]uint64{}, lpCache: map[string]counts{}}
 	for r := range p.queue {
+		w.ix = p.ix.Load() // changed only by control functions, between groups
 		if r.control != nil {
 			r.control()
 			close(r.done)
@@ -229,6 +235,8 @@ type writer struct {
 	// lpCache holds logical partition statistics; only this goroutine changes them, so a
 	// cached entry is always current.
 	lpCache map[string]counts
+	// ix is the index state the current group is decided under.
+	ix *indexState
 }
 
 // writerMemory is small because what the maps hold is live heap that paces the garbage
@@ -455,7 +463,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		if expired := p.liveness(); expired.def != TTLOff {
 			expired.now = now
 			if expired.expired(old.json) {
-				if cur, old, lp, err = p.writeOverExpired(cmd, w, cur, old, lp); err != nil {
+				if cur, old, lp, err = p.writeOverExpired(cmd, wr.ix, w, cur, old, lp); err != nil {
 					return Change{}, Result{}, err
 				}
 				exists = false
@@ -477,7 +485,11 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		return Change{}, Result{}, fault.New(fault.PreconditionFailed, "One of the specified pre-condition is not met.")
 	}
 
+	ix := wr.ix
 	item, newTerms := w.Item, w.Terms
+	if w.TermsPolicy != nil && w.TermsPolicy != ix.pol {
+		newTerms = nil // computed under a policy changed since
+	}
 	switch w.Kind {
 	case Read:
 		return Change{}, Result{Doc: Doc{JSON: old.json, LSN: old.lsn, Seq: cur.seq}}, nil
@@ -508,15 +520,15 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			if expired.def == TTLOff || !expired.expired(t.json) {
 				return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 			}
-			if lp, err = p.expireChange(cmd, e, item.ID, taken, t, lp); err != nil {
+			if lp, err = p.expireChange(cmd, wr.ix, e, item.ID, taken, t, lp); err != nil {
 				return Change{}, Result{}, err
 			}
 		}
 		ch.ID, ch.Renamed = item.ID, w.ID
 	}
 	oldTerms := cur.terms
-	if exists && !cur.hasTerms {
-		if oldTerms, err = IndexTerms(old.json, p.index); err != nil {
+	if exists && (!cur.hasTerms || cur.pol != nil && cur.pol != ix.pol) {
+		if oldTerms, err = IndexTerms(old.json, ix.pol); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
 		}
 	}
@@ -542,13 +554,20 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		res.Doc = Doc{JSON: ch.Value[header:], LSN: cmd.LSN, Seq: ch.Seq}
 		delta += int64(len(ch.Value) - header)
 		if newTerms == nil {
-			if newTerms, err = IndexTerms(res.Doc.JSON, p.index); err != nil {
+			if newTerms, err = IndexTerms(res.Doc.JSON, ix.pol); err != nil {
 				return Change{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %v", err)
 			}
 		}
 		ch.terms = newTerms
 	}
-	ch.IndexDel, ch.IndexAdd = termDiff(oldTerms, newTerms)
+	if exists && !ix.settled() {
+		// A rebuild runs: the replaced version's entries may follow an earlier policy.
+		if ch.IndexDel, ch.IndexAdd, err = ix.writeDiff(old.json, oldTerms, newTerms); err != nil {
+			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+		}
+	} else {
+		ch.IndexDel, ch.IndexAdd = termDiff(oldTerms, newTerms)
+	}
 	if p.unique != nil {
 		if err := p.decideUnique(g, cmd.Changes, &ch, w, cur, old.json, item); err != nil {
 			return Change{}, Result{}, err

@@ -25,6 +25,9 @@ import (
 //	unique     'u' container(4) esc(EPK) entry         -> id of the item that holds the entry
 //	format     'v'                                     -> the layout's version, FormatVersion
 //	index      'x' container(4) partition(4) esc(path) value seq(8) -> empty
+//	reindex    'z' container(4) partition(4)           -> JSON of a partition's index rebuild in
+//	                                                      flight (absent when its index follows
+//	                                                      the container's policy alone)
 //
 // seq is the item's creation sequence: a number its container hands out once, when the item is
 // created, and that only grows; a replace keeps it. Documents are keyed by it, so new items are
@@ -69,6 +72,7 @@ const (
 	familyUnique    = 'u'
 	familyFormat    = 'v'
 	familyIndex     = 'x'
+	familyReindex   = 'z'
 )
 
 // Catalog record kinds.
@@ -373,6 +377,19 @@ func IndexKeyForPartition(key []byte, partition uint32) []byte {
 	out := append([]byte(nil), key...)
 	binary.BigEndian.PutUint32(out[5:9], partition)
 	return out
+}
+
+// ReindexKey is the key of a partition's index rebuild record. The family is new in format 3
+// and absent from databases that never changed a policy, so older data reads the same.
+func ReindexKey(container, partition uint32) []byte {
+	k := binary.BigEndian.AppendUint32([]byte{familyReindex}, container)
+	return binary.BigEndian.AppendUint32(k, partition)
+}
+
+// ReindexSpan bounds the rebuild records of every partition of a container.
+func ReindexSpan(container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{familyReindex}, container),
+		binary.BigEndian.AppendUint32([]byte{familyReindex}, container+1)
 }
 
 // FormatKey holds the layout's version.

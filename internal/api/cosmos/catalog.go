@@ -192,6 +192,7 @@ func (c *call) readContainer() error {
 		u.Items, u.Bytes = u.Items+p.Items, u.Bytes+p.Bytes
 	}
 	c.setQuota(u)
+	c.setIndexProgress(info)
 	c.charge = ru.Catalog()
 	return c.replyJSON(http.StatusOK, containerJSON(info))
 }

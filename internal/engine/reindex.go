@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Changing a container's indexing policy. The new policy is recorded, and followed by every
+// write, at once; each physical partition then rebuilds the index of the items written before,
+// in the background, a bounded step at a time (partition/reindex.go), while queries trust the
+// index only for the paths that every policy an item may still follow indexes. A policy that
+// indexes nothing drops the index at once instead.
+//
+// Locks: the change takes splitOne, then splitMu exclusively, then e.mu, the order a split
+// takes them in, so that no split, no request and no rebuild step runs while the partitions
+// switch policy; a step takes splitOne and splitMu shared, so it never runs during a split
+// (the children inherit the rebuild where the parent left it) or during a change.
+
+// The rebuild's pace. It is not charged to the partitions' throughput, so it never makes a
+// user's request see a 429; instead it reads at most reindexRate bytes of documents a second
+// per container, in steps of at most reindexItems items or reindexBytes bytes per partition
+// (a step holds the partition's writer for a few point reads and one unsynced batch), and
+// slows to one step every reindexIdle when the partition used at least reindexBusy of its
+// RU/s in the last second. At 1 KB per item that is about 4,000 items a second, a million in
+// about four minutes; under load at least about 1,300 a second per partition.
+const (
+	reindexItems = 256
+	reindexBytes = 256 << 10
+	reindexRate  = 4 << 20
+	reindexBusy  = 0.5
+	reindexIdle  = 200 * time.Millisecond
+)
+
+// changeIndexing replaces c's indexing policy with policy, which indexes other paths than the
+// current one, and starts the rebuild.
+func (e *Engine) changeIndexing(c *Container, dbID, id string, pk PartitionKeyDef, policy json.RawMessage) (ContainerInfo, error) {
+	c.splitOne.Lock()
+	defer c.splitOne.Unlock()
+	c.splitMu.Lock()
+	defer c.splitMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ContainerInfo{}, fault.New(fault.Unavailable, "The server is shutting down; retry the request")
+	}
+	// Checked again under the locks: another replace may have come first.
+	info, changed, pol, err := e.replaceContainer(dbID, id, pk, policy)
+	if changed == nil {
+		return info, err
+	}
+	if changed != c {
+		return ContainerInfo{}, fault.New(fault.Unavailable, "The container was replaced while its policy changed; retry the request")
+	}
+	rec := c.rec
+	rec.Indexing = policy
+	rec.Version = e.nextVersion()
+	b := e.db.NewBatch()
+	defer b.Close()
+	parts := c.routes.Load().parts
+	changes := make([]*partition.IndexChange, len(parts))
+	for i, p := range parts {
+		if changes[i], err = p.PrepareIndexChange(b, pol, c.rec.Indexing); err != nil {
+			return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
+		}
+	}
+	err = putJSON(b, storage.CatalogSeqKey(), e.seq)
+	if err == nil {
+		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
+	}
+	if err == nil {
+		err = b.Commit()
+	}
+	if err != nil {
+		return ContainerInfo{}, fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
+	}
+	c.rec = rec
+	c.index.Store(pol)
+	for i, p := range parts {
+		if err := p.InstallIndexChange(changes[i]); err != nil {
+			// What is durable is right; serve from it again.
+			return ContainerInfo{}, e.reopen(c, fault.New(fault.Internal, "%v", err))
+		}
+	}
+	e.log.Info("indexing policy changed", "database", c.db.rec.ID, "container", rec.ID)
+	e.startReindexLocked(c)
+	return c.info(), nil
+}
+
+// startReindexLocked starts the rebuild goroutine of c if a rebuild is in flight and none
+// runs. Callers hold e.mu.
+func (e *Engine) startReindexLocked(c *Container) {
+	if e.closed || e.opts.ManualReindex || !c.reindexPending() || !c.reindexing.CompareAndSwap(false, true) {
+		return
+	}
+	e.background.Add(1)
+	go e.reindexLoop(c)
+}
+
+// resumeReindex starts the rebuilds a restart interrupted.
+func (e *Engine) resumeReindex() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			e.startReindexLocked(c)
+		}
+	}
+}
+
+// reindexPending reports whether a partition of c has a rebuild in flight.
+func (c *Container) reindexPending() bool {
+	for _, p := range c.routes.Load().parts {
+		if _, _, settled := p.ReindexProgress(); !settled {
+			return true
+		}
+	}
+	return false
+}
+
+// reindexLoop rebuilds c's index until no partition has a rebuild in flight, c is deleted, or
+// the engine closes.
+func (e *Engine) reindexLoop(c *Container) {
+	defer e.background.Done()
+	for {
+		began := time.Now()
+		finished, read, busy, err := e.reindexStep(c, reindexItems, reindexBytes)
+		if err != nil {
+			c.reindexing.Store(false)
+			if e.live(c) {
+				e.log.Error("index rebuild stopped; it resumes at the next start", "container", c.rid.String(), "err", err)
+			}
+			return
+		}
+		if finished {
+			c.reindexing.Store(false)
+			// A change may have come after the last step and found this goroutine running.
+			if !e.live(c) || !c.reindexPending() || !c.reindexing.CompareAndSwap(false, true) {
+				return
+			}
+			continue
+		}
+		wait := time.Duration(read)*time.Second/reindexRate - time.Since(began)
+		if busy {
+			wait = max(wait, reindexIdle)
+		}
+		select {
+		case <-e.stop:
+			c.reindexing.Store(false)
+			return
+		case <-time.After(max(wait, 0)):
+		}
+	}
+}
+
+// reindexStep advances the rebuild of every partition of c that has one by one step of at
+// most items items or bytes bytes. It reports whether none is left in flight, the bytes of
+// documents read, and whether a partition is busy serving requests.
+func (e *Engine) reindexStep(c *Container, items, bytes int) (finished bool, read int, busy bool, err error) {
+	c.splitOne.Lock()
+	defer c.splitOne.Unlock()
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
+	if !e.live(c) {
+		return true, 0, false, nil
+	}
+	finished = true
+	for _, p := range c.routes.Load().parts {
+		if _, _, settled := p.ReindexProgress(); settled {
+			continue
+		}
+		if s := p.Budget().Stats(); s.PerSecond > 0 && s.LastSecond >= reindexBusy*s.PerSecond {
+			busy = true
+		}
+		done, n, err := p.ReindexStep(items, bytes)
+		read += n
+		if err != nil {
+			return false, read, busy, err
+		}
+		finished = finished && done
+	}
+	return finished, read, busy, nil
+}
+
+// live reports whether c is still open: not deleted, and the engine not closing.
+func (e *Engine) live(c *Container) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return !e.closed && c.db.containers[c.rec.ID] == c
+}
+
+// indexProgress is the share of c's items, in percent, that follow its current indexing
+// policy: 100 when no rebuild is in flight, at most 99 while one is.
+func (c *Container) indexProgress() int {
+	var done, items int64
+	settled := true
+	for _, p := range c.routes.Load().parts {
+		d, n, s := p.ReindexProgress()
+		if s {
+			d = n
+		}
+		settled = settled && s
+		done, items = done+min(d, n), items+n
+	}
+	switch {
+	case settled:
+		return 100
+	case items == 0:
+		return 0
+	}
+	return int(min(done*100/items, 99))
+}
