@@ -38,7 +38,8 @@ type Operation struct {
 	IfMatch string
 	// Terms are the index terms of Item under the container's indexing policy (TermsOf),
 	// computed by the caller so that the writer does not have to; nil makes the writer
-	// compute them.
+	// compute them. An empty, non-nil slice writes none; NotIndexed keeps the item out of
+	// the index and of queries (the indexing directive Exclude).
 	Terms [][]byte
 	// Mutate computes the new content and its index terms from the current JSON, for Kind
 	// Mutate. It runs on the partition's writer, so it must be quick, bounded and must not
@@ -52,6 +53,9 @@ type Result struct {
 	Doc       Doc  // the version written; for Delete only its LSN
 	Created   bool // the write created the item (Create, or Upsert of a new id)
 	PrevBytes int  // size of the version replaced or deleted, 0 if none
+	// IndexTerms counts the index entries the write removed and added, which its charge
+	// includes (ru.Insert).
+	IndexTerms int
 }
 
 // BatchError says which operation of a multi-operation Execute failed; none was applied.
@@ -148,9 +152,9 @@ func (p *Partition) preRead(w *Operation) preRead {
 		return preRead{} // changed since, or unreadable: the writer reads it again
 	}
 	cur := version{seq: seq, value: v}
-	if w.Kind != Create && w.Kind != Read && !p.index.IndexesNothing() {
+	if w.Kind != Create && w.Kind != Read && (!p.index.IndexesNothing() || p.mayUnindexed.Load()) {
 		if d, err := decodeValue(v); err == nil {
-			if terms, err := IndexTerms(d.json, p.index); err == nil {
+			if terms, err := p.storedTerms(d.json, seq); err == nil {
 				cur.terms, cur.hasTerms = terms, true
 			}
 		}
@@ -450,7 +454,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 	ch := Change{EPK: e, ID: w.ID, Seq: cur.seq, New: !exists, Delete: w.Kind == Delete, Prev: old.log, PrevJSON: old.json}
 	oldTerms := cur.terms
 	if exists && !cur.hasTerms {
-		if oldTerms, err = IndexTerms(old.json, p.index); err != nil {
+		if oldTerms, err = p.storedTerms(old.json, cur.seq); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
 		}
 	}
@@ -481,8 +485,12 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			}
 		}
 		ch.terms = newTerms
+		if isNotIndexed(newTerms) {
+			p.mayUnindexed.Store(true) // before the marker is visible, for pre-reads and scans
+		}
 	}
 	ch.IndexDel, ch.IndexAdd = termDiff(oldTerms, newTerms)
+	res.IndexTerms = len(ch.IndexDel) + len(ch.IndexAdd)
 	ch.Logical = lp.add(items, delta)
 	if delta > 0 && ch.Logical.Bytes > p.maxLogical {
 		return Change{}, Result{}, fault.New(fault.PartitionFull,
