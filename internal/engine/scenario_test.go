@@ -50,6 +50,9 @@ import (
 //	    changes as id@lsn (op:id@lsn with all) and the etag it reads through
 //	purge after=DURATION
 //	    runs the change feed retention as if DURATION had passed
+//
+// and the indexing commands of scenario_index_test.go (index-paths, create-indexed, put, read,
+// explain).
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -226,6 +229,9 @@ func TestScenarios(t *testing.T) {
 					time.Sleep(5 * time.Millisecond)
 				}
 				return scenarioPartitions(t, e, c, written[id], td.HasArg("ranges"))
+			}
+			if out, ok := indexScenario(t, e, td); ok {
+				return out
 			}
 			t.Fatalf("unknown command %s", td.Cmd)
 			return ""

@@ -35,9 +35,12 @@ func parseComposites(raw [][]compositePathJSON) ([]Composite, error) {
 		}
 		var c Composite
 		for _, cp := range idx {
-			segs, why := parseSegments(cp.Path)
-			if why == "" && (strings.HasSuffix(cp.Path, "/?") || strings.HasSuffix(cp.Path, "/*") || slices.Contains(segs, "[]")) {
-				why = "composite index paths name one property, without /?, /* or []"
+			var segs []string
+			why := "composite index paths name one property, without /?, /* or []"
+			if !strings.HasSuffix(cp.Path, "/?") && !strings.HasSuffix(cp.Path, "/*") {
+				if segs, why = parseSegments(cp.Path); why == "" && slices.Contains(segs, "[]") {
+					why = "composite index paths name one property, without /?, /* or []"
+				}
 			}
 			if why != "" {
 				return nil, fault.New(fault.BadRequest, "The composite index path %q is not valid: %s", cp.Path, why)

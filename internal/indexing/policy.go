@@ -260,4 +260,5 @@ func (p *Policy) canonical() Policy {
 
 // Manual reports whether the policy indexes items only when their write asks for it
 // (automatic false): other writes leave the item out of the index, and out of queries.
-func (p *Policy) Manual() bool { return p != nil && p.manual }
+// Under indexingMode none there is no index to include an item in, whatever automatic says.
+func (p *Policy) Manual() bool { return p != nil && p.manual && !p.none }

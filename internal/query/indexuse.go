@@ -94,3 +94,6 @@ func (p *Prepared) CompositeCandidates() [][]OrderKey {
 	}
 	return out
 }
+
+// HasFilter reports whether the query has a WHERE clause.
+func (p *Prepared) HasFilter() bool { return p.q.Where != nil }

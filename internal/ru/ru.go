@@ -33,7 +33,7 @@ const (
 	// indexed values (a typical one under the default policy, which indexes every path)
 	// costs 4.4 + 22 x 0.05 = 5.5 RU to create, the published figure; a lean indexing
 	// policy makes writes cheaper, as in Cosmos.
-	termCost = 0.05
+	termCost    = 0.05
 	missBase    = 1.0 // a point operation that found nothing or failed a precondition
 	catalogBase = 1.0 // reading or listing databases, containers, ranges
 	metaWrite   = 5.0 // creating, replacing or deleting a database or container
