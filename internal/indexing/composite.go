@@ -121,7 +121,8 @@ func (p *Policy) ServesOrderBy(keys []CompositePath) (Composite, error) {
 		return nil, nil
 	}
 	if len(keys) == 1 {
-		if !p.Indexes(keys[0].Path) {
+		// Cosmos always indexes id, whatever the policy says (and so does ORDER BY c.id).
+		if keys[0].Path != "/id" && !p.Indexes(keys[0].Path) {
 			return nil, fault.New(fault.BadRequest, "%s", msgExcluded)
 		}
 		return nil, nil

@@ -24,7 +24,7 @@ func TestParseComposites(t *testing.T) {
 }
 
 func TestServesOrderBy(t *testing.T) {
-	policy := `{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/secret/?"}],
+	policy := `{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/secret/?"},{"path":"/id/?"}],
 		"compositeIndexes":[[{"path":"/name"},{"path":"/age","order":"descending"}]]}`
 	p, err := Parse([]byte(policy))
 	if err != nil {
@@ -39,6 +39,7 @@ func TestServesOrderBy(t *testing.T) {
 		{[]CompositePath{asc("/name")}, ""},
 		{[]CompositePath{desc("/age")}, ""},
 		{[]CompositePath{asc("/secret")}, "The index path corresponding"},
+		{[]CompositePath{desc("/id")}, ""},
 		{[]CompositePath{asc("/name"), desc("/age")}, ""},
 		{[]CompositePath{desc("/name"), asc("/age")}, ""}, // all reversed
 		{[]CompositePath{asc("/name"), asc("/age")}, "The order by query does not have"},
