@@ -94,8 +94,13 @@ func newOrders(t *testing.T, s *server) *azcosmos.ContainerClient {
 	}
 	db, _ := c.NewDatabase("shop")
 	tp := azcosmos.NewManualThroughputProperties(20000)
+	// The composite index serves the queries' ORDER BY c.total DESC, c.id, as Cosmos requires.
 	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "orders",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/customer"}, Version: 2}},
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/customer"}, Version: 2},
+		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
+			CompositeIndexes: [][]azcosmos.CompositeIndex{{{Path: "/total", Order: azcosmos.CompositeIndexDescending},
+				{Path: "/id", Order: azcosmos.CompositeIndexAscending}}}}},
 		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
 		t.Fatal(err)
 	}

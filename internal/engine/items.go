@@ -15,6 +15,9 @@ type ItemOptions struct {
 	PartitionKey epk.Key
 	// IfMatch, when not empty, is the etag (unquoted) the current version must have.
 	IfMatch string
+	// IndexingDirective is the write's x-ms-indexing-directive: "" (the policy's default),
+	// "Include" or "Exclude" (see indexpolicy.go).
+	IndexingDirective string
 }
 
 // ItemResult is the outcome of an item operation. Charge is set on failures too.
@@ -107,6 +110,9 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	op, err := c.writeOp(kind, id, e, item, o.IfMatch)
+	if err == nil {
+		err = c.direct(&op, item, o.IndexingDirective)
+	}
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}

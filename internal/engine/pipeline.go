@@ -100,11 +100,11 @@ func opCharge(kind partition.OpKind, r partition.Result) float64 {
 	case kind == partition.Read:
 		return ru.PointRead(len(r.Doc.JSON))
 	case kind == partition.Delete:
-		return ru.Delete(r.PrevBytes)
+		return ru.Delete(r.PrevBytes, r.IndexTerms)
 	case r.Created:
-		return ru.Insert(len(r.Doc.JSON))
+		return ru.Insert(len(r.Doc.JSON), r.IndexTerms)
 	default:
-		return ru.Replace(r.PrevBytes, len(r.Doc.JSON))
+		return ru.Replace(r.PrevBytes, len(r.Doc.JSON), r.IndexTerms)
 	}
 }
 

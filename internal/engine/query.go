@@ -34,6 +34,9 @@ func (c *Container) QueryRanges(p *query.Prepared, params map[string]value.Value
 func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
+	if _, err := c.checkOrderBy(p); err != nil {
+		return QueryResult{Charge: ru.Miss()}, err
+	}
 	ranges := []epk.Range{r}
 	if keys, ok := p.PartitionKeys(c.paths, opts.Params); ok {
 		ranges = c.keyRanges(keys, r)
@@ -122,7 +125,7 @@ type partitionSource struct {
 
 func (s *partitionSource) Scan(from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
 	return s.read(from, "items", func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
-		return p.Scan(s.ranges, start, f)
+		return p.ScanIndexed(s.ranges, start, f) // items kept out of the index are not queried
 	}, fn)
 }
 
@@ -158,7 +161,8 @@ func (s *partitionSource) read(from *query.Resume, what string, scan func(p *par
 // Count answers for a source of one partition that the ranges cover whole: its item count is
 // kept exactly with every commit (and computed for the children of a split).
 func (s *partitionSource) Count() (int64, bool) {
-	if len(s.parts) != 1 || s.parts[0].DefaultTTL() != partition.TTLOff { // the count holds expired items
+	// The stored count holds expired items, and items kept out of the index.
+	if len(s.parts) != 1 || s.parts[0].DefaultTTL() != partition.TTLOff || !s.parts[0].AllIndexed() {
 		return 0, false
 	}
 	pr := s.parts[0].Range()

@@ -135,7 +135,7 @@ func (e *Engine) reapPartition(p *partition.Partition, now time.Time) int {
 			for _, r := range res {
 				if r.PrevBytes > 0 {
 					deleted++
-					spent += ru.Delete(r.PrevBytes)
+					spent += ru.Delete(r.PrevBytes, r.IndexTerms)
 				}
 			}
 		}

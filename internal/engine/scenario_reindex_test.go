@@ -119,12 +119,14 @@ func scenarioCheck(t *testing.T, c *Container, input string) string {
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
+		var refused error // the policy in force refuses the query (an ORDER BY on an excluded path)
 		run := func(noIndex bool) (out []string, loaded int) {
 			tok := ""
 			for {
 				res, err := c.Query(prep, epk.All, query.Options{Continuation: tok, NoIndex: noIndex, MaxItems: 7})
 				if err != nil {
-					t.Fatalf("%s: %v", sql, err)
+					refused = err
+					return nil, 0
 				}
 				loaded += res.Stats.ItemsLoaded
 				for _, v := range res.Results {
@@ -136,6 +138,10 @@ func scenarioCheck(t *testing.T, c *Container, input string) string {
 			}
 		}
 		got, loaded := run(false)
+		if refused != nil {
+			fmt.Fprintf(&b, "%s: %v\n", sql, refused)
+			continue
+		}
 		want, scanned := run(true)
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			fmt.Fprintf(&b, "%s: MISMATCH\n  index: %v\n  scan:  %v\n", sql, got, want)

@@ -68,6 +68,9 @@ import (
 //	check container=C
 //	    runs each input SQL line with the index and as a full scan, and checks the results
 //	    are the same; then checks each partition's index entries (partition.CheckIndex)
+//
+// and the indexing commands of scenario_index_test.go (index-paths, create-indexed, put, read,
+// explain).
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -267,6 +270,9 @@ func TestScenarios(t *testing.T) {
 				return scenarioPartitions(t, e, c, written[id], td.HasArg("ranges"))
 			}
 			if out, ok := scenarioTTL(t, e, td, clock); ok {
+				return out
+			}
+			if out, ok := indexScenario(t, e, td); ok {
 				return out
 			}
 			t.Fatalf("unknown command %s", td.Cmd)

@@ -51,6 +51,9 @@ func (c *fakeClock) advance(d time.Duration) {
 //	stored container=C
 //	    how many items the partitions hold, expired ones not yet deleted included
 func scenarioTTL(t *testing.T, e *Engine, td *datadriven.TestData, clock *fakeClock) (string, bool) {
+	if e == nil {
+		return "", false
+	}
 	var id string
 	if td.HasArg("container") {
 		td.ScanArgs(t, "container", &id)

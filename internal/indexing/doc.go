@@ -11,6 +11,10 @@
 // segments, and at equal length "/?" (the value at that path) over "/*" (the subtree); an
 // excluded path wins a tie. A path no rule matches is indexed.
 //
+// Composite indexes (composite.go) decide which ORDER BY over several expressions a query may
+// use, as in Cosmos; spatial indexes (spatial.go) are validated and kept. With automatic
+// false (Manual), writes index an item only when they carry the Include directive.
+//
 // It must never know about storage, partitions or the wire: it only answers which paths are
 // indexed.
 package indexing

@@ -3,6 +3,7 @@ package indexing
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,9 +14,14 @@ import (
 
 // Policy is a parsed indexing policy. The zero value, and a nil *Policy, index every path.
 type Policy struct {
-	// none is set by indexingMode "none" or automatic false: nothing is indexed.
-	none  bool
-	rules []rule
+	// none is set by indexingMode "none": nothing is indexed.
+	none bool
+	// manual is set by automatic false: an item is indexed (under the rules) only when its
+	// write asks for it with the Include directive (see Manual).
+	manual     bool
+	rules      []rule
+	composites []Composite
+	spatial    []Spatial
 }
 
 type rule struct {
@@ -38,6 +44,8 @@ func Parse(raw []byte) (*Policy, error) {
 		Excluded []struct {
 			Path string `json:"path"`
 		} `json:"excludedPaths"`
+		Composites [][]compositePathJSON `json:"compositeIndexes"`
+		Spatial    []spatialJSON         `json:"spatialIndexes"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fault.New(fault.BadRequest, "The indexing policy is not valid: %v", err)
@@ -53,7 +61,7 @@ func Parse(raw []byte) (*Policy, error) {
 		}
 	}
 	if doc.Automatic != nil && !*doc.Automatic {
-		p.none = true // items are indexed only when a request asks, which Partita does not offer
+		p.manual = true
 	}
 	for _, in := range doc.Included {
 		r, err := parseRule(in.Path, true)
@@ -68,6 +76,13 @@ func Parse(raw []byte) (*Policy, error) {
 			return nil, err
 		}
 		p.rules = append(p.rules, r)
+	}
+	var err error
+	if p.composites, err = parseComposites(doc.Composites); err != nil {
+		return nil, err
+	}
+	if p.spatial, err = parseSpatial(doc.Spatial); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -91,12 +106,26 @@ func parseRule(path string, include bool) (rule, error) {
 	default:
 		return bad("it must end with /? or /*")
 	}
+	segs, why := parseSegments(path)
+	if why != "" {
+		return bad(why)
+	}
+	r.segs = segs
+	return r, nil
+}
+
+// parseSegments splits "/a/\"b c\"/[]" into its segments in term-path form; why says what is
+// wrong when it cannot.
+func parseSegments(path string) (segs []string, why string) {
+	if !strings.HasPrefix(path, "/") || path == "/" {
+		return nil, "it must start with / and name a property"
+	}
 	for rest := path[1:]; ; {
 		var seg string
 		if strings.HasPrefix(rest, `"`) {
 			end := strings.Index(rest[1:], `"`)
 			if end < 0 {
-				return bad("a quote is not closed")
+				return nil, "a quote is not closed"
 			}
 			seg, rest = rest[1:1+end], rest[2+end:]
 		} else {
@@ -107,17 +136,17 @@ func parseRule(path string, include bool) (rule, error) {
 			seg, rest = rest[:i], rest[i:]
 		}
 		if seg == "" || seg == "*" || seg == "?" {
-			return bad("it has an empty or wildcard segment")
+			return nil, "it has an empty or wildcard segment"
 		}
 		if seg != "[]" {
 			seg = value.TermPath([]string{seg})[1:] // escaped as in the index's term paths
 		}
-		r.segs = append(r.segs, seg)
+		segs = append(segs, seg)
 		if rest == "" {
-			return r, nil
+			return segs, ""
 		}
 		if rest[0] != '/' {
-			return bad("a quoted name must be followed by /")
+			return nil, "a quoted name must be followed by /"
 		}
 		rest = rest[1:]
 	}
@@ -170,6 +199,9 @@ func (p *Policy) IndexesNothing() bool {
 	if p.none {
 		return true
 	}
+	if p.manual {
+		return false // Include writes index by the rules; the others are marked unindexed
+	}
 	for _, r := range p.rules {
 		if r.include {
 			return false
@@ -189,7 +221,9 @@ func (p *Policy) IndexesNothing() bool {
 // nor an explicit "/*" that nothing else qualifies (Cosmos's default, and an empty policy).
 func (p *Policy) Equal(q *Policy) bool {
 	a, b := p.canonical(), q.canonical()
-	if a.none != b.none || len(a.rules) != len(b.rules) {
+	if a.none != b.none || a.manual != b.manual || len(a.rules) != len(b.rules) ||
+		!slices.EqualFunc(a.composites, b.composites, Composite.equal) ||
+		!slices.EqualFunc(a.spatial, b.spatial, Spatial.equal) {
 		return false
 	}
 	for i := range a.rules {
@@ -210,7 +244,7 @@ func (p *Policy) canonical() Policy {
 	if p == nil {
 		return Policy{}
 	}
-	out := Policy{none: p.none}
+	out := Policy{none: p.none, manual: p.manual, composites: p.composites, spatial: p.spatial}
 	for _, r := range p.rules {
 		if len(r.segs) == 1 && document.IsSystemProperty(r.segs[0]) {
 			continue
@@ -223,3 +257,8 @@ func (p *Policy) canonical() Policy {
 	sort.Slice(out.rules, func(i, j int) bool { return out.rules[i].key() < out.rules[j].key() })
 	return out
 }
+
+// Manual reports whether the policy indexes items only when their write asks for it
+// (automatic false): other writes leave the item out of the index, and out of queries.
+// Under indexingMode none there is no index to include an item in, whatever automatic says.
+func (p *Policy) Manual() bool { return p != nil && p.manual && !p.none }

@@ -23,7 +23,9 @@ func TestIndexes(t *testing.T) {
 		{`{"includedPaths":[{"path":"/tags/[]/?"}],"excludedPaths":[{"path":"/*"}]}`, "/tags/[]", true},
 		{`{"includedPaths":[{"path":"/\"a/b\"/?"}],"excludedPaths":[{"path":"/*"}]}`, "/a~1b", true},
 		{`{"indexingMode":"none"}`, "/a", false},
-		{`{"automatic":false,"includedPaths":[{"path":"/*"}]}`, "/a", false},
+		// Manual indexing: the rules say which paths an Include write indexes.
+		{`{"automatic":false,"includedPaths":[{"path":"/*"}]}`, "/a", true},
+		{`{"automatic":false,"includedPaths":[{"path":"/a/?"}],"excludedPaths":[{"path":"/*"}]}`, "/b", false},
 	}
 	for _, c := range cases {
 		p, err := Parse([]byte(c.policy))
@@ -62,6 +64,18 @@ func TestParseRefuses(t *testing.T) {
 		`{"indexingMode":"sometimes"}`,
 		`{"includedPaths":"x"}`,
 		`{"excludedPaths":[{"path":"//?"}]}`,
+		`{"excludedPaths":[{"path":"/?"}]}`,
+		`{"compositeIndexes":[[{"path":"/a"}]]}`,
+		`{"compositeIndexes":[[{"path":"/a"},{"path":"/b/?"}]]}`,
+		`{"compositeIndexes":[[{"path":"/a"},{"path":"/b/*"}]]}`,
+		`{"compositeIndexes":[[{"path":"/a"},{"path":"b"}]]}`,
+		`{"compositeIndexes":[[{"path":"/a"},{"path":"/tags/[]"}]]}`,
+		`{"compositeIndexes":[[{"path":"/a"},{"path":"/b","order":"sideways"}]]}`,
+		`{"compositeIndexes":[[{"path":"/a"},{"path":"/b","order":1}]]}`,
+		`{"compositeIndexes":[{"path":"/a"}]}`,
+		`{"spatialIndexes":[{"path":"/loc/*","types":["Circle"]}]}`,
+		`{"spatialIndexes":[{"path":"/loc","types":["Point"]}]}`,
+		`{"spatialIndexes":[{"path":"/*","types":["Point"]}]}`,
 	} {
 		if _, err := Parse([]byte(policy)); err == nil {
 			t.Errorf("%s: accepted", policy)
@@ -73,6 +87,8 @@ func TestParseRefuses(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"includedPaths":[{"path":"/a/?"}],"excludedPaths":[{"path":"/*"}]}`))
 	f.Add([]byte(`{"includedPaths":[{"path":"/\"x/y\"/[]/*"}]}`))
+	f.Add([]byte(`{"compositeIndexes":[[{"path":"/a","order":"ascending"},{"path":"/\"b c\"","order":"descending"}]],"spatialIndexes":[{"path":"/loc/*","types":["Point"]}]}`))
+	f.Add([]byte(`{"automatic":false,"compositeIndexes":[[{"path":"/a"},{"path":"/b"}],[{"path":"/a"}]]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		p, err := Parse(raw)
 		if err != nil {
@@ -81,6 +97,17 @@ func FuzzParse(f *testing.F) {
 		p.Indexes("/a/b")
 		p.Indexes("/tags/[]")
 		p.IndexesNothing()
+		for _, c := range p.Composites() {
+			if len(c) < 2 {
+				t.Fatalf("a composite index of %d paths was accepted", len(c))
+			}
+			_ = c.String()
+			if _, err := p.ServesOrderBy(c); err != nil {
+				t.Fatalf("composite %v does not serve its own order: %v", c, err)
+			}
+		}
+		p.ServesOrderBy([]CompositePath{{Path: "/a"}, {Path: "/b", Desc: true}})
+		p.ServesOrderBy([]CompositePath{{Path: "/a"}})
 		if !p.Equal(p) {
 			t.Fatal("a policy differs from itself")
 		}
@@ -109,6 +136,9 @@ func TestEqual(t *testing.T) {
 		{def, `{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`, false},
 		{def, `{"indexingMode":"none"}`, false},
 		{`{"includedPaths":[{"path":"/a/?"}]}`, `{"includedPaths":[{"path":"/a/*"}]}`, false},
+		{def, `{"automatic":false,"includedPaths":[{"path":"/*"}]}`, false},
+		{def, `{"compositeIndexes":[[{"path":"/a"},{"path":"/b"}]]}`, false},
+		{`{"compositeIndexes":[[{"path":"/a"},{"path":"/b","order":"ascending"}]]}`, `{"compositeIndexes":[[{"path":"/a","order":"ascending"},{"path":"/b"}]]}`, true},
 	} {
 		if got := parse(c.a).Equal(parse(c.b)); got != c.want {
 			t.Errorf("%s vs %s: Equal %v, want %v", c.a, c.b, got, c.want)

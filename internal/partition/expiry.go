@@ -81,7 +81,7 @@ func (p *Partition) expireChange(cmd *Command, ix *indexState, e, id string, cur
 	terms := cur.terms
 	if !cur.hasTerms || cur.pol != nil && cur.pol != ix.pol {
 		var err error
-		if terms, err = IndexTerms(old.json, ix.pol); err != nil {
+		if terms, err = p.storedTerms(old.json, cur.seq, ix.pol); err != nil {
 			return bad(err)
 		}
 	}

@@ -27,8 +27,17 @@ func IndexTerms(body []byte, pol *indexing.Policy) ([][]byte, error) {
 	return TermsOf(v, pol), nil
 }
 
-// TermsOf is IndexTerms of an item already parsed.
+// TermsOf is IndexTerms of an item already parsed. Under a manual policy an item is kept out
+// of the index unless its write says otherwise (IncludedTerms).
 func TermsOf(v value.Value, pol *indexing.Policy) [][]byte {
+	if pol.Manual() {
+		return NotIndexed()
+	}
+	return termsOf(v, pol)
+}
+
+// termsOf are the terms of the paths pol indexes.
+func termsOf(v value.Value, pol *indexing.Policy) [][]byte {
 	if pol.IndexesNothing() {
 		return nil
 	}

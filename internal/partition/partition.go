@@ -80,6 +80,10 @@ type Partition struct {
 	// every command committed since the copy's snapshot. Owned by the writer goroutine.
 	capture *capture
 
+	// mayUnindexed is set once the partition may hold an item kept out of the index (see
+	// unindexed.go); until then writes and scans need not look for one.
+	mayUnindexed atomic.Bool
+
 	// failed is set once a batch failed to sync; every later write is refused with it.
 	failed atomic.Pointer[fault.Error]
 
@@ -133,6 +137,9 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 			return nil, err
 		}
 	case !storage.IsNotFound(err):
+		return nil, err
+	}
+	if err := p.loadUnindexed(); err != nil {
 		return nil, err
 	}
 	p.seq.atLeast(st.Seq)

@@ -239,6 +239,14 @@ func (p *Partition) reindexRead(st *indexState, maxItems, maxBytes int) (items [
 			continue
 		}
 		read += len(d.json)
+		// An item its write kept out of the index (the indexing directive Exclude) stays out
+		// under any policy: its one entry, the marker, is right as it is.
+		if out, err := p.isUnindexed(snap.Get, seq); out || err != nil {
+			if err != nil {
+				return nil, 0, false, read, err
+			}
+			continue
+		}
 		x := reindexed{seq: seq, lsn: d.lsn, epk: string(d.epk)}
 		if x.del, x.add, err = rebuildDiff(d.json, st.pol, st.prevs); err != nil {
 			return nil, 0, false, read, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", seq, err)
@@ -277,6 +285,9 @@ func (p *Partition) reindexApply(items []reindexed, after *indexState) error {
 			}
 		}
 		for _, t := range x.add {
+			if bytes.Equal(t, unindexedTerm) {
+				p.mayUnindexed.Store(true) // a manual policy: before the marker is visible
+			}
 			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, x.seq), nil); err != nil {
 				return err
 			}

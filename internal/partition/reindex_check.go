@@ -56,7 +56,8 @@ func (p *Partition) CheckIndex() error {
 		have := entries[seq]
 		slices.Sort(have)
 		delete(entries, seq)
-		match := false
+		// An item kept out of the index holds the marker alone, under any policy.
+		match := len(have) == 1 && have[0] == string(unindexedTerm)
 		for _, pol := range append(slices.Clone(st.prevs), st.pol) {
 			want, err := IndexTerms(d.json, pol)
 			if err != nil {

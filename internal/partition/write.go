@@ -43,8 +43,10 @@ type Operation struct {
 	IfMatch string
 	// Terms are the index terms of Item under the container's indexing policy (TermsOf),
 	// computed by the caller so that the writer does not have to; nil makes the writer
-	// compute them. TermsPolicy, when set, is the policy they were computed under: the writer
-	// computes them again if the partition's policy has changed since.
+	// compute them. An empty, non-nil slice writes none; NotIndexed keeps the item out of
+	// the index and of queries (the indexing directive Exclude). TermsPolicy, when set, is
+	// the policy they were computed under: the writer computes them again if the partition's
+	// policy has changed since.
 	Terms       [][]byte
 	TermsPolicy *indexing.Policy
 	// Mutate computes the new content and its index terms from the current JSON, for Kind
@@ -63,6 +65,9 @@ type Result struct {
 	Doc       Doc  // the version written; for Delete only its LSN
 	Created   bool // the write created the item (Create, or Upsert of a new id)
 	PrevBytes int  // size of the version replaced or deleted, 0 if none
+	// IndexTerms counts the index entries the write removed and added, which its charge
+	// includes (ru.Insert).
+	IndexTerms int
 }
 
 // BatchError says which operation of a multi-operation Execute failed; none was applied.
@@ -164,9 +169,9 @@ func (p *Partition) preRead(w *Operation) preRead {
 		return preRead{} // changed since, or unreadable: the writer reads it again
 	}
 	cur := version{seq: seq, value: v}
-	if pol := p.Policy(); w.Kind != Create && w.Kind != Read && !pol.IndexesNothing() {
+	if pol := p.Policy(); w.Kind != Create && w.Kind != Read && (!pol.IndexesNothing() || p.mayUnindexed.Load()) {
 		if d, err := decodeValue(v); err == nil {
-			if terms, err := IndexTerms(d.json, pol); err == nil {
+			if terms, err := p.storedTerms(d.json, seq, pol); err == nil {
 				cur.terms, cur.hasTerms, cur.pol = terms, true, pol
 			}
 		}
@@ -468,7 +473,8 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 				}
 				exists = false
 				if w.Kind == Expire {
-					return Change{}, Result{PrevBytes: len(cmd.Changes[len(cmd.Changes)-1].PrevJSON), Doc: Doc{LSN: cmd.LSN}}, nil
+					last := &cmd.Changes[len(cmd.Changes)-1]
+					return Change{}, Result{PrevBytes: len(last.PrevJSON), IndexTerms: len(last.IndexDel), Doc: Doc{LSN: cmd.LSN}}, nil
 				}
 			}
 		}
@@ -487,8 +493,8 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 
 	ix := wr.ix
 	item, newTerms := w.Item, w.Terms
-	if w.TermsPolicy != nil && w.TermsPolicy != ix.pol {
-		newTerms = nil // computed under a policy changed since
+	if w.TermsPolicy != nil && w.TermsPolicy != ix.pol && !isNotIndexed(newTerms) {
+		newTerms = nil // computed under a policy changed since (an exclusion holds under any)
 	}
 	switch w.Kind {
 	case Read:
@@ -528,7 +534,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 	}
 	oldTerms := cur.terms
 	if exists && (!cur.hasTerms || cur.pol != nil && cur.pol != ix.pol) {
-		if oldTerms, err = IndexTerms(old.json, ix.pol); err != nil {
+		if oldTerms, err = p.storedTerms(old.json, cur.seq, ix.pol); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
 		}
 	}
@@ -559,6 +565,9 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			}
 		}
 		ch.terms = newTerms
+		if isNotIndexed(newTerms) {
+			p.mayUnindexed.Store(true) // before the marker is visible, for pre-reads and scans
+		}
 	}
 	if exists && !ix.settled() {
 		// A rebuild runs: the replaced version's entries may follow an earlier policy.
@@ -573,6 +582,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			return Change{}, Result{}, err
 		}
 	}
+	res.IndexTerms = len(ch.IndexDel) + len(ch.IndexAdd)
 	ch.Logical = lp.add(items, delta)
 	if delta > 0 && ch.Logical.Bytes > p.maxLogical {
 		return Change{}, Result{}, fault.New(fault.PartitionFull,

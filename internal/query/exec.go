@@ -32,6 +32,7 @@ type Stats struct {
 	ItemsLoaded int
 	BytesLoaded int
 	Results     int
+	Index       IndexUse // which range index reads served the execution (indexuse.go)
 }
 
 // Options are the per-execution inputs.
@@ -84,6 +85,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	if ir, ok := src.(IndexedReader); ok && !opts.NoIndex {
 		if r, ok := p.indexRange(opts.Params, ir.Indexes); ok {
 			src = indexed{ir, r}
+			ev.stats.Index.Filter = r.Path
 		}
 	}
 	if p.streaming {
@@ -133,6 +135,12 @@ func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int,
 	results, ok, err := p.ordered(ev, s.Parts(), path, from, to, need)
 	if err != nil || !ok {
 		return nil, false, err
+	}
+	ev.stats.Index.Order = path
+	if from == nil {
+		ev.stats.Index.Filter = "" // the order's index was read whole, not the filter's
+	} else {
+		ev.stats.Index.Filter = path
 	}
 	all, err := p.finish(ev, &partial{results: results})
 	return all, err == nil, err

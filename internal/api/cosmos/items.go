@@ -28,7 +28,7 @@ func (c *call) itemRequest(withBody bool) (ct *engine.Container, o engine.ItemOp
 	return
 }
 
-// itemOptions reads the partition key and If-Match headers. Every item operation on a
+// itemOptions reads the partition key, If-Match and indexing directive headers. Every item operation on a
 // partitioned container names its partition key, as Cosmos requires; on writes it must match
 // the body's.
 func (c *call) itemOptions() (engine.ItemOptions, error) {
@@ -43,7 +43,8 @@ func (c *call) itemOptions() (engine.ItemOptions, error) {
 	}
 	o.PartitionKey = key
 	o.IfMatch = unquoted(c.r.Header.Get("If-Match"))
-	return o, nil
+	o.IndexingDirective, err = engine.ParseIndexingDirective(c.r.Header.Get("X-Ms-Indexing-Directive"))
+	return o, err
 }
 
 // itemReply writes the outcome of an item operation with its headers.

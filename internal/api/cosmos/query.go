@@ -94,7 +94,10 @@ func (c *call) queryItems() error {
 	hdr["X-Ms-Session-Token"] = []string{sessionTokens(res.Partitions)}
 	hdr["X-Ms-Content-Path"] = []string{ct.RID()}
 	hdr["X-Ms-Item-Count"] = []string{strconv.Itoa(len(res.Results))}
-	hdr["X-Ms-Documentdb-Query-Metrics"] = []string{queryMetrics(res.Stats, time.Since(started))}
+	hdr["X-Ms-Documentdb-Query-Metrics"] = []string{queryMetrics(res.Stats, prepared, time.Since(started))}
+	if isTrue(c.r.Header.Get("X-Ms-Cosmos-Populateindexmetrics")) {
+		hdr["X-Ms-Cosmos-Index-Utilization"] = []string{indexUtilization(ct.IndexMetrics(prepared, res.Stats.Index))}
+	}
 	c.reply(http.StatusOK, resultList(ct.RID(), res.Results))
 	return nil
 }
@@ -174,14 +177,17 @@ func narrow(r epk.Range, lo, hi string) (epk.Range, error) {
 	return r, nil
 }
 
-func queryMetrics(s query.Stats, d time.Duration) string {
+// queryMetrics writes x-ms-documentdb-query-metrics. retrievedDocumentCount is every item
+// the execution loaded, the whole partition when it scanned; indexUtilizationRatio is the
+// share of those that the index picked and the query returned (see indexHitRatio).
+func queryMetrics(s query.Stats, p *query.Prepared, d time.Duration) string {
 	ms := float64(d.Microseconds()) / 1000
 	return fmt.Sprintf("totalExecutionTimeInMs=%.2f;queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;"+
 		"queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;VMExecutionTimeInMs=%.2f;"+
 		"indexLookupTimeInMs=0.00;documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;"+
 		"userFunctionExecuteTimeInMs=0.00;retrievedDocumentCount=%d;retrievedDocumentSize=%d;"+
-		"outputDocumentCount=%d;outputDocumentSize=0;writeOutputTimeInMs=0.00;indexUtilizationRatio=0.00",
-		ms, ms, s.ItemsLoaded, s.BytesLoaded, s.Results)
+		"outputDocumentCount=%d;outputDocumentSize=0;writeOutputTimeInMs=0.00;indexUtilizationRatio=%.2f",
+		ms, ms, s.ItemsLoaded, s.BytesLoaded, s.Results, indexHitRatio(s, p))
 }
 
 // resultList renders query results as {"_rid", "Documents": [...], "_count"}.
