@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+
+	"github.com/partita-db/partita/internal/value"
 )
 
 // Key layout (format 3, see FormatVersion). Every key starts with one family byte, so families
@@ -286,19 +288,9 @@ func ParseUniqueKey(key []byte) (epk string, entry []byte, err error) {
 	return e, rest, nil
 }
 
-// appendEscaped writes s so that it is self-delimiting and order-preserving: each 0x00 byte
-// becomes 0x00 0xFF and the string ends with 0x00 0x01. A string that is a proper prefix of
-// another sorts first, because its terminator 0x00 0x01 is below both 0x00 0xFF and any other byte.
-func appendEscaped(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			dst = append(dst, 0, 0xFF)
-		} else {
-			dst = append(dst, s[i])
-		}
-	}
-	return append(dst, 0, 1)
-}
+// appendEscaped writes s self-delimited and order-preserving (value.AppendEscaped: a string
+// that is a proper prefix of another sorts first).
+func appendEscaped(dst []byte, s string) []byte { return value.AppendEscaped(dst, s) }
 
 func readEscaped(b []byte) (string, []byte, error) {
 	out := make([]byte, 0, len(b))

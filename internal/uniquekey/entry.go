@@ -50,22 +50,10 @@ func appendComponent(dst []byte, v value.Value) []byte {
 		v = value.NullV()
 	case value.Array, value.Object:
 		dst = append(dst, value.OrderedMarker(v.Kind()))
-		return appendEscaped(dst, value.Key(v))
+		return value.AppendEscaped(dst, value.Key(v))
 	}
 	dst, _ = value.AppendOrdered(dst, v) // a primitive: always encodable
 	return dst
-}
-
-// appendEscaped writes s self-delimited: 0x00 becomes 0x00 0xFF, and 0x00 0x01 ends it.
-func appendEscaped(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			dst = append(dst, 0, 0xFF)
-		} else {
-			dst = append(dst, s[i])
-		}
-	}
-	return append(dst, 0, 1)
 }
 
 // Key is the number of the unique key an entry belongs to.

@@ -34,17 +34,23 @@ func AppendOrdered(dst []byte, v Value) (out []byte, ok bool) {
 		}
 		return dst, true
 	case String:
-		dst = append(dst, 0x05)
-		for i := 0; i < len(v.s); i++ {
-			if v.s[i] == 0 {
-				dst = append(dst, 0, 0xFF)
-			} else {
-				dst = append(dst, v.s[i])
-			}
-		}
-		return append(dst, 0, 1), true
+		return AppendEscaped(append(dst, 0x05), v.s), true
 	}
 	return dst, false
+}
+
+// AppendEscaped appends s so that it delimits itself and keeps its order: each 0x00 byte
+// becomes 0x00 0xFF and the string ends with 0x00 0x01, which sorts below both, so a string
+// sorts before its extensions.
+func AppendEscaped(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			dst = append(dst, 0, 0xFF)
+		} else {
+			dst = append(dst, s[i])
+		}
+	}
+	return append(dst, 0, 1)
 }
 
 // MaxIndexedString is how many bytes of a string an index entry keeps. Longer strings are
