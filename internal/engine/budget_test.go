@@ -14,15 +14,8 @@ import (
 // writeUntilThrottled writes to one logical partition until a write is refused.
 func writeUntilThrottled(t *testing.T, c *Container, pk string) *fault.Error {
 	t.Helper()
-	// 60 indexed values make each create cost 7.5 RU (writes pay per index entry), so that a
-	// partition's budget runs out after fewer writes than a busy machine can sync in a second.
-	var vals []string
-	for v := range 60 {
-		vals = append(vals, fmt.Sprint(v))
-	}
-	extra := `,"v":[` + strings.Join(vals, ",") + `]`
 	for i := range 100000 {
-		_, err := c.CreateItem(item(fmt.Sprintf("%s-%d", pk, i), pk, extra), ItemOptions{})
+		_, err := c.CreateItem(item(fmt.Sprintf("%s-%d", pk, i), pk, heavyPad), ItemOptions{})
 		var se *fault.Error
 		if errors.As(err, &se) {
 			return se
@@ -34,6 +27,12 @@ func writeUntilThrottled(t *testing.T, c *Container, pk string) *fault.Error {
 	t.Fatal("never throttled")
 	return nil
 }
+
+// heavyPad makes an item of 64 KB, whose create costs about 280 RU: a partition's budget of
+// a few thousand RU/s runs out within a few dozen writes, however slowly the machine syncs
+// (a race-detector build on a busy machine syncs a few hundred small writes a second, which
+// a budget priced per 1 KB item never ran out under).
+var heavyPad = `,"pad":"` + strings.Repeat("x", 64<<10) + `"`
 
 func TestThrottling(t *testing.T) {
 	_, c := newContainer(t, Options{RateLimit: true}, ContainerSpec{})

@@ -163,7 +163,7 @@ func TestScenarios(t *testing.T) {
 				td.ScanArgs(t, "key", &key)
 				c, _ := e.Container("db", id)
 				for i := range 100000 {
-					_, err := c.CreateItem(item(fmt.Sprintf("hammer-%d", i), key, ""), ItemOptions{})
+					_, err := c.CreateItem(item(fmt.Sprintf("hammer-%d", i), key, heavyPad), ItemOptions{})
 					var se *fault.Error
 					if errors.As(err, &se) {
 						return fmt.Sprintf("%v, retry after <= 1s: %v", se.Kind, se.RetryAfter > 0 && se.RetryAfter <= time.Second)
