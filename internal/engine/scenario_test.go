@@ -26,7 +26,7 @@ import (
 //	    items over K keys (or the one key NAME), W concurrent writers, and readers that
 //	    must never fail meanwhile; prints how many were created and how each failure ended
 //	set-throughput container=C throughput=N
-//	hammer container=C key=NAME
+//	hammer container=C key=NAME [rate=N]
 //	    writes to one logical partition until a write is throttled
 //	partitions container=C [ranges]
 //	    the number of partitions, whether they tile the space and name parents, the items
@@ -162,6 +162,11 @@ func TestScenarios(t *testing.T) {
 				td.ScanArgs(t, "container", &id)
 				td.ScanArgs(t, "key", &key)
 				c, _ := e.Container("db", id)
+				if td.HasArg("rate") {
+					var rate int
+					td.ScanArgs(t, "rate", &rate)
+					slowBudgets(c, float64(rate))
+				}
 				for i := range 100000 {
 					_, err := c.CreateItem(item(fmt.Sprintf("hammer-%d", i), key, heavyPad), ItemOptions{})
 					var se *fault.Error
