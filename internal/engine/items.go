@@ -76,6 +76,14 @@ func (c *Container) parse(src document.Source, named epk.Key) (*document.Item, e
 		return nil, "", err
 	}
 	if named != nil {
+		if len(named) == 0 {
+			// The JavaScript SDK names an item whose key path holds an object or array with
+			// no values at all ([], the SDKs' PartitionKey.None): the undefined key.
+			named = make(epk.Key, len(c.paths))
+			for i := range named {
+				named[i] = epk.Undefined()
+			}
+		}
 		ne, err := c.EPK(named)
 		if err != nil {
 			return nil, "", err
