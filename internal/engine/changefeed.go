@@ -138,21 +138,10 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 	return page, nil
 }
 
-// purgeLogs removes, every purgeEvery, the changes older than the retention that the
-// all-versions change feed no longer needs, until the engine closes.
-func (e *Engine) purgeLogs() {
-	defer e.background.Done()
-	every := min(max(e.opts.ChangeFeedRetention/24, time.Minute), time.Hour) // retention 0: every minute
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case now := <-t.C:
-			e.purgeLogsOnce(now)
-		}
-	}
+// purgeEvery is how often the change feed's retention is applied: a 24th of it, between a
+// minute and an hour (retention 0: every minute).
+func (e *Engine) purgeEvery() time.Duration {
+	return min(max(e.opts.ChangeFeedRetention/24, time.Minute), time.Hour)
 }
 
 // purgeLogsOnce purges the logs of every container as of now.

@@ -86,8 +86,8 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.background.Add(2)
-	go e.purgeLogs()
-	go e.reapExpired()
+	go e.every(e.purgeEvery(), e.purgeLogsOnce)
+	go e.every(reapEvery, func(now time.Time) { e.reapOnce(now, false) })
 	e.resumeReindex()
 	return e, nil
 }
@@ -174,4 +174,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// every runs f every d, with the tick's time, until the engine closes. Callers add it to
+// e.background.
+func (e *Engine) every(d time.Duration, f func(now time.Time)) {
+	defer e.background.Done()
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case now := <-t.C:
+			f(now)
+		}
+	}
 }

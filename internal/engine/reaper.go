@@ -2,7 +2,6 @@ package engine
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/partita-db/partita/internal/partition"
@@ -35,29 +34,11 @@ const (
 type reapState struct {
 	mu      sync.Mutex // one reaping at a time (the goroutine, or a test's reapOnce)
 	cursors map[*partition.Partition]reapCursor
-	// deleted and charged count the items the reaper deleted and the request units it spent.
-	deleted atomic.Int64
-	charged atomic.Uint64 // hundredths of a request unit
 }
 
 type reapCursor struct {
 	next      uint64    // the creation sequence the pass goes on from
 	restUntil time.Time // after a pass ended: when the next may start
-}
-
-// reapExpired runs the reaper every reapEvery until the engine closes.
-func (e *Engine) reapExpired() {
-	defer e.background.Done()
-	t := time.NewTicker(reapEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case now := <-t.C:
-			e.reapOnce(now, false)
-		}
-	}
 }
 
 // reapOnce reaps every container with time to live on, as far as the partitions' spare
@@ -109,11 +90,7 @@ func (e *Engine) reapPartition(p *partition.Partition, now time.Time) int {
 	spare := p.Budget().Spare(now)
 	deleted := 0
 	spent := 0.0
-	defer func() {
-		e.reap.cursors[p] = cur
-		e.reap.deleted.Add(int64(deleted))
-		e.reap.charged.Add(uint64(spent * 100))
-	}()
+	defer func() { e.reap.cursors[p] = cur }()
 	for spent < spare {
 		found, scan, err := p.FindExpired(cur.next, reapChunk)
 		if err != nil {

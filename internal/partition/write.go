@@ -465,17 +465,14 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		if old, err = decodeValue(cur.value); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
 		}
-		if expired := p.liveness(); expired.def != TTLOff {
-			expired.now = now
-			if expired.expired(old.json) {
-				if cur, old, lp, err = p.writeOverExpired(cmd, wr.ix, w, cur, old, lp); err != nil {
-					return Change{}, Result{}, err
-				}
-				exists = false
-				if w.Kind == Expire {
-					last := &cmd.Changes[len(cmd.Changes)-1]
-					return Change{}, Result{PrevBytes: len(last.PrevJSON), IndexTerms: len(last.IndexDel), Doc: Doc{LSN: cmd.LSN}}, nil
-				}
+		if p.expiredAt(now, old.json) {
+			if cur, old, lp, err = p.writeOverExpired(cmd, wr.ix, w, cur, old, lp); err != nil {
+				return Change{}, Result{}, err
+			}
+			exists = false
+			if w.Kind == Expire {
+				last := &cmd.Changes[len(cmd.Changes)-1]
+				return Change{}, Result{PrevBytes: len(last.PrevJSON), IndexTerms: len(last.IndexDel), Doc: Doc{LSN: cmd.LSN}}, nil
 			}
 		}
 	}
@@ -521,9 +518,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			if t, err = decodeValue(taken.value); err != nil {
 				return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
 			}
-			expired := p.liveness()
-			expired.now = now
-			if expired.def == TTLOff || !expired.expired(t.json) {
+			if !p.expiredAt(now, t.json) {
 				return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 			}
 			if lp, err = p.expireChange(cmd, wr.ix, e, item.ID, taken, t, lp); err != nil {

@@ -679,19 +679,9 @@ func (p *Prepared) project(ev *evaluator, r row) (value.Value, error) {
 	switch {
 	case s.Value != nil:
 		return ev.eval(s.Value, r)
-	case s.Star:
-		if p.q.From == nil {
-			return value.Undef(), fault.New(fault.BadRequest, "SELECT * needs a FROM clause")
-		}
-		if len(p.q.From.Joins) == 0 {
-			v, _ := r.lookup(p.q.From.Source.Alias)
-			return v, nil
-		}
-		ms := make([]value.Member, 0, len(r))
-		for _, b := range r {
-			ms = append(ms, value.Member{Key: b.name, Val: b.val})
-		}
-		return value.Obj(ms), nil
+	case s.Star: // binding allows it with exactly one source (bind.go)
+		v, _ := r.lookup(p.q.From.Source.Alias)
+		return v, nil
 	}
 	ms := make([]value.Member, 0, len(s.Items))
 	for i, it := range s.Items {

@@ -2,7 +2,6 @@ package cosmos
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/partita-db/partita/internal/engine"
 )
@@ -13,7 +12,7 @@ import (
 // flight. Partita has no lazy indexing (a "lazy" policy indexes consistently), so the lazy
 // indexing progress header is not sent.
 func (c *call) setIndexProgress(info engine.ContainerInfo) {
-	if !strings.EqualFold(c.r.Header.Get("X-Ms-Documentdb-Populatequotainfo"), "true") {
+	if !isTrue(c.r.Header.Get("X-Ms-Documentdb-Populatequotainfo")) {
 		return
 	}
 	c.set("X-Ms-Documentdb-Collection-Index-Transformation-Progress", strconv.Itoa(info.IndexProgress))
