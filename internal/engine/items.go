@@ -18,6 +18,9 @@ type ItemOptions struct {
 	// IndexingDirective is the write's x-ms-indexing-directive: "" (the policy's default),
 	// "Include" or "Exclude" (see indexpolicy.go).
 	IndexingDirective string
+	// PreTriggers and PostTriggers name the container's triggers to run around a write
+	// (x-ms-documentdb-pre-trigger-include / post-trigger-include); at most one of each.
+	PreTriggers, PostTriggers []string
 }
 
 // ItemResult is the outcome of an item operation. Charge is set on failures too.
