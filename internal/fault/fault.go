@@ -42,6 +42,9 @@ const (
 	Aborted
 	// Unavailable: the server cannot serve the request now (shutting down, storage failed).
 	Unavailable
+	// Timeout: the request ran past its time limit and was stopped, leaving nothing changed
+	// (a script that ran too long).
+	Timeout
 )
 
 var kindNames = [...]string{
@@ -49,6 +52,7 @@ var kindNames = [...]string{
 	Forbidden: "forbidden", NotFound: "not found", Conflict: "conflict",
 	PreconditionFailed: "precondition failed", TooLarge: "too large", PartitionFull: "partition full",
 	Throttled: "throttled", Gone: "gone", Aborted: "aborted", Unavailable: "unavailable",
+	Timeout: "timeout",
 }
 
 func (k Kind) String() string {

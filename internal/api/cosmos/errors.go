@@ -37,6 +37,7 @@ var wireErrors = [...]wireError{
 	fault.Gone:               {http.StatusGone, 0, "Gone"},
 	fault.Aborted:            {http.StatusFailedDependency, 0, "FailedDependency"},
 	fault.Unavailable:        {http.StatusServiceUnavailable, 0, "ServiceUnavailable"},
+	fault.Timeout:            {http.StatusRequestTimeout, 0, "RequestTimeout"},
 }
 
 // goneSubstatus is the substatus of each reason for Gone.

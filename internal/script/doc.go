@@ -1,0 +1,35 @@
+// Package script runs the JavaScript of a container's stored procedures, triggers and
+// user-defined functions, with github.com/dop251/goja.
+//
+// A Runner compiles each distinct script body once and keeps a small pool of runtimes per
+// compiled script, each with the function already evaluated and the server-side API installed.
+// A call borrows a runtime, runs, and gives it back; a runtime whose call was interrupted
+// (time, memory) or panicked is dropped, never reused. Runtimes are never shared between
+// different scripts, so what one script does to its globals cannot reach another.
+//
+// Procedures and triggers reach data only through a Collection, which the caller (the engine)
+// implements over one logical partition and one transaction: this package knows nothing of
+// partitions, storage or HTTP. The API the script sees is Cosmos DB's server-side API:
+//
+//	getContext().getCollection()   createDocument, upsertDocument, readDocument,
+//	                               replaceDocument, deleteDocument, queryDocuments,
+//	                               readDocuments, getSelfLink
+//	getContext().getRequest()      getBody, setBody, getValue, setValue, getMaxItemCount
+//	getContext().getResponse()     getBody, setBody, getValue, setValue, getMaxItemCount
+//	getContext().abort(err)
+//	__                             the collection, with the same methods
+//	console.log                    collected for x-ms-documentdb-script-log-results
+//
+// Collection methods return whether the operation was accepted: false once the call has used
+// most of its time or operations, after which the script should stop and report how far it
+// got. Callbacks run after the function that asked for them returns, in order, as the
+// service's asynchronous API does, so recursion through callbacks does not grow the stack.
+//
+// Every call is bounded (Limits): a time budget enforced by interrupting the runtime, a call
+// depth, caps on argument and result sizes, size caps on the built-ins that allocate in one
+// step (String.prototype.repeat, Array.prototype.fill and join, typed arrays), and a memory
+// watch that interrupts a call whose allocations run away. A failure of any kind ends that
+// call with an error (*fault.Error) and leaves the process and every other call unaffected.
+//
+// It must never import the engine, storage or a front end.
+package script

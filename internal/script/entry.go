@@ -1,0 +1,139 @@
+package script
+
+import (
+	"github.com/dop251/goja"
+
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// Outcome is what a procedure or trigger call left besides its writes.
+type Outcome struct {
+	// Body is the response body the script set, as JSON; nil when it set none.
+	Body []byte
+	// Request is, for a pre-trigger that called setBody on the request, the document that
+	// replaces the incoming one; nil otherwise.
+	Request []byte
+	// Log is what console.log collected, when logging was asked for.
+	Log string
+	// Ops counts the collection operations the call made.
+	Ops int
+}
+
+// Procedure runs a stored procedure's body with args, a JSON array whose elements become the
+// function's arguments, over coll.
+func (r *Runner) Procedure(body string, args []byte, coll Collection, log bool) (Outcome, error) {
+	if len(args) > r.limits.MaxInputBytes {
+		return Outcome{}, fault.New(fault.TooLarge, "The arguments are %d bytes; the limit is %d", len(args), r.limits.MaxInputBytes)
+	}
+	c := &call{coll: coll, logging: log, req: message{json: args}}
+	var out Outcome
+	err := r.run(body, c, func(v *vm) (goja.Value, error) {
+		list := []goja.Value{}
+		if len(args) > 0 {
+			arr, ok := v.fromJSON(args).(*goja.Object)
+			if !ok || arr.ClassName() != "Array" {
+				return nil, fault.New(fault.BadRequest, "The arguments of a stored procedure must be a JSON array")
+			}
+			if err := v.rt.ExportTo(arr, &list); err != nil {
+				return nil, fault.New(fault.BadRequest, "The arguments of a stored procedure must be a JSON array")
+			}
+		}
+		return v.fn(goja.Undefined(), list...)
+	}, func(v *vm) (err error) {
+		out, err = c.outcome(v)
+		return err
+	})
+	out.Log, out.Ops = c.log.String(), c.ops
+	return out, err
+}
+
+// TriggerCall is the operation a trigger runs around.
+type TriggerCall struct {
+	// Operation is the operation's name: "Create", "Replace", "Upsert" or "Delete".
+	Operation string
+	// Request is the incoming document (pre-triggers); Response the stored one (post-triggers).
+	Request, Response []byte
+	Log               bool
+}
+
+// Trigger runs a trigger's body over coll. A pre-trigger may replace the incoming document
+// (Outcome.Request); a post-trigger may write more; a throw from either fails the operation.
+func (r *Runner) Trigger(body string, t TriggerCall, coll Collection) (Outcome, error) {
+	c := &call{coll: coll, logging: t.Log, req: message{json: t.Request, headers: map[string]string{"x-ms-trigger-operation": t.Operation}},
+		resp: message{json: t.Response}}
+	var out Outcome
+	err := r.run(body, c, func(v *vm) (goja.Value, error) {
+		return v.fn(goja.Undefined())
+	}, func(v *vm) (err error) {
+		out, err = c.outcome(v)
+		return err
+	})
+	out.Log, out.Ops = c.log.String(), c.ops
+	return out, err
+}
+
+// outcome serializes what the script set.
+func (c *call) outcome(v *vm) (Outcome, error) {
+	var out Outcome
+	if c.resp.set {
+		if b, err := v.stringify(goja.Undefined(), c.resp.body); err != nil {
+			return out, err
+		} else if !goja.IsUndefined(b) {
+			out.Body = []byte(b.String())
+		}
+		if len(out.Body) > c.limits.MaxOutputBytes {
+			return out, fault.New(fault.TooLarge, "The script's response body is %d bytes; the limit is %d", len(out.Body), c.limits.MaxOutputBytes)
+		}
+	}
+	if c.req.set {
+		b, err := v.stringify(goja.Undefined(), c.req.body)
+		if err != nil {
+			return out, err
+		}
+		if goja.IsUndefined(b) {
+			return out, fault.New(fault.BadRequest, "The trigger set a request body that is not a JSON value")
+		}
+		out.Request = []byte(b.String())
+	}
+	return out, nil
+}
+
+// Function returns a user-defined function's body as a Go function over query values. Each
+// call borrows a runtime, so the function may be called from several goroutines at once.
+func (r *Runner) Function(body string) (func(args []value.Value) (value.Value, error), error) {
+	if _, err := r.compile(body); err != nil {
+		return nil, err
+	}
+	return func(args []value.Value) (value.Value, error) {
+		var buf []byte
+		var res value.Value
+		err := r.run(body, &call{}, func(v *vm) (goja.Value, error) {
+			vals := make([]goja.Value, len(args))
+			for i, a := range args {
+				if a.IsUndefined() {
+					vals[i] = goja.Undefined()
+					continue
+				}
+				buf = value.AppendJSON(buf[:0], a)
+				vals[i] = v.fromJSON(buf)
+			}
+			ret, err := v.fn(goja.Undefined(), vals...)
+			if err != nil {
+				return nil, err
+			}
+			if goja.IsUndefined(ret) {
+				res = value.Undef()
+				return ret, nil
+			}
+			s, err := v.stringify(goja.Undefined(), ret)
+			if err != nil || goja.IsUndefined(s) {
+				res = value.Undef() // a function or symbol: undefined, as in a projection
+				return ret, err
+			}
+			res, err = value.Parse([]byte(s.String()))
+			return ret, err
+		}, nil)
+		return res, err
+	}, nil
+}

@@ -1,0 +1,179 @@
+package script
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// memColl is a Collection over a map, for tests of the runtime alone.
+type memColl struct{ docs map[string][]byte }
+
+func newMem() *memColl { return &memColl{docs: map[string][]byte{}} }
+
+func (m *memColl) SelfLink() string { return "dbs/AAAA/colls/AAAAAAAA/" }
+func (m *memColl) put(doc []byte, must int) ([]byte, error) {
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, fault.New(fault.BadRequest, "bad json")
+	}
+	id, _ := d["id"].(string)
+	if d["pk"] != nil && d["pk"] != "a" {
+		return nil, ErrOtherPartition
+	}
+	_, exists := m.docs[id]
+	if must > 0 && exists {
+		return nil, fault.New(fault.Conflict, "Resource with specified id or name already exists.")
+	}
+	if must < 0 && !exists {
+		return nil, fault.New(fault.NotFound, "Resource Not Found")
+	}
+	m.docs[id] = doc
+	return doc, nil
+}
+func (m *memColl) Create(doc []byte, o WriteOptions) ([]byte, error) { return m.put(doc, 1) }
+func (m *memColl) Upsert(doc []byte, o WriteOptions) ([]byte, error) { return m.put(doc, 0) }
+func (m *memColl) Replace(ref DocRef, doc []byte, o WriteOptions) ([]byte, error) {
+	return m.put(doc, -1)
+}
+func (m *memColl) Read(ref DocRef, o WriteOptions) ([]byte, error) {
+	if d, ok := m.docs[ref.ID]; ok {
+		return d, nil
+	}
+	return nil, fault.New(fault.NotFound, "Resource Not Found")
+}
+func (m *memColl) Delete(ref DocRef, o WriteOptions) error {
+	if _, ok := m.docs[ref.ID]; !ok {
+		return fault.New(fault.NotFound, "Resource Not Found")
+	}
+	delete(m.docs, ref.ID)
+	return nil
+}
+func (m *memColl) Query(q Query, o FeedOptions) (Page, error) { return m.ReadAll(o) }
+func (m *memColl) ReadAll(o FeedOptions) (Page, error) {
+	ids := make([]string, 0, len(m.docs))
+	for id := range m.docs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var p Page
+	for _, id := range ids {
+		p.Docs = append(p.Docs, m.docs[id])
+	}
+	return p, nil
+}
+
+const bulkImport = `function bulkImport(docs) {
+	var collection = getContext().getCollection();
+	var count = 0;
+	if (docs.length == 0) { getContext().getResponse().setBody(0); return; }
+	tryCreate(docs[count], callback);
+	function tryCreate(doc, callback) {
+		var isAccepted = collection.createDocument(collection.getSelfLink(), doc, callback);
+		if (!isAccepted) getContext().getResponse().setBody(count);
+	}
+	function callback(err, doc, options) {
+		if (err) throw err;
+		count++;
+		if (count >= docs.length) getContext().getResponse().setBody(count);
+		else tryCreate(docs[count], callback);
+	}
+}`
+
+func TestProcedureBulkImportThroughCallbacks(t *testing.T) {
+	r := NewRunner(Limits{MaxOperations: 5000})
+	docs := make([]map[string]any, 3000) // deeper than the call depth if callbacks recursed
+	for i := range docs {
+		docs[i] = map[string]any{"id": fmt.Sprint(i), "pk": "a"}
+	}
+	args, _ := json.Marshal([]any{docs})
+	m := newMem()
+	out, err := r.Procedure(bulkImport, args, m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Body) != "3000" || len(m.docs) != 3000 {
+		t.Fatalf("body %s, %d docs", out.Body, len(m.docs))
+	}
+	// With a smaller quota the procedure reports how far it got.
+	r = NewRunner(Limits{MaxOperations: 100})
+	m = newMem()
+	out, err = r.Procedure(bulkImport, args, m, false)
+	if err != nil || string(out.Body) != "100" || len(m.docs) != 100 {
+		t.Fatalf("body %s, %d docs, %v", out.Body, len(m.docs), err)
+	}
+}
+
+func TestProcedureFailures(t *testing.T) {
+	r := NewRunner(Limits{Timeout: time.Second, MaxMemory: 64 << 20})
+	for _, tc := range []struct {
+		name, body string
+		kind       fault.Kind
+		msg        string
+	}{
+		{"throw", `function () { throw new Error("boom") }`, fault.BadRequest, "Exception = Error: boom"},
+		{"infinite loop", `function () { while (true) {} }`, fault.Timeout, "time limit"},
+		{"recursion", `function f() { return f() + 1 }`, fault.BadRequest, "Maximum call stack size exceeded"},
+		{"repeat", `function () { return "x".repeat(1 << 30) }`, fault.BadRequest, "Invalid string length"},
+		{"big array", `function () { new Array(1e9).fill(0) }`, fault.BadRequest, "Invalid array length"},
+		{"typed", `function () { new Float64Array(1 << 28) }`, fault.BadRequest, "Invalid array length"},
+		{"alloc loop", `function () { var a = []; while (true) a.push(new Array(100000).fill(1)) }`, fault.BadRequest, "memory limit"},
+		{"conflict thrown on", `function () { var c = getContext().getCollection();
+			c.createDocument(c.getSelfLink(), {id: "x"}, function (err) { if (err) throw err;
+			c.createDocument(c.getSelfLink(), {id: "x"}, function (err) { if (err) throw err; }); }); }`, fault.Conflict, "already exists"},
+		{"no callback", `function () { var c = getContext().getCollection(); c.readDocument("dbs/d/colls/c/docs/nope"); }`, fault.NotFound, ""},
+		{"other partition", `function () { var c = getContext().getCollection();
+			try { c.createDocument(c.getSelfLink(), {id: "y", pk: "b"}, function () {}); } catch (e) {} }`, fault.BadRequest, "cannot reference partition keys"},
+		{"abort", `function () { getContext().abort(new Error("stop")) }`, fault.BadRequest, "Error: stop"},
+		{"syntax", `function ( {`, fault.BadRequest, "compiling"},
+		{"not a function", `42`, fault.BadRequest, "not a function"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := r.Procedure(tc.body, nil, newMem(), false)
+			var f *fault.Error
+			if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Message, tc.msg) {
+				t.Fatalf("got %v, want %v containing %q", err, tc.kind, tc.msg)
+			}
+		})
+	}
+	// The runner still works after all that.
+	out, err := r.Procedure(`function (a, b) { getContext().getResponse().setBody({sum: a + b}); console.log("hi", a) }`, []byte(`[1, 2]`), newMem(), true)
+	if err != nil || string(out.Body) != `{"sum":3}` || out.Log != "hi 1" {
+		t.Fatalf("%s %q %v", out.Body, out.Log, err)
+	}
+}
+
+func TestTriggerSetsRequestBody(t *testing.T) {
+	r := NewRunner(Limits{})
+	out, err := r.Trigger(`function () { var req = getContext().getRequest(); var d = req.getBody(); d.ts = 5; req.setBody(d); }`,
+		TriggerCall{Operation: "Create", Request: []byte(`{"id":"a"}`)}, newMem())
+	if err != nil || string(out.Request) != `{"id":"a","ts":5}` {
+		t.Fatalf("%s %v", out.Request, err)
+	}
+}
+
+func TestFunction(t *testing.T) {
+	r := NewRunner(Limits{Timeout: 200 * time.Millisecond})
+	f, err := r.Function(`function tax(income) { if (income < 0) throw new Error("negative"); return {t: income * 0.1}; }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f([]value.Value{value.Num(100)})
+	if err != nil || v.String() != `{"t":10}` {
+		t.Fatalf("%v %v", v, err)
+	}
+	if _, err := f([]value.Value{value.Num(-1)}); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Fatal(err)
+	}
+	g, _ := r.Function(`function () { return getContext() }`)
+	if _, err := g(nil); err == nil || !strings.Contains(err.Error(), "only compute") {
+		t.Fatal(err)
+	}
+}
