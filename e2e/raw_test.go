@@ -188,7 +188,7 @@ func TestRawRequestsRefused(t *testing.T) {
 		t.Fatalf("refused requests changed the data:\nbefore %s\nafter  %s", before, after)
 	}
 	// A kind of resource Partita does not serve is named as such, not blamed on its parent.
-	if _, _, b := ok.do(t, "GET", "/dbs/db/colls/c/sprocs", nil, nil); !strings.Contains(cosmosError(t, b), "stored procedures") {
+	if _, _, b := ok.do(t, "GET", "/dbs/db/colls/c/conflicts", nil, nil); !strings.Contains(cosmosError(t, b), "does not serve conflicts") {
 		t.Fatalf("unserved kind: %s", b)
 	}
 	if code, _, _ := ok.do(t, "GET", "/dbs/db2", nil, nil); code != 404 {

@@ -37,6 +37,12 @@ type containerRecord struct {
 	// UniqueKeys is the unique key policy as given at creation, re-encoded; absent for none.
 	// It never changes.
 	UniqueKeys json.RawMessage `json:"uniqueKeyPolicy,omitempty"`
+	// Scripts are the container's stored procedures, triggers and user-defined functions, in
+	// creation order (scripts.go). They live here so that they are loaded, split and deleted
+	// with the container; every change to the record (splits, policies) carries them along.
+	Scripts []scriptRecord `json:"scripts,omitempty"`
+	// NextScript is the number in the rid of the last script created; never reused.
+	NextScript uint64 `json:"nextScript,omitempty"`
 }
 
 type rangeRecord struct {

@@ -43,6 +43,8 @@ type Container struct {
 	reindexing atomic.Bool
 	// unique is the unique key policy; fixed at creation, nil for none.
 	unique *uniquekey.Policy
+	// scripts are the container's scripts as of c.rec, for lookups without the lock (scripts.go).
+	scripts atomic.Pointer[scriptSet]
 }
 
 // policy is the indexing policy writes follow.
@@ -206,6 +208,7 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 		return nil, err
 	}
 	c.index.Store(pol)
+	c.scripts.Store(c.newScriptSet(rec.Scripts))
 	for _, p := range rec.PartitionKey.Paths {
 		segs, err := splitPath(p)
 		if err != nil {

@@ -1,5 +1,6 @@
 // Package rid makes Cosmos resource ids (_rid): a database's is 4 bytes, a container's is its
-// database's followed by 4 of its own, an item's is its container's followed by 8 of its own.
+// database's followed by 4 of its own, an item's or a script's is its container's followed by
+// 8 of its own.
 // On the wire they are base64 with '-' in place of '/'. The JavaScript SDK relies on these
 // lengths (it tracks session tokens only when a container rid decodes to 8 bytes).
 //
@@ -41,6 +42,28 @@ func Item(c Container, own [8]byte) string {
 	copy(b[:8], c[:])
 	copy(b[8:], own[:])
 	return encoding.EncodeToString(b[:])
+}
+
+// ChildKind tags the rid of a container's child other than an item (a script) with Cosmos's
+// code for its kind (CollectionChildResourceType), in the high four bits of the last byte.
+type ChildKind byte
+
+// The tags Cosmos gives stored procedures, triggers and user-defined functions.
+const (
+	UserDefinedFunction ChildKind = 6
+	Trigger             ChildKind = 7
+	StoredProcedure     ChildKind = 8
+)
+
+// Child makes the rid of child number n (below 2^48) of kind k in container c: its own 8
+// bytes are a marker byte with the high bit set, n in the next six bytes and the kind's tag
+// in the last. An item's own bytes are its creation sequence, big-endian, whose first byte
+// would need 2^63 items to reach the marker, so the two never meet; and children of different
+// kinds differ in their tag.
+func Child(c Container, k ChildKind, n uint64) string {
+	var own [8]byte
+	binary.BigEndian.PutUint64(own[:], 1<<63|(n&(1<<48-1))<<8|uint64(k)<<4)
+	return Item(c, own)
 }
 
 func (d Database) String() string  { return encoding.EncodeToString(d[:]) }

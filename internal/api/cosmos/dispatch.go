@@ -71,6 +71,27 @@ func (c *call) dispatch() error {
 		case http.MethodPatch:
 			return c.patchItem()
 		}
+	case "dbs/*/colls/*/sprocs", "dbs/*/colls/*/triggers", "dbs/*/colls/*/udfs":
+		switch {
+		case m == http.MethodGet:
+			return c.listScripts()
+		case m == http.MethodPost && isQuery(c.r):
+			return c.queryScripts()
+		case m == http.MethodPost:
+			return c.createScript()
+		}
+	case "dbs/*/colls/*/sprocs/*", "dbs/*/colls/*/triggers/*", "dbs/*/colls/*/udfs/*":
+		switch {
+		case m == http.MethodGet:
+			return c.readScript()
+		case m == http.MethodPut:
+			return c.replaceScript()
+		case m == http.MethodDelete:
+			return c.deleteScript()
+		// Not a query: a read-only key may sign queries (auth.go), and execution may write.
+		case m == http.MethodPost && c.res.segs[4] == "sprocs" && !isQuery(c.r):
+			return c.executeProcedure()
+		}
 	case "dbs/*/colls/*/pkranges":
 		if m == http.MethodGet {
 			return c.partitionKeyRanges()
@@ -106,8 +127,7 @@ func isQuery(r *http.Request) bool {
 
 // cosmosKinds are the resource kinds of Cosmos DB's REST API that Partita does not serve (yet).
 var cosmosKinds = map[string]string{
-	"users": "users", "permissions": "permissions", "sprocs": "stored procedures",
-	"triggers": "triggers", "udfs": "user-defined functions", "conflicts": "conflicts",
+	"users": "users", "permissions": "permissions", "conflicts": "conflicts",
 	"attachments": "attachments", "clientencryptionkeys": "client encryption keys",
 	"schemas": "schemas", "media": "media", "addresses": "addresses",
 }

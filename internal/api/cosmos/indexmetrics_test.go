@@ -27,23 +27,7 @@ func indexTestServer(t *testing.T) func(method, path, resType, resLink, body str
 		Indexing: []byte(policy)}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandler(e, Options{Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _ := masterkey.Parse(testKey)
-	do := func(method, path, resType, resLink, body string, hdr map[string]string) *httptest.ResponseRecorder {
-		date := time.Now().UTC().Format(http.TimeFormat)
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		req.Header.Set("x-ms-date", date)
-		req.Header.Set("Authorization", key.Authorization(strings.ToLower(method), resType, resLink, date))
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		return w
-	}
+	do := signedRequests(t, e)
 	for _, it := range []struct{ body, directive string }{
 		{`{"id":"bob","pk":"p","name":"Bob","age":25}`, ""},
 		{`{"id":"cyd","pk":"p","name":"Cyd","age":25}`, "Exclude"},
@@ -55,6 +39,28 @@ func indexTestServer(t *testing.T) func(method, path, resType, resLink, body str
 		}
 	}
 	return do
+}
+
+// signedRequests serves e through a handler and returns a function that sends it a request
+// signed for resType and resLink, as an SDK signs it.
+func signedRequests(t *testing.T, e *engine.Engine) func(method, path, resType, resLink, body string, hdr map[string]string) *httptest.ResponseRecorder {
+	h, err := NewHandler(e, Options{Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := masterkey.Parse(testKey)
+	return func(method, path, resType, resLink, body string, hdr map[string]string) *httptest.ResponseRecorder {
+		date := time.Now().UTC().Format(http.TimeFormat)
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("x-ms-date", date)
+		req.Header.Set("Authorization", key.Authorization(strings.ToLower(method), resType, resLink, date))
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
 }
 
 func TestIndexMetricsHeader(t *testing.T) {

@@ -3,9 +3,11 @@ package cosmos
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 )
 
@@ -28,23 +30,49 @@ func (c *call) itemRequest(withBody bool) (ct *engine.Container, o engine.ItemOp
 	return
 }
 
-// itemOptions reads the partition key, If-Match and indexing directive headers. Every item operation on a
-// partitioned container names its partition key, as Cosmos requires; on writes it must match
-// the body's.
+// itemOptions reads the partition key, If-Match, indexing directive and trigger headers.
+// Every item operation on a partitioned container names its partition key, as Cosmos
+// requires; on writes it must match the body's.
 func (c *call) itemOptions() (engine.ItemOptions, error) {
 	var o engine.ItemOptions
-	h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey")
-	if h == "" {
-		return o, fault.New(fault.BadRequest, "The partition key header x-ms-documentdb-partitionkey is required for operations on items of a partitioned container")
-	}
-	key, err := parsePartitionKey(h)
+	key, err := c.partitionKey()
 	if err != nil {
 		return o, err
 	}
 	o.PartitionKey = key
 	o.IfMatch = unquoted(c.r.Header.Get("If-Match"))
-	o.IndexingDirective, err = engine.ParseIndexingDirective(c.r.Header.Get("X-Ms-Indexing-Directive"))
+	if o.IndexingDirective, err = engine.ParseIndexingDirective(c.r.Header.Get("X-Ms-Indexing-Directive")); err != nil {
+		return o, err
+	}
+	if o.PreTriggers, err = c.triggerNames("X-Ms-Documentdb-Pre-Trigger-Include"); err != nil {
+		return o, err
+	}
+	o.PostTriggers, err = c.triggerNames("X-Ms-Documentdb-Post-Trigger-Include")
 	return o, err
+}
+
+// partitionKey reads the partition key header, which operations on one logical partition (on
+// items, or running a stored procedure) must send.
+func (c *call) partitionKey() (epk.Key, error) {
+	h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey")
+	if h == "" {
+		return nil, fault.New(fault.BadRequest, "The partition key header x-ms-documentdb-partitionkey is required for operations on items of a partitioned container and for running its stored procedures")
+	}
+	return parsePartitionKey(h)
+}
+
+// triggerNames reads a trigger include header. The SDKs join several names with commas; Cosmos
+// runs at most one pre-trigger and one post-trigger per operation, so more is refused.
+func (c *call) triggerNames(header string) ([]string, error) {
+	h := strings.TrimSpace(c.r.Header.Get(header))
+	if h == "" {
+		return nil, nil
+	}
+	names := strings.Split(h, ",")
+	if len(names) > 1 {
+		return nil, fault.New(fault.BadRequest, "%s names %d triggers (%q); only one trigger of each type is permitted per operation", strings.ToLower(header), len(names), h)
+	}
+	return []string{h}, nil
 }
 
 // itemReply writes the outcome of an item operation with its headers.
