@@ -25,6 +25,14 @@ func FromJSON(body []byte) Source { return Source{json: body} }
 // FromValue is an item given as a parsed value.
 func FromValue(v value.Value) Source { return Source{val: v, isValue: true} }
 
+// JSON is the item as JSON.
+func (s Source) JSON() []byte {
+	if !s.isValue {
+		return s.json
+	}
+	return value.AppendJSON(nil, s.val)
+}
+
 // Parse validates the item and extracts its partition key at paths, as Parse does for JSON.
 func (s Source) Parse(paths [][]string) (*Item, epk.Key, error) {
 	if !s.isValue {

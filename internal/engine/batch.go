@@ -59,6 +59,9 @@ type Patch struct {
 
 // PatchItem applies a partial update to the item (key, id) atomically.
 func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions) (ItemResult, error) {
+	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
+		return ItemResult{Charge: ru.Miss()}, fault.New(fault.BadRequest, "Partita does not run triggers on patch operations yet; replace the item instead")
+	}
 	e, err := c.EPK(key)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err

@@ -43,6 +43,9 @@ type Container struct {
 	reindexing atomic.Bool
 	// unique is the unique key policy; fixed at creation, nil for none.
 	unique *uniquekey.Policy
+	// locks serializes scripts' transactions against the other writes to their logical
+	// partitions.
+	locks lockTable
 	// scripts are the container's scripts as of c.rec, for lookups without the lock (scripts.go).
 	scripts atomic.Pointer[scriptSet]
 }

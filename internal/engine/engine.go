@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partita-db/partita/internal/script"
+
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
 )
@@ -34,6 +36,9 @@ type Options struct {
 	// Now, when set, is the clock items' _ts and their expiry follow (tests fake it); nil is
 	// the system clock.
 	Now func() time.Time
+	// Scripts bounds the calls of stored procedures, triggers and UDFs (zero fields: the
+	// defaults of package script).
+	Scripts script.Limits
 }
 
 // DefaultChangeFeedRetention is how long the all-versions change feed reaches back by default.
@@ -62,6 +67,9 @@ type Engine struct {
 
 	// reap is where the reaper of expired items got to; owned by its goroutine.
 	reap reapState
+
+	// scripts runs the containers' JavaScript.
+	scripts *script.Runner
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -79,7 +87,8 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, stop: make(chan struct{})}
+	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, stop: make(chan struct{}),
+		scripts: script.NewRunner(opts.Scripts)}
 	if err := e.load(); err != nil {
 		e.closePartitions()
 		db.Close()

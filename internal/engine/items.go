@@ -79,15 +79,7 @@ func (c *Container) parse(src document.Source, named epk.Key) (*document.Item, e
 		return nil, "", err
 	}
 	if named != nil {
-		if len(named) == 0 {
-			// The JavaScript SDK names an item whose key path holds an object or array with
-			// no values at all ([], the SDKs' PartitionKey.None): the undefined key.
-			named = make(epk.Key, len(c.paths))
-			for i := range named {
-				named[i] = epk.Undefined()
-			}
-		}
-		ne, err := c.EPK(named)
+		ne, err := c.EPK(c.undefinedIfNone(named))
 		if err != nil {
 			return nil, "", err
 		}
@@ -96,6 +88,20 @@ func (c *Container) parse(src document.Source, named epk.Key) (*document.Item, e
 		}
 	}
 	return item, e, nil
+}
+
+// undefinedIfNone reads a key with no values at all ([], the JavaScript SDK's
+// PartitionKey.None, which it names for an item whose key path holds an object or array) as
+// the undefined key.
+func (c *Container) undefinedIfNone(key epk.Key) epk.Key {
+	if key == nil || len(key) > 0 {
+		return key
+	}
+	key = make(epk.Key, len(c.paths))
+	for i := range key {
+		key[i] = epk.Undefined()
+	}
+	return key
 }
 
 // CreateItem creates an item given as JSON; Conflict if its (partition key, id) exists.
@@ -116,6 +122,9 @@ func (c *Container) ReplaceItem(id string, body []byte, o ItemOptions) (ItemResu
 // WriteItem creates (OpCreate), upserts (OpUpsert) or replaces (OpReplace, of the item id) an
 // item given in either form: JSON bytes, or a value a front end already holds.
 func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error) {
+	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
+		return c.writeTriggered(kind, id, src, o)
+	}
 	item, e, err := c.parse(src, o.PartitionKey)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
@@ -193,6 +202,9 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 	e, err := c.EPK(key)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
+	}
+	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
+		return c.deleteTriggered(e, id, o)
 	}
 	return c.executeOne(e, nil, partition.Operation{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 }

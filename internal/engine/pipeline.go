@@ -52,8 +52,18 @@ func (x *executed) chargeOf(i int) float64 {
 }
 
 // execute runs ops, which all address the logical partition e, through the pipeline. A lone
-// Read appends the item's JSON to dst.
+// Read appends the item's JSON to dst. Writes wait while a script's transaction holds the
+// logical partition (locks.go).
 func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (executed, error) {
+	if len(ops) > 1 || ops[0].Kind.Writes() {
+		c.locks.lockWrite(e)
+		defer c.locks.unlockWrite(e)
+	}
+	return c.apply(e, dst, ops...)
+}
+
+// apply is execute for a caller that holds the logical partition already (a script's commit).
+func (c *Container) apply(e epk.EPK, dst []byte, ops ...partition.Operation) (executed, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	p := c.routes.Load().lookup(e)

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/ru"
 )
 
 // ProcedureOptions qualify the execution of a stored procedure.
@@ -25,7 +27,55 @@ type ProcedureResult struct {
 }
 
 // ExecuteProcedure runs the stored procedure id with args (a JSON array) over one logical
-// partition, as one transaction.
+// partition, as one transaction: its reads see its writes, and the writes commit together
+// when it returns or not at all when it fails.
 func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions) (ProcedureResult, error) {
-	return ProcedureResult{}, fault.New(fault.NotFound, "not yet")
+	s, ok := c.script(ProcedureScript, id)
+	if !ok {
+		return ProcedureResult{Charge: ru.Miss()}, scriptNotFound(ProcedureScript, id)
+	}
+	e, err := c.EPK(c.undefinedIfNone(o.PartitionKey))
+	if err != nil {
+		return ProcedureResult{Charge: ru.Miss()}, err
+	}
+	var res ProcedureResult
+	x, charge, err := c.transact(e, func(t *txn) error {
+		out, err := c.e.scripts.Procedure(s.Body, args, t, o.Log)
+		res.Body, res.Log = out.Body, out.Log
+		return err
+	})
+	res.Charge = charge
+	if x.p != nil {
+		res.PartitionID, res.LSN = x.p.ID(), x.p.Stats().LSN
+	}
+	return res, err
+}
+
+// transact runs fn in a transaction over the logical partition e, holding it against
+// other writers, and commits what fn staged when it succeeds. The charge is the reads and
+// queries fn made, its time, and the commit's writes; all of it is spent from the partition's
+// budget, also when fn failed and nothing was written.
+func (c *Container) transact(e epk.EPK, fn func(t *txn) error) (committed, float64, error) {
+	t := c.newTxn(e)
+	c.splitMu.RLock()
+	p := c.routes.Load().lookup(e)
+	err := c.admit(p)
+	c.splitMu.RUnlock()
+	if err != nil {
+		return committed{}, 0, err // a throttled request costs nothing
+	}
+	c.locks.lockScript(e)
+	defer c.locks.unlockScript(e)
+	began := time.Now()
+	err = fn(t)
+	work := t.charge + ru.Script(time.Since(began))
+	spendItem(work, p, e)
+	if err != nil {
+		return committed{executed: executed{p: p}}, work, err
+	}
+	x, err := t.commit()
+	if x.p == nil {
+		x.p = p
+	}
+	return x, work + x.charge, err
 }

@@ -41,6 +41,9 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 	if keys, ok := p.PartitionKeys(c.paths, opts.Params); ok {
 		ranges = c.keyRanges(keys, r)
 	}
+	if opts.UDF == nil {
+		opts.UDF = c.udfs()
+	}
 	src := &partitionSource{ranges: ranges, index: c.policy()}
 	for _, part := range c.routes.Load().parts {
 		for _, kr := range ranges {

@@ -129,8 +129,7 @@ func (c *Container) scriptOf(r scriptRecord) Script {
 }
 
 // normalize checks what a client gives of a script and puts the trigger fields in Cosmos's
-// spelling (clearing them for other kinds). The JavaScript is not compiled here: the runtime
-// does that when the script runs.
+// spelling (clearing them for other kinds). The JavaScript is compiled by the callers.
 func (s *Script) normalize() error {
 	if err := s.Kind.check(); err != nil {
 		return err
@@ -175,6 +174,9 @@ func (c *Container) CreateScript(s Script) (Script, error) {
 	if err := s.normalize(); err != nil {
 		return Script{}, err
 	}
+	if err := c.e.scripts.Check(s.Body); err != nil {
+		return Script{}, err
+	}
 	e := c.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -204,6 +206,9 @@ func (c *Container) CreateScript(s Script) (Script, error) {
 // of s's kind and id, when ifMatch is empty or its current etag.
 func (c *Container) ReplaceScript(s Script, ifMatch string) (Script, error) {
 	if err := s.normalize(); err != nil {
+		return Script{}, err
+	}
+	if err := c.e.scripts.Check(s.Body); err != nil {
 		return Script{}, err
 	}
 	e := c.e

@@ -419,15 +419,18 @@ func likePattern(p, esc string) (*regexp.Regexp, error) {
 }
 
 func (ev *evaluator) call(x Call, r row) (value.Value, error) {
-	if x.UDF {
+	if x.UDF && ev.env.UDF == nil {
 		return value.Undef(), fault.New(fault.BadRequest, "User-defined function udf.%s does not exist in this container", x.Name)
 	}
 	if isAggregate(x.Name) {
 		return value.Undef(), fault.New(fault.BadRequest, "Aggregate %s is not allowed here: aggregates may appear only in the SELECT list", x.Name)
 	}
-	b, ok := lookupBuiltin(x.Name)
-	if !ok {
-		return value.Undef(), fault.New(fault.BadRequest, "Unknown function %s", x.Name)
+	var b builtin
+	if !x.UDF {
+		var ok bool
+		if b, ok = lookupBuiltin(x.Name); !ok {
+			return value.Undef(), fault.New(fault.BadRequest, "Unknown function %s", x.Name)
+		}
 	}
 	args := make([]value.Value, len(x.Args))
 	for i, a := range x.Args {
@@ -436,6 +439,9 @@ func (ev *evaluator) call(x Call, r row) (value.Value, error) {
 			return v, err
 		}
 		args[i] = v
+	}
+	if x.UDF {
+		return ev.env.UDF(x.Name, args)
 	}
 	return b.fn(ev.env, args), nil
 }

@@ -47,6 +47,8 @@ type Options struct {
 	// MaxRows, when positive, bounds the rows (FROM and JOIN combinations) the execution may
 	// produce; past it the query fails with 400. For filters that run where time matters.
 	MaxRows int
+	// UDF calls the user-defined functions the query names (see Env.UDF).
+	UDF func(name string, args []value.Value) (value.Value, error)
 }
 
 // Page is one page of results.
@@ -77,7 +79,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC()}, stats: &Stats{}, subs: p.subs}
+	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC(), UDF: opts.UDF}, stats: &Stats{}, subs: p.subs}
 	if opts.MaxRows > 0 {
 		ev.rowBudget = &opts.MaxRows
 	}

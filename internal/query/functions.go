@@ -19,6 +19,9 @@ import (
 // Env is what functions may depend on beyond their arguments.
 type Env struct {
 	Now time.Time // the query's single "current time", fixed for the whole query
+	// UDF calls the container's user-defined function name (udf.name(...)); nil when the
+	// query runs where there are none.
+	UDF func(name string, args []value.Value) (value.Value, error)
 }
 
 // builtin is one scalar system function.

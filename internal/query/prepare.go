@@ -235,8 +235,7 @@ func (p *Prepared) check(e Expr) error {
 			p.params[c.Name] = true
 		case Call:
 			if c.UDF {
-				err = fault.New(fault.BadRequest, "User-defined function udf.%s does not exist in this container", c.Name)
-				return
+				return // the container's, found when the query runs (Options.UDF)
 			}
 			if isAggregate(c.Name) {
 				err = fault.New(fault.BadRequest, "Aggregate %s is only allowed in the SELECT clause", c.Name)

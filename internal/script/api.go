@@ -34,7 +34,7 @@ func (v *vm) installAPI() {
 	}
 	coll := obj(map[string]func(goja.FunctionCall) goja.Value{
 		"getSelfLink":     func(goja.FunctionCall) goja.Value { return rt.ToValue(v.data().SelfLink()) },
-		"getAltLink":      func(goja.FunctionCall) goja.Value { return rt.ToValue(v.data().SelfLink()) },
+		"getAltLink":      func(goja.FunctionCall) goja.Value { return rt.ToValue(v.data().AltLink()) },
 		"createDocument":  v.writeMethod(false),
 		"upsertDocument":  v.writeMethod(true),
 		"readDocument":    v.readDocument,

@@ -6,6 +6,8 @@ package script
 type Collection interface {
 	// SelfLink is the container's link, as getSelfLink() returns it.
 	SelfLink() string
+	// AltLink is its link by name (dbs/{db}/colls/{container}), as getAltLink() returns it.
+	AltLink() string
 	Create(doc []byte, o WriteOptions) ([]byte, error)
 	Upsert(doc []byte, o WriteOptions) ([]byte, error)
 	// Replace replaces the document ref names; the result is the stored document.

@@ -19,6 +19,7 @@ type memColl struct{ docs map[string][]byte }
 func newMem() *memColl { return &memColl{docs: map[string][]byte{}} }
 
 func (m *memColl) SelfLink() string { return "dbs/AAAA/colls/AAAAAAAA/" }
+func (m *memColl) AltLink() string  { return "dbs/d/colls/c" }
 func (m *memColl) put(doc []byte, must int) ([]byte, error) {
 	var d map[string]any
 	if err := json.Unmarshal(doc, &d); err != nil {

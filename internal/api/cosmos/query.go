@@ -18,11 +18,8 @@ import (
 
 // querySpec is the body of a query request.
 type querySpec struct {
-	Query      string `json:"query"`
-	Parameters []struct {
-		Name  string          `json:"name"`
-		Value json.RawMessage `json:"value"`
-	} `json:"parameters"`
+	Query      string            `json:"query"`
+	Parameters []query.Parameter `json:"parameters"`
 }
 
 // readQuery parses a query request body and prepares the query.
@@ -34,19 +31,9 @@ func (c *call) readQuery() (*query.Prepared, map[string]value.Value, error) {
 	if strings.TrimSpace(spec.Query) == "" {
 		return nil, nil, fault.New(fault.BadRequest, "The query body needs a non-empty \"query\"")
 	}
-	params := make(map[string]value.Value, len(spec.Parameters))
-	for _, p := range spec.Parameters {
-		if !strings.HasPrefix(p.Name, "@") {
-			return nil, nil, fault.New(fault.BadRequest, "Query parameter names start with '@'; got %q", p.Name)
-		}
-		v := value.Undef()
-		if len(p.Value) > 0 {
-			var err error
-			if v, err = value.Parse(p.Value); err != nil {
-				return nil, nil, fault.New(fault.BadRequest, "The value of query parameter %s is not valid JSON", p.Name)
-			}
-		}
-		params[p.Name] = v
+	params, err := query.Params(spec.Parameters)
+	if err != nil {
+		return nil, nil, err
 	}
 	prepared, err := query.Prepare(spec.Query)
 	return prepared, params, err

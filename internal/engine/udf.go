@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// udfs is how a query over the container calls its user-defined functions, as they are when
+// the query starts; nil when the container has none. The functions are looked up and
+// compiled once per query, and may be called from the query's parallel readers at once.
+func (c *Container) udfs() func(name string, args []value.Value) (value.Value, error) {
+	set := c.scripts.Load()
+	if len(set.list[FunctionScript]) == 0 {
+		return nil
+	}
+	var fns sync.Map // name -> func([]value.Value) (value.Value, error)
+	return func(name string, args []value.Value) (value.Value, error) {
+		f, ok := fns.Load(name)
+		if !ok {
+			s, ok := set.byID[FunctionScript][name]
+			if !ok {
+				return value.Undef(), fault.New(fault.BadRequest, "User-defined function udf.%s does not exist in this container", name)
+			}
+			fn, err := c.e.scripts.Function(s.Body)
+			if err != nil {
+				return value.Undef(), err
+			}
+			f, _ = fns.LoadOrStore(name, fn)
+		}
+		return f.(func([]value.Value) (value.Value, error))(args)
+	}
+}
