@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/partita-db/partita/internal/script"
+
 	"github.com/spf13/cobra"
 
 	"github.com/partita-db/partita/internal/engine"
@@ -67,6 +69,8 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.BoolVar(&cfg.RateLimit, "rate-limit", true, "answer 429 when a partition has spent its share of the provisioned throughput for the second; --rate-limit=false only computes and reports charges")
 	f.DurationVar(&cfg.ChangeFeedRetention, "change-feed-retention", engine.DefaultChangeFeedRetention, "how far back the all-versions-and-deletes change feed reaches (replaced and deleted versions are kept that long); 0 keeps none and refuses that mode")
 	f.StringVar(&cfg.Consistency, "consistency", "Session", "the account's default consistency level (Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual); requests may ask for a weaker one. On one node every level reads every acknowledged write")
+	f.DurationVar(&cfg.ScriptTimeout, "script-timeout", script.DefaultTimeout, "time one call of a stored procedure, trigger or UDF may take before it is stopped and rolled back")
+	f.IntVar(&cfg.ScriptMaxOperations, "script-max-operations", script.DefaultMaxOperations, "document operations one script call may make; past it the server-side API answers false (not accepted) and the script should return and resume in a next call")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGINT/SIGTERM")
 	f.StringVar(&debugAddr, "debug-addr", "", "if set, serve Go's profiler (/debug/pprof/) on this HOST:PORT, without authentication; keep it on loopback")
 	return cmd

@@ -34,6 +34,11 @@ type Config struct {
 	ChangeFeedRetention time.Duration
 	// Consistency is the account's default consistency level, which requests may weaken.
 	Consistency string
+	// ScriptTimeout is the time one call of a stored procedure, trigger or UDF may take.
+	ScriptTimeout time.Duration
+	// ScriptMaxOperations is how many document operations one script call may make before
+	// they are no longer accepted.
+	ScriptMaxOperations int
 }
 
 // Validate reports the first thing wrong with c.
@@ -43,6 +48,9 @@ func (c Config) Validate() error {
 	}
 	if c.ChangeFeedRetention < 0 {
 		return errors.New("--change-feed-retention must not be negative")
+	}
+	if c.ScriptTimeout < 0 || c.ScriptMaxOperations < 0 {
+		return errors.New("--script-timeout and --script-max-operations must not be negative")
 	}
 	if err := checkAddr("--addr", c.CosmosAddr, "127.0.0.1:8081"); err != nil {
 		return err

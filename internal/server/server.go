@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partita-db/partita/internal/script"
+
 	"github.com/partita-db/partita/internal/engine"
 )
 
@@ -74,6 +76,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		Dir: cfg.DataDir, CacheSize: cfg.CacheSize, MaxLogicalPartitionBytes: cfg.MaxLogicalPartitionBytes,
 		RateLimit: cfg.RateLimit, MaxPartitionBytes: cfg.MaxPartitionBytes,
 		ChangeFeedRetention: cfg.ChangeFeedRetention,
+		Scripts:             script.Limits{Timeout: cfg.ScriptTimeout, MaxOperations: cfg.ScriptMaxOperations},
 		Logger:              log,
 	})
 	if err != nil {
