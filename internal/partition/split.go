@@ -96,6 +96,22 @@ func (p *Partition) StartSplit(at epk.EPK, left, right uint32) (*Split, error) {
 		return nil, fault.New(fault.Internal, "split point %s is not inside %v", at.Hex(), p.rng)
 	}
 	s := &Split{p: p, at: at, left: left, right: right}
+	// A split cut short by a crash (no Abort ran) leaves its children's entries behind, and
+	// the next attempt reuses the child ids (they are taken only when a split commits), maybe
+	// with another split point: entries left in the wrong child would list items twice.
+	// Clearing the children's spans first makes every attempt start from nothing. The batch
+	// precedes the backfill's in the write-ahead log, so a crash cannot keep one without the
+	// other.
+	b := p.db.NewBatch()
+	defer b.Close()
+	for _, id := range []uint32{left, right} {
+		if err := deletePartitionEntries(b, p.container, id); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.Commit(); err != nil {
+		return nil, fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
+	}
 	err := p.control(func() {
 		p.capture = &capture{}
 		s.snap = p.db.NewSnapshot()
