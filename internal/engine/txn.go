@@ -198,12 +198,18 @@ func checkETag(cur *version, ifMatch string) error {
 	return fault.New(fault.PreconditionFailed, "Operation cannot be performed because one of the specified precondition is not met.")
 }
 
-func (t *txn) Create(doc []byte, o script.WriteOptions) ([]byte, error) {
+// incoming parses a document to create or upsert and finds the version it would meet.
+func (t *txn) incoming(doc []byte) (*document.Item, *version, error) {
 	item, err := t.parse(doc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cur, err := t.current(item.ID)
+	return item, cur, err
+}
+
+func (t *txn) Create(doc []byte, o script.WriteOptions) ([]byte, error) {
+	item, cur, err := t.incoming(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +220,7 @@ func (t *txn) Create(doc []byte, o script.WriteOptions) ([]byte, error) {
 }
 
 func (t *txn) Upsert(doc []byte, o script.WriteOptions) ([]byte, error) {
-	item, err := t.parse(doc)
-	if err != nil {
-		return nil, err
-	}
-	cur, err := t.current(item.ID)
+	item, cur, err := t.incoming(doc)
 	if err != nil {
 		return nil, err
 	}

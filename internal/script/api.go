@@ -182,17 +182,13 @@ var ErrOtherPartition = fault.New(fault.BadRequest, "Requests originating from s
 func (v *vm) writeMethod(upsert bool) func(goja.FunctionCall) goja.Value {
 	return func(fc goja.FunctionCall) goja.Value {
 		coll := v.data()
-		doc := fc.Argument(1)
-		if _, ok := doc.(*goja.Object); !ok {
-			panic(v.rt.NewTypeError("The document to write must be an object"))
-		}
+		doc := v.document(fc.Argument(1))
 		opts, cb := v.optionsAndCallback(fc, 2)
 		if !v.current().accept() {
 			return v.rt.ToValue(false)
 		}
-		o := doc.(*goja.Object)
-		if id := o.Get("id"); (id == nil || goja.IsUndefined(id)) && !optBool(opts, "disableAutomaticIdGeneration") {
-			_ = o.Set("id", newID())
+		if id := doc.Get("id"); (id == nil || goja.IsUndefined(id)) && !optBool(opts, "disableAutomaticIdGeneration") {
+			_ = doc.Set("id", newID())
 		}
 		body := v.toJSON(doc)
 		var out []byte
@@ -203,9 +199,24 @@ func (v *vm) writeMethod(upsert bool) func(goja.FunctionCall) goja.Value {
 			out, err = coll.Create(body, writeOptions(opts))
 		}
 		v.fatalIf(err)
-		v.finish(cb, err, func() []goja.Value { return []goja.Value{v.fromJSON(out), v.rt.NewObject()} })
+		v.finishDocument(cb, out, err)
 		return v.rt.ToValue(true)
 	}
+}
+
+// document is the document argument of a write, which must be an object.
+func (v *vm) document(arg goja.Value) *goja.Object {
+	doc, ok := arg.(*goja.Object)
+	if !ok {
+		panic(v.rt.NewTypeError("The document to write must be an object"))
+	}
+	return doc
+}
+
+// finishDocument hands a document operation's outcome to its callback: the document and
+// (empty) response options.
+func (v *vm) finishDocument(cb goja.Callable, out []byte, err error) {
+	v.finish(cb, err, func() []goja.Value { return []goja.Value{v.fromJSON(out), v.rt.NewObject()} })
 }
 
 func (v *vm) readDocument(fc goja.FunctionCall) goja.Value {
@@ -216,24 +227,21 @@ func (v *vm) readDocument(fc goja.FunctionCall) goja.Value {
 		return v.rt.ToValue(false)
 	}
 	out, err := coll.Read(ref, writeOptions(opts))
-	v.finish(cb, err, func() []goja.Value { return []goja.Value{v.fromJSON(out), v.rt.NewObject()} })
+	v.finishDocument(cb, out, err)
 	return v.rt.ToValue(true)
 }
 
 func (v *vm) replaceDocument(fc goja.FunctionCall) goja.Value {
 	coll := v.data()
 	ref := v.docRef(fc.Argument(0))
-	doc := fc.Argument(1)
-	if _, ok := doc.(*goja.Object); !ok {
-		panic(v.rt.NewTypeError("The document to write must be an object"))
-	}
+	doc := v.document(fc.Argument(1))
 	opts, cb := v.optionsAndCallback(fc, 2)
 	if !v.current().accept() {
 		return v.rt.ToValue(false)
 	}
 	out, err := coll.Replace(ref, v.toJSON(doc), writeOptions(opts))
 	v.fatalIf(err)
-	v.finish(cb, err, func() []goja.Value { return []goja.Value{v.fromJSON(out), v.rt.NewObject()} })
+	v.finishDocument(cb, out, err)
 	return v.rt.ToValue(true)
 }
 

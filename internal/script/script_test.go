@@ -113,7 +113,10 @@ func TestProcedureBulkImportThroughCallbacks(t *testing.T) {
 }
 
 func TestProcedureFailures(t *testing.T) {
-	r := NewRunner(Limits{Timeout: time.Second, MaxMemory: 64 << 20})
+	// A generous time budget, so that a loaded machine cannot turn the memory case into a
+	// timeout; the infinite loop gets its own short one.
+	r := NewRunner(Limits{Timeout: time.Minute, MaxMemory: 64 << 20})
+	quick := NewRunner(Limits{Timeout: 300 * time.Millisecond})
 	for _, tc := range []struct {
 		name, body string
 		kind       fault.Kind
@@ -137,7 +140,11 @@ func TestProcedureFailures(t *testing.T) {
 		{"not a function", `42`, fault.BadRequest, "not a function"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := r.Procedure(tc.body, nil, newMem(), false)
+			run := r
+			if tc.kind == fault.Timeout {
+				run = quick
+			}
+			_, err := run.Procedure(tc.body, nil, newMem(), false)
 			var f *fault.Error
 			if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Message, tc.msg) {
 				t.Fatalf("got %v, want %v containing %q", err, tc.kind, tc.msg)
