@@ -378,6 +378,12 @@ func (v *vm) messageObject(get func() *message) *goja.Object {
 		m.headers[strings.ToLower(fc.Argument(0).String())] = fc.Argument(1).String()
 		return goja.Undefined()
 	})
+	_ = o.Set("getOperationType", func(goja.FunctionCall) goja.Value {
+		if op := get().operation; op != "" {
+			return v.rt.ToValue(op)
+		}
+		return goja.Undefined()
+	})
 	_ = o.Set("getMaxItemCount", func(goja.FunctionCall) goja.Value {
 		if h, ok := get().headers["x-ms-max-item-count"]; ok {
 			return v.rt.ToValue(h)

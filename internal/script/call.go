@@ -35,6 +35,8 @@ type message struct {
 	json    []byte     // the body as given by the caller, parsed on first read
 	headers map[string]string
 	set     bool // the script called setBody
+	// operation names the operation a trigger runs around (getOperationType); "" otherwise.
+	operation string
 }
 
 // accept reports whether the call may start one more operation: false once it has made its

@@ -60,7 +60,7 @@ type TriggerCall struct {
 // Trigger runs a trigger's body over coll. A pre-trigger may replace the incoming document
 // (Outcome.Request); a post-trigger may write more; a throw from either fails the operation.
 func (r *Runner) Trigger(body string, t TriggerCall, coll Collection) (Outcome, error) {
-	c := &call{coll: coll, logging: t.Log, req: message{json: t.Request, headers: map[string]string{"x-ms-trigger-operation": t.Operation}},
+	c := &call{coll: coll, logging: t.Log, req: message{json: t.Request, operation: t.Operation},
 		resp: message{json: t.Response}}
 	var out Outcome
 	err := r.run(body, c, func(v *vm) (goja.Value, error) {
