@@ -44,6 +44,14 @@ func (v *vm) installAPI() {
 		"readDocuments":   v.readDocuments,
 	})
 	request := v.messageObject(func() *message { return &v.current().req })
+	// A trigger's request says which operation it runs around: "Create", "Replace", "Upsert"
+	// or "Delete" (undefined in a stored procedure).
+	_ = request.Set("getOperationType", func(goja.FunctionCall) goja.Value {
+		if op, ok := v.current().req.headers["x-ms-trigger-operation"]; ok {
+			return v.rt.ToValue(op)
+		}
+		return goja.Undefined()
+	})
 	response := v.messageObject(func() *message { return &v.current().resp })
 	context := obj(map[string]func(goja.FunctionCall) goja.Value{
 		"getCollection": func(goja.FunctionCall) goja.Value { return coll },

@@ -14,7 +14,8 @@
 //	getContext().getCollection()   createDocument, upsertDocument, readDocument,
 //	                               replaceDocument, deleteDocument, queryDocuments,
 //	                               readDocuments, getSelfLink
-//	getContext().getRequest()      getBody, setBody, getValue, setValue, getMaxItemCount
+//	getContext().getRequest()      getBody, setBody, getValue, setValue, getMaxItemCount,
+//	                               getOperationType (triggers)
 //	getContext().getResponse()     getBody, setBody, getValue, setValue, getMaxItemCount
 //	getContext().abort(err)
 //	__                             the collection, with the same methods

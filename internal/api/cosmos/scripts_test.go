@@ -104,13 +104,13 @@ func TestScriptRoutes(t *testing.T) {
 				t.Fatalf("query %s", w.Body)
 			}
 
-			expect(t, do("PUT", one, body("s1", "function new() {}"), map[string]string{"If-Match": `"stale"`}), http.StatusPreconditionFailed, "stale replace")
-			expect(t, do("PUT", one, body("other", "function new() {}"), nil), http.StatusBadRequest, "replace naming another id")
-			expect(t, do("PUT", feed+"/missing", body("missing", "function new() {}"), nil), http.StatusNotFound, "replace missing")
-			w = do("PUT", one, body("s1", "function new() {}"), map[string]string{"If-Match": created["_etag"].(string)})
+			expect(t, do("PUT", one, body("s1", "function renewed() {}"), map[string]string{"If-Match": `"stale"`}), http.StatusPreconditionFailed, "stale replace")
+			expect(t, do("PUT", one, body("other", "function renewed() {}"), nil), http.StatusBadRequest, "replace naming another id")
+			expect(t, do("PUT", feed+"/missing", body("missing", "function renewed() {}"), nil), http.StatusNotFound, "replace missing")
+			w = do("PUT", one, body("s1", "function renewed() {}"), map[string]string{"If-Match": created["_etag"].(string)})
 			expect(t, w, http.StatusOK, "replace")
 			replaced := decode(t, w)
-			if replaced["body"] != "function new() {}" || replaced["_etag"] == created["_etag"] || replaced["_rid"] != created["_rid"] {
+			if replaced["body"] != "function renewed() {}" || replaced["_etag"] == created["_etag"] || replaced["_rid"] != created["_rid"] {
 				t.Fatalf("replaced %v", replaced)
 			}
 
@@ -167,12 +167,13 @@ func TestScriptListPages(t *testing.T) {
 	}
 }
 
-// Executing a procedure reaches the engine (whose execution is a stub answering 404 for now)
-// only with a JSON array of arguments and a partition key; a request signed for the wrong link
-// is refused.
+// Executing a procedure reaches the engine only with a JSON array of arguments and a partition
+// key; the procedure's result is the body, its log a percent-encoded header when asked for. A
+// request signed for the wrong link is refused.
 func TestScriptExecuteRoute(t *testing.T) {
 	do, raw := scriptServer(t)
-	expect(t, do("POST", "/dbs/db/colls/c/sprocs", `{"id":"p","body":"function p() {}"}`, nil), http.StatusCreated, "create")
+	echo := `function p() { var args = Array.prototype.slice.call(arguments); console.log("got " + args.length + " arguments"); getContext().getResponse().setBody(args); }`
+	expect(t, do("POST", "/dbs/db/colls/c/sprocs", fmt.Sprintf(`{"id":"p","body":%q}`, echo), nil), http.StatusCreated, "create")
 	pk := map[string]string{"x-ms-documentdb-partitionkey": `["k"]`}
 	for _, body := range []string{`{"a":1}`, `"a"`, `1`, `[1,`, `[1] x`} {
 		if w := do("POST", "/dbs/db/colls/c/sprocs/p", body, pk); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "JSON array") {
@@ -181,17 +182,21 @@ func TestScriptExecuteRoute(t *testing.T) {
 	}
 	expect(t, do("POST", "/dbs/db/colls/c/sprocs/p", `["a"]`, nil), http.StatusBadRequest, "execute without a partition key")
 	expect(t, do("POST", "/dbs/db/colls/c/sprocs/p", `["a"]`, map[string]string{"x-ms-documentdb-partitionkey": `[k]`}), http.StatusBadRequest, "a bad partition key")
-	for _, body := range []string{"", " [ ] ", `["a", {"b": 1}]`} {
+	for body, want := range map[string]struct{ result, log string }{
+		"":                {"[]", "got%200%20arguments"},
+		" [ ] ":           {"[]", "got%200%20arguments"},
+		`["a", {"b": 1}]`: {`["a",{"b":1}]`, "got%202%20arguments"},
+	} {
 		w := do("POST", "/dbs/db/colls/c/sprocs/p", body, map[string]string{"x-ms-documentdb-partitionkey": `["k"]`, "x-ms-documentdb-script-enable-logging": "true"})
-		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "not yet") {
-			t.Errorf("arguments %q did not reach the engine: %d %s", body, w.Code, w.Body)
+		if w.Code != http.StatusOK || w.Body.String() != want.result || w.Header().Get("x-ms-documentdb-script-log-results") != want.log {
+			t.Errorf("arguments %q: %d %s, log %q", body, w.Code, w.Body, w.Header().Get("x-ms-documentdb-script-log-results"))
 		}
 	}
 	// A query on a procedure's path is not an execution.
 	expect(t, do("POST", "/dbs/db/colls/c/sprocs/p", `{"query":"SELECT 1"}`, map[string]string{"x-ms-documentdb-isquery": "true"}),
 		http.StatusMethodNotAllowed, "query on a procedure")
 	// Signed as the SDKs sign it (type sprocs, the procedure's own link), or for its container.
-	if w := raw("POST", "/dbs/db/colls/c/sprocs/p", "sprocs", "dbs/db/colls/c/sprocs/p", "[]", pk); w.Code != http.StatusNotFound {
+	if w := raw("POST", "/dbs/db/colls/c/sprocs/p", "sprocs", "dbs/db/colls/c/sprocs/p", "[]", pk); w.Code != http.StatusOK {
 		t.Fatalf("signed for the procedure: %d %s", w.Code, w.Body)
 	}
 	if w := raw("POST", "/dbs/db/colls/c/sprocs/p", "sprocs", "dbs/db/colls/c", "[]", pk); w.Code != http.StatusUnauthorized {
