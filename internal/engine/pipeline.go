@@ -59,17 +59,23 @@ func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (
 		c.locks.lockWrite(e)
 		defer c.locks.unlockWrite(e)
 	}
-	return c.apply(e, dst, ops...)
+	return c.apply(e, dst, true, ops...)
 }
 
 // apply is execute for a caller that holds the logical partition already (a script's commit).
-func (c *Container) apply(e epk.EPK, dst []byte, ops ...partition.Operation) (executed, error) {
+// admit is false for a commit: its request was admitted before its script ran, and a request
+// that crosses the budget while it runs still completes (the budget goes below zero), as any
+// other request does. Refusing its commit would throw away work the client is charged for,
+// and the SDK's retry would run the script again, only to be refused again.
+func (c *Container) apply(e epk.EPK, dst []byte, admit bool, ops ...partition.Operation) (executed, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	p := c.routes.Load().lookup(e)
 	x := executed{p: p}
-	if err := c.admit(p); err != nil {
-		return x, err // a throttled request costs nothing
+	if admit {
+		if err := c.admit(p); err != nil {
+			return x, err // a throttled request costs nothing
+		}
 	}
 	var err error
 	if len(ops) == 1 && ops[0].Kind == partition.Read {

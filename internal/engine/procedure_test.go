@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
@@ -164,5 +165,77 @@ func TestConcurrentProceduresOnOnePartition(t *testing.T) {
 	wg.Wait()
 	if got := itemCount(t, c, "SELECT VALUE c.n FROM c"); got != "20" {
 		t.Fatalf("counter %s after 20 increments", got)
+	}
+}
+
+// A procedure that spends more than its partition's second of request units still commits:
+// it was admitted before it ran, as any request that crosses the budget completes. Its
+// creates cost what the same creates cost outside a script (their lookups are part of the
+// write), plus the script's time.
+func TestProcedureCrossingTheBudgetCommits(t *testing.T) {
+	_, c := newContainer(t, Options{RateLimit: true}, ContainerSpec{}) // 400 RU/s
+	mustCreateScript(t, c, sproc("many", `function (n) {
+		var c = getContext().getCollection();
+		for (var i = 0; i < n; i++) c.createDocument(c.getSelfLink(), {id: "m" + i, pk: "a"});
+		c.createDocument(c.getSelfLink(), {id: "m0", pk: "a"}, function (err) {
+			getContext().getResponse().setBody(err.number); // a conflict: charged the minimum
+		});
+	}`))
+	solo, err := c.CreateItem(item("solo", "b", ""), ItemOptions{}) // before the budget is spent
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.ExecuteProcedure("many", []byte(`[450]`), ProcedureOptions{PartitionKey: pkey("a")})
+	if err != nil || string(res.Body) != "409" {
+		t.Fatalf("a procedure over its second's budget: %s %v", res.Body, err)
+	}
+	// 450 creates cost 450 times one alike outside a script; a lookup charge per create would
+	// add 450.
+	if min, max := 450*solo.Charge, 450*solo.Charge+1+50; res.Charge < min || res.Charge > max {
+		t.Fatalf("charged %v for 450 creates of %v each and a conflict, want %v to %v", res.Charge, solo.Charge, min, max)
+	}
+	time.Sleep(1100 * time.Millisecond) // the budget renews for the check
+	if got := itemCount(t, c, "SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'a'"); got != "450" {
+		t.Fatalf("committed %s items, want 450", got)
+	}
+}
+
+// The etag option of a script's writes, and If-Match on a write with triggers, compare with
+// the stored _etag (which is quoted in the document) as a plain write's If-Match does.
+func TestScriptWritesCheckETags(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	mustCreateScript(t, c, sproc("cas", `function (etag) {
+		var c = getContext().getCollection(), link = c.getAltLink() + "/docs/x";
+		c.readDocument(link, function (err, doc) {
+			if (err) throw err;
+			doc.v = 2;
+			c.replaceDocument(doc._self, doc, {etag: etag || doc._etag}, function (err, replaced) {
+				if (err) throw err;
+				// The staged version has a new etag: the old one no longer matches.
+				c.replaceDocument(doc._self, doc, {etag: doc._etag}, function (err) {
+					getContext().getResponse().setBody([replaced._etag != doc._etag, err && err.number]);
+				});
+			});
+		});
+	}`))
+	first := mustCreate(t, c, item("x", "a", `,"v":1`))
+	res, err := c.ExecuteProcedure("cas", nil, ProcedureOptions{PartitionKey: pkey("a")})
+	if err != nil || string(res.Body) != "[true,412]" {
+		t.Fatalf("replace with the current etag, then a stale one: %s %v", res.Body, err)
+	}
+	_, err = c.ExecuteProcedure("cas", []byte(`["\"stale\""]`), ProcedureOptions{PartitionKey: pkey("a")})
+	if !errors.Is(err, fault.PreconditionFailed) {
+		t.Fatalf("replace with a stale etag: %v", err)
+	}
+	mustCreateScript(t, c, Script{Kind: TriggerScript, ID: "noop", TriggerType: "Pre", TriggerOperation: "All", Body: `function () {}`})
+	cur, err := c.ReadItem(pkey("a"), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WriteItem(OpReplace, "x", document.FromJSON(item("x", "a", `,"v":3`)), ItemOptions{IfMatch: first.ETag, PreTriggers: []string{"noop"}}); !errors.Is(err, fault.PreconditionFailed) {
+		t.Fatalf("a triggered replace with a stale If-Match: %v", err)
+	}
+	if _, err := c.WriteItem(OpReplace, "x", document.FromJSON(item("x", "a", `,"v":3`)), ItemOptions{IfMatch: cur.ETag, PreTriggers: []string{"noop"}}); err != nil {
+		t.Fatalf("a triggered replace with the current If-Match: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/partita-db/partita/internal/document"
@@ -80,8 +81,11 @@ func (t *txn) SelfLink() string {
 // AltLink is the container's link by name.
 func (t *txn) AltLink() string { return t.altLink }
 
-// current is the document id as the transaction sees it: nil when absent.
-func (t *txn) current(id string) (*version, error) {
+// current is the document id as the transaction sees it: nil when absent. A read (charged)
+// pays for looking up a committed version; a write's lookup is part of the write, which its
+// commit prices as the same write outside a script (opCharge). A write that fails on what it
+// found pays the minimum instead (failed), as a point write that fails does.
+func (t *txn) current(id string, charged bool) (*version, error) {
 	if s, ok := t.staged[id]; ok {
 		if s.item == nil {
 			return nil, nil
@@ -94,12 +98,16 @@ func (t *txn) current(id string) (*version, error) {
 	t.c.splitMu.RUnlock()
 	switch {
 	case errors.Is(err, fault.NotFound):
-		t.charge += ru.Miss()
+		if charged {
+			t.charge += ru.Miss()
+		}
 		return nil, nil
 	case err != nil:
 		return nil, err
 	}
-	t.charge += ru.PointRead(len(d.JSON))
+	if charged {
+		t.charge += ru.PointRead(len(d.JSON))
+	}
 	doc, err := value.Parse(d.JSON)
 	if err != nil {
 		return nil, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
@@ -145,6 +153,9 @@ func (t *txn) resolve(ref script.DocRef) (string, error) {
 func (t *txn) stage(id string, item *document.Item, cur *version) ([]byte, error) {
 	s := t.staged[id]
 	if s == nil {
+		if len(t.order) >= partition.MaxOperations {
+			return nil, fault.New(fault.TooLarge, "The script writes more than %d documents in one transaction; write fewer per call", partition.MaxOperations)
+		}
 		s = &staged{}
 		if cur != nil {
 			s.existed, s.rid = cur.existed, cur.rid
@@ -187,12 +198,19 @@ func (t *txn) parse(doc []byte) (*document.Item, error) {
 	return item, t.c.checkItemTTL(item.Value)
 }
 
+// failed charges a write that failed the minimum, and returns its error.
+func (t *txn) failed(err error) error {
+	t.charge += ru.Miss()
+	return err
+}
+
 func checkETag(cur *version, ifMatch string) error {
 	if ifMatch == "" {
 		return nil
 	}
+	// The stored _etag is quoted, as Cosmos writes it ("\"...\""); ifMatch is not.
 	doc, err := value.Parse(cur.json)
-	if err == nil && doc.Get("_etag").Str() == ifMatch {
+	if err == nil && strings.Trim(doc.Get("_etag").Str(), `"`) == ifMatch {
 		return nil
 	}
 	return fault.New(fault.PreconditionFailed, "Operation cannot be performed because one of the specified precondition is not met.")
@@ -202,9 +220,9 @@ func checkETag(cur *version, ifMatch string) error {
 func (t *txn) incoming(doc []byte) (*document.Item, *version, error) {
 	item, err := t.parse(doc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, t.failed(err)
 	}
-	cur, err := t.current(item.ID)
+	cur, err := t.current(item.ID, false)
 	return item, cur, err
 }
 
@@ -214,7 +232,7 @@ func (t *txn) Create(doc []byte, o script.WriteOptions) ([]byte, error) {
 		return nil, err
 	}
 	if cur != nil {
-		return nil, fault.New(fault.Conflict, "Resource with specified id or name already exists.")
+		return nil, t.failed(fault.New(fault.Conflict, "Resource with specified id or name already exists."))
 	}
 	return t.stage(item.ID, item, nil)
 }
@@ -226,7 +244,7 @@ func (t *txn) Upsert(doc []byte, o script.WriteOptions) ([]byte, error) {
 	}
 	if cur != nil {
 		if err := checkETag(cur, o.IfMatch); err != nil {
-			return nil, err
+			return nil, t.failed(err)
 		}
 	}
 	return t.stage(item.ID, item, cur)
@@ -235,24 +253,24 @@ func (t *txn) Upsert(doc []byte, o script.WriteOptions) ([]byte, error) {
 func (t *txn) Replace(ref script.DocRef, doc []byte, o script.WriteOptions) ([]byte, error) {
 	id, err := t.resolve(ref)
 	if err != nil {
-		return nil, err
+		return nil, t.failed(err)
 	}
 	item, err := t.parse(doc)
 	if err != nil {
-		return nil, err
+		return nil, t.failed(err)
 	}
 	if item.ID != id {
-		return nil, fault.New(fault.BadRequest, "The document's id %q is not the id of the document it replaces (%q)", item.ID, id)
+		return nil, t.failed(fault.New(fault.BadRequest, "The document's id %q is not the id of the document it replaces (%q)", item.ID, id))
 	}
-	cur, err := t.current(id)
+	cur, err := t.current(id, false)
 	if err != nil {
 		return nil, err
 	}
 	if cur == nil {
-		return nil, fault.New(fault.NotFound, "Resource Not Found")
+		return nil, t.failed(fault.New(fault.NotFound, "Resource Not Found"))
 	}
 	if err := checkETag(cur, o.IfMatch); err != nil {
-		return nil, err
+		return nil, t.failed(err)
 	}
 	return t.stage(id, item, cur)
 }
@@ -260,9 +278,9 @@ func (t *txn) Replace(ref script.DocRef, doc []byte, o script.WriteOptions) ([]b
 func (t *txn) Read(ref script.DocRef, o script.WriteOptions) ([]byte, error) {
 	id, err := t.resolve(ref)
 	if err != nil {
-		return nil, err
+		return nil, t.failed(err)
 	}
-	cur, err := t.current(id)
+	cur, err := t.current(id, true)
 	if err != nil {
 		return nil, err
 	}
@@ -275,17 +293,17 @@ func (t *txn) Read(ref script.DocRef, o script.WriteOptions) ([]byte, error) {
 func (t *txn) Delete(ref script.DocRef, o script.WriteOptions) error {
 	id, err := t.resolve(ref)
 	if err != nil {
-		return err
+		return t.failed(err)
 	}
-	cur, err := t.current(id)
+	cur, err := t.current(id, false)
 	if err != nil {
 		return err
 	}
 	if cur == nil {
-		return fault.New(fault.NotFound, "Resource Not Found")
+		return t.failed(fault.New(fault.NotFound, "Resource Not Found"))
 	}
 	if err := checkETag(cur, o.IfMatch); err != nil {
-		return err
+		return t.failed(err)
 	}
 	_, err = t.stage(id, nil, cur)
 	return err
@@ -410,7 +428,7 @@ func (t *txn) commit() (committed, error) {
 	if len(ops) == 0 {
 		return committed{}, nil
 	}
-	x, err := t.c.apply(t.e, nil, ops...)
+	x, err := t.c.apply(t.e, nil, false, ops...)
 	out := committed{executed: x, byID: make(map[string]partition.Result, len(ops))}
 	if err == nil {
 		for i, op := range ops {

@@ -79,9 +79,11 @@ type BatchError struct {
 func (e *BatchError) Error() string { return fmt.Sprintf("operation %d: %v", e.Index, e.Err) }
 func (e *BatchError) Unwrap() error { return e.Err }
 
-// MaxOperations bounds the operations of one command (a transactional batch holds at most 100;
-// a bulk request is split into commands of at most this many).
-const MaxOperations = 256
+// MaxOperations bounds the operations of one command. A transactional batch holds at most 100;
+// a script's transaction commits every document it wrote in one command, as many as its
+// operation quota (--script-max-operations, 1000 by default) and its byte cap allow, so the
+// bound is far above both. The transaction refuses to stage more (txn.stage).
+const MaxOperations = 1 << 16
 
 // maxGroup bounds how many requests share one synced batch.
 const maxGroup = 256

@@ -160,9 +160,9 @@ func TestProcedureFailures(t *testing.T) {
 
 func TestTriggerSetsRequestBody(t *testing.T) {
 	r := NewRunner(Limits{})
-	out, err := r.Trigger(`function () { var req = getContext().getRequest(); var d = req.getBody(); d.ts = 5; req.setBody(d); }`,
+	out, err := r.Trigger(`function () { var req = getContext().getRequest(); var d = req.getBody(); d.ts = 5; d.op = req.getOperationType(); req.setBody(d); }`,
 		TriggerCall{Operation: "Create", Request: []byte(`{"id":"a"}`)}, newMem())
-	if err != nil || string(out.Request) != `{"id":"a","ts":5}` {
+	if err != nil || string(out.Request) != `{"id":"a","ts":5,"op":"Create"}` {
 		t.Fatalf("%s %v", out.Request, err)
 	}
 }

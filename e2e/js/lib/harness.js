@@ -144,11 +144,11 @@ function canConnect(port) {
 
 /**
  * Starts `partita serve` on a free loopback port with a fresh data directory and waits until the
- * port answers.
- * @param {{ tls: boolean }} options
+ * port answers. args are extra flags for `partita serve` (e.g. ["--script-timeout", "1s"]).
+ * @param {{ tls: boolean, args?: string[] }} options
  * @returns {Promise<Server>}
  */
-export async function startServer({ tls }) {
+export async function startServer({ tls, args = [] }) {
   const bin = await serverBinary();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "partita-e2e-data-"));
   dataDirs.add(dataDir);
@@ -158,7 +158,7 @@ export async function startServer({ tls }) {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      return await launch({ bin, dataDir, port, tls });
+      return await launch({ bin, dataDir, port, tls, extraArgs: args });
     } catch (err) {
       lastError = err;
     }
@@ -168,7 +168,7 @@ export async function startServer({ tls }) {
   throw lastError;
 }
 
-async function launch({ bin, dataDir, port, tls }) {
+async function launch({ bin, dataDir, port, tls, extraArgs }) {
   const args = [
     "serve",
     "--data", dataDir,
@@ -176,6 +176,7 @@ async function launch({ bin, dataDir, port, tls }) {
     `--tls=${tls}`,
     "--log-level", process.env.PARTITA_E2E_LOG_LEVEL || "warn",
     "--shutdown-timeout", "2s",
+    ...extraArgs,
   ];
   // On Linux, setpriv (util-linux) execs the server with a parent-death signal, so that it
   // dies with this process even when this process is SIGKILLed and cannot clean up.
@@ -302,16 +303,18 @@ export function transports() {
 /**
  * Declares the suite once per transport. Each run gets its own server and client, started
  * before its tests and stopped after them (also when they fail); the tests reach them through
- * the ctx object passed to body: ctx.server, ctx.client.
+ * the ctx object passed to body: ctx.server, ctx.client. options.serverArgs are extra flags for
+ * the suite's servers.
  * @param {string} name
  * @param {(ctx: { server: Server, client: CosmosClient, transport: string }) => void} body
+ * @param {{ serverArgs?: string[] }} [options]
  */
-export function suite(name, body) {
+export function suite(name, body, { serverArgs = [] } = {}) {
   for (const transport of transports()) {
     describe(`${name} [${transport}]`, { timeout: SUITE_TIMEOUT_MS }, () => {
       const ctx = { transport };
       before(async () => {
-        ctx.server = await startServer({ tls: transport === "https" });
+        ctx.server = await startServer({ tls: transport === "https", args: serverArgs });
         ctx.client = newClient(ctx.server);
       });
       after(async () => {
