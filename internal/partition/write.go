@@ -82,8 +82,10 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // MaxOperations bounds the operations of one command. A transactional batch holds at most 100;
 // a script's transaction commits every document it wrote in one command, as many as its
 // operation quota (--script-max-operations, 1000 by default) and its byte cap allow, so the
-// bound is far above both. The transaction refuses to stage more (txn.stage).
-const MaxOperations = 1 << 16
+// bound is far above both. The transaction refuses to stage more (txn.stage). It must also
+// keep a command's changes (one per operation, and one more for each expired item an
+// operation deletes first) countable in a log position's 16-bit index.
+const MaxOperations = 1 << 14
 
 // maxGroup bounds how many requests share one synced batch.
 const maxGroup = 256
