@@ -21,6 +21,7 @@ import (
 // TestScenarios runs the stories under testdata/scenarios. Commands:
 //
 //	open [rate-limit] [max-partition-bytes=N] [max-logical-bytes=N] [retention=DURATION]
+//	    [script-timeout=DURATION] [script-memory-mib=N] [script-depth=N]
 //	create-container id=C [throughput=N | autoscale=N]
 //	write container=C items=N [keys=K] [key=NAME] [size=BYTES] [writers=W] [readers]
 //	    items over K keys (or the one key NAME), W concurrent writers, and readers that
@@ -70,7 +71,8 @@ import (
 //	    are the same; then checks each partition's index entries (partition.CheckIndex)
 //
 // and the indexing commands of scenario_index_test.go (index-paths, create-indexed, put, read,
-// explain).
+// explain); and the server-side JavaScript commands of scenario_script_test.go (script, exec,
+// items).
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -103,6 +105,21 @@ func TestScenarios(t *testing.T) {
 				}
 				td.MaybeScanArgs(t, "max-partition-bytes", &opts.MaxPartitionBytes)
 				td.MaybeScanArgs(t, "max-logical-bytes", &opts.MaxLogicalPartitionBytes)
+				if td.HasArg("script-timeout") {
+					var d string
+					td.ScanArgs(t, "script-timeout", &d)
+					timeout, err := time.ParseDuration(d)
+					if err != nil {
+						t.Fatal(err)
+					}
+					opts.Scripts.Timeout = timeout
+				}
+				if td.HasArg("script-memory-mib") {
+					var mib int64
+					td.ScanArgs(t, "script-memory-mib", &mib)
+					opts.Scripts.MaxMemory = mib << 20
+				}
+				td.MaybeScanArgs(t, "script-depth", &opts.Scripts.MaxCallDepth)
 				dir, opened = t.TempDir(), opts
 				e = openEngine(t, dir, opts)
 				if _, err := e.CreateDatabase("db", nil); err != nil {
@@ -280,6 +297,9 @@ func TestScenarios(t *testing.T) {
 			if out, ok := indexScenario(t, e, td); ok {
 				return out
 			}
+			if out, ok := scriptScenario(t, e, td); ok {
+				return out
+			}
 			t.Fatalf("unknown command %s", td.Cmd)
 			return ""
 		})
@@ -326,7 +346,7 @@ func scenarioQuery(t *testing.T, e *Engine, td *datadriven.TestData, tokens map[
 	for n := 0; n != pages; n++ {
 		res, err := c.Query(prep, r, query.Options{MaxItems: page, Continuation: tok, NoIndex: td.HasArg("noindex")})
 		if err != nil {
-			return err.Error()
+			return scriptError(err) // a user-defined function's, without its stack trace
 		}
 		var ids []string
 		for _, v := range res.Results {

@@ -45,7 +45,8 @@ func (c *fakeClock) advance(d time.Duration) {
 //	read container=C pk=K id=I
 //	    a point read: the item's ttl, or the error
 //	op container=C kind=create|upsert|replace|patch|delete pk=K id=I [if-match=ETAG|current]
-//	    one item operation; prints ok (created) or the error
+//	    [pre=TRIGGER] [post=TRIGGER]
+//	    one item operation, the input being more properties; prints ok (created) or the error
 //	readfeed container=C
 //	    the ids the read feed lists
 //	stored container=C
@@ -117,6 +118,15 @@ func scenarioTTL(t *testing.T, e *Engine, td *datadriven.TestData, clock *fakeCl
 		}
 		body := item(bodyID, pk, extra)
 		o := ItemOptions{IfMatch: ifMatch}
+		var pre, post string
+		td.MaybeScanArgs(t, "pre", &pre)
+		td.MaybeScanArgs(t, "post", &post)
+		if pre != "" {
+			o.PreTriggers = []string{pre}
+		}
+		if post != "" {
+			o.PostTriggers = []string{post}
+		}
 		var r ItemResult
 		var err error
 		switch kind {
@@ -134,7 +144,7 @@ func scenarioTTL(t *testing.T, e *Engine, td *datadriven.TestData, clock *fakeCl
 			t.Fatalf("unknown op kind %s", kind)
 		}
 		if err != nil {
-			return err.Error(), true
+			return scriptError(err), true // a trigger's, without its stack trace
 		}
 		if r.Created {
 			return "ok (created)", true

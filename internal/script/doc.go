@@ -27,10 +27,14 @@
 // service's asynchronous API does, so recursion through callbacks does not grow the stack.
 //
 // Every call is bounded (Limits): a time budget enforced by interrupting the runtime, a call
-// depth, caps on argument and result sizes, size caps on the built-ins that allocate in one
-// step (String.prototype.repeat, Array.prototype.fill and join, typed arrays), and a memory
-// watch that interrupts a call whose allocations run away. A failure of any kind ends that
-// call with an error (*fault.Error) and leaves the process and every other call unaffected.
+// depth, caps on argument and result sizes, size caps on the built-ins that build one large
+// value in one native step (String.prototype.repeat, padStart, padEnd, concat and split,
+// Array.prototype.fill, join and toLocaleString, Array.from, the array and typed-array
+// constructors), a cap on how deep JSON.parse and JSON.stringify go (they recurse natively),
+// and a memory watch that interrupts a call whose allocations run away. The script's text is
+// evaluated (it is an expression, which may run code) within the budget of the call that
+// first runs it. A failure of any kind ends that call with an error (*fault.Error) and leaves
+// the process and every other call unaffected.
 //
 // It must never import the engine, storage or a front end.
 package script

@@ -1,6 +1,9 @@
 package script
 
 import (
+	"encoding/json"
+	"errors"
+
 	"github.com/dop251/goja"
 
 	"github.com/partita-db/partita/internal/fault"
@@ -26,12 +29,24 @@ func (r *Runner) Procedure(body string, args []byte, coll Collection, log bool) 
 	if len(args) > r.limits.MaxInputBytes {
 		return Outcome{}, fault.New(fault.TooLarge, "The arguments are %d bytes; the limit is %d", len(args), r.limits.MaxInputBytes)
 	}
+	// Checked here, not only by the front end: the runtime parses them natively, and JSON
+	// deep enough would exhaust its stack.
+	if len(args) > 0 && (!json.Valid(args) || nestsDeeper(string(args), maxNesting)) {
+		return Outcome{}, fault.New(fault.BadRequest, "The arguments of a stored procedure must be a JSON array, nested at most %d deep", maxNesting)
+	}
 	c := &call{coll: coll, logging: log, req: message{json: args}}
 	var out Outcome
 	err := r.run(body, c, func(v *vm) (goja.Value, error) {
 		list := []goja.Value{}
 		if len(args) > 0 {
-			arr, ok := v.fromJSON(args).(*goja.Object)
+			val, err := v.parse(goja.Undefined(), v.rt.ToValue(string(args)))
+			if ex := (*goja.Exception)(nil); errors.As(err, &ex) {
+				// JSON the runtime reads otherwise than Go: a number past float64, as 1e400.
+				return nil, fault.New(fault.BadRequest, "The arguments of a stored procedure cannot be read: %s", describe(ex))
+			} else if err != nil {
+				return nil, err
+			}
+			arr, ok := val.(*goja.Object)
 			if !ok || arr.ClassName() != "Array" {
 				return nil, fault.New(fault.BadRequest, "The arguments of a stored procedure must be a JSON array")
 			}
@@ -116,7 +131,11 @@ func (r *Runner) Function(body string) (func(args []value.Value) (value.Value, e
 					continue
 				}
 				buf = value.AppendJSON(buf[:0], a)
-				vals[i] = v.fromJSON(buf)
+				val, err := v.parse(goja.Undefined(), v.rt.ToValue(string(buf)))
+				if err != nil {
+					return nil, err
+				}
+				vals[i] = val
 			}
 			ret, err := v.fn(goja.Undefined(), vals...)
 			if err != nil {

@@ -9,46 +9,227 @@ import (
 	"github.com/dop251/goja"
 )
 
-// guards caps the built-ins that build one large value in a single native step, where the
-// runtime's interrupt (checked between instructions) cannot stop them. It runs before the
-// script is evaluated; the originals stay in its closure, out of the script's reach.
-var guards = fmt.Sprintf(`(function () {
-	var MAXA = %d, MAXS = %d;
-	function lengthOf(n) { n = Number(n); return n > 0 ? Math.floor(n) : 0; }
-	function wrap(proto, name, check) {
-		var orig = proto[name];
-		Object.defineProperty(proto, name, { configurable: true, writable: true, value: {
-			[name]: function () { check(this, arguments); return orig.apply(this, arguments); }
-		}[name] });
+// guards caps the built-ins that build one large value, or walk one deep value, in a single
+// native step, where the runtime's interrupt (checked between instructions) cannot stop them.
+// It runs before the script is evaluated; the originals stay in its closure, out of the
+// script's reach. Everything a check calls is taken before any script runs: a script may
+// replace globals and prototype methods (String, Reflect.apply, Function.prototype.apply,
+// Map.prototype.get), and a check that called them could be talked out of its answer. For
+// the same reason an argument is converted once, and the converted value is what the original
+// gets: a valueOf that answers small to the check and large to the original gains nothing.
+//
+// What is left uncapped is what calls back into script code on the way (a toString, a
+// callback, a proxy's trap): the interrupt stops those between calls.
+var guards = fmt.Sprintf(`(function (nestsDeeper) {
+	var MAXA = %d, MAXS = %d, MAXD = %d;
+	var apply = Reflect.apply, construct = Reflect.construct, define = Object.defineProperty,
+		create = Object.create, str = String, num = Number, floor = Math.floor, isArray = Array.isArray,
+		NewMap = Map, mapGet = Map.prototype.get, mapSet = Map.prototype.set, mapHas = Map.prototype.has,
+		JSONObj = JSON, RangeErr = RangeError, SyntaxErr = SyntaxError;
+	function lengthOf(n) { n = num(n); return n > 0 ? floor(n) : 0; }
+	function tooLong() { throw new RangeErr("Invalid string length"); }
+	function tooMany() { throw new RangeErr("Invalid array length"); }
+	// put defines an element: an assignment would find a setter a script put on Array.prototype
+	// (and a descriptor inheriting from Object.prototype, a get a script put there).
+	function put(a, i, v) {
+		var d = create(null);
+		d.value = v;
+		d.writable = d.enumerable = d.configurable = true;
+		define(a, i, d);
 	}
-	wrap(String.prototype, "repeat", function (s, a) {
-		if (String(s).length * lengthOf(a[0]) > MAXS) throw new RangeError("Invalid string length");
+	// replace puts make(original) in place of obj[name], under the original's name.
+	function replace(obj, name, make) {
+		var f = make(obj[name]);
+		define(f, "name", { configurable: true, value: name });
+		define(obj, name, { configurable: true, writable: true, value: f });
+	}
+	replace(String.prototype, "repeat", function (orig) {
+		return function (count) {
+			if (this == null) return apply(orig, this, arguments); // its TypeError
+			var s = str(this), n = num(count);
+			if (s.length * lengthOf(n) > MAXS) tooLong();
+			return apply(orig, s, [n]);
+		};
 	});
-	var pad = function (s, a) { if (lengthOf(a[0]) > MAXS) throw new RangeError("Invalid string length"); };
-	wrap(String.prototype, "padStart", pad);
-	wrap(String.prototype, "padEnd", pad);
-	var long = function (a) { if (a && lengthOf(a.length) > MAXA) throw new RangeError("Invalid array length"); };
-	wrap(Array.prototype, "fill", function (a) { long(a); });
-	wrap(Array.prototype, "join", function (a) { long(a); });
-	wrap(Array, "from", function (_, a) { long(a[0]); });
+	var pad = function (orig) {
+		return function (maxLength, fill) {
+			if (this == null) return apply(orig, this, arguments);
+			var s = str(this), n = num(maxLength);
+			if (lengthOf(n) > MAXS) tooLong();
+			return apply(orig, s, [n, fill]);
+		};
+	};
+	replace(String.prototype, "padStart", pad);
+	replace(String.prototype, "padEnd", pad);
+	replace(String.prototype, "concat", function (orig) {
+		return function () {
+			if (this == null) return apply(orig, this, arguments);
+			var s = str(this), rest = [], total = s.length;
+			for (var i = 0; i < arguments.length; i++) {
+				var part = str(arguments[i]);
+				if ((total += part.length) > MAXS) tooLong();
+				put(rest, i, part);
+			}
+			return apply(orig, s, rest);
+		};
+	});
+	// split is given a limit just past the cap, so the native split stops there.
+	replace(String.prototype, "split", function (orig) {
+		return function (separator, limit) {
+			if (this == null) return apply(orig, this, arguments);
+			var lim = limit === undefined ? MAXA + 1 : num(limit) >>> 0;
+			var out = apply(orig, this, [separator, lim > MAXA + 1 ? MAXA + 1 : lim]);
+			if (out.length > MAXA) tooMany();
+			return out;
+		};
+	});
+	var long = function (a) { if (a != null && lengthOf(a.length) > MAXA) tooMany(); };
+	// joined checks what joining a's elements with sep would make. Strings are copied natively,
+	// so a few copies of a long one make a result of any size; other elements convert through
+	// script code (toString), or are short (numbers).
+	function joined(a, sep) {
+		long(a);
+		var n = lengthOf(a.length), total = n > 1 ? sep.length * (n - 1) : 0;
+		for (var i = 0; i < n && total <= MAXS; i++) {
+			var e = a[i];
+			if (typeof e === "string") total += e.length;
+		}
+		if (total > MAXS) tooLong();
+	}
+	replace(Array.prototype, "join", function (orig) {
+		return function (separator) {
+			if (this == null) return apply(orig, this, arguments);
+			var sep = separator === undefined ? "," : str(separator);
+			joined(this, sep);
+			return apply(orig, this, [sep]);
+		};
+	});
+	replace(Array.prototype, "toLocaleString", function (orig) {
+		return function () {
+			if (this != null) joined(this, ",");
+			return apply(orig, this, arguments);
+		};
+	});
+	replace(Array.prototype, "fill", function (orig) {
+		return function () { long(this); return apply(orig, this, arguments); };
+	});
+	replace(Array, "from", function (orig) {
+		return function (items) { long(items); return apply(orig, this, arguments); };
+	});
+	// JSON.parse recurses natively once per level of nesting: deep enough, it overflows the
+	// goroutine's stack, which ends the process. nestsDeeper scans the text first (natively).
+	replace(JSON, "parse", function (orig) {
+		return function (text, reviver) {
+			var s = str(text);
+			if (nestsDeeper(s, MAXD)) throw new SyntaxErr("JSON.parse: the text nests objects and arrays more than " + MAXD + " deep");
+			return apply(orig, JSONObj, [s, reviver]);
+		};
+	});
+	// JSON.stringify checks each object it enters against all those it is inside (for cycles):
+	// natively, quadratic in the depth, and beyond the interrupt's reach. Given a replacer,
+	// it calls script code for every value, so the interrupt can stop it; the replacer also
+	// bounds the depth, knowing each object's from its holder's. An array replacer (a list
+	// of property names) is applied by the replacer too, by handing on a copy of each object
+	// with only those properties, in that order (integer-like names come first, as in any
+	// object: the one way this differs from the native list).
+	function propertyList(list) {
+		var keys = [], seen = new NewMap(), n = lengthOf(list.length);
+		for (var i = 0; i < n; i++) {
+			var e = list[i], k;
+			if (typeof e === "string") k = e;
+			else if (typeof e === "number" || e instanceof str || e instanceof num) k = str(e);
+			else continue;
+			if (!apply(mapHas, seen, [k])) {
+				apply(mapSet, seen, [k, true]);
+				put(keys, keys.length, k);
+			}
+		}
+		return keys;
+	}
+	replace(JSON, "stringify", function (orig) {
+		return function (value, replacer, space) {
+			var user, keep;
+			if (typeof replacer === "function") user = replacer;
+			else if (isArray(replacer)) keep = propertyList(replacer);
+			var depth = new NewMap();
+			var guard = function (key, v) {
+				if (user !== undefined) v = apply(user, this, [key, v]);
+				if (typeof v === "object" && v !== null) {
+					var d = (apply(mapGet, depth, [this]) || 0) + 1;
+					if (d > MAXD) throw new RangeErr("JSON.stringify: the value nests objects and arrays more than " + MAXD + " deep");
+					if (keep !== undefined && !isArray(v)) {
+						var o = create(null);
+						for (var i = 0; i < keep.length; i++) o[keep[i]] = v[keep[i]];
+						v = o;
+					}
+					apply(mapSet, depth, [v, d]);
+				}
+				return v;
+			};
+			return apply(orig, JSONObj, [value, guard, space]);
+		};
+	});
+	// The constructors that allocate by a length: the global and the prototype's constructor
+	// property, by which a script could otherwise reach the original.
 	var sized = function (C) {
-		return new Proxy(C, {
-			apply: function (t, self, a) { if (a.length === 1 && typeof a[0] === "number" && a[0] > MAXA) throw new RangeError("Invalid array length"); return Reflect.apply(t, self, a); },
-			construct: function (t, a, nt) { if (typeof a[0] === "number" && a[0] > MAXA) throw new RangeError("Invalid array length"); long(a[0]); return Reflect.construct(t, a, nt); }
+		var guarded = new Proxy(C, {
+			apply: function (t, self, a) { if (a.length === 1 && typeof a[0] === "number" && a[0] > MAXA) tooMany(); return apply(t, self, a); },
+			construct: function (t, a, nt) { if (typeof a[0] === "number" && a[0] > MAXA) tooMany(); long(a[0]); return construct(t, a, nt); }
 		});
+		define(C.prototype, "constructor", { configurable: true, writable: true, value: guarded });
+		return guarded;
 	};
 	var g = Function("return this")();
 	["Array", "ArrayBuffer", "SharedArrayBuffer", "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array",
 	 "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"].forEach(function (n) {
 		if (typeof g[n] === "function") g[n] = sized(g[n]);
 	});
-})();`, maxArrayLength, maxStringLength)
+})`, maxArrayLength, maxStringLength, maxNesting)
 
 var guardsProgram = goja.MustCompile("guards.js", guards, true)
 
 func installGuards(rt *goja.Runtime) error {
-	_, err := rt.RunProgram(guardsProgram)
+	f, err := rt.RunProgram(guardsProgram)
+	if err != nil {
+		return err
+	}
+	install, ok := goja.AssertFunction(f)
+	if !ok {
+		return fmt.Errorf("the guards are not a function")
+	}
+	_, err = install(goja.Undefined(), rt.ToValue(func(fc goja.FunctionCall) goja.Value {
+		return rt.ToValue(nestsDeeper(fc.Argument(0).String(), int(fc.Argument(1).ToInteger())))
+	}))
 	return err
+}
+
+// nestsDeeper reports whether the JSON text s opens more than max objects and arrays inside
+// one another. Brackets in strings do not count. For text that is not JSON it counts what a
+// parser would have read before it failed, which is all that matters: how deep it recurses.
+func nestsDeeper(s string, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '[' || b == '{':
+			if depth++; depth > max {
+				return true
+			}
+		case b == ']' || b == '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // watchdog interrupts calls while the heap grows past their memory budget. Goja cannot count

@@ -2,10 +2,10 @@ package script
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 
@@ -44,6 +44,9 @@ const (
 	// Caps of the built-ins that allocate in one step (guard.go), out of the scripts' reach.
 	maxArrayLength  = 4 << 20
 	maxStringLength = 32 << 20
+	// maxNesting bounds how deep JSON nests in scripts (JSON.parse, JSON.stringify, the
+	// arguments): as deep as a stored document may (package value's maxDepth).
+	maxNesting = 512
 	// maxCompiled bounds the compiled scripts kept; past it, one is forgotten at random.
 	maxCompiled = 1024
 )
@@ -133,38 +136,52 @@ func (r *Runner) compile(body string) (*compiled, error) {
 type vm struct {
 	rt *goja.Runtime
 	fn goja.Callable
-	// The built-ins the API uses, kept before any script could replace them.
+	// The built-ins the API uses, kept before any script could replace them: parse is the
+	// native JSON.parse, for JSON the caller made (valid, bounded); stringify the guarded
+	// JSON.stringify (guard.go), for the script's values.
 	parse, stringify goja.Callable
 	newError         goja.Constructor
 	// c is the call running on this runtime; nil between calls.
 	c *call
 }
 
-// borrow takes an idle runtime of c, or prepares one.
-func (r *Runner) borrow(c *compiled) (*vm, error) {
+// borrow takes an idle runtime of c, or makes one (fresh) that prepare must ready.
+func (r *Runner) borrow(c *compiled) (v *vm, fresh bool) {
 	if v, ok := c.idle.Get().(*vm); ok {
-		return v, nil
+		return v, false
 	}
-	v := &vm{rt: goja.New()}
+	v = &vm{rt: goja.New()}
 	v.rt.SetMaxCallStackSize(r.limits.MaxCallDepth)
+	return v, true
+}
+
+// prepare installs the guards and the API in a fresh runtime and evaluates the script. The
+// script's text is an expression, which may call functions as it is evaluated: prepare runs
+// within the budget of the call that borrowed the runtime, and an interrupt or a stack
+// overflow is returned as it is, for failure to name.
+func (v *vm) prepare(prog *goja.Program) error {
 	json := v.rt.Get("JSON").ToObject(v.rt)
 	v.parse, _ = goja.AssertFunction(json.Get("parse"))
-	v.stringify, _ = goja.AssertFunction(json.Get("stringify"))
 	v.newError, _ = goja.AssertConstructor(v.rt.Get("Error"))
 	if err := installGuards(v.rt); err != nil {
-		return nil, fault.New(fault.Internal, "preparing the script runtime: %v", err)
+		return fault.New(fault.Internal, "preparing the script runtime: %v", err)
 	}
+	v.stringify, _ = goja.AssertFunction(json.Get("stringify"))
 	v.installAPI()
-	val, err := v.rt.RunProgram(c.prog)
+	val, err := v.rt.RunProgram(prog)
 	if err != nil {
-		return nil, fault.New(fault.BadRequest, "Encountered exception while compiling Javascript. Exception = %v", err)
+		var ex *goja.Exception
+		if errors.As(err, &ex) {
+			return fault.New(fault.BadRequest, "Encountered exception while compiling Javascript. Exception = %s", describe(ex))
+		}
+		return err
 	}
 	fn, ok := goja.AssertFunction(val)
 	if !ok {
-		return nil, fault.New(fault.BadRequest, "Encountered exception while compiling Javascript. Exception = the script is not a function")
+		return fault.New(fault.BadRequest, "Encountered exception while compiling Javascript. Exception = the script is not a function")
 	}
 	v.fn = fn
-	return v, nil
+	return nil
 }
 
 // errTimeout and errMemory are what a call is interrupted with.
@@ -182,12 +199,8 @@ func (r *Runner) run(body string, c *call, start func(v *vm) (goja.Value, error)
 	if err != nil {
 		return err
 	}
-	v, err := r.borrow(comp)
-	if err != nil {
-		return err
-	}
+	v, fresh := r.borrow(comp)
 	c.limits, c.began = r.limits, time.Now()
-	v.c = c
 	timer := time.AfterFunc(r.limits.Timeout, func() { v.rt.Interrupt(errTimeout) })
 	stopWatch := r.watch.add(v.rt, r.limits.MaxMemory)
 	reusable := false
@@ -204,6 +217,14 @@ func (r *Runner) run(body string, c *call, start func(v *vm) (goja.Value, error)
 			comp.idle.Put(v)
 		}
 	}()
+	if fresh {
+		// Without a call: the API answers only once the function runs, so that what the
+		// script does does not depend on whether its runtime was fresh.
+		if err = v.prepare(comp.prog); err != nil {
+			return c.failure(err)
+		}
+	}
+	v.c = c
 	if _, err = start(v); err == nil {
 		err = c.drain()
 	}
@@ -251,16 +272,47 @@ func (c *call) failure(err error) error {
 	return err
 }
 
-// describe renders an exception as the service does: the error, then its stack.
+// describe renders an exception as the service does: the error, then its stack, each cut to
+// a few KiB. Both are read through the thrown value, which may be any object (a toString that
+// throws or loops, a stack getter): what cannot be read is left out, and the call's budget
+// still bounds the reading.
 func describe(ex *goja.Exception) string {
-	s := ex.Value().String()
+	s := clip(safeString(ex.Value(), "(a value that cannot be shown)"))
 	if obj, ok := ex.Value().(*goja.Object); ok {
-		if st := obj.Get("stack"); st != nil && !goja.IsUndefined(st) {
-			return s + "\r\nStack trace: " + st.String()
+		var st goja.Value
+		func() {
+			defer func() { _ = recover() }()
+			st = obj.Get("stack")
+		}()
+		if st != nil && !goja.IsUndefined(st) && !goja.IsNull(st) {
+			if stack := safeString(st, ""); stack != "" {
+				return s + "\r\nStack trace: " + clip(stack)
+			}
 		}
 	}
-	if len(s) > 4096 {
-		s = s[:4096] + "..."
+	return s
+}
+
+// clip cuts s to at most 4 KiB, at a character's start, marking the cut.
+func clip(s string) string {
+	const most = 4096
+	if len(s) <= most {
+		return s
 	}
-	return fmt.Sprintf("%s", s)
+	i := most
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
+}
+
+// safeString converts v as String(v) would, or answers instead when that throws (or is
+// interrupted: the runtime is not reused after a failed call).
+func safeString(v goja.Value, instead string) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = instead
+		}
+	}()
+	return v.String()
 }

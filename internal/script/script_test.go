@@ -128,7 +128,9 @@ func TestProcedureFailures(t *testing.T) {
 		{"repeat", `function () { return "x".repeat(1 << 30) }`, fault.BadRequest, "Invalid string length"},
 		{"big array", `function () { new Array(1e9).fill(0) }`, fault.BadRequest, "Invalid array length"},
 		{"typed", `function () { new Float64Array(1 << 28) }`, fault.BadRequest, "Invalid array length"},
-		{"alloc loop", `function () { var a = []; while (true) a.push(new Array(100000).fill(1)) }`, fault.BadRequest, "memory limit"},
+		// Typed arrays allocate 8 MiB in one quick step: filling ordinary arrays takes the
+		// runtime long enough, on a slow machine, that the time budget ran out first.
+		{"alloc loop", `function () { var a = []; while (true) a.push(new Float64Array(1 << 20)) }`, fault.BadRequest, "memory limit"},
 		{"conflict thrown on", `function () { var c = getContext().getCollection();
 			c.createDocument(c.getSelfLink(), {id: "x"}, function (err) { if (err) throw err;
 			c.createDocument(c.getSelfLink(), {id: "x"}, function (err) { if (err) throw err; }); }); }`, fault.Conflict, "already exists"},
@@ -183,5 +185,50 @@ func TestFunction(t *testing.T) {
 	g, _ := r.Function(`function () { return getContext() }`)
 	if _, err := g(nil); err == nil || !strings.Contains(err.Error(), "only compute") {
 		t.Fatal(err)
+	}
+}
+
+// TestHostileScripts holds what fuzzing found: each of these once failed with an internal
+// error, ran past its budget in one native step (or forever), or allocated far past its
+// memory budget before anything could stop it.
+func TestHostileScripts(t *testing.T) {
+	r := NewRunner(Limits{Timeout: time.Second, MaxMemory: 64 << 20})
+	const succeeds = fault.Kind(255) // the call must succeed
+	for _, tc := range []struct {
+		name, body, args string
+		kind             fault.Kind
+		msg              string
+	}{
+		{"arguments not JSON", `function () {}`, `[1,`, fault.BadRequest, "must be a JSON array"},
+		{"arguments too deep", `function () {}`, strings.Repeat("[", 600) + strings.Repeat("]", 600), fault.BadRequest, "nested at most 512 deep"},
+		{"arguments past float64", `function () {}`, `[1e400]`, fault.BadRequest, "cannot be read"},
+		{"thrown toString throws", `function () { throw {toString: function () { throw 1 }} }`, ``, fault.BadRequest, "cannot be shown"},
+		{"thrown toString loops", `function () { throw {toString: function () { for (;;) {} }} }`, ``, fault.BadRequest, "cannot be shown"},
+		{"thrown stack getter throws", `function () { var e = new Error("x"); Object.defineProperty(e, "stack", {get: function () { throw 2 }}); throw e }`, ``, fault.BadRequest, "Error: x"},
+		{"text loops as it is evaluated", "function () {}) ; while (true) {} ; (0", ``, fault.Timeout, "time limit"},
+		{"text calls the API as it is evaluated", `0, getContext(), function () {}`, ``, fault.BadRequest, "only available while the script runs"},
+		{"JSON.parse deep", `function () { JSON.parse("[".repeat(1 << 20)) }`, ``, fault.BadRequest, "more than 512 deep"},
+		{"JSON.stringify deep", `function () { var o = {}; for (var i = 0; i < 1000; i++) o = {a: o}; JSON.stringify(o) }`, ``, fault.BadRequest, "more than 512 deep"},
+		{"JSON.stringify deep through toJSON", `function () { Object.prototype.toJSON = function () { return {x: this} }; getContext().getResponse().setBody({}) }`, ``, fault.BadRequest, "more than 512 deep"},
+		{"join of long strings", `function () { new Array(300).fill("x".repeat(1 << 20)).join("") }`, ``, fault.BadRequest, "Invalid string length"},
+		{"concat of long strings", `function () { "".concat.apply("", new Array(300).fill("x".repeat(1 << 20))) }`, ``, fault.BadRequest, "Invalid string length"},
+		{"Function.prototype.apply replaced", `function () { Function.prototype.apply = function (self) { return Reflect.apply(this, self, [1 << 30]) }; "x".repeat(1) }`, ``, succeeds, ""},
+		{"String replaced", `function () { String = function () { return "" }; "xxxx".repeat(1 << 26) }`, ``, fault.BadRequest, "Invalid string length"},
+		{"count converted twice", `function () { var n = 0; return "x".repeat({valueOf: function () { return n++ ? 1 << 30 : 1 }}).length }`, ``, succeeds, ""},
+		{"constructor reached through a prototype", `function () { var C = new Float64Array(1).constructor; new C(1 << 28) }`, ``, fault.BadRequest, "Invalid array length"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := r.Procedure(tc.body, []byte(tc.args), newMem(), false)
+			if tc.kind == succeeds {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var f *fault.Error
+			if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Message, tc.msg) {
+				t.Fatalf("got %v, want %v containing %q", err, tc.kind, tc.msg)
+			}
+		})
 	}
 }
