@@ -10,7 +10,8 @@ import (
 )
 
 // The request pipeline. Every operation on items (point reads and writes, patch, transactional
-// batch, bulk; stored procedures and CQL statements next) goes through execute, in this order:
+// batch, bulk; CQL statements next) goes through execute, and a script's transaction commits
+// through apply, its second half (txn.go), in this order:
 //
 //	route   the partition that owns the logical partition's EPK
 //	admit   refused (Throttled) when that partition has spent this second's request units
