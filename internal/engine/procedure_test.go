@@ -82,30 +82,34 @@ func TestProcedureSerializesItsLogicalPartitionOnly(t *testing.T) {
 	mustCreateScript(t, c, sproc("slow", `function () {
 		var c = getContext().getCollection();
 		c.createDocument(c.getSelfLink(), {id: "s", pk: "a"});
-		var end = Date.now() + 400; while (Date.now() < end) {}
+		var end = Date.now() + 1500; while (Date.now() < end) {}
 	}`))
-	done := make(chan error, 1)
+	done := make(chan ProcedureResult, 1)
 	go func() {
-		_, err := c.ExecuteProcedure("slow", nil, ProcedureOptions{PartitionKey: pkey("a")})
-		done <- err
+		res, err := c.ExecuteProcedure("slow", nil, ProcedureOptions{PartitionKey: pkey("a")})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
 	}()
-	time.Sleep(100 * time.Millisecond) // the procedure holds "a" now
-	start := time.Now()
-	if _, err := c.CreateItem([]byte(`{"id":"o","pk":"b"}`), ItemOptions{}); err != nil {
+	e, _ := c.EPK(pkey("a"))
+	for !c.locks.heldByScript(e) {
+		time.Sleep(time.Millisecond)
+	}
+	// Orderings, told by LSNs (one physical partition numbers every commit): the write to
+	// another logical partition commits while the procedure runs, the write to its own
+	// logical partition only after the procedure's commit.
+	other, err := c.CreateItem([]byte(`{"id":"o","pk":"b"}`), ItemOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	other := time.Since(start)
-	if _, err := c.CreateItem([]byte(`{"id":"w","pk":"a"}`), ItemOptions{}); err != nil {
+	same, err := c.CreateItem([]byte(`{"id":"w","pk":"a"}`), ItemOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	same := time.Since(start)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	// Not a timing assertion on speed: the write to "a" cannot finish before the procedure
-	// that holds "a" does, which is an ordering fact; the write to "b" did not wait for it.
-	if same < 200*time.Millisecond || other > same {
-		t.Fatalf("the write to the procedure's partition took %v, the other %v", same, other)
+	proc := <-done
+	if !(other.LSN < proc.LSN && proc.LSN < same.LSN) {
+		t.Fatalf("LSNs: other partition %d, procedure %d, same partition %d", other.LSN, proc.LSN, same.LSN)
 	}
 }
 

@@ -129,7 +129,7 @@ func (c *Container) scriptOf(r scriptRecord) Script {
 }
 
 // normalize checks what a client gives of a script and puts the trigger fields in Cosmos's
-// spelling (clearing them for other kinds). The JavaScript is compiled by the callers.
+// spelling (clearing them for other kinds). The JavaScript is compiled by validate.
 func (s *Script) normalize() error {
 	if err := s.Kind.check(); err != nil {
 		return err
@@ -168,13 +168,19 @@ func spelled(v string, allowed []string) (string, bool) {
 	return v, false
 }
 
+// validate checks what a client gives of a script (normalize) and compiles its body, so that
+// a syntax error is refused when the script is registered, as Cosmos does.
+func (c *Container) validate(s *Script) error {
+	if err := s.normalize(); err != nil {
+		return err
+	}
+	return c.e.scripts.Check(s.Body)
+}
+
 // CreateScript adds a script to the container: Conflict when one of that kind has its id,
 // Forbidden when the kind's quota is reached.
 func (c *Container) CreateScript(s Script) (Script, error) {
-	if err := s.normalize(); err != nil {
-		return Script{}, err
-	}
-	if err := c.e.scripts.Check(s.Body); err != nil {
+	if err := c.validate(&s); err != nil {
 		return Script{}, err
 	}
 	e := c.e
@@ -205,10 +211,7 @@ func (c *Container) CreateScript(s Script) (Script, error) {
 // ReplaceScript replaces the body (and, for a trigger, its type and operation) of the script
 // of s's kind and id, when ifMatch is empty or its current etag.
 func (c *Container) ReplaceScript(s Script, ifMatch string) (Script, error) {
-	if err := s.normalize(); err != nil {
-		return Script{}, err
-	}
-	if err := c.e.scripts.Check(s.Body); err != nil {
+	if err := c.validate(&s); err != nil {
 		return Script{}, err
 	}
 	e := c.e

@@ -19,8 +19,6 @@ type Outcome struct {
 	Request []byte
 	// Log is what console.log collected, when logging was asked for.
 	Log string
-	// Ops counts the collection operations the call made.
-	Ops int
 }
 
 // Procedure runs a stored procedure's body with args, a JSON array whose elements become the
@@ -59,7 +57,7 @@ func (r *Runner) Procedure(body string, args []byte, coll Collection, log bool) 
 		out, err = c.outcome(v)
 		return err
 	})
-	out.Log, out.Ops = c.log.String(), c.ops
+	out.Log = c.log.String()
 	return out, err
 }
 
@@ -84,7 +82,7 @@ func (r *Runner) Trigger(body string, t TriggerCall, coll Collection) (Outcome, 
 		out, err = c.outcome(v)
 		return err
 	})
-	out.Log, out.Ops = c.log.String(), c.ops
+	out.Log = c.log.String()
 	return out, err
 }
 
