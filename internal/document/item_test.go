@@ -43,6 +43,16 @@ func TestParseExtractsIDAndKeys(t *testing.T) {
 	}
 }
 
+// Item ids may be up to 1,023 bytes, as in Cosmos; database and container ids 255 characters.
+func TestItemIDLength(t *testing.T) {
+	if _, _, err := Parse([]byte(`{"id":"`+strings.Repeat("é", 511)+`x"}`), nil); err != nil {
+		t.Fatalf("a 1,023-byte id: %v", err)
+	}
+	if err := ValidateID(strings.Repeat("x", 256)); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("a 256-character resource id: %v", err)
+	}
+}
+
 func TestParseRefusals(t *testing.T) {
 	for body, st := range map[string]fault.Kind{
 		`{"id":"a"`:    fault.BadRequest,
@@ -51,8 +61,9 @@ func TestParseRefusals(t *testing.T) {
 		`{"x":1}`:      fault.BadRequest,
 		`{"id":""}`:    fault.BadRequest,
 		`{"id":"a/b"}`: fault.BadRequest,
-		`{"id":"` + strings.Repeat("x", 256) + `"}`:           fault.BadRequest,
+		`{"id":"` + strings.Repeat("x", 1024) + `"}`:          fault.BadRequest,
 		`{"id":"a","pk":"` + strings.Repeat("k", 2100) + `"}`: fault.BadRequest,
+		`{"id":"a","n":1e400}`:                                fault.BadRequest,
 	} {
 		_, _, err := Parse([]byte(body), [][]string{{"pk"}})
 		if !errors.Is(err, st) {

@@ -113,7 +113,7 @@ func (c *Container) batchOp(e epk.EPK, op BatchOp) (partition.Operation, error) 
 		}
 		return c.writeOp(op.Kind, op.ID, e, item, op.IfMatch)
 	case OpDelete, OpRead, OpPatch:
-		if err := document.ValidateID(op.ID); err != nil {
+		if err := document.ValidateItemID(op.ID); err != nil {
 			return partition.Operation{}, err
 		}
 		switch op.Kind {

@@ -335,12 +335,16 @@ func (e *Engine) Containers(dbID string) ([]ContainerInfo, error) {
 	return out, nil
 }
 
-// DeleteContainer deletes a container and all its items.
-func (e *Engine) DeleteContainer(dbID, id string) error {
+// DeleteContainer deletes a container and all its items. ifMatch, when not empty, is the
+// etag the container must have.
+func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, err := e.container(dbID, id)
 	if err != nil {
+		return err
+	}
+	if err := checkVersion(fmt.Sprintf("container %q", id), c.rec.Version, ifMatch); err != nil {
 		return err
 	}
 	c.close() // queued writes finish first, so none lands after the range deletion
@@ -362,31 +366,50 @@ func (e *Engine) DeleteContainer(dbID, id string) error {
 	return nil
 }
 
-// ReplaceContainer changes what may change of a container: its indexing policy. The partition
-// key definition is fixed; a replace that names a different one is refused. A new policy is
+// ContainerReplace is a container replace: the whole of what may change, and the checks
+// that what the client replaces is what it read.
+type ContainerReplace struct {
+	// PartitionKey must name the container's definition (normalized alike); the zero value
+	// skips the check. It never changes.
+	PartitionKey PartitionKeyDef
+	Indexing     json.RawMessage // the new indexing policy; nil keeps the current one
+	DefaultTTL   *int64          // the new default time to live; nil turns it off
+	// UniqueKeys, when given, must be the container's policy, which never changes.
+	UniqueKeys json.RawMessage
+	IfMatch    string // when not empty, the etag (unquoted) the container must have
+}
+
+// ReplaceContainer changes what may change of a container: its indexing policy and its
+// default time to live. Nothing changes unless every check passes. A new indexing policy is
 // returned at once and the index is rebuilt in the background (reindex.go).
-func (e *Engine) ReplaceContainer(dbID, id string, pk PartitionKeyDef, policy json.RawMessage) (ContainerInfo, error) {
-	if len(policy) > 0 && !json.Valid(policy) {
+func (e *Engine) ReplaceContainer(dbID, id string, r ContainerReplace) (ContainerInfo, error) {
+	if len(r.Indexing) > 0 && !json.Valid(r.Indexing) {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
 	}
+	if err := checkDefaultTTL(r.DefaultTTL); err != nil {
+		return ContainerInfo{}, err
+	}
 	e.mu.Lock()
-	info, changed, _, err := e.replaceContainer(dbID, id, pk, policy)
+	info, changed, _, err := e.replaceContainer(dbID, id, r)
 	e.mu.Unlock()
 	if changed != nil {
-		return e.changeIndexing(changed, dbID, id, pk, policy)
+		return e.changeIndexing(changed, dbID, id, r)
 	}
 	return info, err
 }
 
-// replaceContainer replaces what needs no rebuild, or returns the container whose policy
-// changes to pol. Callers hold e.mu.
-func (e *Engine) replaceContainer(dbID, id string, pk PartitionKeyDef, policy json.RawMessage) (ContainerInfo, *Container, *indexing.Policy, error) {
+// replaceContainer checks r and applies it when it needs no rebuild, or returns the container
+// whose policy changes to pol. Callers hold e.mu.
+func (e *Engine) replaceContainer(dbID, id string, r ContainerReplace) (ContainerInfo, *Container, *indexing.Policy, error) {
 	c, err := e.container(dbID, id)
 	if err != nil {
 		return ContainerInfo{}, nil, nil, err
 	}
-	if len(pk.Paths) > 0 {
-		n, err := pk.normalize()
+	if err := checkVersion(fmt.Sprintf("container %q", id), c.rec.Version, r.IfMatch); err != nil {
+		return ContainerInfo{}, nil, nil, err
+	}
+	if len(r.PartitionKey.Paths) > 0 {
+		n, err := r.PartitionKey.normalize()
 		if err != nil {
 			return ContainerInfo{}, nil, nil, err
 		}
@@ -395,6 +418,10 @@ func (e *Engine) replaceContainer(dbID, id string, pk PartitionKeyDef, policy js
 			return ContainerInfo{}, nil, nil, fault.New(fault.BadRequest, "The partition key definition of a container cannot be changed")
 		}
 	}
+	if err := c.sameUniqueKeys(r.UniqueKeys); err != nil {
+		return ContainerInfo{}, nil, nil, err
+	}
+	policy := r.Indexing
 	if len(policy) > 0 {
 		pol, err := indexing.Parse(policy)
 		if err != nil {
@@ -408,10 +435,12 @@ func (e *Engine) replaceContainer(dbID, id string, pk PartitionKeyDef, policy js
 	}
 	rec := c.rec
 	rec.Indexing = policy
+	rec.DefaultTTL = r.DefaultTTL
 	rec.Version = e.nextVersion()
 	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
 		return ContainerInfo{}, nil, nil, err
 	}
 	c.rec = rec
+	c.applyDefaultTTL()
 	return c.info(), nil, nil, nil
 }

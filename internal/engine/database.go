@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
@@ -94,12 +96,16 @@ func (e *Engine) Databases() []DatabaseInfo {
 	return out
 }
 
-// DeleteDatabase deletes a database with all its containers and their items.
-func (e *Engine) DeleteDatabase(id string) error {
+// DeleteDatabase deletes a database with all its containers and their items. ifMatch, when
+// not empty, is the etag the database must have.
+func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, err := e.database(id)
 	if err != nil {
+		return err
+	}
+	if err := checkVersion(fmt.Sprintf("database %q", id), d.rec.Version, ifMatch); err != nil {
 		return err
 	}
 	b := e.db.NewBatch()

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/script"
 
 	"github.com/partita-db/partita/internal/rid"
@@ -168,6 +169,16 @@ type Resource struct {
 }
 
 func versionETag(v uint64) string { return fmt.Sprintf("00000000-0000-0000-0000-%012x", v) }
+
+// checkVersion is If-Match for catalog resources (databases, containers, offers, scripts): it
+// refuses a change to the resource named by what when ifMatch is neither empty, "*", nor the
+// etag of version v.
+func checkVersion(what string, v uint64, ifMatch string) error {
+	if ifMatch == "" || ifMatch == "*" || ifMatch == versionETag(v) {
+		return nil
+	}
+	return fault.New(fault.PreconditionFailed, "Operation cannot be performed because one of the specified precondition is not met: the etag of %s is not %q", what, ifMatch)
+}
 
 func now() int64 { return time.Now().Unix() }
 

@@ -514,7 +514,7 @@ func TestDeleteContainerRemovesItsData(t *testing.T) {
 	for i := range 50 {
 		mustCreate(t, o, item(fmt.Sprint(i), "p", ""))
 	}
-	if err := e.DeleteContainer("db", "other"); err != nil {
+	if err := e.DeleteContainer("db", "other", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Container("db", "other"); !errors.Is(err, fault.NotFound) {
@@ -599,18 +599,18 @@ func TestReplaceContainerPolicy(t *testing.T) {
 	e, _ := newContainer(t, Options{}, ContainerSpec{})
 	pk := PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}
 	def := json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`)
-	if _, err := e.ReplaceContainer("db", "c", pk, def); err != nil {
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: def}); err != nil {
 		t.Fatalf("replace with the default policy: %v", err)
 	}
-	if _, err := e.ReplaceContainer("db", "c", pk, nil); err != nil {
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: nil}); err != nil {
 		t.Fatalf("replace without a policy: %v", err)
 	}
 	lean := json.RawMessage(`{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`)
-	info, err := e.ReplaceContainer("db", "c", pk, lean)
+	info, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: lean})
 	if err != nil || string(info.Indexing) != string(lean) || info.IndexProgress != 100 {
 		t.Fatalf("replace that stops indexing: %s %d%% %v", info.Indexing, info.IndexProgress, err)
 	}
-	if _, err := e.ReplaceContainer("db", "c", pk, json.RawMessage(`{"indexingMode":"sometimes"}`)); !errors.Is(err, fault.BadRequest) {
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: json.RawMessage(`{"indexingMode":"sometimes"}`)}); !errors.Is(err, fault.BadRequest) {
 		t.Fatalf("replace with an invalid policy: %v, want BadRequest", err)
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/storage"
@@ -72,10 +73,20 @@ func (e *Engine) Offer(id string) (OfferInfo, error) {
 	return OfferInfo{}, fault.New(fault.NotFound, "Offer %q does not exist", id)
 }
 
+// OfferReplace is an offer replace: the new throughput, and the checks that the offer
+// replaced is the one the client read.
+type OfferReplace struct {
+	Throughput Throughput
+	// Resource and ResourceRID, when not empty, must be the offer's resource (_self) and
+	// offerResourceId: a body read from one offer cannot be put on another.
+	Resource, ResourceRID string
+	IfMatch               string // when not empty, the etag (unquoted) the offer must have
+}
+
 // ReplaceOffer changes the throughput of an offer. The kind (manual or autoscale) may change
 // too; the Cosmos minimums apply.
-func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
-	o, c, err := e.replaceOffer(id, t)
+func (e *Engine) ReplaceOffer(id string, r OfferReplace) (OfferInfo, error) {
+	o, c, err := e.replaceOffer(id, r)
 	if err == nil && c != nil {
 		// Raised throughput needs more partitions: split before answering, as Cosmos does
 		// before it reports the new throughput as in effect.
@@ -84,7 +95,16 @@ func (e *Engine) ReplaceOffer(id string, t Throughput) (OfferInfo, error) {
 	return o, err
 }
 
-func (e *Engine) replaceOffer(id string, t Throughput) (OfferInfo, *Container, error) {
+// check refuses r for offer o.
+func (r OfferReplace) check(o OfferInfo) error {
+	if r.Resource != "" && r.Resource != o.ResourceSelf || r.ResourceRID != "" && r.ResourceRID != o.ResourceRID {
+		return fault.New(fault.BadRequest, "The offer's resource (%q, %q) is not the resource of offer %q; replace an offer with the body read from it", r.Resource, r.ResourceRID, o.ID)
+	}
+	return checkVersion(fmt.Sprintf("offer %q", o.ID), o.Version, r.IfMatch)
+}
+
+func (e *Engine) replaceOffer(id string, r OfferReplace) (OfferInfo, *Container, error) {
+	t := r.Throughput
 	if t.IsZero() {
 		return OfferInfo{}, nil, fault.New(fault.BadRequest, "The offer needs a throughput: content.offerThroughput or content.offerAutopilotSettings.maxThroughput")
 	}
@@ -95,6 +115,9 @@ func (e *Engine) replaceOffer(id string, t Throughput) (OfferInfo, *Container, e
 	defer e.mu.Unlock()
 	for _, d := range e.dbs {
 		if d.rec.Throughput != nil && offerID(false, d.rec.Num) == id {
+			if err := r.check(d.offer()); err != nil {
+				return OfferInfo{}, nil, err
+			}
 			rec := d.rec
 			rec.Throughput, rec.Version = &t, e.nextVersion()
 			if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
@@ -106,6 +129,9 @@ func (e *Engine) replaceOffer(id string, t Throughput) (OfferInfo, *Container, e
 		}
 		for _, c := range d.containers {
 			if c.rec.Throughput != nil && offerID(true, c.rec.Num) == id {
+				if err := r.check(c.offer()); err != nil {
+					return OfferInfo{}, nil, err
+				}
 				rec := c.rec
 				rec.Throughput, rec.Version = &t, e.nextVersion()
 				if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -27,9 +28,12 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 	if len(d.Paths) > MaxHierarchyDepth {
 		return d, fault.New(fault.BadRequest, "A partition key definition has at most %d paths; got %d", MaxHierarchyDepth, len(d.Paths))
 	}
-	for _, p := range d.Paths {
+	for i, p := range d.Paths {
 		if _, err := splitPath(p); err != nil {
 			return d, err
+		}
+		if slices.Contains(d.Paths[:i], p) {
+			return d, fault.New(fault.BadRequest, "The partition key path %q is given twice; the paths of a hierarchical partition key must differ", p)
 		}
 	}
 	switch {

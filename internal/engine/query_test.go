@@ -339,7 +339,7 @@ func TestCountFromPartitionStatistics(t *testing.T) {
 		}
 	}
 	check(c, "[280]")
-	if _, err := e.ReplaceOffer(e.Offers()[0].ID, Throughput{Manual: 40000}); err != nil {
+	if _, err := e.ReplaceOffer(e.Offers()[0].ID, OfferReplace{Throughput: Throughput{Manual: 40000}}); err != nil {
 		t.Fatal(err)
 	}
 	check(c, "[280]")

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/partita-db/partita/internal/fault"
@@ -37,7 +36,7 @@ const (
 
 // changeIndexing replaces c's indexing policy with policy, which indexes other paths than the
 // current one, and starts the rebuild.
-func (e *Engine) changeIndexing(c *Container, dbID, id string, pk PartitionKeyDef, policy json.RawMessage) (ContainerInfo, error) {
+func (e *Engine) changeIndexing(c *Container, dbID, id string, r ContainerReplace) (ContainerInfo, error) {
 	c.splitOne.Lock()
 	defer c.splitOne.Unlock()
 	c.splitMu.Lock()
@@ -48,7 +47,7 @@ func (e *Engine) changeIndexing(c *Container, dbID, id string, pk PartitionKeyDe
 		return ContainerInfo{}, fault.New(fault.Unavailable, "The server is shutting down; retry the request")
 	}
 	// Checked again under the locks: another replace may have come first.
-	info, changed, pol, err := e.replaceContainer(dbID, id, pk, policy)
+	info, changed, pol, err := e.replaceContainer(dbID, id, r)
 	if changed == nil {
 		return info, err
 	}
@@ -56,7 +55,8 @@ func (e *Engine) changeIndexing(c *Container, dbID, id string, pk PartitionKeyDe
 		return ContainerInfo{}, fault.New(fault.Unavailable, "The container was replaced while its policy changed; retry the request")
 	}
 	rec := c.rec
-	rec.Indexing = policy
+	rec.Indexing = r.Indexing
+	rec.DefaultTTL = r.DefaultTTL
 	rec.Version = e.nextVersion()
 	b := e.db.NewBatch()
 	defer b.Close()
@@ -85,6 +85,7 @@ func (e *Engine) changeIndexing(c *Container, dbID, id string, pk PartitionKeyDe
 			return ContainerInfo{}, e.reopen(c, fault.New(fault.Internal, "%v", err))
 		}
 	}
+	c.applyDefaultTTL()
 	e.log.Info("indexing policy changed", "database", c.db.rec.ID, "container", rec.ID)
 	e.startReindexLocked(c)
 	return c.info(), nil

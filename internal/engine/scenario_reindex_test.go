@@ -58,7 +58,7 @@ func scenarioReindex(t *testing.T, e *Engine, td *datadriven.TestData, written m
 		if !ok {
 			t.Fatalf("no policy %q", name)
 		}
-		info, err := e.ReplaceContainer("db", id, PartitionKeyDef{}, json.RawMessage(raw))
+		info, err := e.ReplaceContainer("db", id, ContainerReplace{Indexing: json.RawMessage(raw)})
 		if err != nil {
 			return err.Error()
 		}

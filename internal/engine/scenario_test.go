@@ -168,7 +168,7 @@ func TestScenarios(t *testing.T) {
 				c, _ := e.Container("db", id)
 				for _, o := range e.Offers() {
 					if o.ResourceRID == c.RID() {
-						if _, err := e.ReplaceOffer(o.ID, Throughput{Manual: rus}); err != nil {
+						if _, err := e.ReplaceOffer(o.ID, OfferReplace{Throughput: Throughput{Manual: rus}}); err != nil {
 							return err.Error()
 						}
 					}

@@ -80,7 +80,7 @@ func scenarioTTL(t *testing.T, e *Engine, td *datadriven.TestData, clock *fakeCl
 		}
 		d, err := ParseDefaultTTL([]byte(raw))
 		if err == nil {
-			_, err = e.SetDefaultTTL("db", id, d)
+			_, err = e.ReplaceContainer("db", id, ContainerReplace{DefaultTTL: d})
 		}
 		if err != nil {
 			return err.Error(), true

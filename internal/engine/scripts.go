@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -289,8 +290,8 @@ func (c *Container) findScript(kind ScriptKind, id, ifMatch string) (int, error)
 	if i < 0 {
 		return 0, scriptNotFound(kind, id)
 	}
-	if ifMatch != "" && ifMatch != versionETag(c.rec.Scripts[i].Version) {
-		return 0, fault.New(fault.PreconditionFailed, "The %s %q has changed: its etag is not %q", scriptKinds[kind].noun, id, ifMatch)
+	if err := checkVersion(fmt.Sprintf("%s %q", scriptKinds[kind].noun, id), c.rec.Scripts[i].Version, ifMatch); err != nil {
+		return 0, err
 	}
 	return i, nil
 }

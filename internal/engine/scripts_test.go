@@ -229,7 +229,7 @@ func TestScriptsSurviveRestartAndSplit(t *testing.T) {
 	}
 
 	// The scripts die with their container, and a handle kept from before refuses changes.
-	if err := e.DeleteContainer("db", "c"); err != nil {
+	if err := e.DeleteContainer("db", "c", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.CreateScript(sproc("late", "function() {}")); !errors.Is(err, fault.NotFound) {

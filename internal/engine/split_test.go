@@ -137,7 +137,7 @@ func TestSplitForThroughput(t *testing.T) {
 		t.Fatalf("10,000 RU/s: %d partitions, want 2", n)
 	}
 	offers := e.Offers()
-	if _, err := e.ReplaceOffer(offers[0].ID, Throughput{Manual: 40000}); err != nil {
+	if _, err := e.ReplaceOffer(offers[0].ID, OfferReplace{Throughput: Throughput{Manual: 40000}}); err != nil {
 		t.Fatal(err)
 	}
 	info := checkTiling(t, e, c)
@@ -201,7 +201,7 @@ func TestSplitKeepsIndexExactUnderWrites(t *testing.T) {
 		}
 	}()
 	time.Sleep(20 * time.Millisecond)
-	if _, err := e.ReplaceOffer(e.Offers()[0].ID, Throughput{Manual: 80000}); err != nil {
+	if _, err := e.ReplaceOffer(e.Offers()[0].ID, OfferReplace{Throughput: Throughput{Manual: 80000}}); err != nil {
 		t.Fatal(err)
 	}
 	close(stop)

@@ -7,7 +7,6 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
-	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -68,33 +67,12 @@ func (c *Container) checkItemTTL(item value.Value) error {
 	return fault.New(fault.BadRequest, "The input ttl '%s' is invalid. %s", value.AppendJSON(nil, t), ttlRule)
 }
 
-// SetDefaultTTL changes a container's default time to live (nil turns it off). It applies to
-// every item at once, those written before included: an item whose last write is older than a
-// new, shorter default expires now.
-func (e *Engine) SetDefaultTTL(dbID, id string, d *int64) (ContainerInfo, error) {
-	if err := checkDefaultTTL(d); err != nil {
-		return ContainerInfo{}, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.container(dbID, id)
-	if err != nil {
-		return ContainerInfo{}, err
-	}
-	if ttlSetting(c.rec.DefaultTTL) == ttlSetting(d) {
-		return c.info(), nil
-	}
-	rec := c.rec
-	rec.DefaultTTL = d
-	rec.Version = e.nextVersion()
-	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
-		return ContainerInfo{}, err
-	}
-	c.rec = rec
-	// Under e.mu, which a split holds while it opens children from c.rec: every partition,
-	// old or new, ends with the new setting.
+// applyDefaultTTL gives every partition of c the default time to live of c.rec. A change
+// applies to every item at once, those written before included: an item whose last write is
+// older than a new, shorter default expires now. Callers hold e.mu, which a split holds while
+// it opens children from c.rec: every partition, old or new, ends with the new setting.
+func (c *Container) applyDefaultTTL() {
 	for _, p := range c.routes.Load().parts {
-		p.SetDefaultTTL(ttlSetting(d))
+		p.SetDefaultTTL(ttlSetting(c.rec.DefaultTTL))
 	}
-	return c.info(), nil
 }

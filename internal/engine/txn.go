@@ -118,7 +118,7 @@ func (t *txn) current(id string, charged bool) (*version, error) {
 // resolve finds the id a reference names.
 func (t *txn) resolve(ref script.DocRef) (string, error) {
 	if ref.RID == "" {
-		return ref.ID, document.ValidateID(ref.ID)
+		return ref.ID, document.ValidateItemID(ref.ID)
 	}
 	for id, s := range t.staged {
 		if s.rid == ref.RID {

@@ -21,22 +21,15 @@ func uniqueKeysRecord(raw json.RawMessage) (json.RawMessage, error) {
 	return pol.JSON(), nil
 }
 
-// CheckUniqueKeys refuses, with BadRequest, a container replace whose uniqueKeyPolicy differs
+// sameUniqueKeys refuses, with BadRequest, a container replace whose uniqueKeyPolicy differs
 // from the container's. Giving none, or the same keys (in any order), is fine: clients send
 // back the properties they read. An empty list names a policy without keys: it is refused for
-// a container that has some. ReplaceContainer itself never changes the policy, so the
-// check may run before it without a lock between the two.
-func (e *Engine) CheckUniqueKeys(dbID, id string, raw json.RawMessage) error {
+// a container that has some.
+func (c *Container) sameUniqueKeys(raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	pol, err := uniquekey.Parse(raw)
-	if err != nil {
-		return err
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	c, err := e.container(dbID, id)
 	if err != nil {
 		return err
 	}

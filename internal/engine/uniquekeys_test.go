@@ -146,7 +146,7 @@ func TestUniqueKeyPolicyLifecycle(t *testing.T) {
 		{"plain", `{"uniqueKeys":[]}`, true},
 		{"plain", `{"uniqueKeys":[{"paths":["/email"]}]}`, false},
 	} {
-		err := e.CheckUniqueKeys("db", tc.container, json.RawMessage(tc.policy))
+		_, err := e.ReplaceContainer("db", tc.container, ContainerReplace{UniqueKeys: json.RawMessage(tc.policy)})
 		if (err == nil) != tc.ok || err != nil && !errors.Is(err, fault.BadRequest) {
 			t.Errorf("replace %s with %q: %v, want ok=%v", tc.container, tc.policy, err, tc.ok)
 		}
@@ -233,7 +233,7 @@ func TestDeleteContainerRemovesUniqueEntries(t *testing.T) {
 	if n := countUniqueEntries(t, e, u); n != 20 {
 		t.Fatalf("%d entries before the delete", n)
 	}
-	if err := e.DeleteContainer("db", "u"); err != nil {
+	if err := e.DeleteContainer("db", "u", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Count(snapshot(t, e), "\n"); got != strings.Count(empty, "\n") {

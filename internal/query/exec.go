@@ -70,10 +70,8 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	if max <= 0 {
 		max = DefaultMaxItems
 	}
-	for name := range p.params {
-		if _, ok := opts.Params[name]; !ok {
-			return Page{}, fault.New(fault.BadRequest, "The query uses parameter %s, which was not given a value", name)
-		}
+	if err := p.CheckParams(opts.Params); err != nil {
+		return Page{}, err
 	}
 	tok, err := decodeToken(opts.Continuation, p.streaming)
 	if err != nil {

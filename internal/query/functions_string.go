@@ -1,8 +1,11 @@
 package query
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -473,6 +476,14 @@ func stringParse(want value.Kind) builtin {
 			return undef
 		}
 		v, err := value.Parse([]byte(s))
+		if err != nil && want == value.Number {
+			// Parse refuses numbers past the double range in documents; here they are
+			// Infinity, as in JavaScript.
+			t := strings.TrimSpace(s)
+			if f, ferr := strconv.ParseFloat(t, 64); math.IsInf(f, 0) && errors.Is(ferr, strconv.ErrRange) && json.Valid([]byte(t)) {
+				return value.Num(f)
+			}
+		}
 		if err != nil || v.Kind() != want {
 			return undef
 		}

@@ -1,15 +1,20 @@
 package query
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // Prepared is a parsed, validated query ready to run any number of times.
 type Prepared struct {
 	q      *Query
 	params map[string]bool // parameters the query (and its subqueries) use
+	// counts names the clause (TOP, OFFSET, LIMIT) of each parameter that gives one its
+	// count, in this query only: each subquery's Prepared has its own.
+	counts map[string]string
 	// grouped: the query has GROUP BY or aggregates, so results are per group.
 	grouped bool
 	aggs    []aggSpec
@@ -30,8 +35,14 @@ type aggSpec struct {
 	arg  Expr // nil for COUNT(*)-like calls without an argument
 }
 
+// MaxTextBytes is the longest query text Cosmos takes: 512 KB.
+const MaxTextBytes = 512 << 10
+
 // Prepare parses and validates a query.
 func Prepare(sql string) (*Prepared, error) {
+	if len(sql) > MaxTextBytes {
+		return nil, fault.New(fault.BadRequest, "The SQL query text exceeded the maximum limit of %d characters; it has %d. Pass long lists as parameters (ARRAY_CONTAINS(@list, c.x))", MaxTextBytes, len(sql))
+	}
 	q, err := Parse(sql)
 	if err != nil {
 		return nil, err
@@ -155,11 +166,15 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 		}
 		exprs = append(exprs, e)
 	}
-	for _, n := range []Expr{s.Top, q.Offset, q.Limit} {
+	for i, n := range []Expr{s.Top, q.Offset, q.Limit} {
 		switch x := n.(type) {
 		case nil:
 		case Param:
 			p.params[x.Name] = true
+			if p.counts == nil {
+				p.counts = map[string]string{}
+			}
+			p.counts[x.Name] = [...]string{"TOP", "OFFSET", "LIMIT"}[i]
 		case Literal:
 			if !x.Val.IsInteger() || x.Val.Num() < 0 {
 				return nil, fault.New(fault.BadRequest, "TOP, OFFSET and LIMIT take a non-negative integer, not %s", x.Val)
@@ -342,4 +357,22 @@ func rewrite(e Expr, fn func(Expr) (Expr, bool)) Expr {
 
 // Ordered reports whether the query fixes the order of its results (ORDER BY). Without it,
 // results come in the order items are stored, which clients must not rely on.
+// CheckParams refuses parameter values the query cannot run with: a parameter it uses that
+// has no value, and a TOP, OFFSET or LIMIT parameter that is not a non-negative integer.
+func (p *Prepared) CheckParams(params map[string]value.Value) error {
+	for name := range p.params {
+		if _, ok := params[name]; !ok {
+			return fault.New(fault.BadRequest, "The query uses parameter %s, which was not given a value", name)
+		}
+	}
+	for _, q := range p.subs { // the query itself and every subquery
+		for name, clause := range q.counts {
+			if v := params[name]; !v.IsInteger() || v.Num() < 0 || v.Num() > math.MaxInt32 {
+				return fault.New(fault.BadRequest, "%s takes a non-negative integer; parameter %s is %s", clause, name, v)
+			}
+		}
+	}
+	return nil
+}
+
 func (p *Prepared) Ordered() bool { return len(p.q.OrderBy) > 0 }

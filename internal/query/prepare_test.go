@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/partita-db/partita/internal/value"
@@ -41,5 +42,37 @@ func TestPrepareQueryRunsABuiltTree(t *testing.T) {
 	// A tree that is not a valid query is refused as SQL would be.
 	if _, err := PrepareQuery(&Query{Select: Select{Star: true}}); err == nil {
 		t.Fatal("SELECT * without FROM was accepted")
+	}
+}
+
+// TOP, OFFSET and LIMIT parameters must hold non-negative integers, in the query and in its
+// subqueries; a query text past Cosmos's limit is refused before it is parsed.
+func TestCheckParams(t *testing.T) {
+	for _, tc := range []struct {
+		sql    string
+		params map[string]value.Value
+		ok     bool
+	}{
+		{"SELECT TOP @n * FROM c", map[string]value.Value{"@n": value.Num(5)}, true},
+		{"SELECT TOP @n * FROM c", map[string]value.Value{"@n": value.Str("5")}, false},
+		{"SELECT TOP @n * FROM c", map[string]value.Value{"@n": value.Num(1.5)}, false},
+		{"SELECT TOP @n * FROM c", map[string]value.Value{"@n": value.Num(-1)}, false},
+		{"SELECT TOP @n * FROM c", map[string]value.Value{"@n": value.Arr(nil)}, false},
+		{"SELECT TOP @n * FROM c", nil, false},
+		{"SELECT * FROM c OFFSET @o LIMIT @l", map[string]value.Value{"@o": value.Num(0), "@l": value.Str("x")}, false},
+		{"SELECT * FROM c OFFSET @o LIMIT @l", map[string]value.Value{"@o": value.Num(0), "@l": value.Num(2)}, true},
+		{"SELECT VALUE ARRAY(SELECT TOP @n VALUE t FROM t IN c.tags) FROM c", map[string]value.Value{"@n": value.Bool(true)}, false},
+	} {
+		p, err := Prepare(tc.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if err := p.CheckParams(tc.params); (err == nil) != tc.ok {
+			t.Errorf("%s with %v: %v", tc.sql, tc.params, err)
+		}
+	}
+	long := "SELECT * FROM c WHERE c.x IN (" + strings.Repeat("1,", MaxTextBytes/2) + "1)"
+	if _, err := Prepare(long); err == nil || !strings.Contains(err.Error(), "maximum limit") {
+		t.Fatalf("a %d-byte query: %v", len(long), err)
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Parse decodes one JSON value. It accepts exactly what encoding/json accepts.
+// Parse decodes one JSON value. It accepts exactly what encoding/json accepts when it decodes
+// into an interface{}: numbers past the range of a double are refused.
 func Parse(b []byte) (Value, error) {
 	p := parser{b: b}
 	p.space()
@@ -174,7 +175,13 @@ func (p *parser) number() (Value, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(string(p.b[start:p.i]), 64)
-	if err != nil && !math.IsInf(f, 0) {
+	if math.IsInf(f, 0) {
+		// Past the double range (1e400, a 400-digit integer): Cosmos refuses it, and kept it
+		// would be stored as written but read by queries as infinity, which JSON cannot write.
+		p.i = start
+		return Value{}, p.fail("number out of the range of a double")
+	}
+	if err != nil {
 		return Value{}, p.fail("invalid number")
 	}
 	return Num(f), nil

@@ -30,12 +30,13 @@ type parsedDate struct {
 	when time.Time
 }
 
-// parseDate parses an RFC 1123 date, reusing the last answer for the same text.
+// parseDate parses an RFC 1123 date in GMT, the only form Cosmos takes (http.ParseTime would
+// also take RFC 850 and asctime dates), reusing the last answer for the same text.
 func (k keyring) parseDate(text string) (time.Time, error) {
 	if last := k.lastDate.Load(); last != nil && last.text == text {
 		return last.when, nil
 	}
-	when, err := http.ParseTime(text)
+	when, err := time.Parse(http.TimeFormat, text)
 	if err == nil {
 		k.lastDate.Store(&parsedDate{text: text, when: when})
 	}
@@ -112,7 +113,8 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		if isReadOnlyRequest(r) {
 			return nil
 		}
-		return fault.New(fault.Forbidden, "The read-only key cannot be used for requests that write")
+		// 401 as Cosmos answers it: the key does not authorize the request.
+		return unauthorized("The read-only key cannot be used for requests that write")
 	}
 	// Never say what the signature should have been: that would let anyone forge one.
 	return unauthorized("The input authorization token can't serve the request. The signature does not match; check the key and that the request was signed for verb %q, resource type %q and link %q",

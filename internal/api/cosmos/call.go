@@ -7,14 +7,15 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/ru"
 )
 
-// maxBodyBytes bounds what is read of a request body: an item may be 2 MB, and a batch of
-// 2 MB of operations carries some framing on top.
-const maxBodyBytes = 4 << 20
+// maxBodyBytes is Cosmos's limit on a request: 2 MB, whatever the request (an item, a batch,
+// a container definition, a query, a script's arguments).
+const maxBodyBytes = 2 << 20
 
 // call is one request being served.
 type call struct {
@@ -60,6 +61,12 @@ func (c *call) body() ([]byte, error) {
 		}
 		return nil, fault.New(fault.BadRequest, "Reading the request body failed: %v", err)
 	}
+	// Every body is JSON (or, for scripts, JSON carrying JavaScript), and JSON is UTF-8. Bytes
+	// that are not would be replaced by U+FFFD somewhere down the line, and something other
+	// than what was sent stored: refuse them here, once for every kind of request.
+	if !utf8.Valid(b) {
+		return nil, fault.New(fault.BadRequest, "The request body is not valid UTF-8 (at byte %d)", invalidUTF8At(b))
+	}
 	return b, nil
 }
 
@@ -103,6 +110,22 @@ func (c *call) replyJSON(code int, v any) error {
 	return nil
 }
 
+// replyResource writes one catalog resource (a database, container, offer or script) with its
+// etag, or 304 Not Modified to a read whose If-None-Match names that etag, as items answer.
+func (c *call) replyResource(code int, etag string, v any) error {
+	c.set("Etag", quoted(etag))
+	if c.r.Method == http.MethodGet {
+		if inm := c.r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || unquoted(inm) == etag) {
+			c.reply(http.StatusNotModified, nil)
+			return nil
+		}
+	}
+	return c.replyJSON(code, v)
+}
+
+// ifMatch is the request's If-Match etag, unquoted; empty when there is none.
+func (c *call) ifMatch() string { return unquoted(c.r.Header.Get("If-Match")) }
+
 // fail writes err as a Cosmos error response.
 func (c *call) fail(err error) {
 	w, e := toWire(err)
@@ -125,6 +148,19 @@ func (c *call) fail(err error) {
 		Message string `json:"message"`
 	}{w.code, e.Message})
 	c.reply(w.status, body)
+}
+
+// invalidUTF8At is the offset of the first byte of b that does not start a valid UTF-8
+// sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 func asMaxBytes(err error, target **http.MaxBytesError) bool { return errors.As(err, target) }

@@ -88,7 +88,7 @@ func (c *call) createDatabase() error {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
-	return c.replyJSON(http.StatusCreated, databaseJSON(d))
+	return c.replyResource(http.StatusCreated, d.ETag, databaseJSON(d))
 }
 
 func (c *call) readDatabase() error {
@@ -97,11 +97,11 @@ func (c *call) readDatabase() error {
 		return err
 	}
 	c.charge = ru.Catalog()
-	return c.replyJSON(http.StatusOK, databaseJSON(d))
+	return c.replyResource(http.StatusOK, d.ETag, databaseJSON(d))
 }
 
 func (c *call) deleteDatabase() error {
-	if err := c.h.engine.DeleteDatabase(c.res.segs[1]); err != nil {
+	if err := c.h.engine.DeleteDatabase(c.res.segs[1], c.ifMatch()); err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
@@ -179,7 +179,7 @@ func (c *call) createContainer() error {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
-	return c.replyJSON(http.StatusCreated, containerJSON(info))
+	return c.replyResource(http.StatusCreated, info.ETag, containerJSON(info))
 }
 
 func (c *call) readContainer() error {
@@ -194,7 +194,7 @@ func (c *call) readContainer() error {
 	c.setQuota(u)
 	c.setIndexProgress(info)
 	c.charge = ru.Catalog()
-	return c.replyJSON(http.StatusOK, containerJSON(info))
+	return c.replyResource(http.StatusOK, info.ETag, containerJSON(info))
 }
 
 func (c *call) replaceContainer() error {
@@ -205,31 +205,28 @@ func (c *call) replaceContainer() error {
 	if body.ID != c.res.segs[3] {
 		return fault.New(fault.BadRequest, "The id %q in the body does not match the container %q in the path", body.ID, c.res.segs[3])
 	}
-	var pk engine.PartitionKeyDef
-	if body.PartitionKey != nil {
-		pk = *body.PartitionKey
+	// A replace gives the whole container, the partition key included: one without it would
+	// be taken for a container that has none.
+	if body.PartitionKey == nil {
+		return fault.New(fault.BadRequest, "A container replace must give the container's partition key definition, which cannot change")
 	}
-	// A replace gives the whole container: a body without defaultTtl turns time to live off.
+	// A body without defaultTtl turns time to live off.
 	ttl, err := engine.ParseDefaultTTL(body.DefaultTTL)
 	if err != nil {
 		return err
 	}
-	if err := c.h.engine.CheckUniqueKeys(c.res.segs[1], c.res.segs[3], body.UniqueKeys); err != nil {
-		return err
-	}
-	if _, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], pk, body.Indexing); err != nil {
-		return err
-	}
-	info, err := c.h.engine.SetDefaultTTL(c.res.segs[1], c.res.segs[3], ttl)
+	info, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], engine.ContainerReplace{
+		PartitionKey: *body.PartitionKey, Indexing: body.Indexing, DefaultTTL: ttl, UniqueKeys: body.UniqueKeys, IfMatch: c.ifMatch(),
+	})
 	if err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
-	return c.replyJSON(http.StatusOK, containerJSON(info))
+	return c.replyResource(http.StatusOK, info.ETag, containerJSON(info))
 }
 
 func (c *call) deleteContainer() error {
-	if err := c.h.engine.DeleteContainer(c.res.segs[1], c.res.segs[3]); err != nil {
+	if err := c.h.engine.DeleteContainer(c.res.segs[1], c.res.segs[3], c.ifMatch()); err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()

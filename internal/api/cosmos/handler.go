@@ -63,7 +63,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.set("X-Ms-Activity-Id", activity)
 	c.set("X-Ms-Gatewayversion", "version=2.14.0")
 	c.set("X-Ms-Serviceversion", "version=2.14.0.0")
-	res, err := parseResource(r.URL.EscapedPath())
+	err := checkEnvelope(r)
+	var res resource
+	if err == nil {
+		res, err = parseResource(r.URL.EscapedPath())
+	}
 	if err == nil {
 		c.res = res
 		err = h.keys.authenticate(r, res, h.now())

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/ru"
 )
 
@@ -45,13 +46,18 @@ func (c *call) readOffer() error {
 		return err
 	}
 	c.charge = ru.Catalog()
-	return c.replyJSON(http.StatusOK, offerJSON(o))
+	return c.replyResource(http.StatusOK, o.ETag(), offerJSON(o))
 }
 
-// replaceOffer changes throughput: the body is the offer with a new content.
+// replaceOffer changes throughput: the body is the offer as read, with a new content. Its
+// ids, when given, must be the offer's, and its resource the offer's resource.
 func (c *call) replaceOffer() error {
 	var body struct {
-		Content struct {
+		ID              *string `json:"id"`
+		RID             *string `json:"_rid"`
+		Resource        string  `json:"resource"`
+		OfferResourceID string  `json:"offerResourceId"`
+		Content         *struct {
 			OfferThroughput int `json:"offerThroughput"`
 			Autopilot       *struct {
 				MaxThroughput int `json:"maxThroughput"`
@@ -61,16 +67,24 @@ func (c *call) replaceOffer() error {
 	if err := c.decodeJSON(&body); err != nil {
 		return err
 	}
-	var t engine.Throughput
-	if body.Content.Autopilot != nil && body.Content.Autopilot.MaxThroughput > 0 {
-		t.AutoscaleMax = body.Content.Autopilot.MaxThroughput
-	} else {
-		t.Manual = body.Content.OfferThroughput
+	for _, id := range []*string{body.ID, body.RID} {
+		if id != nil && *id != c.res.segs[1] {
+			return fault.New(fault.BadRequest, "The offer id %q in the body does not match the offer %q in the path", *id, c.res.segs[1])
+		}
 	}
-	o, err := c.h.engine.ReplaceOffer(c.res.segs[1], t)
+	if body.Content == nil {
+		return fault.New(fault.BadRequest, "The offer needs a \"content\" with offerThroughput or offerAutopilotSettings")
+	}
+	r := engine.OfferReplace{Resource: body.Resource, ResourceRID: body.OfferResourceID, IfMatch: c.ifMatch()}
+	if a := body.Content.Autopilot; a != nil && a.MaxThroughput != 0 {
+		r.Throughput.AutoscaleMax = a.MaxThroughput
+	} else {
+		r.Throughput.Manual = body.Content.OfferThroughput
+	}
+	o, err := c.h.engine.ReplaceOffer(c.res.segs[1], r)
 	if err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
-	return c.replyJSON(http.StatusOK, offerJSON(o))
+	return c.replyResource(http.StatusOK, o.ETag(), offerJSON(o))
 }

@@ -36,6 +36,9 @@ func (c *call) readQuery() (*query.Prepared, map[string]value.Value, error) {
 		return nil, nil, err
 	}
 	prepared, err := query.Prepare(spec.Query)
+	if err == nil {
+		err = prepared.CheckParams(params)
+	}
 	return prepared, params, err
 }
 
@@ -145,22 +148,25 @@ func (c *call) scope(ct *engine.Container) (epk.Range, error) {
 	return r, err
 }
 
-// narrow intersects r with the hex EPK bounds of x-ms-start-epk and x-ms-end-epk.
+// narrow intersects r with the hex EPK bounds of x-ms-start-epk and x-ms-end-epk. Bounds that
+// cross each other are refused: no client that meant a range sends them.
 func narrow(r epk.Range, lo, hi string) (epk.Range, error) {
+	start, end := epk.Min, epk.Max
+	var err error
 	if lo != "" {
-		e, err := epk.ParseHex(lo)
-		if err != nil {
+		if start, err = epk.ParseHex(lo); err != nil {
 			return r, fault.New(fault.BadRequest, "x-ms-start-epk is not a hex EPK: %q", lo)
 		}
-		r.Min = max(r.Min, e)
 	}
 	if hi != "" {
-		e, err := epk.ParseHex(hi)
-		if err != nil {
+		if end, err = epk.ParseHex(hi); err != nil {
 			return r, fault.New(fault.BadRequest, "x-ms-end-epk is not a hex EPK: %q", hi)
 		}
-		r.Max = min(r.Max, e)
 	}
+	if start > end {
+		return r, fault.New(fault.BadRequest, "x-ms-start-epk %q is past x-ms-end-epk %q", lo, hi)
+	}
+	r.Min, r.Max = max(r.Min, start), min(r.Max, end)
 	return r, nil
 }
 

@@ -27,7 +27,7 @@ func TestParseResource(t *testing.T) {
 			t.Errorf("%s: got typ %q link %q shape %q segs %q", tc.path, res.typ, res.link, res.shape(), res.segs)
 		}
 	}
-	for _, bad := range []string{"/dbs//colls", "/dbs/%zz", "/dbs/%2"} {
+	for _, bad := range []string{"/dbs//colls", "/dbs/%zz", "/dbs/%2", "//dbs/d1", "/dbs/d1//", "//", "/dbs/d1/colls//"} {
 		if _, err := parseResource(bad); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}

@@ -61,8 +61,7 @@ func (c *call) readScriptBody() (engine.Script, error) {
 
 // scriptReply writes one script.
 func (c *call) scriptReply(code int, s engine.Script) error {
-	c.set("Etag", quoted(s.ETag))
-	return c.replyJSON(code, scriptJSON(s))
+	return c.replyResource(code, s.ETag, scriptJSON(s))
 }
 
 func (c *call) createScript() error {
@@ -108,7 +107,7 @@ func (c *call) replaceScript() error {
 	if s.ID != c.res.segs[5] {
 		return fault.New(fault.BadRequest, "The id %q in the body does not match the %s %q in the path", s.ID, s.Kind, c.res.segs[5])
 	}
-	if s, err = ct.ReplaceScript(s, unquoted(c.r.Header.Get("If-Match"))); err != nil {
+	if s, err = ct.ReplaceScript(s, c.ifMatch()); err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
@@ -120,7 +119,7 @@ func (c *call) deleteScript() error {
 	if err != nil {
 		return err
 	}
-	if err := ct.DeleteScript(c.scriptKind(), c.res.segs[5], unquoted(c.r.Header.Get("If-Match"))); err != nil {
+	if err := ct.DeleteScript(c.scriptKind(), c.res.segs[5], c.ifMatch()); err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
