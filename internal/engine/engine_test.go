@@ -363,8 +363,8 @@ func TestErrorsChangeNothing(t *testing.T) {
 	}{
 		{"item over 2 MB", func() (ItemResult, error) { return c.CreateItem(item("x", "p", big), ItemOptions{}) }, fault.TooLarge},
 		{"empty id", func() (ItemResult, error) { return c.CreateItem(item("", "p", ""), ItemOptions{}) }, fault.BadRequest},
-		{"id over 255 characters", func() (ItemResult, error) {
-			return c.CreateItem(item(strings.Repeat("é", 256), "p", ""), ItemOptions{})
+		{"id over 1,023 bytes", func() (ItemResult, error) {
+			return c.CreateItem(item(strings.Repeat("é", 512), "p", ""), ItemOptions{})
 		}, fault.BadRequest},
 		{"id with /", func() (ItemResult, error) { return c.CreateItem(item("a/b", "p", ""), ItemOptions{}) }, fault.BadRequest},
 		{`id with \`, func() (ItemResult, error) { return c.CreateItem(item(`a\b`, "p", ""), ItemOptions{}) }, fault.BadRequest},
@@ -612,5 +612,31 @@ func TestReplaceContainerPolicy(t *testing.T) {
 	}
 	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: json.RawMessage(`{"indexingMode":"sometimes"}`)}); !errors.Is(err, fault.BadRequest) {
 		t.Fatalf("replace with an invalid policy: %v, want BadRequest", err)
+	}
+}
+
+// Item ids may be up to 1,023 bytes and partition keys up to 2 KB: items with both at their
+// limit are written, read, replaced and deleted like any other (their storage keys are longer
+// than the buffers the write path keeps on the stack).
+func TestLongIDAndKey(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	id := strings.Repeat("😀", 255) + "abc"
+	pk := strings.Repeat("k", 2000)
+	if len(id) != 1023 {
+		t.Fatalf("id of %d bytes", len(id))
+	}
+	mustCreate(t, c, item(id, pk, `,"v":1`))
+	if _, err := c.ReplaceItem(id, item(id, pk, `,"v":2`), ItemOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ReadItem(key(pk), id)
+	if err != nil || !strings.Contains(string(r.Doc), `"v":2`) {
+		t.Fatalf("read: %v %.80s", err, r.Doc)
+	}
+	if _, err := c.DeleteItem(key(pk), id, ItemOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadItem(key(pk), id); !errors.Is(err, fault.NotFound) {
+		t.Fatalf("read after delete: %v", err)
 	}
 }

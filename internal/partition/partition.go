@@ -235,7 +235,7 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 		if err != nil {
 			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
 		}
-		v, closer, err = p.db.Get(storage.DocKey(buf[len(key):len(key)], p.container, seq))
+		v, closer, err = p.db.Get(storage.DocKey(key[len(key):], p.container, seq))
 		if storage.IsNotFound(err) {
 			return Doc{}, notFound() // deleted between the two reads
 		}

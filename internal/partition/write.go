@@ -157,7 +157,9 @@ func (p *Partition) preRead(w *Operation) preRead {
 	if w.Kind == Create {
 		get = p.db.GetLikelyAbsent // the id of a new item is usually new
 	}
-	sv, err := get(buf[len(key):len(key)], key)
+	// The value goes after the key, in buf when the key fits there (a long id or partition
+	// key makes ItemKey allocate instead: buf's length says nothing about key's).
+	sv, err := get(key[len(key):], key)
 	if storage.IsNotFound(err) {
 		return preRead{seen: seen, ok: true}
 	}
@@ -382,7 +384,7 @@ func (p *Partition) current(w *writer, g *group, chs []Change, e, id string, pre
 		}
 	}
 	// Only this goroutine writes, so the item key and the document it names agree.
-	sv, err := p.db.GetCopy(buf[len(key):len(key)], key)
+	sv, err := p.db.GetCopy(key[len(key):], key) // after the key, in buf when it fits
 	if storage.IsNotFound(err) {
 		return version{}, nil
 	}
