@@ -172,7 +172,7 @@ func (d *Database) resolveContainerLink(link string) (*Container, error) {
 }
 
 // samePartitionKey reports whether two keys are the same value by value.
-func samePartitionKey(a, b epk.Key) bool { return slices.Equal(a, b) }
+func samePartitionKey(a, b epk.Key) bool { return len(a) == len(b) && a.HasPrefix(b) }
 
 // findPermission finds a permission in u.rec for a change, checking ifMatch. Callers hold e.mu.
 func (u *User) findPermission(id, ifMatch string) (int, error) {
