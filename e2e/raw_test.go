@@ -152,7 +152,7 @@ func TestRawRequestsRefused(t *testing.T) {
 			map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "If-Match": `"stale"`}, 412, ""},
 		{"oversized item", ok, "POST", "/dbs/db/colls/c/docs", string(big), pk, 413, ""},
 		{"unknown container", ok, "POST", "/dbs/db/colls/nope/docs", `{"id":"x","pk":"p"}`, pk, 404, ""},
-		{"unknown resource type", ok, "GET", "/dbs/db/users", "", nil, 404, ""},
+		{"unserved resource type", ok, "GET", "/dbs/db/colls/c/conflicts", "", nil, 404, ""},
 		{"bad continuation token", ok, "GET", "/dbs/db/colls/c/docs", "", map[string]string{"x-ms-continuation": "garbage!"}, 400, ""},
 		{"bad throughput header", ok, "POST", "/dbs", `{"id":"db2"}`, map[string]string{"x-ms-offer-throughput": "lots"}, 400, ""},
 		{"throughput below the minimum", ok, "POST", "/dbs", `{"id":"db2"}`, map[string]string{"x-ms-offer-throughput": "100"}, 400, ""},

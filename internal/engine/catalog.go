@@ -9,8 +9,9 @@ import (
 	"github.com/partita-db/partita/internal/storage"
 )
 
-// The catalog is persisted as one JSON record per database and per container, written with a
-// synced batch on every change, and read whole at start-up.
+// The catalog is persisted as one JSON record per database, per container and per user (with
+// its permissions, users.go), written with a synced batch on every change, and read whole at
+// start-up.
 
 type databaseRecord struct {
 	ID         string      `json:"id"`
@@ -65,6 +66,7 @@ func (r rangeRecord) epkRange() (epk.Range, error) {
 type catalogSeq struct {
 	NextDB        uint32 `json:"nextDb"`
 	NextContainer uint32 `json:"nextContainer"`
+	NextUser      uint32 `json:"nextUser,omitempty"`
 	Version       uint64 `json:"version"`
 }
 
@@ -76,21 +78,32 @@ func putJSON(b *storage.Batch, key []byte, v any) error {
 	return b.Set(key, data)
 }
 
-func loadCatalog(db *storage.DB) (seq catalogSeq, dbs []databaseRecord, cs []containerRecord, err error) {
+// catalogRecords are the catalog's records as stored.
+type catalogRecords struct {
+	seq        catalogSeq
+	databases  []databaseRecord
+	containers []containerRecord
+	users      []userRecord
+}
+
+func loadCatalog(db *storage.DB) (recs catalogRecords, err error) {
 	v, err := db.GetCopy(nil, storage.CatalogSeqKey())
 	switch {
 	case err == nil:
-		if err = json.Unmarshal(v, &seq); err != nil {
-			return seq, nil, nil, fmt.Errorf("catalog counters: %w", err)
+		if err = json.Unmarshal(v, &recs.seq); err != nil {
+			return recs, fmt.Errorf("catalog counters: %w", err)
 		}
 	case !storage.IsNotFound(err):
-		return seq, nil, nil, err
+		return recs, err
 	}
-	if err := scanRecords(db, storage.CatalogDatabase, func(d databaseRecord) { dbs = append(dbs, d) }); err != nil {
-		return seq, nil, nil, err
+	if err := scanRecords(db, storage.CatalogDatabase, func(d databaseRecord) { recs.databases = append(recs.databases, d) }); err != nil {
+		return recs, err
 	}
-	err = scanRecords(db, storage.CatalogContainer, func(c containerRecord) { cs = append(cs, c) })
-	return seq, dbs, cs, err
+	if err := scanRecords(db, storage.CatalogContainer, func(c containerRecord) { recs.containers = append(recs.containers, c) }); err != nil {
+		return recs, err
+	}
+	err = scanRecords(db, storage.CatalogUser, func(u userRecord) { recs.users = append(recs.users, u) })
+	return recs, err
 }
 
 func scanRecords[T any](db *storage.DB, kind byte, fn func(T)) error {

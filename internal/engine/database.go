@@ -14,10 +14,11 @@ type Database struct {
 	rec        databaseRecord
 	rid        rid.Database
 	containers map[string]*Container
+	users      map[string]*User // by id (users.go)
 }
 
 func newDatabase(r databaseRecord) *Database {
-	return &Database{rec: r, rid: rid.ForDatabase(r.Num), containers: map[string]*Container{}}
+	return &Database{rec: r, rid: rid.ForDatabase(r.Num), containers: map[string]*Container{}, users: map[string]*User{}}
 }
 
 // DatabaseInfo is a database as clients see it.
@@ -96,8 +97,8 @@ func (e *Engine) Databases() []DatabaseInfo {
 	return out
 }
 
-// DeleteDatabase deletes a database with all its containers and their items. ifMatch, when
-// not empty, is the etag the database must have.
+// DeleteDatabase deletes a database with all its containers and their items, and its users
+// with their permissions. ifMatch, when not empty, is the etag the database must have.
 func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -115,6 +116,11 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 			return fault.New(fault.Internal, "%v", err)
 		}
 	}
+	for _, u := range d.users {
+		if err := b.Delete(storage.CatalogKey(storage.CatalogUser, u.rec.Num)); err != nil {
+			return fault.New(fault.Internal, "%v", err)
+		}
+	}
 	if err := b.Delete(storage.CatalogKey(storage.CatalogDatabase, d.rec.Num)); err != nil {
 		return fault.New(fault.Internal, "%v", err)
 	}
@@ -125,5 +131,8 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
 	}
 	delete(e.dbs, id)
+	for _, u := range d.users {
+		delete(e.users, u.rec.Num)
+	}
 	return nil
 }

@@ -60,6 +60,9 @@ type Engine struct {
 	dbs    map[string]*Database
 	seq    catalogSeq
 	closed bool
+	// users indexes every database's users by their number, which is unique in the account:
+	// a resource token names its permission by rid, and is checked on every request.
+	users map[uint32]*User
 
 	// background counts split goroutines and the log purger, which Close waits for before
 	// closing storage; stop tells the purger to end.
@@ -88,7 +91,7 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, stop: make(chan struct{}),
+	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
 		scripts: script.NewRunner(opts.Scripts)}
 	if err := e.load(); err != nil {
 		e.closePartitions()
@@ -103,18 +106,18 @@ func Open(opts Options) (*Engine, error) {
 }
 
 func (e *Engine) load() error {
-	seq, dbRecs, containerRecs, err := loadCatalog(e.db)
+	recs, err := loadCatalog(e.db)
 	if err != nil {
 		return err
 	}
-	e.seq = seq
+	e.seq = recs.seq
 	byNum := map[uint32]*Database{}
-	for _, r := range dbRecs {
+	for _, r := range recs.databases {
 		d := newDatabase(r)
 		e.dbs[r.ID] = d
 		byNum[r.Num] = d
 	}
-	for _, r := range containerRecs {
+	for _, r := range recs.containers {
 		d := byNum[r.DB]
 		if d == nil {
 			return fmt.Errorf("catalog: container %q belongs to unknown database %d", r.ID, r.DB)
@@ -125,8 +128,15 @@ func (e *Engine) load() error {
 		}
 		d.containers[r.ID] = c
 	}
+	for _, r := range recs.users {
+		d := byNum[r.DB]
+		if d == nil {
+			return fmt.Errorf("catalog: user %q belongs to unknown database %d", r.ID, r.DB)
+		}
+		e.addUser(d, r)
+	}
 	e.refreshBudgets()
-	e.log.Info("catalog loaded", "databases", len(dbRecs), "containers", len(containerRecs))
+	e.log.Info("catalog loaded", "databases", len(recs.databases), "containers", len(recs.containers), "users", len(recs.users))
 	return nil
 }
 

@@ -1,5 +1,7 @@
 package epk
 
+import "math"
+
 // Kind is the type of one partition key component.
 //
 // Its numeric value is the type byte Cosmos DB writes ahead of the component
@@ -84,3 +86,23 @@ func Undefined() Value { return Value{Kind: KindUndefined} }
 // Key is a partition key: one value per partition key path, in path order.
 // A MultiHash key may be a prefix (fewer values than paths).
 type Key []Value
+
+// Same reports whether v and w are the same component: of one kind and, for numbers, with the
+// same bits (-0 and +0 hash apart, so they name different logical partitions).
+func (v Value) Same(w Value) bool {
+	return v.Kind == w.Kind && math.Float64bits(v.Num) == math.Float64bits(w.Num) && v.Str == w.Str
+}
+
+// HasPrefix reports whether k begins with the components of p: the logical partitions under
+// k are among those under p.
+func (k Key) HasPrefix(p Key) bool {
+	if len(p) > len(k) {
+		return false
+	}
+	for i, v := range p {
+		if !k[i].Same(v) {
+			return false
+		}
+	}
+	return true
+}

@@ -16,6 +16,9 @@
 // The gateway verifies with AppendSignature into a stack buffer and compares with hmac.Equal;
 // pooled HMAC states make that allocation-free, since it runs on every request.
 //
+// Derive gives keys for other uses of the account key (the gateway signs resource tokens with
+// one), kept apart from request signatures.
+//
 // It owns the canonical payload and the signature only: reading the header, checking the date
 // and deciding what a read-only key may do belong to the gateway. It must never import another
 // package of Partita, and never put a key or a signature it computed into an error or a log: an

@@ -65,6 +65,16 @@ func (k *Key) AppendSignature(dst []byte, verb, resourceType, resourceLink, date
 	return dst
 }
 
+// Derive returns a key for another use of the account key, named by purpose: the HMAC-SHA256,
+// under the account key, of "partita derived key\n" + purpose. That text has fewer lines than
+// any request payload (five newline-terminated fields), so a derived key is never a request
+// signature, and what is signed with it can never pass for one.
+func (k *Key) Derive(purpose string) []byte {
+	mac := hmac.New(sha256.New, k.secret)
+	mac.Write([]byte("partita derived key\n" + purpose))
+	return mac.Sum(nil)
+}
+
 // Authorization returns the URL-query-escaped Authorization header value a client sends.
 func (k *Key) Authorization(verb, resourceType, resourceLink, date string) string {
 	var sum [Size]byte

@@ -67,3 +67,17 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A derived key depends on the account key and the purpose, and is neither the key itself
+// nor the signature of any request.
+func TestDerive(t *testing.T) {
+	k, _ := Parse(emulatorKey)
+	other, _ := Parse("b3RoZXIga2V5")
+	a, b := k.Derive("resource token v1"), k.Derive("something else")
+	if len(a) != Size || string(a) == string(b) || string(a) == string(other.Derive("resource token v1")) || string(a) == string(k.secret) {
+		t.Fatalf("derived keys %x %x", a, b)
+	}
+	if string(a) != string(k.Derive("resource token v1")) {
+		t.Fatal("a derived key changes")
+	}
+}

@@ -1,6 +1,7 @@
 // Package rid makes Cosmos resource ids (_rid): a database's is 4 bytes, a container's is its
 // database's followed by 4 of its own, an item's or a script's is its container's followed by
-// 8 of its own.
+// 8 of its own. A user's is like a container's (its database's and 4 of its own, with the high
+// bit clear), and a permission's is its user's followed by 8 of its own.
 // On the wire they are base64 with '-' in place of '/'. The JavaScript SDK relies on these
 // lengths (it tracks session tokens only when a container rid decodes to 8 bytes).
 //
@@ -76,4 +77,36 @@ func Decode(s string) (b []byte, ok bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// User is a user's rid: its database's and its own number. Cosmos tells a user from a
+// container by the high bit of the second half, which a user's never has.
+type User [8]byte
+
+// ForUser makes the rid of user number n (below 2^31) in database db.
+func ForUser(db Database, n uint32) User {
+	var u User
+	copy(u[:4], db[:])
+	binary.BigEndian.PutUint32(u[4:], n&^(1<<31))
+	return u
+}
+
+func (u User) String() string { return encoding.EncodeToString(u[:]) }
+
+// Permission is a permission's rid: its user's followed by its own number.
+type Permission [16]byte
+
+// ForPermission makes the rid of permission number n of user u.
+func ForPermission(u User, n uint64) Permission {
+	var p Permission
+	copy(p[:8], u[:])
+	binary.BigEndian.PutUint64(p[8:], n)
+	return p
+}
+
+func (p Permission) String() string { return encoding.EncodeToString(p[:]) }
+
+// Parts splits a permission's rid into its database's number, its user's and its own.
+func (p Permission) Parts() (db, user uint32, n uint64) {
+	return binary.BigEndian.Uint32(p[:4]), binary.BigEndian.Uint32(p[4:8]), binary.BigEndian.Uint64(p[8:])
 }

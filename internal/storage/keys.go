@@ -13,7 +13,8 @@ import (
 // byte strings (EPKs, ids) are escaped and terminated (see appendEscaped) so that no key is a
 // prefix of another and byte order of the encoded key equals the order of the tuple it encodes.
 //
-//	catalog    'c' kind(1) num(4)                      -> JSON record of a database or container
+//	catalog    'c' kind(1) num(4)                      -> JSON record of a database, container or
+//	                                                      user (with its permissions)
 //	catalogSeq 'c' 'N'                                 -> JSON of the catalog's id counters
 //	document   'd' container(4) seq(8)                 -> item value (see the partition package)
 //	log        'f' container(4) partition(4) lsn(8) i(2)   -> a change, the i-th of command lsn
@@ -81,6 +82,7 @@ const (
 const (
 	CatalogDatabase  = 'D'
 	CatalogContainer = 'C'
+	CatalogUser      = 'U'
 	catalogSeq       = 'N'
 )
 

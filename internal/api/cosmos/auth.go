@@ -20,6 +20,8 @@ const maxClockSkew = 15 * time.Minute
 type keyring struct {
 	primary  *masterkey.Key
 	readOnly *masterkey.Key // nil when there is no read-only key
+	// tokens issues and verifies resource tokens (resourcetoken.go).
+	tokens *resourceTokens
 	// lastDate remembers the last x-ms-date parsed: clients sign many requests in the same
 	// second, and parsing the date was a tenth of the signature check.
 	lastDate *atomic.Pointer[parsedDate]
@@ -80,6 +82,9 @@ func (k keyring) authenticate(r *http.Request, res resource, now time.Time) erro
 		case "sig":
 			sig = value
 		}
+	}
+	if string(typ) == "resource" {
+		return k.authenticateResource(r, res, now, sig)
 	}
 	if string(typ) != "master" {
 		return unauthorized("Authorization type %q is not supported; use master key signatures (type=master)", string(typ))

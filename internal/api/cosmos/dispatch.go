@@ -92,6 +92,42 @@ func (c *call) dispatch() error {
 		case m == http.MethodPost && c.res.segs[4] == "sprocs" && !isQuery(c.r):
 			return c.executeProcedure()
 		}
+	case "dbs/*/users":
+		switch {
+		case m == http.MethodGet:
+			return c.listUsers()
+		case m == http.MethodPost && isQuery(c.r):
+			return c.queryUsers()
+		case m == http.MethodPost:
+			return c.createUser()
+		}
+	case "dbs/*/users/*":
+		switch m {
+		case http.MethodGet:
+			return c.readUser()
+		case http.MethodPut:
+			return c.replaceUser()
+		case http.MethodDelete:
+			return c.deleteUser()
+		}
+	case "dbs/*/users/*/permissions":
+		switch {
+		case m == http.MethodGet:
+			return c.listPermissions()
+		case m == http.MethodPost && isQuery(c.r):
+			return c.queryPermissions()
+		case m == http.MethodPost:
+			return c.createPermission()
+		}
+	case "dbs/*/users/*/permissions/*":
+		switch m {
+		case http.MethodGet:
+			return c.readPermission()
+		case http.MethodPut:
+			return c.replacePermission()
+		case http.MethodDelete:
+			return c.deletePermission()
+		}
 	case "dbs/*/colls/*/pkranges":
 		if m == http.MethodGet {
 			return c.partitionKeyRanges()
@@ -127,8 +163,7 @@ func isQuery(r *http.Request) bool {
 
 // cosmosKinds are the resource kinds of Cosmos DB's REST API that Partita does not serve (yet).
 var cosmosKinds = map[string]string{
-	"users": "users", "permissions": "permissions", "conflicts": "conflicts",
-	"attachments": "attachments", "clientencryptionkeys": "client encryption keys",
+	"conflicts": "conflicts", "attachments": "attachments", "clientencryptionkeys": "client encryption keys",
 	"schemas": "schemas", "media": "media", "addresses": "addresses",
 }
 

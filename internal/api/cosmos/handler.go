@@ -37,6 +37,7 @@ func NewHandler(eng *engine.Engine, o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	keys.tokens = newResourceTokens(keys.primary, eng)
 	if o.Consistency == "" {
 		o.Consistency = "Session"
 	}
