@@ -401,6 +401,11 @@ func censusCases(ids censusIDs) []censusCase {
 	add("limits", "patch over 2 MB", "PATCH", keep, `{"operations":[{"op":"set","path":"/pad","value":"`+big+`"}]}`, 413, pkP...)
 	add("limits", "procedure body over 256 KB", "POST", sprocs, `{"id":"big","body":"function(){ /*`+strings.Repeat("x", 300<<10)+`*/ }"}`, 400)
 	add("limits", "query text over 512 KB", "POST", docs, `{"query":"SELECT * FROM c WHERE c.n IN (`+strings.Repeat("1,", 300<<10)+`1)"}`, 400, queryH...)
+	// Ids up to 1,023 bytes are an item's right: written, read and deleted (in that order).
+	longID := strings.Repeat("x", 1023)
+	add("limits", "item id of 1,023 bytes: create", "POST", docs, `{"id":"`+longID+`","pk":"p"}`, 201, pkP...).mayChange = true
+	add("limits", "item id of 1,023 bytes: read", "GET", docs+"/"+longID, "", 200, pkP...)
+	add("limits", "item id of 1,023 bytes: delete", "DELETE", docs+"/"+longID, "", 204, pkP...).mayChange = true
 	add("limits", "item id of 1,024 bytes", "POST", docs, `{"id":"`+strings.Repeat("x", 1024)+`","pk":"p"}`, 400, pkP...)
 	add("limits", "partition key over 2 KB", "POST", docs, `{"id":"lk","pk":"`+strings.Repeat("k", 2100)+`"}`, 400, h("x-ms-documentdb-partitionkey", `["`+strings.Repeat("k", 2100)+`"]`)...)
 	add("limits", "eleven patch operations", "PATCH", keep, `{"operations":[`+strings.TrimSuffix(strings.Repeat(`{"op":"set","path":"/n","value":1},`, 11), ",")+`]}`, 400, pkP...)
