@@ -1,8 +1,8 @@
-// Package engine is the account: the catalog of databases and containers, the partitions of
-// each container and the routing of every item to the partition that owns its effective
-// partition key. It is the one entry point for the front ends (Cosmos REST today, CQL next):
-// they hand it parsed requests, items as JSON or as values (document.Source), and get back
-// results and *fault.Error failures, never storage errors.
+// Package engine is the account: the catalog of databases, containers, users and their
+// permissions, the partitions of each container and the routing of every item to the
+// partition that owns its effective partition key. It is the one entry point for the front
+// ends (Cosmos REST today, CQL next): they hand it parsed requests, items as JSON or as values
+// (document.Source), and get back results and *fault.Error failures, never storage errors.
 //
 // Every item operation goes through one pipeline (pipeline.go): route, admit (request units),
 // apply on the partition, charge, record, and maybe split. A new kind of request joins it by

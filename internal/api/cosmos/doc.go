@@ -1,5 +1,5 @@
-// Package cosmos is the Cosmos DB REST gateway: it authenticates requests (master-key HMAC),
-// maps URLs to resources, parses Cosmos headers and bodies, calls the engine, and writes
+// Package cosmos is the Cosmos DB REST gateway: it authenticates requests (master-key HMAC, or
+// a resource token it issued for a permission, resourcetoken.go), maps URLs to resources, parses Cosmos headers and bodies, calls the engine, and writes
 // responses, headers and errors in the shapes the official SDKs expect.
 //
 // It owns the wire format and nothing else: it must never hold state of its own beyond

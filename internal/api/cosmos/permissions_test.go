@@ -295,6 +295,7 @@ func TestResourceTokenScope(t *testing.T) {
 		{"upsert an item", "POST", "/dbs/db/colls/c/docs", `{"id":"k","pk":"k","v":1}`, with(k, "x-ms-documentdb-is-upsert", "true"), [4]int{ok, no, ok, no}},
 		{"replace an item", "PUT", "/dbs/db/colls/c/docs/k", `{"id":"k","pk":"k","v":2}`, k, [4]int{ok, no, ok, no}},
 		{"patch an item", "PATCH", "/dbs/db/colls/c/docs/k", `[{"op":"set","path":"/v","value":3}]`, k, [4]int{ok, no, ok, no}},
+		{"patch the key of an item", "PATCH", "/dbs/db/colls/c/docs/k", `[{"op":"set","path":"/pk","value":"other"}]`, k, [4]int{400, no, 400, no}},
 		{"patch an item of another key", "PATCH", "/dbs/db/colls/c/docs/other", `[{"op":"set","path":"/v","value":3}]`, other, [4]int{ok, no, no, no}},
 		{"query one key", "POST", "/dbs/db/colls/c/docs", `{"query":"SELECT * FROM c"}`, with(query, "x-ms-documentdb-partitionkey", `["k"]`), [4]int{ok, ok, ok, ok}},
 		{"query another key", "POST", "/dbs/db/colls/c/docs", `{"query":"SELECT * FROM c"}`, with(query, "x-ms-documentdb-partitionkey", `["other"]`), [4]int{ok, ok, no, no}},
