@@ -16,8 +16,11 @@ import (
 
 // Options configure an engine.
 type Options struct {
-	Dir       string // the data directory; the Pebble database lives in Dir/db
-	CacheSize int64  // read cache in bytes, hot items and storage blocks (0: storage.DefaultCacheSize)
+	Dir string // the data directory; the Pebble database lives in Dir/db
+	// FS, when set, holds the data directory in memory instead of on disk: power-loss tests
+	// open the engine on it, and again on what survives a Crash.
+	FS        *storage.MemFS
+	CacheSize int64 // read cache in bytes, hot items and storage blocks (0: storage.DefaultCacheSize)
 	// MaxLogicalPartitionBytes caps one logical partition (0: DefaultMaxLogicalPartitionBytes).
 	MaxLogicalPartitionBytes int64
 	// MaxPartitionBytes is the stored size past which a physical partition splits
@@ -87,7 +90,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	db, err := storage.Open(opts.Dir+"/db", storage.Options{CacheSize: opts.CacheSize, Stalls: opts.Logger})
+	db, err := storage.Open(opts.Dir+"/db", storage.Options{CacheSize: opts.CacheSize, Stalls: opts.Logger, FS: opts.FS})
 	if err != nil {
 		return nil, err
 	}

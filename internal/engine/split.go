@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/storage"
 )
@@ -31,7 +32,7 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	left, right, closed := c.rec.NextRangeID, c.rec.NextRangeID+1, e.closed
 	e.mu.RUnlock()
 	if closed {
-		return nil
+		return errSplitStopped
 	}
 
 	// Online: the parent serves while the children's index is copied.
@@ -50,7 +51,7 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed || c.db.containers[c.rec.ID] != c {
-		return nil // the container was deleted meanwhile
+		return errSplitStopped // closing, or the container was deleted meanwhile
 	}
 	rec := c.rec
 	rec.NextRangeID += 2
@@ -94,6 +95,12 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 		"children", fmt.Sprint(left, ",", right), "at", at.Hex())
 	return nil
 }
+
+// errSplitStopped is what split returns when it gave up because the engine is closing or the
+// container was deleted. It must not be nil: the loops that split until partitions are small
+// enough or many enough would otherwise try the same split again forever, and Close, which
+// waits for them, would never return.
+var errSplitStopped = fault.New(fault.Unavailable, "The split stopped: the server is shutting down or the container was deleted")
 
 func indexOf(parts []*partition.Partition, id uint32) int {
 	for i, p := range parts {
@@ -151,7 +158,9 @@ func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
 				return // one logical partition: it cannot split (its own cap applies)
 			}
 			if err := e.split(c, big.ID(), at); err != nil {
-				e.log.Error("split failed", "err", err)
+				if err != errSplitStopped {
+					e.log.Error("split failed", "err", err)
+				}
 				return
 			}
 		}

@@ -251,3 +251,46 @@ func TestPatchThatGrowsItemsSplits(t *testing.T) {
 		t.Fatalf("%d partitions after patches grew the container to ~130 KB with a 64 KB split size", len(info.Partitions))
 	}
 }
+
+// Close while the background split loop has a partition over the size limit: the split it
+// tries sees the engine closing and gives up, and the loop must end with it. It once took the
+// give-up for a success and tried the same split again forever, so Close, which waits for the
+// loop, never returned (found by the power-loss tests, which close engines mid-split).
+func TestCloseEndsTheSplitLoop(t *testing.T) {
+	e := openEngine(t, t.TempDir(), Options{MaxPartitionBytes: 4 << 10})
+	if _, err := e.CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	c.splitOne.Lock() // the loop's split waits here until the engine is closing
+	pad := strings.Repeat("x", 1000)
+	for i := range 8 {
+		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i), fmt.Sprintf(`,"pad":%q`, pad)))
+	}
+	if !c.splitting.Load() {
+		t.Fatal("no split started past the size limit")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close() }()
+	for {
+		e.mu.RLock()
+		closing := e.closed
+		e.mu.RUnlock()
+		if closing {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.splitOne.Unlock()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // it takes microseconds; a hang is the failure
+		t.Fatal("Close did not return: the split loop keeps retrying a split the closing engine refuses")
+	}
+}

@@ -29,9 +29,10 @@ import (
 // TestScenarios runs the stories under testdata/scenarios against partitions opened directly
 // on storage, without the engine. Commands:
 //
-//	open [max-logical-bytes=N] [unique=(KEY,...)]
+//	open [max-logical-bytes=N] [unique=(KEY,...)] [fs=memory]
 //	    a fresh store with one partition (id 1) owning the whole EPK space; unique gives the
-//	    container unique keys, each written as its paths joined by + (/email or /first+/last)
+//	    container unique keys, each written as its paths joined by + (/email or /first+/last);
+//	    fs=memory keeps it in memory, where the power can be cut (see scenario_crash_test.go)
 //	create|replace|upsert|delete|read|mutate pk=P id=I [option...] [name=value...]
 //	    one operation, Executed on the partition that owns P; see "Operations" below
 //	batch
@@ -71,6 +72,10 @@ import (
 //	    children as the engine does (Open with the child's id and range, start LSN 0)
 //	restart [max-logical-bytes=N]
 //	    closes the open partitions and the store and opens them again (with a new cap)
+//	cut-power sync=K [keep=P seed=S] | crash [keep=P seed=S]
+//	    power loss, on a store opened with fs=memory: see scenario_crash_test.go
+//	log
+//	    every open partition's change log, all versions, as ReadLog passes it
 //	unique-entries
 //	    every unique key entry of the container in storage, as pk: key#(values) -> id, checked
 //	    against the entries the open partitions' items should have
@@ -102,8 +107,12 @@ const (
 var scenarioRID = rid.ForContainer(rid.ForDatabase(3), scenarioContainer)
 
 type scenario struct {
-	t          *testing.T
-	dir        string
+	t   *testing.T
+	dir string
+	mem *storage.MemFS // the store's file system when opened with fs=memory; nil on disk
+	// cut is what survived the power cut cut-power armed, once its sync came; the next crash
+	// reopens on it.
+	cut        *powerCut
 	db         *storage.DB
 	maxLogical int64
 	seq        *Sequence    // the container's, shared by its partitions; new on every reopen
@@ -112,8 +121,10 @@ type scenario struct {
 	etags      map[string]string
 	pks        map[epk.EPK]string
 
-	split  *Split
-	unique *uniquekey.Policy // the container's unique keys; nil for none
+	split *Split
+	// lineage is each split child's ancestors, oldest first (Config.Lineage).
+	lineage map[uint32][]uint32
+	unique  *uniquekey.Policy // the container's unique keys; nil for none
 	// running is the hold the writer is blocked in; pending is what is queued behind it.
 	running *hold
 	pending []*queued
@@ -168,7 +179,7 @@ func (s *scenario) config(id uint32, r epk.Range) Config {
 	return Config{
 		DB: s.db, Container: scenarioContainer, ID: id, Range: r, ContainerRID: scenarioRID,
 		SelfPrefix:      "dbs/" + rid.ForDatabase(3).String() + "/colls/" + scenarioRID.String() + "/docs/",
-		MaxLogicalBytes: s.maxLogical, Seq: s.seq, Unique: s.unique,
+		MaxLogicalBytes: s.maxLogical, Seq: s.seq, Unique: s.unique, Lineage: s.lineage[id],
 	}
 }
 
@@ -180,7 +191,15 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		td.MaybeScanArgs(t, "max-logical-bytes", &s.maxLogical)
 		s.unique = scenarioUnique(t, td)
 		s.dir = t.TempDir()
-		db, err := storage.Open(s.dir, storage.Options{})
+		if td.HasArg("fs") {
+			var fs string
+			td.ScanArgs(t, "fs", &fs)
+			if fs != "memory" {
+				t.Fatalf("fs=%s: only fs=memory is known", fs)
+			}
+			s.dir, s.mem = "/store", storage.NewMemFS()
+		}
+		db, err := storage.Open(s.dir, storage.Options{FS: s.mem})
 		s.seq = &Sequence{}
 		if err != nil {
 			t.Fatal(err)
@@ -275,6 +294,13 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 	case "split-start", "split-backfill", "split-commit", "split-abort":
 		s.mustNotBeHeld()
 		return s.splitCmd(td)
+	case "cut-power":
+		return s.cutPower(td)
+	case "crash":
+		s.mustNotBeHeld()
+		return s.crash(td)
+	case "log":
+		return s.log()
 	case "restart":
 		s.mustNotBeHeld()
 		td.MaybeScanArgs(t, "max-logical-bytes", &s.maxLogical)
@@ -286,7 +312,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		if err := s.db.Close(); err != nil {
 			t.Fatal(err)
 		}
-		db, err := storage.Open(s.dir, storage.Options{})
+		db, err := storage.Open(s.dir, storage.Options{FS: s.mem})
 		s.seq = &Sequence{}
 		if err != nil {
 			t.Fatal(err)
@@ -1204,7 +1230,11 @@ func (s *scenario) splitCmd(td *datadriven.TestData) string {
 		fmt.Fprintf(&b, "%s (closed)\n", s.describe(parent))
 		var sum counts
 		var children []*Partition
+		if s.lineage == nil {
+			s.lineage = map[uint32][]uint32{}
+		}
 		for _, c := range []Child{{sp.left, epk.Range{Min: parent.rng.Min, Max: sp.at}}, {sp.right, epk.Range{Min: sp.at, Max: parent.rng.Max}}} {
+			s.lineage[c.ID] = append(slices.Clone(s.lineage[parent.id]), parent.id)
 			child, err := Open(s.config(c.ID, c.Range), 0) // as the engine opens a range
 			if err != nil {
 				t.Fatal(err)

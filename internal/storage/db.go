@@ -21,6 +21,9 @@ type Options struct {
 	Logger pebble.Logger
 	// Stalls receives a summary of write stalls (see stallLog); nil discards them.
 	Stalls *slog.Logger
+	// FS, when set, is the file system the database lives on instead of the operating
+	// system's: power-loss tests open it on a MemFS.
+	FS *MemFS
 }
 
 // DefaultCacheSize is used when Options.CacheSize is zero.
@@ -65,6 +68,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if po.Logger == nil {
 		po.Logger = quietLogger{}
+	}
+	if opts.FS != nil {
+		po.FS = opts.FS.fs
 	}
 	db, err := pebble.Open(dir, po)
 	cache.Unref() // the DB holds its own reference

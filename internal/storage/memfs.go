@@ -1,0 +1,57 @@
+package storage
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+)
+
+// MemFS is a file system in memory that remembers which of its bytes and directory entries
+// were synced, for power-loss tests: a DB opened on it (Options.FS) writes there, and Crash
+// returns what a machine would find on its disk after losing power at that moment. It wraps
+// Pebble's crashable MemFS so that tests above storage reach none of Pebble.
+type MemFS struct {
+	mem *vfs.MemFS
+	// fs is mem as the DB sees it: every sync first calls beforeSync.
+	fs         vfs.FS
+	beforeSync atomic.Pointer[func()]
+}
+
+// NewMemFS returns an empty file system in memory.
+func NewMemFS() *MemFS { return wrapMem(vfs.NewCrashableMem()) }
+
+func wrapMem(mem *vfs.MemFS) *MemFS {
+	m := &MemFS{mem: mem}
+	m.fs = errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData {
+			if fn := m.beforeSync.Load(); fn != nil {
+				(*fn)()
+			}
+		}
+		return nil
+	}))
+	return m
+}
+
+// Crash returns a new file system holding what survives a power loss now: every byte and
+// directory entry that was synced, and of the rest, each 4 KB block of a file and each
+// directory entry with a probability of keepUnsynced percent, drawn from rng (which may be
+// nil when keepUnsynced is 0). A block kept past lost ones leaves zeros in the gap, as a disk
+// that wrote some sectors of a write and not others. Writes to m after Crash do not reach
+// the copy; the DB on m goes on running and must be closed as usual.
+func (m *MemFS) Crash(keepUnsynced int, rng *rand.Rand) *MemFS {
+	return wrapMem(m.mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: keepUnsynced, RNG: rng}))
+}
+
+// BeforeSync makes fn run before every sync of a file or directory (nil: none), on the
+// goroutine that syncs, which is usually one of Pebble's own: a Crash taken in fn loses that
+// sync and what it would have made durable. fn must not write to the DB.
+func (m *MemFS) BeforeSync(fn func()) {
+	if fn == nil {
+		m.beforeSync.Store(nil)
+		return
+	}
+	m.beforeSync.Store(&fn)
+}
