@@ -53,8 +53,8 @@ func applyOp(root *node, op PatchOp) error {
 	if err != nil {
 		return err
 	}
-	if len(segs) == 1 && systemProperties[segs[0]] || len(segs) == 1 && segs[0] == "id" {
-		return patchError("system properties and the id cannot be patched")
+	if err := patchable(segs); err != nil {
+		return err
 	}
 	var val *node
 	switch op.Op {
@@ -69,6 +69,9 @@ func applyOp(root *node, op PatchOp) error {
 	case "move":
 		from, err := splitPointer(op.From)
 		if err != nil {
+			return err
+		}
+		if err := patchable(from); err != nil { // moving one away removes it
 			return err
 		}
 		parent, last, err := root.parentOf(from)
@@ -100,6 +103,14 @@ func applyOp(root *node, op PatchOp) error {
 		return err
 	case "incr":
 		return parent.increment(last, val)
+	}
+	return nil
+}
+
+// patchable refuses the path of a system property or of the id.
+func patchable(segs []string) error {
+	if len(segs) == 1 && (systemProperties[segs[0]] || segs[0] == "id") {
+		return patchError("system properties and the id cannot be patched")
 	}
 	return nil
 }
