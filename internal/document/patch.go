@@ -53,8 +53,8 @@ func applyOp(root *node, op PatchOp) error {
 	if err != nil {
 		return err
 	}
-	if len(segs) == 1 && systemProperties[segs[0]] || len(segs) == 1 && segs[0] == "id" {
-		return patchError("system properties and the id cannot be patched")
+	if err := patchable(segs); err != nil {
+		return err
 	}
 	var val *node
 	switch op.Op {
@@ -69,6 +69,9 @@ func applyOp(root *node, op PatchOp) error {
 	case "move":
 		from, err := splitPointer(op.From)
 		if err != nil {
+			return err
+		}
+		if err := patchable(from); err != nil { // moving one away removes it
 			return err
 		}
 		parent, last, err := root.parentOf(from)
@@ -100,6 +103,14 @@ func applyOp(root *node, op PatchOp) error {
 		return err
 	case "incr":
 		return parent.increment(last, val)
+	}
+	return nil
+}
+
+// patchable refuses the path of a system property or of the id.
+func patchable(segs []string) error {
+	if len(segs) == 1 && (systemProperties[segs[0]] || segs[0] == "id") {
+		return patchError("system properties and the id cannot be patched")
 	}
 	return nil
 }
@@ -164,12 +175,24 @@ func readNode(dec *json.Decoder) (*node, error) {
 	case string:
 		return &node{raw: quoteJSON(t)}, nil
 	case json.Number:
+		if _, err := strconv.ParseFloat(string(t), 64); err != nil {
+			// Past the range of a double, as item bodies may not hold (value.Parse).
+			return nil, patchError("the number " + shorten(string(t)) + " is out of the range of a double")
+		}
 		return &node{raw: []byte(t)}, nil
 	case bool:
 		return &node{raw: []byte(strconv.FormatBool(t))}, nil
 	default:
 		return &node{raw: []byte("null")}, nil
 	}
+}
+
+// shorten keeps a message readable whatever the input.
+func shorten(s string) string {
+	if len(s) > 24 {
+		return s[:24] + "…"
+	}
+	return s
 }
 
 func quoteJSON(s string) []byte {

@@ -90,7 +90,12 @@ func (e *Engine) ReplaceOffer(id string, r OfferReplace) (OfferInfo, error) {
 	if err == nil && c != nil {
 		// Raised throughput needs more partitions: split before answering, as Cosmos does
 		// before it reports the new throughput as in effect.
-		err = e.splitForThroughput(c)
+		if err = e.splitForThroughput(c); err == nil {
+			// A split changes the container's version, from which the offer's etag derives.
+			e.mu.RLock()
+			o = c.offer()
+			e.mu.RUnlock()
+		}
 	}
 	return o, err
 }

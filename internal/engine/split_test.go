@@ -137,8 +137,17 @@ func TestSplitForThroughput(t *testing.T) {
 		t.Fatalf("10,000 RU/s: %d partitions, want 2", n)
 	}
 	offers := e.Offers()
-	if _, err := e.ReplaceOffer(offers[0].ID, OfferReplace{Throughput: Throughput{Manual: 40000}}); err != nil {
+	// Beyond Cosmos's quota: refused, rather than split into 100,000 partitions.
+	if _, err := e.ReplaceOffer(offers[0].ID, OfferReplace{Throughput: Throughput{Manual: 1000000000}}); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("a billion RU/s: %v, want 400", err)
+	}
+	o, err := e.ReplaceOffer(offers[0].ID, OfferReplace{Throughput: Throughput{Manual: 40000}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The answer is the offer as it stands after the splits, which change its etag.
+	if now, _ := e.Offer(o.ID); now.ETag() != o.ETag() {
+		t.Fatalf("answered the etag %s, the offer has %s", o.ETag(), now.ETag())
 	}
 	info := checkTiling(t, e, c)
 	if len(info.Partitions) != 4 {

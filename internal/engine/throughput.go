@@ -20,6 +20,11 @@ const (
 	autoscaleIncremement = 1000
 )
 
+// MaxThroughput is the most a container or database may provision (Cosmos's default quota,
+// raised there only by a support ticket). Without a bound, a raise to billions of RU/s would
+// split a container into hundreds of thousands of partitions before answering.
+const MaxThroughput = 1000000
+
 func (t Throughput) validate() error {
 	switch {
 	case t.Manual != 0 && t.AutoscaleMax != 0:
@@ -34,6 +39,9 @@ func (t Throughput) validate() error {
 		return fault.New(fault.BadRequest, "The autoscale maximum must be a multiple of %d RU/s; got %d", autoscaleIncremement, t.AutoscaleMax)
 	case t.Manual < 0 || t.AutoscaleMax < 0:
 		return fault.New(fault.BadRequest, "Throughput must be positive")
+	case t.Manual > MaxThroughput || t.AutoscaleMax > MaxThroughput:
+		return fault.New(fault.BadRequest, "The throughput %d RU/s is above the maximum of %d RU/s a container or database may provision",
+			max(t.Manual, t.AutoscaleMax), MaxThroughput)
 	}
 	return nil
 }

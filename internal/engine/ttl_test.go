@@ -2,9 +2,12 @@ package engine
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
@@ -87,4 +90,39 @@ func TestReaperUsesSpareUnitsOnly(t *testing.T) {
 	if got := p.Budget().Stats().Total; got != before {
 		t.Fatalf("the reaper charged users' budget: %v -> %v", before, got)
 	}
+}
+
+// A container's defaultTtl comes from the client's body: whatever it holds, reading it never
+// panics, every refusal is a 400, and what is accepted is a setting Cosmos allows that reads
+// back the same when written as a number.
+func FuzzParseDefaultTTL(f *testing.F) {
+	for _, s := range []string{
+		``, `null`, ` null `, `-1`, `1`, `0`, `-2`, `2147483647`, `2147483648`, `1.5`, `1e3`, `1E+3`, `10.0`, `-1.0`,
+		`1e400`, `-1e400`, strings.Repeat("9", 400), `"10"`, `true`, `[]`, `{}`, `[10]`, `{"ttl":10}`, `NaN`, `Infinity`,
+		`-0`, `0x10`, `010`, `10 20`, "\xef\xbb\xbf10", "\xff", `"\ud800"`, `1e-400`, `4.9e-324`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		d, err := ParseDefaultTTL(raw)
+		if err != nil {
+			if !errors.Is(err, fault.BadRequest) {
+				t.Fatalf("%q: failure is not a 400: %v", raw, err)
+			}
+			return
+		}
+		if d == nil {
+			if s := strings.TrimSpace(string(raw)); s != "" && s != "null" {
+				t.Fatalf("%q read as no time to live", raw)
+			}
+			return
+		}
+		if *d != -1 && (*d < 1 || *d > document.MaxTTL) || checkDefaultTTL(d) != nil {
+			t.Fatalf("%q read as defaultTtl %d", raw, *d)
+		}
+		again, err := ParseDefaultTTL([]byte(strconv.FormatInt(*d, 10)))
+		if err != nil || again == nil || *again != *d {
+			t.Fatalf("%q read as %d, which reads back as %v, %v", raw, *d, again, err)
+		}
+	})
 }

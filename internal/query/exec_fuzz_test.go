@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/base64"
 	"testing"
 	"time"
 
@@ -70,6 +71,91 @@ func FuzzEval(f *testing.F) {
 		case <-done:
 		case <-time.After(5 * time.Second):
 			t.Fatalf("query did not finish: %s", sql)
+		}
+	})
+}
+
+// continuationQueries are queries whose continuation tokens take every shape: item positions
+// (with rows of an item skipped, and the count TOP has returned) and offsets into a sorted,
+// grouped or distinct result.
+var continuationQueries = []string{
+	"SELECT * FROM c",
+	"SELECT VALUE t FROM c JOIN t IN c.arr",
+	"SELECT TOP 3 VALUE t FROM c JOIN t IN c.arr",
+	"SELECT c.id FROM c ORDER BY c.n DESC",
+	"SELECT DISTINCT VALUE t FROM c JOIN t IN c.arr",
+	"SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk",
+	"SELECT VALUE c.id FROM c ORDER BY c.id OFFSET 1 LIMIT 5",
+}
+
+// FuzzContinuation resumes queries from arbitrary tokens: a token comes from the client and
+// may be forged, truncated or another query's. Resuming never panics or hangs, every refusal
+// is a 400, and an accepted token yields results the query has (never rows it does not).
+func FuzzContinuation(f *testing.F) {
+	for i, sql := range continuationQueries {
+		p, err := Prepare(sql)
+		if err != nil {
+			f.Fatal(err)
+		}
+		tok := ""
+		for range 10 { // every token the query hands out, page by page
+			page, err := p.Run(fuzzDocs, Options{MaxItems: 1, Continuation: tok})
+			if err != nil {
+				f.Fatal(err)
+			}
+			if tok = page.Next; tok == "" {
+				break
+			}
+			f.Add(uint8(i), tok)
+		}
+	}
+	for _, raw := range []string{
+		`{"o":9223372036854775807}`, `{"o":-1}`, `{"o":1e400}`, `{"o":"1"}`, `{}`, `null`, `[]`,
+		`{"s":true,"r":{"a":"","f":[{"x":"ff","q":18446744073709551615}]},"k":9223372036854775807,"n":9223372036854775807}`,
+		`{"s":true,"r":{"a":"","f":[{"x":"ff","q":0}]},"k":-1}`, `{"s":true,"r":{"a":"ff","f":[{"x":"00","q":1}]}}`,
+		`{"s":true,"r":{"a":"zz","f":[]}}`, `{"s":true,"r":null}`, `{"s":true,"x":1}`, `{"s":true,"s":false}`,
+		"{\"s\":true,\"r\":{\"a\":\"\xff\",\"f\":[{\"x\":\"ff\",\"q\":1}]}}",
+	} {
+		for i := range continuationQueries {
+			f.Add(uint8(i), base64.RawURLEncoding.EncodeToString([]byte(raw)))
+		}
+	}
+	f.Add(uint8(0), "!!")
+	f.Add(uint8(0), "eyJvIjoxfQ==") // padded base64
+	f.Fuzz(func(t *testing.T, which uint8, tok string) {
+		sql := continuationQueries[int(which)%len(continuationQueries)]
+		p, err := Prepare(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := p.Run(fuzzDocs, Options{MaxItems: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[string]int{}
+		for _, v := range all.Results {
+			have[value.Key(v)]++
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			page, err := p.Run(fuzzDocs, Options{MaxItems: 2, Continuation: tok})
+			if err != nil {
+				if e, ok := err.(*fault.Error); !ok || e.Kind != fault.BadRequest {
+					t.Errorf("%s from %q: failure is not a 400: %v", sql, tok, err)
+				}
+				return
+			}
+			for _, v := range page.Results {
+				if have[value.Key(v)]--; have[value.Key(v)] < 0 {
+					t.Errorf("%s from %q: %s is not one of the query's results %v", sql, tok, v, all.Results)
+				}
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s from %q did not finish", sql, tok)
 		}
 	})
 }

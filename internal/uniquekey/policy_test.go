@@ -152,3 +152,44 @@ func TestEntries(t *testing.T) {
 		t.Error("a nil policy has entries")
 	}
 }
+
+// A unique key policy comes from the client's container body: whatever it holds, parsing
+// never panics, every refusal is a 400, and what is accepted keeps Cosmos's limits and reads
+// back as the same policy from the JSON it is reported as.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		``, `null`, `{}`, `{"uniqueKeys":[]}`, `{"uniqueKeys":null}`, `{"uniqueKeys":[{"paths":["/email"]}]}`,
+		`{"uniqueKeys":[{"paths":["/a","/b/c"]},{"paths":["/\"odd name\"/x"]}]}`, `{"uniqueKeys":[{"paths":["/a","/a"]}]}`,
+		`{"uniqueKeys":[{"paths":["/a","/b"]},{"paths":["/b","/a"]}]}`, `{"uniqueKeys":[{"paths":[]}]}`, `{"uniqueKeys":[{}]}`,
+		`{"uniqueKeys":[{"paths":["a"]}]}`, `{"uniqueKeys":[{"paths":["/"]}]}`, `{"uniqueKeys":[{"paths":["/a/*"]}]}`,
+		`{"uniqueKeys":[{"paths":["/a/[]"]}]}`, `{"uniqueKeys":[{"paths":["/a/0"]}]}`, `{"uniqueKeys":[{"paths":["/\"a"]}]}`,
+		`{"uniqueKeys":[{"paths":["/\"\""]}]}`, `{"uniqueKeys":[{"paths":["/a\u0000b"]},{"paths":["/a/b"]}]}`,
+		"{\"uniqueKeys\":[{\"paths\":[\"/\xff\"]},{\"paths\":[\"/\xfe\"]}]}", `{"uniqueKeys":[{"paths":["/\ud800"]}]}`,
+		`{"uniqueKeys":"x"}`, `{"uniqueKeys":[{"paths":"/a"}]}`, `{"uniqueKeys":[{"paths":[1]}]}`, `[]`, `"x"`, `1e400`,
+		`{"uniqueKeys":[{"paths":["/a"]}],"uniqueKeys":[{"paths":["/b"]}]}`,
+		`{"uniqueKeys":[` + strings.Repeat(`{"paths":["/a"]},`, 11) + `{"paths":["/z"]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := Parse(raw)
+		if err != nil {
+			if !errors.Is(err, fault.BadRequest) {
+				t.Fatalf("%s: failure is not a 400: %v", raw, err)
+			}
+			return
+		}
+		if p.Len() > MaxKeys {
+			t.Fatalf("%s: %d keys accepted", raw, p.Len())
+		}
+		for i := range p.Len() {
+			if n := len(p.Paths(i)); n == 0 || n > MaxPaths {
+				t.Fatalf("%s: key %d with %d paths accepted", raw, i, n)
+			}
+		}
+		again, err := Parse(p.JSON())
+		if err != nil || !again.Equal(p) || !p.Equal(again) {
+			t.Fatalf("%s parsed, but its JSON %s reads back as %v, %v", raw, p.JSON(), again, err)
+		}
+	})
+}
