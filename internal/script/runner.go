@@ -164,6 +164,12 @@ func (v *vm) prepare(prog *goja.Program) error {
 	v.parse, _ = goja.AssertFunction(json.Get("parse"))
 	v.newError, _ = goja.AssertConstructor(v.rt.Get("Error"))
 	if err := installGuards(v.rt); err != nil {
+		var ie *goja.InterruptedError
+		if errors.As(err, &ie) {
+			// The call's budget ran out while the guards were installed (a loaded machine, a
+			// short timeout): the call failed for time, as failure says, not for a fault here.
+			return err
+		}
 		return fault.New(fault.Internal, "preparing the script runtime: %v", err)
 	}
 	v.stringify, _ = goja.AssertFunction(json.Get("stringify"))
