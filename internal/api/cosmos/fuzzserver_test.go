@@ -335,26 +335,4 @@ func seededScript(sc engine.Script) bool {
 }
 
 // keyHeader writes a partition key as the x-ms-documentdb-partitionkey header does.
-func keyHeader(key epk.Key) string {
-	b := []byte{'['}
-	for i, v := range key {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		switch v.Kind {
-		case epk.KindString:
-			b = value.AppendJSON(b, value.Str(v.Str))
-		case epk.KindNumber:
-			b = value.AppendNumber(b, v.Num)
-		case epk.KindTrue:
-			b = append(b, "true"...)
-		case epk.KindFalse:
-			b = append(b, "false"...)
-		case epk.KindNull:
-			b = append(b, "null"...)
-		default:
-			b = append(b, "{}"...)
-		}
-	}
-	return string(append(b, ']'))
-}
+func keyHeader(key epk.Key) string { return string(partitionKeyJSON(key)) }

@@ -5,13 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/partita-db/partita/internal/engine"
-	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/masterkey"
 )
@@ -276,33 +274,4 @@ func tokenLifetime(r *http.Request) (time.Duration, error) {
 			int(minTokenLifetime.Seconds()), int(maxTokenLifetime.Seconds()), h)
 	}
 	return d, nil
-}
-
-// partitionKeyJSON renders a partition key as the JSON array the partition key header and a
-// permission's resourcePartitionKey hold, {} standing for an absent value.
-func partitionKeyJSON(k epk.Key) []byte {
-	b := []byte{'['}
-	for i, v := range k {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		switch v.Kind {
-		case epk.KindString:
-			s, _ := json.Marshal(v.Str) // a string always encodes
-			b = append(b, s...)
-		case epk.KindNumber:
-			// Keys come from JSON, so they are finite; were one not, the text would not parse
-			// back and its token would be refused, never read as a token for every key.
-			b = strconv.AppendFloat(b, v.Num, 'g', -1, 64)
-		case epk.KindTrue:
-			b = append(b, "true"...)
-		case epk.KindFalse:
-			b = append(b, "false"...)
-		case epk.KindNull:
-			b = append(b, "null"...)
-		default:
-			b = append(b, "{}"...)
-		}
-	}
-	return append(b, ']')
 }
