@@ -170,12 +170,19 @@ var ErrLogPurged = fault.New(fault.BadRequest, "The change feed continuation is 
 // when the read stopped early, and otherwise the partition's LSN, so that a read that found
 // nothing new moves on.
 func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64, err error) {
-	// The LSN is read before the snapshot is taken, so the snapshot holds every change up to
-	// it: a read that reached the end has seen them all.
+	// A read that reaches the end has seen every change up to the LSN of the snapshot's state
+	// record, which each group's batch writes with its last command's LSN, and none past it.
+	// The applied LSN alone would not do: the writer stores it after the batch is visible, so
+	// a snapshot may hold a command past it, which a read would pass now and again after it.
+	// Read before the snapshot, it is what a snapshot without a state record holds.
 	applied := p.applied.Load()
-	through = max(applied, q.After)
 	snap := p.db.NewSnapshot()
 	defer snap.Close()
+	snapLSN, err := p.snapshotLSN(snap, applied)
+	if err != nil {
+		return 0, err
+	}
+	through = max(snapLSN, q.After)
 	if q.AllVersions {
 		for _, part := range p.logs {
 			v, err := snap.Get(nil, storage.RetainedKey(p.container, part))
@@ -300,6 +307,20 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 		return stopAt, nil
 	}
 	return through, nil
+}
+
+// snapshotLSN is the LSN of the last command snap holds: its state record's, or, when the
+// partition had committed none yet, applied, read before snap was taken (its start LSN).
+func (p *Partition) snapshotLSN(snap *storage.Snapshot, applied uint64) (uint64, error) {
+	v, err := snap.Get(nil, storage.PartitionKey(p.container, p.id))
+	if storage.IsNotFound(err) {
+		return applied, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	st, err := decodeState(v)
+	return st.LSN, err
 }
 
 // PurgeLog removes from the logs of a container (of its live partitions and of the ancestors
