@@ -228,6 +228,10 @@ func censusCases(ids censusIDs) []censusCase {
 		pre("delete item", "DELETE", keep, "", pkP...)
 		pre("patch item", "PATCH", keep, `{"operations":[{"op":"set","path":"/n","value":0}]}`, pkP...)
 		pre("upsert item", "POST", docs, `{"id":"keep","pk":"p","n":0}`, upsertH...)
+		pre("replace user", "PUT", census+"/users/alice", `{"id":"alice"}`)
+		pre("delete user", "DELETE", census+"/users/alice", "")
+		pre("replace permission", "PUT", census+"/users/alice/permissions/onlyP", `{"id":"onlyP","permissionMode":"All","resource":"dbs/census/colls/c"}`)
+		pre("delete permission", "DELETE", census+"/users/alice/permissions/onlyP", "")
 	}
 	add("preconditions", "batch operation with a stale etag", "POST", docs,
 		`[{"operationType":"Upsert","resourceBody":{"id":"new","pk":"p"}},{"operationType":"Replace","id":"keep","ifMatch":`+staleTag+`,"resourceBody":{"id":"keep","pk":"p"}}]`, 207, batchH...)
@@ -387,6 +391,24 @@ func censusCases(ids censusIDs) []censusCase {
 		replaceOffer("content "+content, ids.offerC, `{"content":`+content+`}`, 400)
 	}
 	replaceOffer("an unknown offer", "AAAAAA==", `{"content":{"offerThroughput":500}}`, 404)
+
+	// users and permissions
+	perm := func(name, body string, status int, headers ...[2]string) {
+		add("permissions", name, "POST", census+"/users/alice/permissions", body, status, headers...)
+	}
+	perm("an unknown mode", `{"id":"x","permissionMode":"Write","resource":"dbs/census/colls/c"}`, 400)
+	perm("no resource", `{"id":"x","permissionMode":"Read"}`, 400)
+	perm("a missing container", `{"id":"x","permissionMode":"Read","resource":"dbs/census/colls/nope"}`, 404)
+	perm("a container of another database", `{"id":"x","permissionMode":"Read","resource":"dbs/shared/colls/s"}`, 400)
+	perm("a partition key that is not one", `{"id":"x","permissionMode":"Read","resource":"dbs/census/colls/c","resourcePartitionKey":[{"a":1}]}`, 400)
+	perm("an existing id", `{"id":"onlyP","permissionMode":"Read","resource":"dbs/census/colls/c"}`, 409)
+	perm("an id with a slash", `{"id":"a/b","permissionMode":"Read","resource":"dbs/census/colls/c"}`, 400)
+	for _, exp := range []string{"0", "9", "18001", "-5", "an hour"} {
+		perm("expiry "+exp, `{"id":"x","permissionMode":"Read","resource":"dbs/census/colls/c"}`, 400, h("x-ms-documentdb-expiry-seconds", exp)...)
+	}
+	add("permissions", "a user with a slash", "POST", census+"/users", `{"id":"a/b"}`, 400)
+	add("permissions", "an existing user", "POST", census+"/users", `{"id":"alice"}`, 409)
+	add("permissions", "a user of a missing database", "POST", "/dbs/nope/users", `{"id":"bob"}`, 404)
 
 	// limits
 	big := strings.Repeat("x", 2<<20)

@@ -204,6 +204,8 @@ func censusSeed(t *testing.T, s *server) {
 	must("POST", "/dbs/census/colls/h/docs", `{"id":"m1","tenant":"t","user":"u","n":1}`,
 		map[string]string{"x-ms-documentdb-partitionkey": `["t","u"]`})
 	must("POST", "/dbs/shared/colls/s/docs", `{"id":"s1","pk":"p"}`, map[string]string{"x-ms-documentdb-partitionkey": `["p"]`})
+	must("POST", "/dbs/census/users", `{"id":"alice"}`, nil)
+	must("POST", "/dbs/census/users/alice/permissions", `{"id":"onlyP","permissionMode":"Read","resource":"dbs/census/colls/c","resourcePartitionKey":["p"]}`, nil)
 	// A procedure that writes then throws when asked to, one that writes another partition key,
 	// and one that loops until its time budget ends.
 	must("POST", "/dbs/census/colls/c/sprocs", `{"id":"writeThenThrow","body":"function (fail) { var c = getContext().getCollection(); c.createDocument(c.getSelfLink(), {id: 'fromScript', pk: 'p'}, function (err) { if (err) throw err; if (fail) throw new Error('asked to fail'); }); }"}`, nil)
@@ -260,7 +262,20 @@ func censusSnapshot(t *testing.T, s *server) string {
 	fmt.Fprintf(&out, "dbs %s\noffers %s\n", dbs, read("/offers"))
 	for _, db := range ids(dbs, "Databases") {
 		colls := read("/dbs/" + url.PathEscape(db) + "/colls")
-		fmt.Fprintf(&out, "db %s colls %s\n", db, colls)
+		users := read("/dbs/" + url.PathEscape(db) + "/users")
+		fmt.Fprintf(&out, "db %s colls %s\nusers %s\n", db, colls, users)
+		for _, user := range ids(users, "Users") {
+			// A permission's _token is issued afresh on every read; the rest is stored.
+			var l struct{ Permissions []map[string]any }
+			if err := json.Unmarshal(read("/dbs/"+url.PathEscape(db)+"/users/"+url.PathEscape(user)+"/permissions"), &l); err != nil {
+				t.Fatalf("snapshot: %v", err)
+			}
+			for _, p := range l.Permissions {
+				delete(p, "_token")
+			}
+			b, _ := json.Marshal(l.Permissions)
+			fmt.Fprintf(&out, "user %s permissions %s\n", user, b)
+		}
 		for _, coll := range ids(colls, "DocumentCollections") {
 			base := "/dbs/" + url.PathEscape(db) + "/colls/" + url.PathEscape(coll)
 			for _, kind := range []string{"docs", "sprocs", "triggers", "udfs"} {

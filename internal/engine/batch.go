@@ -27,7 +27,6 @@ const (
 // Limits of a transactional batch, as in Cosmos.
 const (
 	MaxBatchOperations = 100
-	MaxBatchBytes      = 2 << 20
 )
 
 // BatchOp is one operation of a batch.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -180,8 +181,8 @@ func (u *User) findPermission(id, ifMatch string) (int, error) {
 	if i < 0 {
 		return 0, permissionNotFound(u.rec.ID, id)
 	}
-	if ifMatch != "" && ifMatch != versionETag(u.rec.Permissions[i].Version) {
-		return 0, fault.New(fault.PreconditionFailed, "The permission %q has changed: its etag is not %q", id, ifMatch)
+	if err := checkVersion(fmt.Sprintf("permission %q", id), u.rec.Permissions[i].Version, ifMatch); err != nil {
+		return 0, err
 	}
 	return i, nil
 }

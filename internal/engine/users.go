@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
@@ -76,8 +78,8 @@ func (e *Engine) changeUser(dbID, id, ifMatch string) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ifMatch != "" && ifMatch != versionETag(u.rec.Version) {
-		return nil, fault.New(fault.PreconditionFailed, "The user %q has changed: its etag is not %q", id, ifMatch)
+	if err := checkVersion(fmt.Sprintf("user %q", id), u.rec.Version, ifMatch); err != nil {
+		return nil, err
 	}
 	return u, nil
 }

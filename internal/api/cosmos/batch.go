@@ -42,9 +42,6 @@ func (c *call) batch() error {
 	if err != nil {
 		return err
 	}
-	if len(body) > engine.MaxBatchBytes {
-		return fault.New(fault.TooLarge, "A batch request is at most %d bytes; this one is %d", engine.MaxBatchBytes, len(body))
-	}
 	var wire []wireOp
 	if err := json.Unmarshal(body, &wire); err != nil {
 		return fault.New(fault.BadRequest, "The batch body must be a JSON array of operations: %v", err)

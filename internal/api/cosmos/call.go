@@ -14,7 +14,7 @@ import (
 )
 
 // maxBodyBytes is Cosmos's limit on a request: 2 MB, whatever the request (an item, a batch,
-// a container definition, a query, a script's arguments).
+// a container definition, a query, a script's arguments). It is also the batch limit.
 const maxBodyBytes = 2 << 20
 
 // call is one request being served.

@@ -40,7 +40,7 @@ func (c *call) itemOptions() (engine.ItemOptions, error) {
 		return o, err
 	}
 	o.PartitionKey = key
-	o.IfMatch = unquoted(c.r.Header.Get("If-Match"))
+	o.IfMatch = c.ifMatch()
 	if o.IndexingDirective, err = engine.ParseIndexingDirective(c.r.Header.Get("X-Ms-Indexing-Directive")); err != nil {
 		return o, err
 	}

@@ -28,8 +28,7 @@ func (c *call) permissionJSON(p engine.PermissionInfo, now time.Time, lifetime t
 }
 
 func (c *call) permissionReply(code int, p engine.PermissionInfo, lifetime time.Duration) error {
-	c.set("Etag", quoted(p.ETag))
-	return c.replyJSON(code, c.permissionJSON(p, c.h.now(), lifetime))
+	return c.replyResource(code, p.ETag, c.permissionJSON(p, c.h.now(), lifetime))
 }
 
 // readPermissionBody reads the body of a create or replace; system properties are ignored.
@@ -114,7 +113,7 @@ func (c *call) replacePermission() error {
 	if err != nil {
 		return err
 	}
-	p, err := c.h.engine.ReplacePermission(c.res.segs[1], c.res.segs[3], c.res.segs[5], s, unquoted(c.r.Header.Get("If-Match")))
+	p, err := c.h.engine.ReplacePermission(c.res.segs[1], c.res.segs[3], c.res.segs[5], s, c.ifMatch())
 	if err != nil {
 		return err
 	}
@@ -123,7 +122,7 @@ func (c *call) replacePermission() error {
 }
 
 func (c *call) deletePermission() error {
-	if err := c.h.engine.DeletePermission(c.res.segs[1], c.res.segs[3], c.res.segs[5], unquoted(c.r.Header.Get("If-Match"))); err != nil {
+	if err := c.h.engine.DeletePermission(c.res.segs[1], c.res.segs[3], c.res.segs[5], c.ifMatch()); err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()

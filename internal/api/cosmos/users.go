@@ -15,8 +15,7 @@ func userJSON(u engine.UserInfo) map[string]any {
 }
 
 func (c *call) userReply(code int, u engine.UserInfo) error {
-	c.set("Etag", quoted(u.ETag))
-	return c.replyJSON(code, userJSON(u))
+	return c.replyResource(code, u.ETag, userJSON(u))
 }
 
 // readUserBody reads the body of a create or replace: its id; system properties are ignored.
@@ -66,7 +65,7 @@ func (c *call) replaceUser() error {
 	if err != nil {
 		return err
 	}
-	u, err := c.h.engine.ReplaceUser(c.res.segs[1], c.res.segs[3], id, unquoted(c.r.Header.Get("If-Match")))
+	u, err := c.h.engine.ReplaceUser(c.res.segs[1], c.res.segs[3], id, c.ifMatch())
 	if err != nil {
 		return err
 	}
@@ -75,7 +74,7 @@ func (c *call) replaceUser() error {
 }
 
 func (c *call) deleteUser() error {
-	if err := c.h.engine.DeleteUser(c.res.segs[1], c.res.segs[3], unquoted(c.r.Header.Get("If-Match"))); err != nil {
+	if err := c.h.engine.DeleteUser(c.res.segs[1], c.res.segs[3], c.ifMatch()); err != nil {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
