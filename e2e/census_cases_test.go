@@ -3,7 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +26,11 @@ const (
 
 // censusIDs are the ids the cases need that the server hands out.
 type censusIDs struct {
-	offerC, offerShared string // offers of container c and of database shared
-	selfC, ridC         string // container c's _self and _rid
-	selfShared          string // database shared's _self
-	queryToken          string // a continuation token of a query over c
+	offerC, offerShared string            // offers of container c and of database shared
+	selfC, ridC         string            // container c's _self and _rid
+	selfShared          string            // database shared's _self
+	queryToken          string            // a continuation token of a query over c
+	etags               map[string]string // the etag of each resource read by path
 }
 
 func censusIDsOf(t *testing.T, s *server) censusIDs {
@@ -59,6 +62,14 @@ func censusIDsOf(t *testing.T, s *server) censusIDs {
 		if *p.offers == "" {
 			t.Fatalf("no offer for %s in %s", p.path, b)
 		}
+	}
+	ids.etags = map[string]string{}
+	for _, p := range []string{census, coll, sprocs + "/echo", census + "/users/alice", "/offers/" + ids.offerC + "/"} {
+		code, hdr, b := c.do(t, "GET", p, nil, nil)
+		if code != 200 || hdr.Get("etag") == "" {
+			t.Fatalf("GET %s: %d, etag %q: %s", p, code, hdr.Get("etag"), b)
+		}
+		ids.etags[p] = hdr.Get("etag")
 	}
 	_, hdr, b := c.do(t, "POST", docs, []byte(`{"query":"SELECT * FROM c"}`), map[string]string{
 		"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true",
@@ -232,6 +243,11 @@ func censusCases(ids censusIDs) []censusCase {
 		pre("delete user", "DELETE", census+"/users/alice", "")
 		pre("replace permission", "PUT", census+"/users/alice/permissions/onlyP", `{"id":"onlyP","permissionMode":"All","resource":"dbs/census/colls/c"}`)
 		pre("delete permission", "DELETE", census+"/users/alice/permissions/onlyP", "")
+	}
+	for _, p := range slices.Sorted(maps.Keys(ids.etags)) {
+		tag := ids.etags[p]
+		add("preconditions", "read "+p+" If-None-Match its etag", "GET", p, "", 304, h("If-None-Match", tag)...)
+		add("preconditions", "read "+p+" If-None-Match a stale etag", "GET", p, "", 200, h("If-None-Match", staleTag)...)
 	}
 	add("preconditions", "batch operation with a stale etag", "POST", docs,
 		`[{"operationType":"Upsert","resourceBody":{"id":"new","pk":"p"}},{"operationType":"Replace","id":"keep","ifMatch":`+staleTag+`,"resourceBody":{"id":"keep","pk":"p"}}]`, 207, batchH...)
