@@ -51,12 +51,14 @@ func packages(t *testing.T) map[string]*build.Package {
 }
 
 // Below the API, failures are fault kinds and nothing speaks HTTP: no package under internal/
-// other than the front ends (internal/api/...) and the process that runs them
-// (internal/server) may import net/http, directly or through another package of Partita.
+// other than the front ends (internal/api/...), the process that runs them (internal/server)
+// and the tools' client (internal/client) may import net/http, directly or through another
+// package of Partita.
 func TestNothingBelowTheAPIImportsHTTP(t *testing.T) {
 	pkgs := packages(t)
 	frontEnd := func(path string) bool {
-		return strings.HasPrefix(path, module+"/internal/api/") || path == module+"/internal/server"
+		return strings.HasPrefix(path, module+"/internal/api/") || path == module+"/internal/server" ||
+			path == module+"/internal/client"
 	}
 	var reaches func(path string, seen map[string]bool) []string
 	reaches = func(path string, seen map[string]bool) []string {
@@ -102,6 +104,20 @@ func TestOnlyStorageImportsPebble(t *testing.T) {
 				if strings.HasPrefix(imp, "github.com/cockroachdb/pebble") {
 					t.Errorf("%s imports %s: only internal/storage may use Pebble", path, imp)
 				}
+			}
+		}
+	}
+}
+
+// The tools' client is for the tools (cmd/...) and tests: no layer of the server uses it.
+func TestOnlyToolsImportTheClient(t *testing.T) {
+	for path, p := range packages(t) {
+		if !strings.HasPrefix(path, module+"/internal/") || path == module+"/internal/client" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == module+"/internal/client" {
+				t.Errorf("%s imports the tools' client", path)
 			}
 		}
 	}

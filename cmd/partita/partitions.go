@@ -1,20 +1,18 @@
 package main
 
 import (
-	"crypto/tls"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/partita-db/partita/internal/api/cosmos"
-	"github.com/partita-db/partita/internal/masterkey"
+	"github.com/partita-db/partita/internal/client"
 	"github.com/partita-db/partita/internal/server"
 )
 
@@ -49,37 +47,17 @@ func partitionsCommand() *cobra.Command {
 // fetchPartitions asks the server for a container's partitions, signing the request with the
 // account key as any Cosmos client would.
 func fetchPartitions(endpoint, key, db, container string, insecure bool) (*cosmos.PartitionsResponse, error) {
-	k, err := masterkey.Parse(key)
+	c, err := client.New(endpoint, client.Options{Key: key, Insecure: insecure, Timeout: 30 * time.Second})
 	if err != nil {
-		return nil, fmt.Errorf("--key: %w", err)
+		return nil, err
 	}
 	link := "dbs/" + db + "/colls/" + container
-	path := "/dbs/" + url.PathEscape(db) + "/colls/" + url.PathEscape(container) + "/partitions"
-	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(endpoint, "/")+path, nil)
+	resp, err := c.Do(context.Background(), client.Request{Method: http.MethodGet, Type: "partitions", Link: link, Path: client.Path(link) + "/partitions"})
 	if err != nil {
-		return nil, err
-	}
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("Authorization", k.Authorization(http.MethodGet, "partitions", link, date))
-	client := &http.Client{Timeout: 30 * time.Second}
-	if insecure {
-		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("server answered %s: %s", resp.Status, body)
+		return nil, fmt.Errorf("server answered %w", err)
 	}
 	var out cosmos.PartitionsResponse
-	if err := json.Unmarshal(body, &out); err != nil {
+	if err := json.Unmarshal(resp.Body, &out); err != nil {
 		return nil, fmt.Errorf("unexpected answer: %w", err)
 	}
 	return &out, nil
