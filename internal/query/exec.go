@@ -121,7 +121,13 @@ func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int,
 	if p.q.Offset != nil {
 		offset = p.count(ev, p.q.Offset)
 	}
-	need := offset + tok.Offset + max + 1 // one more than the page, to know whether more follow
+	// One more than the page, to know whether more follow. Each term is at most maxCount (a
+	// forged continuation may carry any offset), so the sum cannot overflow.
+	resume := min(tok.Offset, maxCount)
+	if resume < 0 {
+		resume = 0
+	}
+	need := offset + resume + max + 1
 	if p.q.Limit != nil {
 		need = min(need, offset+p.count(ev, p.q.Limit))
 	}
@@ -253,8 +259,12 @@ func (p *Prepared) count(ev *evaluator, e Expr) int {
 	if !v.IsInteger() || v.Num() < 0 {
 		return 0
 	}
-	return int(v.Num())
+	return int(min(v.Num(), maxCount))
 }
+
+// maxCount bounds the counts of TOP, OFFSET and LIMIT (and continuation offsets) where they are
+// added up: beyond any result a query can have, and far from overflowing an int.
+const maxCount = 1 << 40
 
 // itemRows evaluates the query's FROM, WHERE and projection for one item, calling emit with
 // each projected result.
