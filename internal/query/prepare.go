@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"strconv"
+	"unicode"
 
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
@@ -133,6 +134,11 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 	p.grouped = len(p.aggs) > 0 || len(q.GroupBy) > 0
 	if p.grouped && s.Star {
 		return nil, fault.New(fault.BadRequest, "SELECT * cannot be used with GROUP BY or aggregates")
+	}
+	if len(q.GroupBy) > 0 {
+		if err := selectsOnlyGroups(s, q.GroupBy); err != nil {
+			return nil, err
+		}
 	}
 
 	// Every other expression: functions must exist with the right number of arguments, no
@@ -355,8 +361,6 @@ func rewrite(e Expr, fn func(Expr) (Expr, bool)) Expr {
 	return e
 }
 
-// Ordered reports whether the query fixes the order of its results (ORDER BY). Without it,
-// results come in the order items are stored, which clients must not rely on.
 // CheckParams refuses parameter values the query cannot run with: a parameter it uses that
 // has no value, and a TOP, OFFSET or LIMIT parameter that is not a non-negative integer.
 func (p *Prepared) CheckParams(params map[string]value.Value) error {
@@ -375,4 +379,85 @@ func (p *Prepared) CheckParams(params map[string]value.Value) error {
 	return nil
 }
 
+// Ordered reports whether the query fixes the order of its results (ORDER BY). Without it,
+// results come in the order items are stored, which clients must not rely on.
 func (p *Prepared) Ordered() bool { return len(p.q.OrderBy) > 0 }
+
+// selectsOnlyGroups refuses a grouped projection that reads an item's properties other than
+// through its GROUP BY expressions or aggregates (s's aggregates are already aggRefs): such a
+// value differs between the items of a group, so Cosmos refuses it rather than pick one.
+// A property below a grouped one (c.a.b when grouping by c.a) is one value per group, so it
+// is allowed.
+func selectsOnlyGroups(s *Select, groupBy []Expr) error {
+	grouped := map[string]bool{}
+	for _, g := range groupBy {
+		grouped[FormatExpr(g)] = true
+	}
+	var bad Expr
+	check := func(e Expr) {
+		rewrite(e, func(x Expr) (Expr, bool) {
+			if bad != nil {
+				return x, true
+			}
+			switch x.(type) {
+			case aggRef, Literal, Param:
+				return x, true
+			case Ident, Property, Index:
+				for y := x; y != nil; {
+					if grouped[FormatExpr(y)] {
+						return x, true
+					}
+					switch z := y.(type) {
+					case Property:
+						y = z.Obj
+					case Index:
+						y = z.Obj
+					default:
+						y = nil
+					}
+				}
+				bad = x
+				return x, true
+			}
+			if grouped[FormatExpr(x)] {
+				return x, true
+			}
+			return x, false
+		})
+	}
+	if s.Value != nil {
+		check(s.Value)
+	}
+	for _, it := range s.Items {
+		check(it.Expr)
+	}
+	if bad != nil {
+		return fault.New(fault.BadRequest, "Property reference '%s' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.", refText(bad))
+	}
+	return nil
+}
+
+// refText writes a property reference as a person writes it: c.a.b, c["a b"], c.a[0].
+func refText(e Expr) string {
+	switch x := e.(type) {
+	case Ident:
+		return x.Name
+	case Property:
+		if isIdentName(x.Name) {
+			return refText(x.Obj) + "." + x.Name
+		}
+		return refText(x.Obj) + "[" + strconv.Quote(x.Name) + "]"
+	case Index:
+		return refText(x.Obj) + "[" + FormatExpr(x.Index) + "]"
+	}
+	return FormatExpr(e)
+}
+
+func isIdentName(s string) bool {
+	for i, r := range s {
+		if r != '_' && r != '$' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -76,3 +76,33 @@ func TestCheckParams(t *testing.T) {
 		t.Fatalf("a %d-byte query: %v", len(long), err)
 	}
 }
+
+// A grouped query may select its GROUP BY expressions (and what lies below them), aggregates
+// and constants; any other property of the items differs inside a group and is refused.
+func TestGroupedSelectReadsOnlyGroups(t *testing.T) {
+	for _, sql := range []string{
+		"SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk",
+		"SELECT VALUE {k: c.pk, n: SUM(c.n), one: 1} FROM c GROUP BY c.pk",
+		"SELECT e.a.b AS x FROM employees e GROUP BY e.a.b",
+		"SELECT c.a.b FROM c GROUP BY c.a",
+		"SELECT LOWER(c.pk) AS l FROM c GROUP BY LOWER(c.pk)",
+		"SELECT UPPER(c.pk) AS u, c.k FROM c GROUP BY c.pk, c.k",
+		"SELECT c.pk, @p AS p FROM c GROUP BY c.pk",
+	} {
+		if _, err := Prepare(sql); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+	for sql, ref := range map[string]string{
+		"SELECT c.n FROM c GROUP BY c.pk":                     "c.n",
+		"SELECT c.pk, c.n + 1 AS m FROM c GROUP BY c.pk":      "c.n",
+		"SELECT VALUE c FROM c GROUP BY c.pk":                 "c",
+		"SELECT LOWER(c.pk) AS l FROM c GROUP BY UPPER(c.pk)": "c.pk",
+		"SELECT c.a FROM c GROUP BY c.a.b":                    "c.a",
+	} {
+		_, err := Prepare(sql)
+		if err == nil || !strings.Contains(err.Error(), "'"+ref+"'") {
+			t.Errorf("%s: got %v, want a refusal naming %s", sql, err, ref)
+		}
+	}
+}
