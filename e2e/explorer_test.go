@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -92,8 +93,10 @@ func TestExplorer(t *testing.T) {
 	}
 	text := func(sel string) string {
 		t.Helper()
+		// Read in one evaluation: the page redraws parts of itself, and a node found by one
+		// protocol call may be gone by the next.
 		var s string
-		run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
+		run("read "+sel, chromedp.Evaluate(fmt.Sprintf(`(document.querySelector(%q) || {}).innerText || ''`, sel), &s))
 		return s
 	}
 	count := func(sel string) int {
@@ -119,7 +122,7 @@ func TestExplorer(t *testing.T) {
 
 	// The shell loads without a key, but shows no data: it asks for the key, and the API
 	// refuses an unsigned request.
-	run("open", network.Enable(), chromedp.Navigate(s.Endpoint+"_explorer#/db/shop"), chromedp.WaitVisible("#key", chromedp.ByID))
+	run("open", network.Enable(), chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.Endpoint+"_explorer#/db/shop"), chromedp.WaitVisible("#key", chromedp.ByID))
 	var loc string
 	run("location", chromedp.Location(&loc))
 	if !strings.Contains(loc, "/_explorer/") {
@@ -180,12 +183,17 @@ func TestExplorer(t *testing.T) {
 	waitCount("#items-list tbody tr", 25) // the first page of the list
 	shot("items")
 
-	// A cross-partition query with ORDER BY: its results, in order, and its charge.
+	// A cross-partition query with ORDER BY, in pages of 50: its results, in order, its
+	// charge and metrics, and the next page through its continuation.
 	run("query", chromedp.Click("#tab-query", chromedp.ByID), chromedp.WaitVisible("#query-text", chromedp.ByID),
 		chromedp.SetValue("#query-text", "SELECT c.id, c.customer, c.total, c.status FROM c WHERE c.total > 150 ORDER BY c.total DESC", chromedp.ByID),
+		chromedp.SetValue("#query-page-size", "50", chromedp.ByID),
 		chromedp.Click("#query-run", chromedp.ByID), chromedp.WaitVisible("#query-table", chromedp.ByID))
-	if n := count("#query-table tbody tr"); n != wantOver {
-		t.Fatalf("the query shows %d rows, want %d", n, wantOver)
+	if wantOver <= 50 || wantOver > 100 {
+		t.Fatalf("the data set has %d matches; the test wants two pages of 50", wantOver)
+	}
+	if n := count("#query-table tbody tr"); n != 50 {
+		t.Fatalf("the query's first page shows %d rows, want 50", n)
 	}
 	charge := text("#query-charge")
 	if v, err := strconv.ParseFloat(strings.Fields(charge)[0], 64); err != nil || v <= 0 {
@@ -194,21 +202,40 @@ func TestExplorer(t *testing.T) {
 	if m := text("#query-metrics"); !strings.Contains(m, "Items loaded") {
 		t.Fatalf("query metrics read %q", m)
 	}
-	var first string
-	run("first total", chromedp.Text("#query-table tbody tr:first-child td:nth-child(3)", &first, chromedp.ByQuery))
-	if first != "199" {
+	if first := text("#query-table tbody tr:first-child td:nth-child(3)"); first != "199" {
 		t.Fatalf("the highest total is shown as %q, want 199", first)
 	}
 	shot("query")
+	run("next page", chromedp.Click("#query-more", chromedp.ByID), chromedp.WaitVisible("#query-stats", chromedp.ByID))
+	waitText := func(sel, want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(text(sel), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s reads %q, never %q", sel, text(sel), want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitText("#query-stats", "results in 2 pages · no more pages")
+	if n := count("#query-table tbody tr"); n != wantOver-50 {
+		t.Fatalf("the query's second page shows %d rows, want %d", n, wantOver-50)
+	}
 
 	// The partition map: one partition, with the import's consumption in its history.
 	run("map", chromedp.Click("#tab-partitions", chromedp.ByID), chromedp.WaitVisible("#partition-bar .range", chromedp.ByQuery))
 	if n := count("#partition-bar .range"); n != 1 {
 		t.Fatalf("a new container shows %d partitions", n)
 	}
-	waitCount("#timeline polyline.series", 1)
+	waitCount("#timeline .series polyline", 1)
 	if sum := text("#map-summary"); !strings.Contains(sum, "300 items") {
 		t.Fatalf("the map's summary reads %q", sum)
+	}
+
+	// For the screenshots, a minute of load that rises and falls past the budget, so that
+	// the timeline has something to show.
+	if shots != "" {
+		load(t, s, time.Minute)
 	}
 
 	// While the map is open, write past the split size: the map gains a partition as the
@@ -219,7 +246,17 @@ func TestExplorer(t *testing.T) {
 	if ev := text("#map-events"); !strings.Contains(ev, "split from 0") {
 		t.Fatalf("the splits list reads %q", ev)
 	}
+	// The timeline keeps the parent's series, ended at the split, beside its children's.
+	waitCount("#timeline .series.retired", 1)
+	waitCount("#timeline .series:not(.retired)", 1)
+	if shots != "" {
+		load(t, s, 30*time.Second)
+	}
 	shot("partitions")
+	if shots != "" {
+		run("timeline", chromedp.ScrollIntoView("#timeline-card", chromedp.ByID))
+		shot("timeline")
+	}
 
 	// Raising the throughput to 30,000 RU/s in the settings splits the container into at
 	// least three partitions (10,000 RU/s each at most), which the map then shows.
@@ -249,6 +286,13 @@ func TestExplorer(t *testing.T) {
 	} else if msg := text("#advice"); !strings.Contains(msg, "No advice") {
 		t.Fatalf("the advice view reads %q", msg)
 	}
+
+	// The database's containers.
+	run("containers", chromedp.Navigate(s.Endpoint+"_explorer/#/db/shop"), chromedp.WaitVisible("#container-list", chromedp.ByID))
+	if list := text("#container-list"); !strings.Contains(list, "orders") || !strings.Contains(list, "/customer") {
+		t.Fatalf("the container list reads %q", list)
+	}
+	shot("containers")
 
 	// The key is in no URL the page requested or showed, in no request header but as a
 	// signature, and not in the server's log.
@@ -309,6 +353,27 @@ func writeLarge(t *testing.T, s *server, n, size int) {
 			ms, _ := strconv.Atoi(hdr.Get("x-ms-retry-after-ms"))
 			time.Sleep(time.Duration(max(ms, 10)) * time.Millisecond)
 		}
+	}
+}
+
+// load upserts small orders for about d, at a rate that rises and falls every 20 seconds
+// between about a sixth and one and a half times the container's 400 RU/s; throttled writes
+// are dropped.
+func load(t *testing.T, s *server, d time.Duration) {
+	t.Helper()
+	rc := rawClient{s: s, key: emulatorKey, now: time.Now}
+	start := time.Now()
+	for i := 0; time.Since(start) < d; i++ {
+		phase := math.Sin(2 * math.Pi * time.Since(start).Seconds() / 20)
+		for range 1 + int(4*(1+phase)) {
+			pk := fmt.Sprintf("c%02d", i%7) // a few hot customers
+			body := fmt.Sprintf(`{"id":"load%d","customer":%q,"total":1}`, i%50, pk)
+			if code, ok := rc.tryDo("POST", "/dbs/shop/colls/orders/docs", []byte(body), map[string]string{
+				"x-ms-documentdb-partitionkey": fmt.Sprintf("[%q]", pk), "x-ms-documentdb-is-upsert": "true"}); !ok || code >= 500 {
+				t.Fatalf("load: %d", code)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

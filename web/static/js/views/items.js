@@ -23,11 +23,12 @@ export async function itemsView(el, {db, c, container}) {
     }
     list.append(
       h('table', {class: 'list'},
-        h('thead', {}, h('tr', {}, h('th', {}, 'id'), h('th', {}, 'Partition key'), h('th', {}, 'Modified'), h('th', {}, ''))),
+        h('thead', {}, h('tr', {}, h('th', {}, 'id'), h('th', {}, 'Partition key'), h('th', {}, 'Content'), h('th', {}, 'Modified'), h('th', {}, ''))),
         h('tbody', {}, r.results.map(item => h('tr', {},
           h('td', {}, h('a', {href: '#', onclick: e => { e.preventDefault(); edit(item); }}, item.id)),
           h('td', {}, h('code', {}, api.partitionKeyOf(item, pkdef).map(v => JSON.stringify(v)).join(', '))),
-          h('td', {}, item._ts ? new Date(item._ts * 1000).toLocaleString() : ''),
+          h('td', {class: 'preview'}, h('code', {}, preview(item))),
+          h('td', {class: 'nowrap'}, item._ts ? new Date(item._ts * 1000).toLocaleString() : ''),
           h('td', {class: 'actions'}, h('button', {class: 'danger quiet', onclick: guarded(async () => {
             if (!confirm(`Delete item ${item.id}?`)) return;
             await api.deleteItem(db, c, pkdef, item);
@@ -85,6 +86,12 @@ export async function itemsView(el, {db, c, container}) {
     h('div', {class: 'buttons'}, h('button', {id: 'item-new', onclick: () => edit(null)}, 'New item')),
     editor, list, importForm(db, c, pkdef, show));
   await show();
+}
+
+// preview is an item's content on one line, shortened.
+function preview(item) {
+  const t = JSON.stringify(strip(item));
+  return t.length > 90 ? t.slice(0, 90) + '…' : t;
 }
 
 // strip leaves out the system properties the server sets, for editing.

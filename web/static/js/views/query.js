@@ -5,7 +5,7 @@ import * as api from '../api.js';
 import {h, clear, note, num} from '../dom.js';
 
 export function queryView(el, {db, c}) {
-  const text = h('textarea', {id: 'query-text', class: 'code', rows: 5, spellcheck: false, value: 'SELECT * FROM c'});
+  const text = h('textarea', {id: 'query-text', class: 'code', rows: 4, spellcheck: false, value: 'SELECT * FROM c'});
   const size = h('input', {id: 'query-page-size', type: 'number', min: 1, max: 1000, value: 100});
   const asJSON = h('input', {id: 'query-as-json', type: 'checkbox'});
   const run = h('button', {id: 'query-run'}, 'Run');
@@ -43,8 +43,8 @@ export function queryView(el, {db, c}) {
         h('span', {id: 'query-charge'}, `${num(r.charge, 2)} RU`), ` for this page of ${num(r.results.length)} results`,
         total.pages > 1 ? ` · ${num(total.charge, 2)} RU for ${num(total.count)} results in ${total.pages} pages` : '',
         continuation ? ' · more pages follow' : ' · no more pages'),
-      asJSON.checked ? h('pre', {class: 'code json'}, JSON.stringify(r.results, null, 2)) : resultTable(r.results),
-      metricsTable(r.metrics));
+      metricsTable(r.metrics),
+      asJSON.checked ? h('pre', {class: 'code json', id: 'query-json'}, JSON.stringify(r.results, null, 2)) : resultTable(r.results));
   }
 
   asJSON.addEventListener('change', draw);
@@ -87,6 +87,6 @@ function metricsTable(m) {
   };
   const rows = Object.entries(names).filter(([k]) => k in m);
   if (rows.length === 0) return null;
-  return h('details', {class: 'metrics', id: 'query-metrics', open: true}, h('summary', {}, 'Query metrics'),
-    h('table', {class: 'kv'}, h('tbody', {}, rows.map(([k, label]) => h('tr', {}, h('th', {}, label), h('td', {}, m[k]))))));
+  return h('p', {class: 'metrics', id: 'query-metrics'}, h('span', {class: 'muted'}, 'Query metrics: '),
+    rows.map(([k, label], i) => [i ? ' · ' : '', `${label} `, h('strong', {}, m[k])]));
 }
