@@ -48,7 +48,7 @@ async function throughputForm(db, container) {
   const shown = h('strong', {id: 'settings-ru-current'}, `${num(value())} RU/s`);
   const input = h('input', {id: 'settings-ru', type: 'number', min: 400, step: 100, value: value()});
   return form('settings-throughput', 'Throughput', [
-    h('p', {class: 'field wide'}, auto ? 'Autoscale up to ' : 'Manual: ', shown,
+    h('p', {class: 'wide-text'}, auto ? 'Autoscale up to ' : 'Manual: ', shown,
       `. Each physical partition serves up to ${num(PER_PARTITION)} RU/s; raising the throughput past that splits partitions.`),
     field(auto ? 'Autoscale maximum RU/s' : 'RU/s', input),
   ], 'Change', async () => {
