@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -122,7 +123,15 @@ func TestExplorer(t *testing.T) {
 
 	// The shell loads without a key, but shows no data: it asks for the key, and the API
 	// refuses an unsigned request.
-	run("open", network.Enable(), chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.Endpoint+"_explorer#/db/shop"), chromedp.WaitVisible("#key", chromedp.ByID))
+	// Content-Security-Policy violations are collected by the page (a listener installed
+	// before its own scripts run) and checked at the end: the explorer must not need any
+	// exception to its policy.
+	watchCSP := chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := page.AddScriptToEvaluateOnNewDocument(`window.__csp = [];
+			document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`).Do(ctx)
+		return err
+	})
+	run("open", network.Enable(), watchCSP, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(s.Endpoint+"_explorer#/db/shop"), chromedp.WaitVisible("#key", chromedp.ByID))
 	var loc string
 	run("location", chromedp.Location(&loc))
 	if !strings.Contains(loc, "/_explorer/") {
@@ -351,6 +360,12 @@ func TestExplorer(t *testing.T) {
 	}
 	if logs := s.Logs(); strings.Contains(logs, emulatorKey) || strings.Contains(logs, escaped) {
 		t.Fatal("the key is in the server's log")
+	}
+
+	var violations []string
+	run("csp", chromedp.Evaluate(`window.__csp`, &violations))
+	if len(violations) > 0 {
+		t.Fatalf("the page broke its content security policy: %v", violations)
 	}
 
 	// Signing out forgets the key: the page asks for it again.
