@@ -53,6 +53,10 @@ export function mapView(el, {db, c}) {
   let stopped = false;
 
   async function poll() {
+    if (document.hidden) { // a tab in the background asks nothing
+      timer = setTimeout(poll, POLL_MS);
+      return;
+    }
     try {
       const view = await api.partitions(db, c);
       if (stopped) return;
