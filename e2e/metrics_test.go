@@ -52,4 +52,8 @@ func TestPartitionMetrics(t *testing.T) {
 	if code != 200 || !strings.Contains(string(b), `"hottestLogicalPartitions":[{"epk"`) || !strings.Contains(string(b), `"items":30`) {
 		t.Fatalf("admin view: %d %s", code, b)
 	}
+	// The writes just made show in the partitions' consumption history.
+	if !strings.Contains(string(b), `"historyStepSeconds":5`) || !strings.Contains(string(b), `"normalizedRUHistory":[{"time":`) {
+		t.Fatalf("admin view has no consumption history: %s", b)
+	}
 }

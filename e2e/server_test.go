@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +55,16 @@ type server struct {
 	TLS      bool
 	cmd      *exec.Cmd
 	client   *http.Client
+	// logs is everything the server wrote to stderr so far.
+	logsMu sync.Mutex
+	logs   strings.Builder
+}
+
+// Logs returns what the server has logged so far.
+func (s *server) Logs() string {
+	s.logsMu.Lock()
+	defer s.logsMu.Unlock()
+	return s.logs.String()
 }
 
 // startServer runs partita serve on a free loopback port with a fresh data directory and
@@ -76,13 +88,16 @@ func startServerIn(t *testing.T, dataDir string, useTLS bool, extraArgs ...strin
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s := &server{DataDir: dataDir, TLS: useTLS, cmd: cmd}
 	go func() {
-		s := bufio.NewScanner(stderr)
-		for s.Scan() {
-			t.Logf("server: %s", s.Text())
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			t.Logf("server: %s", sc.Text())
+			s.logsMu.Lock()
+			s.logs.WriteString(sc.Text() + "\n")
+			s.logsMu.Unlock()
 		}
 	}()
-	s := &server{DataDir: dataDir, TLS: useTLS, cmd: cmd}
 	t.Cleanup(func() { s.stop(t) })
 	scheme := "http"
 	if useTLS {

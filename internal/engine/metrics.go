@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
@@ -17,10 +19,12 @@ type PartitionMetrics struct {
 	ru.BudgetStats
 	Largest []partition.LogicalStat // by bytes; only when asked for
 	Hottest []partition.LogicalStat // by request units in the last minute or two
+	Trend   []ru.TrendPoint         // consumption over the last five minutes; only when asked for
 }
 
 // Metrics describes every physical partition of every container. With top > 0 it also names
-// each partition's top largest and hottest logical partitions (which reads storage).
+// each partition's top largest and hottest logical partitions (which reads storage) and its
+// consumption trend.
 func (e *Engine) Metrics(top int) ([]PartitionMetrics, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -64,6 +68,7 @@ func (c *Container) metrics(top int) ([]PartitionMetrics, error) {
 				return nil, err
 			}
 			m.Hottest = p.Hottest(top)
+			m.Trend = p.Budget().Trend(time.Now())
 		}
 		out = append(out, m)
 	}

@@ -21,6 +21,9 @@ type Budget struct {
 		second int64
 		spent  float64
 	}
+	// trend keeps the busiest second of each TrendStep window of the last five minutes
+	// (trend.go), by window % trendLen.
+	trend     [trendLen]trendPoint
 	total     float64 // RUs charged since start
 	throttled uint64  // requests refused
 }
@@ -61,6 +64,7 @@ func (b *Budget) Spend(now time.Time, charge float64) {
 	b.total += charge
 	h := &b.history[b.second%60]
 	h.second, h.spent = b.second, b.spent
+	b.record(b.spent)
 }
 
 // BudgetStats are a budget's figures.

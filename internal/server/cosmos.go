@@ -18,6 +18,7 @@ import (
 
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/web"
 )
 
 // cosmosFrontend serves the Cosmos DB REST API, with Prometheus's /metrics beside it, over
@@ -31,11 +32,11 @@ type cosmosFrontend struct {
 }
 
 // tracked counts the requests it is serving, and routes them: GET /metrics to Prometheus,
-// everything else to the gateway. (An http.ServeMux did the routing before; matching its
+// /_explorer/ to the explorer's files, everything else to the gateway. (An http.ServeMux did the routing before; matching its
 // patterns cost 2% of a point read.)
 type tracked struct {
-	metrics, gateway http.Handler
-	wg               sync.WaitGroup
+	metrics, explorer, gateway http.Handler
+	wg                         sync.WaitGroup
 }
 
 func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +44,10 @@ func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer t.wg.Done()
 	if r.URL.Path == "/metrics" && r.Method == http.MethodGet {
 		t.metrics.ServeHTTP(w, r)
+		return
+	}
+	if web.Serves(r.URL.Path) {
+		t.explorer.ServeHTTP(w, r)
 		return
 	}
 	t.gateway.ServeHTTP(w, r)
@@ -56,12 +61,13 @@ func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmo
 	if err != nil {
 		return nil, err
 	}
-	// /metrics is Prometheus's, unauthenticated as scrape endpoints are; everything else is
-	// the Cosmos gateway.
+	// /metrics is Prometheus's, unauthenticated as scrape endpoints are; /_explorer/ the
+	// explorer's static files, which hold no data (the page signs its own requests to the
+	// gateway); everything else is the Cosmos gateway.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{engine: eng, log: log}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := &cosmosFrontend{log: log, tls: cfg.TLS}
-	f.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), gateway: handler}
+	f.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), explorer: web.Handler(), gateway: handler}
 	f.http = &http.Server{
 		Handler:           f.inflight,
 		ReadHeaderTimeout: 30 * time.Second,

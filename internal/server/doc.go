@@ -4,9 +4,10 @@
 //
 // A front end (the frontend interface in server.go) serves one protocol: cosmos.go is the
 // Cosmos DB REST gateway over HTTP or HTTPS (with a self-signed certificate it creates and
-// keeps in the data directory), with Prometheus's /metrics beside it. A new protocol goes in a
-// file of its own implementing frontend, plus one entry in frontends (server.go), one address
-// in Config and one flag in cmd/partita/serve.go.
+// keeps in the data directory), with Prometheus's /metrics and the explorer's files (package
+// web, at /_explorer/) beside it. A new protocol goes in a file of its own implementing
+// frontend, plus one entry in frontends (server.go), one address in Config and one flag in
+// cmd/partita/serve.go.
 //
 // It owns configuration and process lifetime; it must never implement request handling itself.
 package server

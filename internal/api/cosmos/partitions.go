@@ -5,6 +5,7 @@ import (
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
 )
 
 // PartitionsResponse is the body of GET /dbs/{db}/colls/{c}/partitions, Partita's own admin
@@ -13,6 +14,9 @@ type PartitionsResponse struct {
 	Database   string          `json:"database"`
 	Container  string          `json:"container"`
 	Partitions []PartitionJSON `json:"partitions"`
+	// HistoryStep is the width in seconds of each point of the partitions'
+	// normalizedRUHistory.
+	HistoryStep int `json:"historyStepSeconds"`
 }
 
 // PartitionJSON is one physical partition in PartitionsResponse.
@@ -31,6 +35,16 @@ type PartitionJSON struct {
 	Throttled      uint64        `json:"throttled"`
 	LargestLogical []LogicalJSON `json:"largestLogicalPartitions"`
 	HottestLogical []LogicalJSON `json:"hottestLogicalPartitions"`
+	// History is the partition's busiest second in each window of the last five minutes in
+	// which it spent anything, oldest first. A partition made by a split starts its own.
+	History []TrendJSON `json:"normalizedRUHistory"`
+}
+
+// TrendJSON is one window of a partition's consumption history.
+type TrendJSON struct {
+	Time       int64   `json:"time"`       // the window's first second, Unix time
+	Normalized float64 `json:"normalized"` // the highest share of the budget spent in one second; 0 when unlimited
+	PeakRU     float64 `json:"peakRU"`     // the most RUs spent in one second
 }
 
 // LogicalJSON is one logical partition, named by its EPK.
@@ -55,7 +69,7 @@ func (c *call) partitions() error {
 	if err != nil {
 		return err
 	}
-	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3]}
+	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3], HistoryStep: ru.TrendStep}
 	for _, m := range ms {
 		resp.Partitions = append(resp.Partitions, partitionJSON(m))
 	}
@@ -67,10 +81,14 @@ func partitionJSON(m engine.PartitionMetrics) PartitionJSON {
 	if parents == nil {
 		parents = []uint32{}
 	}
+	history := make([]TrendJSON, len(m.Trend))
+	for i, p := range m.Trend {
+		history[i] = TrendJSON{Time: p.Start.Unix(), Normalized: p.Normalized, PeakRU: p.PeakRU}
+	}
 	return PartitionJSON{
 		ID: m.ID, MinInclusive: m.Range.Min.Hex(), MaxExclusive: m.Range.Max.Hex(), Parents: parents,
 		Items: m.Items, Bytes: m.Bytes, LSN: m.LSN, RUPerSecond: m.PerSecond, RULastSecond: m.LastSecond,
 		NormalizedRU: m.NormalizedUse, RUTotal: m.Total, Throttled: m.Throttled,
-		LargestLogical: logicalJSON(m.Largest), HottestLogical: logicalJSON(m.Hottest),
+		LargestLogical: logicalJSON(m.Largest), HottestLogical: logicalJSON(m.Hottest), History: history,
 	}
 }
