@@ -121,17 +121,17 @@ func (j *judge) propose(s Synthetic) Synthetic {
 	prop := s.Property[1:]
 	switch s.Kind {
 	case "concat":
-		s.Description = fmt.Sprintf("store %s-%s in %q and make %s the partition key", s.Paths[0], s.Paths[1], prop, s.Property)
+		s.Description = fmt.Sprintf("store \"<%s>-<%s>\" in %q at each write and make %s the partition key", s.Paths[0], s.Paths[1], prop, s.Property)
 		s.Reasons = append(s.Reasons,
 			fmt.Sprintf("combining %s and %s gives %d distinct values in the sample, the largest holding %s of items", s.Paths[0], s.Paths[1], s.Cardinality, pct(s.LargestShare)),
 			fmt.Sprintf("point reads and single-partition queries need both values; queries that know only %s fan out", s.Paths[0]))
 	case "random-suffix":
-		s.Description = fmt.Sprintf("store %s-<random 0..%d> in %q at each write and make %s the partition key", s.Paths[0], s.Suffixes-1, prop, s.Property)
+		s.Description = fmt.Sprintf("store \"<%s>-<random 0..%d>\" in %q at each write and make %s the partition key", s.Paths[0], s.Suffixes-1, prop, s.Property)
 		s.Reasons = append(s.Reasons,
 			fmt.Sprintf("read-side cost: the items of one %s value are spread over %d logical partitions, so reading them takes %d point reads or a query over %d keys (about %d× a single-partition read); a point read cannot know the suffix", s.Paths[0], s.Suffixes, s.Suffixes, s.Suffixes, s.Suffixes),
 			fmt.Sprintf("the spread shown draws each sampled item's suffix from a generator seeded with %d: one likely outcome, not the suffixes your writes will draw", randomSeed))
 	case "hash-suffix":
-		s.Description = fmt.Sprintf("store %s-<FNV-1a 32-bit hash of %s's UTF-8 mod %d> in %q and make %s the partition key", s.Paths[0], s.Paths[1], s.Suffixes, prop, s.Property)
+		s.Description = fmt.Sprintf("store \"<%s>-<FNV-1a 32-bit hash of %s's UTF-8 bytes mod %d>\" in %q at each write and make %s the partition key", s.Paths[0], s.Paths[1], s.Suffixes, prop, s.Property)
 		s.Reasons = append(s.Reasons,
 			fmt.Sprintf("a point read recomputes the key from %s and %s, so it stays one read; queries over one %s value still read %d logical partitions", s.Paths[0], s.Paths[1], s.Paths[0], s.Suffixes))
 	}
