@@ -150,3 +150,131 @@ func partitionCounts(t *testing.T, c rawClient, container string) []int64 {
 	}
 	return out
 }
+
+// The advice endpoint answers the shape the explorer reads, from the container's items, the
+// request units its logical partitions drew and the queries it ran (once per query, not per
+// page); `partita advise --db --container` prints it; a missing container is 404 and bad
+// parameters are 400, in Cosmos's error shape.
+func TestAdviceEndpoint(t *testing.T) {
+	s := startServer(t, true)
+	c := rawClient{s: s, key: emulatorKey, now: time.Now}
+	c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil)
+	if code, _, b := c.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"orders","partitionKey":{"paths":["/region"],"version":2}}`),
+		map[string]string{"x-ms-offer-throughput": "20000"}); code != 201 {
+		t.Fatalf("create container: %d %s", code, b)
+	}
+	for _, raw := range orderItems(600) {
+		var m struct{ Region string }
+		json.Unmarshal(raw, &m)
+		if code, _, b := c.do(t, "POST", "/dbs/db/colls/orders/docs", raw, map[string]string{"x-ms-documentdb-partitionkey": `["` + m.Region + `"]`}); code != 201 {
+			t.Fatalf("create item: %d %s", code, b)
+		}
+	}
+	query := func(body string, extra map[string]string) (string, []byte) {
+		h := map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true",
+			"x-ms-documentdb-query-enablecrosspartition": "true"}
+		for k, v := range extra {
+			h[k] = v
+		}
+		code, hdr, b := c.do(t, "POST", "/dbs/db/colls/orders/docs", []byte(body), h)
+		if code != 200 {
+			t.Fatalf("query: %d %s", code, b)
+		}
+		return hdr.Get("x-ms-continuation"), b
+	}
+	// Three runs by region, each read in pages of 50 (200 results: four pages, one query).
+	for range 3 {
+		next, _ := query(`{"query":"SELECT * FROM c WHERE c.region = @r","parameters":[{"name":"@r","value":"eu"}]}`, map[string]string{"x-ms-max-item-count": "50"})
+		pages := 1
+		for next != "" {
+			next, _ = query(`{"query":"SELECT * FROM c WHERE c.region = @r","parameters":[{"name":"@r","value":"eu"}]}`,
+				map[string]string{"x-ms-max-item-count": "50", "x-ms-continuation": next})
+			pages++
+		}
+		if pages < 2 {
+			t.Fatalf("%d pages", pages)
+		}
+	}
+	query(`{"query":"SELECT * FROM c WHERE c.customer = 'cust7'"}`, nil)
+	// A per-range request of a fanned-out query (as the SDKs send) is not a query of its own.
+	query(`{"query":"SELECT * FROM c WHERE c.customer = 'cust7'"}`, map[string]string{"x-ms-documentdb-partitionkeyrangeid": "0"})
+
+	code, _, b := c.do(t, "GET", "/dbs/db/colls/orders/advice?sample=500&partitions=4", nil, nil)
+	if code != 200 {
+		t.Fatalf("advice: %d %s", code, b)
+	}
+	// The shape, by name, as the explorer reads it.
+	var shape map[string]any
+	json.Unmarshal(b, &shape)
+	for _, k := range []string{"database", "container", "sampled", "current", "candidates", "synthetic"} {
+		if _, ok := shape[k]; !ok {
+			t.Fatalf("advice lacks %q: %s", k, b)
+		}
+	}
+	cand := shape["candidates"].([]any)[0].(map[string]any)
+	for _, k := range []string{"paths", "rank", "score", "verdict", "cardinality", "storageSkew", "requestSkew", "fanOutShare", "capRisk", "reasons"} {
+		if _, ok := cand[k]; !ok {
+			t.Fatalf("candidate lacks %q: %v", k, cand)
+		}
+	}
+	syn := shape["synthetic"].([]any)
+	if len(syn) == 0 {
+		t.Fatalf("no synthetic proposals for a 3-value key: %s", b)
+	}
+	for _, k := range []string{"kind", "description", "paths", "suffixes", "predictedSpread", "reasons"} {
+		if _, ok := syn[1].(map[string]any)[k]; !ok {
+			t.Fatalf("synthetic proposal lacks %q: %v", k, syn[1])
+		}
+	}
+	spread := syn[0].(map[string]any)["predictedSpread"].([]any)[0].(map[string]any)
+	if _, ok := spread["partition"]; !ok || spread["share"] == nil {
+		t.Fatalf("spread entry: %v", spread)
+	}
+
+	var adv advisor.Advice
+	json.Unmarshal(b, &adv)
+	if adv.Database != "db" || adv.Container != "orders" || adv.Sampled != 500 || !slices.Equal(adv.Current, []string{"/region"}) ||
+		adv.Partitions != 4 || adv.TotalItems != 600 || adv.Queries != 4 {
+		t.Fatalf("advice: %+v", adv)
+	}
+	byPaths := map[string]advisor.Candidate{}
+	for _, c := range adv.Candidates {
+		byPaths[strings.Join(c.Paths, ",")] = c
+	}
+	region, customer := byPaths["/region"], byPaths["/customer"]
+	// Three of the four queries pin one region; one pins a customer.
+	if !region.IsCurrent || region.Verdict != "poor" || region.FanOutShare == nil || *region.FanOutShare != 0.25 ||
+		customer.FanOutShare == nil || *customer.FanOutShare != 0.75 {
+		t.Fatalf("/region %+v\n/customer %+v", region, customer)
+	}
+	// The writes charged each region's logical partition: the current key has a request skew,
+	// and a key the current one does not determine has none.
+	if region.RequestSkew == nil || customer.RequestSkew != nil {
+		t.Fatalf("request skew: /region %v, /customer %v", region.RequestSkew, customer.RequestSkew)
+	}
+
+	out, err := exec.Command(partitaBin, "advise", "--endpoint", s.Endpoint, "--insecure", "--db", "db", "--container", "orders", "--sample", "500").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "db / orders: 500 items sampled of 600; current partition key /region") ||
+		!strings.Contains(string(out), "/region (current)") {
+		t.Fatalf("partita advise: %v\n%s", err, out)
+	}
+
+	if code, _, b := c.do(t, "GET", "/dbs/db/colls/nope/advice", nil, nil); code != 404 {
+		t.Fatalf("missing container: %d %s", code, b)
+	} else {
+		cosmosError(t, b)
+	}
+	for _, q := range []string{"sample=0", "sample=abc", "sample=10001", "partitions=0", "partitions=5000", "writeRate=-1", "growth=0.5", "growth=NaN"} {
+		code, _, b := c.do(t, "GET", "/dbs/db/colls/orders/advice?"+q, nil, nil)
+		if code != 400 {
+			t.Fatalf("?%s: %d %s", q, code, b)
+		}
+		if msg := cosmosError(t, b); !strings.Contains(msg, "query parameter") {
+			t.Fatalf("?%s: %s", q, msg)
+		}
+	}
+	out, err = exec.Command(partitaBin, "advise", "--endpoint", s.Endpoint, "--insecure", "--db", "db", "--container", "nope").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "404") {
+		t.Fatalf("partita advise of a missing container: %v\n%s", err, out)
+	}
+}
