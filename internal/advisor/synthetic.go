@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/partita-db/partita/internal/epk"
 )
@@ -32,13 +33,19 @@ func (j *judge) synthetic(singles []Candidate, writeRate float64) []Synthetic {
 	default:
 		return []Synthetic{}
 	}
+	// The concatenation's partner: the best other path that is not unique per item (a unique
+	// one makes every item its own logical partition, which the id already is), else any.
 	var out []Synthetic
+	partner := ""
 	for _, c := range usable {
-		if c.Paths[0] != base.text {
-			other, _ := parsePath(c.Paths[0])
-			out = append(out, j.propose(Synthetic{Kind: "concat", Paths: []string{base.text, other.text}}))
-			break
+		if c.Paths[0] != base.text && (partner == "" || c.SampleDistinct < len(j.items)) {
+			if partner = c.Paths[0]; c.SampleDistinct < len(j.items) {
+				break
+			}
 		}
+	}
+	if partner != "" {
+		out = append(out, j.propose(Synthetic{Kind: "concat", Paths: []string{base.text, partner}}))
 	}
 	bd := distribution(j.items, []path{base}, epk.SchemeV2)
 	n, why := suffixCount(bd, writeRate, j.p)
@@ -118,20 +125,20 @@ func (j *judge) propose(s Synthetic) Synthetic {
 	for i := range s.PredictedSpread {
 		s.PredictedSpread[i].Share = round3(s.PredictedSpread[i].Share)
 	}
-	prop := s.Property[1:]
+	prop, a := s.Property[1:], strings.TrimPrefix(s.Paths[0], "/")
 	switch s.Kind {
 	case "concat":
-		s.Description = fmt.Sprintf("store \"<%s>-<%s>\" in %q at each write and make %s the partition key", s.Paths[0], s.Paths[1], prop, s.Property)
+		s.Description = fmt.Sprintf("store \"<%s>-<%s>\" in %q at each write and make %s the partition key", a, strings.TrimPrefix(s.Paths[1], "/"), prop, s.Property)
 		s.Reasons = append(s.Reasons,
 			fmt.Sprintf("combining %s and %s gives %d distinct values in the sample, the largest holding %s of items", s.Paths[0], s.Paths[1], s.Cardinality, pct(s.LargestShare)),
 			fmt.Sprintf("point reads and single-partition queries need both values; queries that know only %s fan out", s.Paths[0]))
 	case "random-suffix":
-		s.Description = fmt.Sprintf("store \"<%s>-<random 0..%d>\" in %q at each write and make %s the partition key", s.Paths[0], s.Suffixes-1, prop, s.Property)
+		s.Description = fmt.Sprintf("store \"<%s>-<random 0..%d>\" in %q at each write and make %s the partition key", a, s.Suffixes-1, prop, s.Property)
 		s.Reasons = append(s.Reasons,
 			fmt.Sprintf("read-side cost: the items of one %s value are spread over %d logical partitions, so reading them takes %d point reads or a query over %d keys (about %d× a single-partition read); a point read cannot know the suffix", s.Paths[0], s.Suffixes, s.Suffixes, s.Suffixes, s.Suffixes),
 			fmt.Sprintf("the spread shown draws each sampled item's suffix from a generator seeded with %d: one likely outcome, not the suffixes your writes will draw", randomSeed))
 	case "hash-suffix":
-		s.Description = fmt.Sprintf("store \"<%s>-<FNV-1a 32-bit hash of %s's UTF-8 bytes mod %d>\" in %q at each write and make %s the partition key", s.Paths[0], s.Paths[1], s.Suffixes, prop, s.Property)
+		s.Description = fmt.Sprintf("store \"<%s>-<FNV-1a 32-bit hash of %s's UTF-8 bytes mod %d>\" in %q at each write and make %s the partition key", a, strings.TrimPrefix(s.Paths[1], "/"), s.Suffixes, prop, s.Property)
 		s.Reasons = append(s.Reasons,
 			fmt.Sprintf("a point read recomputes the key from %s and %s, so it stays one read; queries over one %s value still read %d logical partitions", s.Paths[0], s.Paths[1], s.Paths[0], s.Suffixes))
 	}
