@@ -229,6 +229,13 @@ func TestLowCardinalityGetsSyntheticKeys(t *testing.T) {
 	}
 }
 
+// HashSuffix is FNV-1a 32 mod n, as docs/advisor.md tells applications to compute it.
+func TestHashSuffix(t *testing.T) {
+	if HashSuffix("o7", 34) != 25 || HashSuffix("", 1000) != 2166136261%1000 {
+		t.Fatal(HashSuffix("o7", 34), HashSuffix("", 1000))
+	}
+}
+
 // The same input gives the same advice.
 func TestDeterministic(t *testing.T) {
 	in := Input{Items: dataset(400), Current: KeyDef{Paths: []string{"/region"}}}
