@@ -107,15 +107,15 @@ func Advise(in Input) Advice {
 		}
 	}
 	seen := map[string]bool{}
+	distinct := map[string]int{}
 	for _, c := range all {
 		seen[strings.Join(c.Paths, ",")] = true
+		distinct[c.Paths[0]] = c.SampleDistinct
 	}
 	add := func(ps []path) {
 		// Coarse first: a hierarchy narrows from the level with fewer values to more.
 		ps = slices.Clone(ps)
-		sort.SliceStable(ps, func(a, b int) bool {
-			return distribution(items, ps[a:a+1], epk.SchemeV2).distinct() < distribution(items, ps[b:b+1], epk.SchemeV2).distinct()
-		})
+		sort.SliceStable(ps, func(a, b int) bool { return distinct[ps[a].text] < distinct[ps[b].text] })
 		name := pathsText(ps)
 		name = strings.ReplaceAll(name, ", ", ",")
 		if !seen[name] {
@@ -134,6 +134,10 @@ func Advise(in Input) Advice {
 	if len(j.current) > 0 && !seen[strings.Join(adv.Current, ",")] {
 		seen[strings.Join(adv.Current, ",")] = true
 		all = append(all, j.candidate(j.current))
+	}
+	if len(all) == 0 {
+		adv.Notes = append(adv.Notes, "the sampled items have no scalar properties to judge")
+		return adv
 	}
 	sortCandidates(all)
 	for i := range all {

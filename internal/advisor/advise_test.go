@@ -244,3 +244,13 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("two runs differ")
 	}
 }
+
+// A sample with nothing to judge answers an empty ranking with a note, not a failure.
+func TestNothingToJudge(t *testing.T) {
+	for _, items := range [][][]byte{nil, {[]byte(`[1,2]`), []byte(`not json`)}, {[]byte(`{"a":[1],"b":{}}`)}} {
+		a := Advise(Input{Items: items})
+		if len(a.Candidates) != 0 || len(a.Synthetic) != 0 || len(a.Notes) != 1 {
+			t.Fatalf("%q: %+v", items, a)
+		}
+	}
+}
