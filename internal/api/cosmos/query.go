@@ -57,10 +57,10 @@ func (c *call) queryItems() error {
 	if err != nil {
 		return err
 	}
-	c.recordQuery(ct, text)
 	if isTrue(c.r.Header.Get("X-Ms-Cosmos-Is-Query-Plan-Request")) {
 		return c.queryPlan(ct, prepared, params)
 	}
+	c.recordQuery(ct, text)
 	if err := c.allowCrossPartition(ct, prepared, params); err != nil {
 		return err
 	}
@@ -94,7 +94,8 @@ func (c *call) queryItems() error {
 
 // recordQuery logs the query's text for the partition key advisor once per query: on its
 // first page, and not for the SDKs' per-range requests of a fanned-out query (they name a
-// range or an EPK range; the JavaScript SDK's query plan request, logged, comes first).
+// range or an EPK range). Query plan requests are not logged either: the JavaScript SDK asks
+// for a plan and then sends the query itself, which Partita answers whole.
 func (c *call) recordQuery(ct *engine.Container, text string) {
 	h := c.r.Header
 	if h.Get("X-Ms-Continuation") != "" || h.Get("X-Ms-Documentdb-Partitionkeyrangeid") != "" ||
