@@ -281,3 +281,29 @@ func TestAdviceEndpoint(t *testing.T) {
 		t.Fatalf("partita advise of a missing container: %v\n%s", err, out)
 	}
 }
+
+// `partita advise` refuses what it cannot judge, with a message and a failing exit status.
+func TestAdviseCommandRefuses(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"a\":1}\nnot json\n"), 0o600)
+	good := filepath.Join(dir, "good.jsonl")
+	os.WriteFile(good, []byte("{\"a\":1}\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "give --db and --container, or --file"},
+		{[]string{"--file", bad}, "line 2 is not JSON"},
+		{[]string{"--file", filepath.Join(dir, "absent")}, "no such file"},
+		{[]string{"--file", good, "--current", "region"}, "is not a partition key path"},
+		{[]string{"--file", good, "--db", "db", "--container", "c"}, "not both"},
+		{[]string{"--file", good, "--sample", "5"}, "--sample is for --db"},
+		{[]string{"--db", "db", "--container", "c", "--queries", good}, "are for --file"},
+	} {
+		out, err := exec.Command(partitaBin, append([]string{"advise"}, tc.args...)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("advise %v: %v\n%s", tc.args, err, out)
+		}
+	}
+}

@@ -41,6 +41,8 @@ func adviseCommand() *cobra.Command {
 			switch {
 			case file != "" && (db != "" || container != ""):
 				return fmt.Errorf("give either --file or --db and --container, not both")
+			case file != "" && sample != 0:
+				return fmt.Errorf("--sample is for --db and --container; --file judges every item of the file")
 			case file != "":
 				adv, err = adviseFile(file, queries, current, partitions, writeRate, growth, totalItems, totalBytes)
 			case db != "" && container != "":
@@ -136,7 +138,16 @@ func adviseFile(file, queriesFile, current string, partitions int, writeRate, gr
 	in := advisor.Input{Container: file, Items: items, SpreadPartitions: partitions, WriteRate: writeRate,
 		Growth: growth, TotalItems: totalItems, TotalBytes: totalBytes, Partitions: 1}
 	if current != "" {
-		in.Current.Paths = strings.Split(current, ",")
+		for _, p := range strings.Split(current, ",") {
+			p = strings.TrimSpace(p)
+			if len(p) < 2 || p[0] != '/' || strings.Contains(p, "//") {
+				return nil, fmt.Errorf("--current: %q is not a partition key path such as /region", p)
+			}
+			in.Current.Paths = append(in.Current.Paths, p)
+		}
+		if len(in.Current.Paths) > 3 {
+			return nil, fmt.Errorf("--current: a partition key has at most 3 paths")
+		}
 	}
 	if queriesFile != "" {
 		in.Queries, err = readQueryLines(queriesFile)
