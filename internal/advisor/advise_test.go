@@ -254,3 +254,20 @@ func TestNothingToJudge(t *testing.T) {
 		}
 	}
 }
+
+// A Zipf-distributed key (value k drawn with weight 1/k over 1,000 values) ranks below a
+// uniform key of fewer values, and its reason names the skew.
+func TestZipfKeyLosesToUniform(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	z := rand.NewZipf(rand.New(rand.NewPCG(8, 8)), 1.0001, 1, 999)
+	items := make([][]byte, 2000)
+	for i := range items {
+		items[i] = []byte(fmt.Sprintf(`{"zipf":"z%d","uniform":"u%d"}`, z.Uint64(), rng.IntN(500)))
+	}
+	a := Advise(Input{Items: items, TotalItems: 2_000_000})
+	zipf, uniform := find(t, a, "/zipf"), find(t, a, "/uniform")
+	if zipf.Rank <= uniform.Rank || zipf.Score >= uniform.Score || !hasReason(zipf, "an even share of") || !hasReason(zipf, "storage and requests are skewed") {
+		t.Fatalf("zipf %d (rank %d): %v\nuniform %d (rank %d): %v", zipf.Score, zipf.Rank, zipf.Reasons, uniform.Score, uniform.Rank, uniform.Reasons)
+	}
+	t.Logf("zipf %d %s (skew %.0f), uniform %d %s", zipf.Score, zipf.Verdict, zipf.StorageSkew, uniform.Score, uniform.Verdict)
+}
