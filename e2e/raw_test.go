@@ -67,6 +67,7 @@ func (c rawClient) send(method, path string, body []byte, headers map[string]str
 
 // resourceOf derives the signed resource type and link from a path, as the SDKs do.
 func resourceOf(path string) (typ, link string) {
+	path, _, _ = strings.Cut(path, "?") // the query string is not signed
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	if segs[0] == "" {
 		return "", ""

@@ -48,6 +48,8 @@ type Container struct {
 	locks lockTable
 	// scripts are the container's scripts as of c.rec, for lookups without the lock (scripts.go).
 	scripts atomic.Pointer[scriptSet]
+	// queries are the query texts recently run, for the partition key advisor (querylog.go).
+	queries queryLog
 }
 
 // policy is the indexing policy writes follow.

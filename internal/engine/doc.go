@@ -8,6 +8,9 @@
 // apply on the partition, charge, record, and maybe split. A new kind of request joins it by
 // building partition.Operations and calling execute, never by writing those steps again.
 //
+// For the partition key advisor a container also keeps, in memory only, a small log of the
+// query texts it recently ran (querylog.go), and can sample its items (sample.go).
+//
 // It owns the catalog's persistence (records under the catalog key family) and the rules for
 // partition key definitions and throughput. It must never know about HTTP or wire formats.
 package engine

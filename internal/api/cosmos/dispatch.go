@@ -136,6 +136,10 @@ func (c *call) dispatch() error {
 		if m == http.MethodGet {
 			return c.partitions()
 		}
+	case "dbs/*/colls/*/advice":
+		if m == http.MethodGet {
+			return c.advice()
+		}
 	case "offers":
 		switch {
 		case m == http.MethodGet:

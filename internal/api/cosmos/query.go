@@ -22,24 +22,23 @@ type querySpec struct {
 	Parameters []query.Parameter `json:"parameters"`
 }
 
-// readQuery parses a query request body and prepares the query.
-func (c *call) readQuery() (*query.Prepared, map[string]value.Value, error) {
+// readQuery parses a query request body and prepares the query; text is the query's text.
+func (c *call) readQuery() (prepared *query.Prepared, params map[string]value.Value, text string, err error) {
 	var spec querySpec
 	if err := c.decodeJSON(&spec); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if strings.TrimSpace(spec.Query) == "" {
-		return nil, nil, fault.New(fault.BadRequest, "The query body needs a non-empty \"query\"")
+		return nil, nil, "", fault.New(fault.BadRequest, "The query body needs a non-empty \"query\"")
 	}
-	params, err := query.Params(spec.Parameters)
-	if err != nil {
-		return nil, nil, err
+	if params, err = query.Params(spec.Parameters); err != nil {
+		return nil, nil, "", err
 	}
-	prepared, err := query.Prepare(spec.Query)
+	prepared, err = query.Prepare(spec.Query)
 	if err == nil {
 		err = prepared.CheckParams(params)
 	}
-	return prepared, params, err
+	return prepared, params, spec.Query, err
 }
 
 func (c *call) queryOptions(params map[string]value.Value) (query.Options, error) {
@@ -54,13 +53,14 @@ func (c *call) queryItems() error {
 		return err
 	}
 	started := time.Now()
-	prepared, params, err := c.readQuery()
+	prepared, params, text, err := c.readQuery()
 	if err != nil {
 		return err
 	}
 	if isTrue(c.r.Header.Get("X-Ms-Cosmos-Is-Query-Plan-Request")) {
 		return c.queryPlan(ct, prepared, params)
 	}
+	c.recordQuery(ct, text)
 	if err := c.allowCrossPartition(ct, prepared, params); err != nil {
 		return err
 	}
@@ -90,6 +90,19 @@ func (c *call) queryItems() error {
 	}
 	c.reply(http.StatusOK, resultList(ct.RID(), res.Results))
 	return nil
+}
+
+// recordQuery logs the query's text for the partition key advisor once per query: on its
+// first page, and not for the SDKs' per-range requests of a fanned-out query (they name a
+// range or an EPK range). Query plan requests are not logged either: the JavaScript SDK asks
+// for a plan and then sends the query itself, which Partita answers whole.
+func (c *call) recordQuery(ct *engine.Container, text string) {
+	h := c.r.Header
+	if h.Get("X-Ms-Continuation") != "" || h.Get("X-Ms-Documentdb-Partitionkeyrangeid") != "" ||
+		h.Get("X-Ms-Start-Epk") != "" || h.Get("X-Ms-End-Epk") != "" {
+		return
+	}
+	ct.RecordQuery(text)
 }
 
 // allowCrossPartition refuses, as Cosmos does, a query that may read more than one logical
@@ -246,7 +259,7 @@ func (c *call) queryCatalog() error {
 // querySlice runs the request's query over in-memory resources and writes the page under
 // the list name key.
 func (c *call) querySlice(key string, resources []map[string]any) error {
-	prepared, params, err := c.readQuery()
+	prepared, params, _, err := c.readQuery()
 	if err != nil {
 		return err
 	}
