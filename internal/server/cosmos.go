@@ -32,8 +32,8 @@ type cosmosFrontend struct {
 }
 
 // tracked counts the requests it is serving, and routes them: GET /metrics to Prometheus,
-// /_explorer/ to the explorer's files, everything else to the gateway. (An http.ServeMux did the routing before; matching its
-// patterns cost 2% of a point read.)
+// /_explorer/ to the explorer's files, everything else to the gateway. (An http.ServeMux did
+// the routing before; matching its patterns cost 2% of a point read.)
 type tracked struct {
 	metrics, explorer, gateway http.Handler
 	wg                         sync.WaitGroup
