@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Bad lines are reported with their line numbers and reasons; the good ones are imported.
+func TestImportReportsBadLines(t *testing.T) {
+	ep := testServer(t, false)
+	input := strings.Join([]string{
+		`{"id":"a","pk":"p1"}`,
+		`not json`,
+		`{"id":"b","pk":"p2"}`,
+		`{"pk":"p3"}`,
+		``,
+		`{"id":5,"pk":"p4"}`,
+		`{"id":"x/y","pk":"p5"}`,
+		`[1,2]`,
+		`{"id":"c","pk":{"nested":true}}`,
+		`{"id":"d","pk":"p6"}`,
+	}, "\n")
+	file := filepath.Join(t.TempDir(), "bad.jsonl")
+	os.WriteFile(file, []byte(input), 0o644)
+	stderr, err := load(t, ep, "c", file)
+	if err == nil || err.Error() != "5 items failed" {
+		t.Fatalf("err %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"imported 4 items, 5 failed",
+		"invalid JSON: 1\n    line 2: The request body is not valid JSON",
+		"bad id: 3\n    line 4: The item has no 'id' property",
+		"line 6: The id of an item must be a string",
+		"line 7: The id \"x/y\" contains the character '/'",
+		"invalid item: 1\n    line 8: The item must be a JSON object",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stderr)
+		}
+	}
+	// An object as partition key value files the item under the undefined key, as the
+	// service does: it is imported.
+	if n := count(t, ep, "c"); n != 4 {
+		t.Fatalf("%d items imported, want 4", n)
+	}
+}
+
+// A JSON array (pretty-printed, with brackets and quotes inside strings) imports like lines;
+// a bad element is reported with the line it starts on.
+func TestImportJSONArray(t *testing.T) {
+	ep := testServer(t, false)
+	input := `  [
+  {"id": "a", "pk": "p1", "s": "a ] \" , [ {"},
+  {
+    "id": "b",
+    "pk": "p2",
+    "arr": [[1], {"x": "}"}]
+  },
+  {"pk": "no id"},
+  {"id": "c", "pk": 3}
+]
+`
+	file := filepath.Join(t.TempDir(), "items.json")
+	os.WriteFile(file, []byte(input), 0o644)
+	stderr, err := load(t, ep, "c", file)
+	if err == nil || !strings.Contains(stderr, "imported 3 items, 1 failed") || !strings.Contains(stderr, "line 8: The item has no 'id'") {
+		t.Fatalf("err %v\n%s", err, stderr)
+	}
+	out, _, err := run(t, sqlCommand(), "", "--endpoint", ep, "--db", "db", "--container", "c", "--format", "json",
+		"-e", "SELECT VALUE [c.id, c.s, c.arr] FROM c WHERE c.id IN ('a', 'b') ORDER BY c.id")
+	if err != nil || strings.Join(strings.Fields(out), "") != `[["a","a]\",[{"],["b",[[1],{"x":"}"}]]]` {
+		t.Fatalf("stored %s, %v", out, err)
+	}
+	// An array that is not closed is reported; what came before it is imported.
+	os.WriteFile(file, []byte(`[{"id":"z","pk":"z"}, {"id":"y"`), 0o644)
+	if _, err := load(t, ep, "c2", file); err == nil || !strings.Contains(err.Error(), "line 1: the input ends inside an item") {
+		t.Fatalf("unclosed array: %v", err)
+	}
+	if n := count(t, ep, "c2"); n != 1 {
+		t.Fatalf("%d items before the break imported, want 1", n)
+	}
+}
+
+// summaryRe reads the summary's first line.
+var summaryRe = regexp.MustCompile(`imported ([0-9,]+) items(?:, ([0-9,]+) already there)?, ([0-9,]+) failed, ([0-9,]+) throttled retries, [0-9.]+ RU \(this run: ([0-9,]+) written`)
+
+type importSummary struct{ imported, present, failed, throttled, thisRun int }
+
+func parseSummary(t *testing.T, stderr string) importSummary {
+	t.Helper()
+	m := summaryRe.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no summary in %q", stderr)
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(strings.ReplaceAll(s, ",", "")); return v }
+	return importSummary{n(m[1]), n(m[2]), n(m[3]), n(m[4]), n(m[5])}
+}
+
+// An import interrupted partway (its context cancelled after a few bulk requests, as Ctrl-C
+// does) leaves a checkpoint; running it again sends only what the checkpoint does not cover
+// and ends with every item there exactly once. It runs in create mode, where an item the
+// first run wrote after the checkpoint's prefix comes back 409 and is accepted as done only
+// because its stored body is the line's.
+func TestImportResumesAfterInterruption(t *testing.T) {
+	ep := testServer(t, false)
+	const n = 3000
+	file := writeItems(t, n)
+	c := testClient(t, ep)
+	o := importOptions{db: "db", container: "c", source: file, mode: "create", workers: 3, giveUpAfter: time.Minute,
+		progressEvery: time.Hour, createContainer: true, partitionKey: []string{"/pk"}}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var batches atomic.Int32
+	first := o
+	first.afterBatch = func() {
+		if batches.Add(1) == 6 {
+			cancel()
+		}
+	}
+	var errOut bytes.Buffer
+	err := runImport(ctx, c, first, nil, &errOut, false)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("first run: %v\n%s", err, errOut.String())
+	}
+	cp, err := readCheckpoint(file + ".partita-import")
+	if err != nil || cp == nil {
+		t.Fatalf("no checkpoint after the interruption: %v", err)
+	}
+	stored := count(t, ep, "c")
+	if cp.Items == 0 || cp.Items >= n || int64(stored) < cp.Items || stored >= n {
+		t.Fatalf("checkpoint at %d items, %d stored, of %d", cp.Items, stored, n)
+	}
+	// The checkpoint's offset is the end of its last item's line.
+	data, _ := os.ReadFile(file)
+	if data[cp.Offset-1] != '\n' || bytes.Count(data[:cp.Offset], []byte("\n")) != int(cp.Items) || cp.Line != int(cp.Items)+1 {
+		t.Fatalf("checkpoint offset %d, line %d, items %d", cp.Offset, cp.Line, cp.Items)
+	}
+
+	errOut.Reset()
+	if err := runImport(context.Background(), c, o, nil, &errOut, false); err != nil {
+		t.Fatalf("second run: %v\n%s", err, errOut.String())
+	}
+	s := parseSummary(t, errOut.String())
+	if !strings.Contains(errOut.String(), fmt.Sprintf("resuming from %s: %s items done", file+".partita-import", humanCount(cp.Items))) {
+		t.Errorf("no resume notice: %s", errOut.String())
+	}
+	if s.imported+s.present != n || s.failed != 0 || s.thisRun != n-int(cp.Items) {
+		t.Fatalf("summary %+v after a checkpoint at %d\n%s", s, cp.Items, errOut.String())
+	}
+	t.Logf("interrupted at %d items (%d stored); resumed: %+v", cp.Items, stored, s)
+	if got := count(t, ep, "c"); got != n {
+		t.Fatalf("%d items stored, want %d", got, n)
+	}
+	if _, err := os.Stat(file + ".partita-import"); !os.IsNotExist(err) {
+		t.Fatalf("the checkpoint of a finished import is still there: %v", err)
+	}
+}
+
+// In create mode, an item already stored with the same body counts as done, one with a
+// different body is a conflict, reported with its line.
+func TestImportCreateModeReplays(t *testing.T) {
+	ep := testServer(t, false)
+	file := writeItems(t, 100)
+	if _, err := load(t, ep, "c", file, "--mode", "create"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(file)
+	changed := bytes.Replace(data, []byte(`{"id":"i00042","pk":"p2","n":42`), []byte(`{"id":"i00042","pk":"p2","n":-1`), 1)
+	os.WriteFile(file, changed, 0o644)
+	stderr, err := load(t, ep, "c", file, "--mode", "create")
+	s := parseSummary(t, stderr)
+	if err == nil || s.imported != 0 || s.present != 99 || s.failed != 1 ||
+		!strings.Contains(stderr, `409 Conflict: 1`+"\n"+`    line 43: an item with id "i00042"`) {
+		t.Fatalf("err %v, summary %+v\n%s", err, s, stderr)
+	}
+}
+
+// Against a 400 RU/s container with the rate limit on, most bulk operations are throttled at
+// first; the import waits as told and still writes every item.
+func TestImportThrottled(t *testing.T) {
+	ep := testServer(t, true)
+	const n = 400
+	stderr, err := load(t, ep, "c", writeItems(t, n), "--throughput", "400", "--workers", "4")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	s := parseSummary(t, stderr)
+	t.Logf("%s", stderr)
+	if s.imported != n || s.failed != 0 || s.throttled < n/4 {
+		t.Fatalf("summary %+v: want %d imported and most of them throttled at least once\n%s", s, n, stderr)
+	}
+	if got := count(t, ep, "c"); got != n {
+		t.Fatalf("%d items stored, want %d", got, n)
+	}
+}
