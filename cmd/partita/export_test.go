@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,4 +77,3 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Fatalf("empty export %q: %v", out, err)
 	}
 }
-
