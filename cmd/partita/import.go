@@ -23,6 +23,7 @@ type importOptions struct {
 	mode          string // "upsert" or "create"
 	workers       int
 	checkpoint    string
+	saveEvery     time.Duration // how often the checkpoint is written while it moves
 	restart       bool
 	giveUpAfter   time.Duration
 	progressEvery time.Duration
@@ -81,6 +82,7 @@ equals the input's, and as a conflict otherwise.`,
 	f.StringVar(&o.mode, "mode", "upsert", "upsert (replace items with the same id and key) or create (refuse them)")
 	f.IntVar(&o.workers, "workers", 4, "bulk requests in flight at once")
 	f.StringVar(&o.checkpoint, "checkpoint", "", "checkpoint file (default FILE.partita-import; none for stdin unless given)")
+	f.DurationVar(&o.saveEvery, "checkpoint-interval", time.Second, "how often the checkpoint is written while the import runs")
 	f.BoolVar(&o.restart, "restart", false, "ignore an existing checkpoint and start from the beginning")
 	f.DurationVar(&o.giveUpAfter, "give-up-after", 2*time.Minute, "fail throttled items when no item has been written for this long")
 	f.DurationVar(&o.progressEvery, "progress-interval", 5*time.Second, "how often to print a progress line when stderr is not a terminal")
@@ -162,7 +164,7 @@ func runImport(ctx context.Context, c *client.Client, o importOptions, in io.Rea
 	began := time.Now()
 	imp := newImporter(c, ct, o, newTracker(start))
 	prog := newProgress(errOut, tty, "importing", total, true, o.progressEvery)
-	stopSaving := imp.saveCheckpoints(o.checkpoint, time.Second)
+	stopSaving := imp.saveCheckpoints(o.checkpoint, max(o.saveEvery, 10*time.Millisecond))
 	readErr := imp.run(ctx, rd, func(read int64) {
 		t := imp.track.totals()
 		prog.update(read, start.Items+t.Imported+t.Present+t.failed(), fmt.Sprintf(", %d failed, %d throttled", t.failed(), t.Throttled))

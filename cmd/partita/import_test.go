@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -197,6 +199,53 @@ func TestImportThrottled(t *testing.T) {
 	t.Logf("%s", stderr)
 	if s.imported != n || s.failed != 0 || s.throttled < n/4 {
 		t.Fatalf("summary %+v: want %d imported and most of them throttled at least once\n%s", s, n, stderr)
+	}
+	if got := count(t, ep, "c"); got != n {
+		t.Fatalf("%d items stored, want %d", got, n)
+	}
+}
+
+// An import killed outright (SIGKILL: no chance to save anything on the way out) resumes
+// from the last checkpoint it wrote while running, and ends with every item there once.
+func TestImportResumesAfterKill(t *testing.T) {
+	ep := testServer(t, false)
+	const n = 30000
+	file := writeItems(t, n)
+	ckpt := file + ".partita-import"
+	args, _ := json.Marshal([]string{"import", "--endpoint", ep, "--db", "db", "--container", "c", "--create-container",
+		"--partition-key", "/pk", "--workers", "1", "--checkpoint-interval", "20ms", file})
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "PARTITA_TEST_ARGS="+string(args))
+	var childErr bytes.Buffer
+	child.Stderr = &childErr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	var cp *checkpoint
+	for cp == nil || cp.Items < 3000 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the import ended (%v) before it could be killed:\n%s", err, childErr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		cp, _ = readCheckpoint(ckpt)
+	}
+	child.Process.Kill()
+	<-exited
+	cp, err := readCheckpoint(ckpt)
+	if err != nil || cp == nil || cp.Items >= n {
+		t.Fatalf("checkpoint after the kill: %+v, %v", cp, err)
+	}
+	_, stderr, err := run(t, importCommand(), "", "--endpoint", ep, "--db", "db", "--container", "c", file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	s := parseSummary(t, stderr)
+	t.Logf("killed with the checkpoint at %d items; resumed: %+v", cp.Items, s)
+	if s.imported != n || s.failed != 0 || s.thisRun != n-int(cp.Items) {
+		t.Fatalf("summary %+v after a checkpoint at %d\n%s", s, cp.Items, stderr)
 	}
 	if got := count(t, ep, "c"); got != n {
 		t.Fatalf("%d items stored, want %d", got, n)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/chzyer/readline"
 )
@@ -53,13 +54,33 @@ func (s *sqlSession) shell(ctx context.Context) error {
 			return err
 		}
 		for _, stmt := range st.line(line) {
-			rl.SaveHistory(stmt)
+			saveHistory(rl, stmt)
 			if err := s.do(ctx, stmt); err == errQuit {
 				return nil
 			} else if err != nil {
 				fmt.Fprintln(s.errOut, "error:", err)
 			}
 		}
+	}
+}
+
+// saveHistory keeps stmt in the history as one entry that runs again when recalled: the
+// history file holds one entry a line, so a statement's lines are joined (unless a -- comment
+// would then swallow the rest, when each line is kept as typed) and its ';' put back.
+func saveHistory(rl *readline.Instance, stmt string) {
+	switch {
+	case strings.HasPrefix(stmt, `\`):
+		rl.SaveHistory(stmt)
+	case strings.Contains(stmt, "--"):
+		for _, l := range strings.Split(stmt, "\n") {
+			rl.SaveHistory(l)
+		}
+	default:
+		lines := strings.Split(stmt, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimSpace(l)
+		}
+		rl.SaveHistory(strings.Join(lines, " ") + ";")
 	}
 }
 
