@@ -165,9 +165,10 @@ func runImport(ctx context.Context, c *client.Client, o importOptions, in io.Rea
 	imp := newImporter(c, ct, o, newTracker(start))
 	prog := newProgress(errOut, tty, "importing", total, true, o.progressEvery)
 	stopSaving := imp.saveCheckpoints(o.checkpoint, max(o.saveEvery, 10*time.Millisecond))
-	readErr := imp.run(ctx, rd, func(read int64) {
+	// Progress is the input's prefix whose items are all done, not what was read ahead.
+	readErr := imp.run(ctx, rd, func() {
 		t := imp.track.totals()
-		prog.update(read, start.Items+t.Imported+t.Present+t.failed(), fmt.Sprintf(", %d failed, %d throttled", t.failed(), t.Throttled))
+		prog.update(imp.track.done(), start.Items+t.Imported+t.Present+t.failed(), fmt.Sprintf(", %d failed, %d throttled", t.failed(), t.Throttled))
 	})
 	stopSaving()
 	prog.done()

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/partita-db/partita/internal/client"
 )
 
 // Bad lines are reported with their line numbers and reasons; the good ones are imported.
@@ -202,6 +204,34 @@ func TestImportThrottled(t *testing.T) {
 	}
 	if got := count(t, ep, "c"); got != n {
 		t.Fatalf("%d items stored, want %d", got, n)
+	}
+	// A bulk request over the second's budget: the throttled operations say how long to wait.
+	c := testClient(t, ep)
+	ct, err := c.ReadContainer(context.Background(), "db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := make([]client.BulkOp, client.MaxBulkOperations)
+	for i := range ops {
+		body := fmt.Sprintf(`{"id":"x%d","pk":"p1","pad":%q}`, i, strings.Repeat("x", 500))
+		_, key, _, _ := ct.ItemKey([]byte(body))
+		ops[i] = client.BulkOp{OperationType: "Upsert", PartitionKey: key, ResourceBody: []byte(body)}
+	}
+	results, _, err := c.Bulk(context.Background(), ct.Link, "", ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	throttled := 0
+	for _, r := range results {
+		if r.StatusCode == 429 {
+			throttled++
+			if r.RetryAfter() <= 0 || r.SubStatusCode != 3200 {
+				t.Fatalf("a throttled operation without its wait: %+v", r)
+			}
+		}
+	}
+	if throttled == 0 {
+		t.Fatal("no operation of a bulk request over the budget was throttled")
 	}
 }
 

@@ -215,6 +215,13 @@ func (t *tracker) snapshot() (checkpoint, bool) {
 	return cp, d
 }
 
+// done is the input offset up to which every item is done.
+func (t *tracker) done() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cp.Offset
+}
+
 // totals is this run's tally.
 func (t *tracker) totals() tally {
 	t.mu.Lock()

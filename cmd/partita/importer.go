@@ -64,9 +64,9 @@ func newImporter(c *client.Client, ct *client.Container, o importOptions, t *tra
 	return imp
 }
 
-// run reads rd to its end (or ctx's), calling read with the input offset reached as it goes,
-// and returns once every item sent has its outcome. Its error is the reader's.
-func (imp *importer) run(ctx context.Context, rd *itemReader, read func(int64)) error {
+// run reads rd to its end (or ctx's), calling tick as it goes, and returns once every item
+// sent has its outcome. Its error is the reader's.
+func (imp *importer) run(ctx context.Context, rd *itemReader, tick func()) error {
 	if err := imp.refreshRanges(ctx); err != nil {
 		return err
 	}
@@ -111,9 +111,8 @@ func (imp *importer) run(ctx context.Context, rd *itemReader, read func(int64)) 
 			return false
 		}
 	}
-	tick := time.NewTicker(flushAfter / 2)
-	defer tick.Stop()
-	var offset int64
+	ticker := time.NewTicker(flushAfter / 2)
+	defer ticker.Stop()
 loop:
 	for {
 		select {
@@ -121,12 +120,10 @@ loop:
 			if !ok {
 				break loop
 			}
-			offset = r.end
 			imp.track.read(r)
 			o, err := imp.parse(r)
 			if err != nil {
 				imp.track.finish(r.seq, failure(r.line, err))
-				read(offset)
 				continue
 			}
 			rg := imp.rangeOf(o.epk)
@@ -144,17 +141,19 @@ loop:
 			}
 			b.ops = append(b.ops, o)
 			b.bytes += len(o.body)
-			if len(b.ops) == client.MaxBulkOperations && !dispatch(b) {
-				break loop
+			if len(b.ops) == client.MaxBulkOperations {
+				if !dispatch(b) {
+					break loop
+				}
+				tick()
 			}
-			read(offset)
-		case <-tick.C:
+		case <-ticker.C:
 			for _, b := range open {
 				if time.Since(b.since) >= flushAfter && !dispatch(b) {
 					break loop
 				}
 			}
-			read(offset)
+			tick()
 		case <-ctx.Done():
 			break loop
 		}
@@ -166,7 +165,7 @@ loop:
 	}
 	close(jobs)
 	wg.Wait()
-	read(offset)
+	tick()
 	return readErr
 }
 
