@@ -187,6 +187,8 @@ func runImport(ctx context.Context, c *client.Client, o importOptions, in io.Rea
 	}
 	fmt.Fprint(errOut, summary(cp, this, time.Since(began), o.mode))
 	switch {
+	case interrupted && o.checkpoint == "":
+		return fmt.Errorf("interrupted after %s items; there is no checkpoint to resume from (give --checkpoint to make an import from stdin resumable)", humanCount(cp.Items))
 	case interrupted:
 		return fmt.Errorf("interrupted after %s items; run the same command again to resume from %s", humanCount(cp.Items), o.checkpoint)
 	case readErr != nil:

@@ -187,12 +187,11 @@ func (s *sqlSession) print(items []json.RawMessage) error {
 			_, err := fmt.Fprintln(s.out, "[]")
 			return err
 		}
-		b, err := json.MarshalIndent(items, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(s.out, "%s\n", b)
-		return err
+		// As the server wrote them: no HTML escaping of <, > and &.
+		enc := json.NewEncoder(s.out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(items)
 	}
 	return writeTable(s.out, items, s.width)
 }

@@ -53,6 +53,11 @@ func TestSQLOneShot(t *testing.T) {
 		t.Fatalf("json %q: %v %v", out, ns, err)
 	}
 
+	// JSON as the server wrote it, without HTML escapes.
+	if out, _, err := run(t, sqlCommand(), "", append(base, "--format", "json", "-e", `SELECT VALUE "<&>"`)...); err != nil || out != "[\n  \"<&>\"\n]\n" {
+		t.Fatalf("json %q, %v", out, err)
+	}
+
 	// --max-items stops after that many, even across pages.
 	out, _, err = run(t, sqlCommand(), "", append(base, "--format", "json", "--max-items", "7", "-e", "SELECT * FROM c")...)
 	var items []map[string]any
