@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,5 +280,49 @@ func TestImportResumesAfterKill(t *testing.T) {
 	}
 	if got := count(t, ep, "c"); got != n {
 		t.Fatalf("%d items stored, want %d", got, n)
+	}
+}
+
+// The importer routes each item to the partition key range the server keeps it in: over a
+// container of several physical partitions, every item a range's own query returns hashes
+// (client.Container.ItemKey) into that range.
+func TestImportRoutesItemsToTheirRanges(t *testing.T) {
+	ep := testServer(t, false)
+	if _, err := load(t, ep, "c", writeItems(t, 300), "--throughput", "40000"); err != nil {
+		t.Fatal(err)
+	}
+	c := testClient(t, ep)
+	ctx := context.Background()
+	ct, err := c.ReadContainer(ctx, "db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges, err := c.Ranges(ctx, ct)
+	if err != nil || len(ranges) < 3 {
+		t.Fatalf("%d ranges, %v", len(ranges), err)
+	}
+	seen := 0
+	for _, r := range ranges {
+		h := http.Header{}
+		h.Set("Content-Type", "application/query+json")
+		h.Set("x-ms-documentdb-isquery", "true")
+		h.Set("x-ms-documentdb-partitionkeyrangeid", r.ID)
+		resp, err := c.Do(ctx, client.Request{Method: http.MethodPost, Type: "docs", Link: ct.Link, Feed: true, Header: h,
+			Body: []byte(`{"query":"SELECT * FROM c"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct{ Documents []json.RawMessage }
+		json.Unmarshal(resp.Body, &list)
+		for _, d := range list.Documents {
+			_, _, e, err := ct.ItemKey(d)
+			if got := client.RangeOf(ranges, e); err != nil || got == nil || got.ID != r.ID {
+				t.Fatalf("%s is kept in range %s; the importer would send it to %+v (%v)", d, r.ID, got, err)
+			}
+			seen++
+		}
+	}
+	if seen != 300 {
+		t.Fatalf("the ranges hold %d items, want 300", seen)
 	}
 }

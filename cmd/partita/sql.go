@@ -154,7 +154,7 @@ func (s *sqlSession) do(ctx context.Context, stmt string) error {
 	var items []json.RawMessage
 	var charge float64
 	pages, throttled := 0, 0
-	err := s.client.Query(ctx, "dbs/"+s.db+"/colls/"+s.container, client.Query{SQL: stmt, Params: s.params}, client.QueryOptions{},
+	err := s.client.Query(ctx, "dbs/"+s.db+"/colls/"+s.container, client.Query{SQL: stmt, Params: s.params}, client.QueryOptions{PageSize: min(s.maxItems, 1000)},
 		func(p client.Page) error {
 			pages++
 			charge += p.Charge
