@@ -62,8 +62,15 @@ func TestExportRoundTrip(t *testing.T) {
 		}
 	}
 
+	// Small pages (the query continued 29 times) give the same bytes.
+	first, _ := os.ReadFile(filepath.Join(dir, "first.jsonl"))
+	out, stderr, err := run(t, exportCommand(), "", "--endpoint", ep, "--db", "db", "--container", "c1", "--page-size", "7")
+	if err != nil || out != string(first) {
+		t.Fatalf("paged export differs (%v, %s)", err, stderr)
+	}
+
 	// To stdout, with the system properties, a query's results.
-	out, _, err := run(t, exportCommand(), "", "--endpoint", ep, "--db", "db", "--container", "c1", "--system-properties",
+	out, _, err = run(t, exportCommand(), "", "--endpoint", ep, "--db", "db", "--container", "c1", "--system-properties",
 		"--query", "SELECT * FROM c WHERE c.id = 'same'")
 	if err != nil || strings.Count(out, "\n") != 3 || strings.Count(out, `"_etag"`) != 3 {
 		t.Fatalf("query export %q: %v", out, err)

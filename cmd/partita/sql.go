@@ -50,6 +50,9 @@ over all pages, and the time taken.`,
 				return fmt.Errorf("--format: want table or json, not %q", s.format)
 			}
 			var err error
+			if s.pageSize == 0 && s.maxItems > 0 {
+				s.pageSize = min(s.maxItems, 1000)
+			}
 			if s.params, err = parseParams(params); err != nil {
 				return err
 			}
@@ -75,6 +78,7 @@ over all pages, and the time taken.`,
 	f.StringVarP(&execute, "execute", "e", "", "run these statements and exit")
 	f.StringVar(&s.format, "format", "table", "output: table or json")
 	f.IntVar(&s.maxItems, "max-items", 0, "stop each query after this many items (0: fetch every page)")
+	f.IntVar(&s.pageSize, "page-size", 0, "items per page asked of the server (0: the server's default, or --max-items)")
 	f.IntVar(&s.width, "max-width", 40, "cut table cells to this many characters (0: never)")
 	f.StringArrayVar(&params, "param", nil, "a query parameter, @name=JSON (repeatable), e.g. --param @n=5 --param @s='\"x\"'")
 	return cmd
@@ -103,6 +107,7 @@ type sqlSession struct {
 	container string
 	format    string // "table" or "json"
 	maxItems  int
+	pageSize  int
 	width     int
 	params    []client.Param
 	out       io.Writer // results
@@ -154,7 +159,7 @@ func (s *sqlSession) do(ctx context.Context, stmt string) error {
 	var items []json.RawMessage
 	var charge float64
 	pages, throttled := 0, 0
-	err := s.client.Query(ctx, "dbs/"+s.db+"/colls/"+s.container, client.Query{SQL: stmt, Params: s.params}, client.QueryOptions{PageSize: min(s.maxItems, 1000)},
+	err := s.client.Query(ctx, "dbs/"+s.db+"/colls/"+s.container, client.Query{SQL: stmt, Params: s.params}, client.QueryOptions{PageSize: s.pageSize},
 		func(p client.Page) error {
 			pages++
 			charge += p.Charge

@@ -58,6 +58,12 @@ func TestSQLOneShot(t *testing.T) {
 		t.Fatalf("json %q, %v", out, err)
 	}
 
+	// Every page is fetched, and the charge summed over them.
+	if _, errOut, err := run(t, sqlCommand(), "", append(base, "--page-size", "8", "-e", "SELECT * FROM c WHERE c.n >= 0 ORDER BY c.n")...); err != nil ||
+		!strings.Contains(errOut, "(50 items,") || !strings.Contains(errOut, "RU, 7 pages,") {
+		t.Fatalf("all pages: %v %q", err, errOut)
+	}
+
 	// --max-items stops after that many, even across pages.
 	out, _, err = run(t, sqlCommand(), "", append(base, "--format", "json", "--max-items", "7", "-e", "SELECT * FROM c")...)
 	var items []map[string]any
