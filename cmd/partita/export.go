@@ -196,6 +196,7 @@ func runExport(ctx context.Context, c *client.Client, o exportOptions, stdout, e
 		}
 		err = w.Flush()
 	}
+	prog.update(n, n, fmt.Sprintf(", %.0f RU", charge))
 	prog.done()
 	if err != nil {
 		return err

@@ -34,14 +34,14 @@ func newProgress(w io.Writer, tty bool, verb string, total int64, bytes bool, ev
 	if tty {
 		opts := []progressbar.Option{
 			progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(verb),
-			progressbar.OptionSetWidth(30), progressbar.OptionShowIts(), progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetWidth(30), progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(100 * time.Millisecond), progressbar.OptionShowElapsedTimeOnFinish(),
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
 		}
 		if bytes {
 			opts = append(opts, progressbar.OptionShowBytes(true))
 		} else {
-			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionSetItsString("items"))
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("items"))
 		}
 		p.bar = progressbar.NewOptions64(total, opts...)
 	}
