@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -190,7 +189,11 @@ func runImport(ctx context.Context, c *client.Client, o importOptions, in io.Rea
 	case interrupted && o.checkpoint == "":
 		return fmt.Errorf("interrupted after %s items; there is no checkpoint to resume from (give --checkpoint to make an import from stdin resumable)", humanCount(cp.Items))
 	case interrupted:
-		return fmt.Errorf("interrupted after %s items; run the same command again to resume from %s", humanCount(cp.Items), o.checkpoint)
+		again := "the same command"
+		if o.restart {
+			again = "the command without --restart"
+		}
+		return fmt.Errorf("interrupted after %s items; run %s again to resume from %s", humanCount(cp.Items), again, o.checkpoint)
 	case readErr != nil:
 		return fmt.Errorf("reading %s: %w", o.source, readErr)
 	case cp.failed() > 0:
@@ -219,6 +222,3 @@ func summary(cp checkpoint, this tally, took time.Duration, mode string) string 
 	}
 	return b.String()
 }
-
-// errRetry marks an operation to send again.
-var errRetry = errors.New("retry")
