@@ -326,3 +326,25 @@ func TestImportRoutesItemsToTheirRanges(t *testing.T) {
 		t.Fatalf("the ranges hold %d items, want 300", seen)
 	}
 }
+
+// Every kind of partition key value, in a hierarchical key, is sent with the key the server
+// computes from the body (a mismatch would be refused).
+func TestImportKeyKinds(t *testing.T) {
+	ep := testServer(t, false)
+	input := strings.Join([]string{
+		`{"id":"1","a":"x","b":"é\u0000\"q"}`,
+		`{"id":"2","a":1.5,"b":-7}`,
+		`{"id":"3","a":true,"b":false}`,
+		`{"id":"4","a":null,"b":1e300}`,
+		`{"id":"5","a":"only a"}`,
+		`{"id":"6"}`,
+		`{"id":"7","a":{"o":1},"b":[1]}`,
+	}, "\n")
+	file := filepath.Join(t.TempDir(), "kinds.jsonl")
+	os.WriteFile(file, []byte(input), 0o644)
+	_, stderr, err := run(t, importCommand(), "", "--endpoint", ep, "--db", "db", "--container", "c", "--create-container",
+		"--partition-key", "/a", "--partition-key", "/b", file)
+	if err != nil || !strings.Contains(stderr, "imported 7 items, 0 failed") {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+}
