@@ -215,7 +215,7 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 	c.index.Store(pol)
 	c.scripts.Store(c.newScriptSet(rec.Scripts))
 	for _, p := range rec.PartitionKey.Paths {
-		segs, err := splitPath(p)
+		segs, err := document.SplitKeyPath(p)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 )
@@ -29,7 +30,7 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 		return d, fault.New(fault.BadRequest, "A partition key definition has at most %d paths; got %d", MaxHierarchyDepth, len(d.Paths))
 	}
 	for i, p := range d.Paths {
-		if _, err := splitPath(p); err != nil {
+		if _, err := document.SplitKeyPath(p); err != nil {
 			return d, err
 		}
 		if slices.Contains(d.Paths[:i], p) {
@@ -73,22 +74,4 @@ func (d PartitionKeyDef) scheme() epk.Scheme {
 	default:
 		return epk.SchemeV1
 	}
-}
-
-// splitPath turns "/a/b" into ["a", "b"]. Segments may be quoted: /"a b"/c.
-func splitPath(p string) ([]string, error) {
-	if !strings.HasPrefix(p, "/") || len(p) < 2 {
-		return nil, fault.New(fault.BadRequest, "Partition key path %q must start with '/' and name a property, e.g. \"/pk\"", p)
-	}
-	segs := strings.Split(p[1:], "/")
-	for i, s := range segs {
-		if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-			s = s[1 : len(s)-1]
-			segs[i] = s
-		}
-		if s == "" || strings.ContainsAny(s, "*?[]") {
-			return nil, fault.New(fault.BadRequest, "Partition key path %q is not valid: each segment must be a property name", p)
-		}
-	}
-	return segs, nil
 }

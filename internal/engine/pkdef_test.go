@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 )
 
@@ -44,7 +45,7 @@ func FuzzPartitionKeyDef(f *testing.F) {
 			t.Fatalf("%s normalized to %+v", raw, n)
 		}
 		for _, p := range n.Paths {
-			if segs, err := splitPath(p); err != nil || len(segs) == 0 {
+			if segs, err := document.SplitKeyPath(p); err != nil || len(segs) == 0 {
 				t.Fatalf("%s: path %q accepted but splits to %q, %v", raw, p, segs, err)
 			}
 		}

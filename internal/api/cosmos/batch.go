@@ -29,6 +29,9 @@ type wireResult struct {
 	ETag          string          `json:"eTag,omitempty"`
 	ResourceBody  json.RawMessage `json:"resourceBody,omitempty"`
 	Message       string          `json:"message,omitempty"`
+	// RetryAfterMs is, for a throttled operation, how long until it may succeed: bulk answers
+	// 200 as a whole, so the wait travels with each operation, where the SDKs read it.
+	RetryAfterMs float64 `json:"retryAfterMilliseconds,omitempty"`
 }
 
 // batch answers a transactional batch (x-ms-cosmos-batch-atomic: true) or, otherwise, a bulk
@@ -85,6 +88,9 @@ func (c *call) batch() error {
 		if r.Err != nil {
 			w, e := toWire(r.Err)
 			out[i].SubStatusCode, out[i].Message = w.substatus, e.Message
+			if e.Kind == fault.Throttled {
+				out[i].RetryAfterMs = float64(e.RetryAfter.Microseconds()) / 1000
+			}
 		}
 		c.charge += r.Charge
 	}
