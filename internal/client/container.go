@@ -69,33 +69,7 @@ func (ct *Container) ItemKey(body []byte) (id, key string, e epk.EPK, err error)
 	if err != nil {
 		return "", "", "", err
 	}
-	return item.ID, KeyJSON(k), ct.scheme.Hash(k), nil
-}
-
-// KeyJSON renders a partition key as a JSON array, {} standing for an absent value.
-func KeyJSON(k epk.Key) string {
-	b := []byte{'['}
-	for i, v := range k {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		switch v.Kind {
-		case epk.KindString:
-			s, _ := json.Marshal(v.Str)
-			b = append(b, s...)
-		case epk.KindNumber:
-			b = strconv.AppendFloat(b, v.Num, 'g', -1, 64)
-		case epk.KindTrue:
-			b = append(b, "true"...)
-		case epk.KindFalse:
-			b = append(b, "false"...)
-		case epk.KindNull:
-			b = append(b, "null"...)
-		default:
-			b = append(b, "{}"...)
-		}
-	}
-	return string(append(b, ']'))
+	return item.ID, string(k.AppendJSON(nil)), ct.scheme.Hash(k), nil
 }
 
 // Range is one partition key range: the physical partition serving [Min, Max).

@@ -1,6 +1,10 @@
 package epk
 
-import "math"
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
 
 // Kind is the type of one partition key component.
 //
@@ -105,4 +109,33 @@ func (k Key) HasPrefix(p Key) bool {
 		}
 	}
 	return true
+}
+
+// AppendJSON appends k as the JSON array the SDKs send in the partition key header (and a
+// permission's resourcePartitionKey holds), {} standing for an absent value.
+func (k Key) AppendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for i, v := range k {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch v.Kind {
+		case KindString:
+			s, _ := json.Marshal(v.Str) // a string always encodes
+			b = append(b, s...)
+		case KindNumber:
+			// Keys come from JSON, so they are finite; were one not, the text would not parse
+			// back, so it could never be taken for another key.
+			b = strconv.AppendFloat(b, v.Num, 'g', -1, 64)
+		case KindTrue:
+			b = append(b, "true"...)
+		case KindFalse:
+			b = append(b, "false"...)
+		case KindNull:
+			b = append(b, "null"...)
+		default:
+			b = append(b, "{}"...)
+		}
+	}
+	return append(b, ']')
 }

@@ -1,7 +1,6 @@
 package cosmos
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -140,30 +139,5 @@ func (p *pkParser) str() (string, error) {
 }
 
 // partitionKeyJSON renders a partition key as the JSON array the partition key header and a
-// permission's resourcePartitionKey hold, {} standing for an absent value.
-func partitionKeyJSON(k epk.Key) []byte {
-	b := []byte{'['}
-	for i, v := range k {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		switch v.Kind {
-		case epk.KindString:
-			s, _ := json.Marshal(v.Str) // a string always encodes
-			b = append(b, s...)
-		case epk.KindNumber:
-			// Keys come from JSON, so they are finite; were one not, the text would not parse
-			// back and its token would be refused, never read as a token for every key.
-			b = strconv.AppendFloat(b, v.Num, 'g', -1, 64)
-		case epk.KindTrue:
-			b = append(b, "true"...)
-		case epk.KindFalse:
-			b = append(b, "false"...)
-		case epk.KindNull:
-			b = append(b, "null"...)
-		default:
-			b = append(b, "{}"...)
-		}
-	}
-	return append(b, ']')
-}
+// permission's resourcePartitionKey hold.
+func partitionKeyJSON(k epk.Key) []byte { return k.AppendJSON(nil) }
