@@ -19,12 +19,12 @@ import (
 
 	"github.com/partita-db/partita/internal/advisor"
 	"github.com/partita-db/partita/internal/client"
-	"github.com/partita-db/partita/internal/server"
 )
 
 func adviseCommand() *cobra.Command {
-	var endpoint, key, db, container, file, queries, current string
-	var insecure, asJSON bool
+	var conn connFlags
+	var db, container, file, queries, current string
+	var asJSON bool
 	var sample, partitions int
 	var writeRate, growth float64
 	var totalItems, totalBytes int64
@@ -49,7 +49,7 @@ func adviseCommand() *cobra.Command {
 				if queries != "" || current != "" || totalItems != 0 || totalBytes != 0 {
 					return fmt.Errorf("--queries, --current, --total-items and --total-bytes are for --file; the server knows its own")
 				}
-				adv, err = fetchAdvice(endpoint, key, db, container, insecure, sample, partitions, writeRate, growth)
+				adv, err = fetchAdvice(&conn, db, container, sample, partitions, writeRate, growth)
 			default:
 				return fmt.Errorf("give --db and --container, or --file")
 			}
@@ -66,9 +66,7 @@ func adviseCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&endpoint, "endpoint", "https://127.0.0.1:8081/", "the server's endpoint")
-	f.StringVar(&key, "key", server.EmulatorKey, "account key (base64)")
-	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate (for the self-signed one)")
+	conn.add(f)
 	f.StringVar(&db, "db", "", "database id")
 	f.StringVar(&container, "container", "", "container id")
 	f.IntVar(&sample, "sample", 0, "items the server samples (default 2000, at most 10000)")
@@ -85,8 +83,8 @@ func adviseCommand() *cobra.Command {
 }
 
 // fetchAdvice asks the server's advice endpoint, signed like any Cosmos request.
-func fetchAdvice(endpoint, key, db, container string, insecure bool, sample, partitions int, writeRate, growth float64) (*advisor.Advice, error) {
-	c, err := client.New(endpoint, client.Options{Key: key, Insecure: insecure, Timeout: 2 * time.Minute})
+func fetchAdvice(conn *connFlags, db, container string, sample, partitions int, writeRate, growth float64) (*advisor.Advice, error) {
+	c, err := conn.client(client.Options{Timeout: 2 * time.Minute})
 	if err != nil {
 		return nil, err
 	}

@@ -13,12 +13,11 @@ import (
 
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/client"
-	"github.com/partita-db/partita/internal/server"
 )
 
 func partitionsCommand() *cobra.Command {
-	var endpoint, key, db, container string
-	var insecure bool
+	var conn connFlags
+	var db, container string
 	cmd := &cobra.Command{
 		Use:   "partitions",
 		Short: "Show a container's physical partitions: ranges, size, request units, throttling, hot and large logical partitions",
@@ -27,7 +26,7 @@ func partitionsCommand() *cobra.Command {
 			if db == "" || container == "" {
 				return fmt.Errorf("--db and --container are required")
 			}
-			resp, err := fetchPartitions(endpoint, key, db, container, insecure)
+			resp, err := fetchPartitions(&conn, db, container)
 			if err != nil {
 				return err
 			}
@@ -36,18 +35,16 @@ func partitionsCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&endpoint, "endpoint", "https://127.0.0.1:8081/", "the server's endpoint")
-	f.StringVar(&key, "key", server.EmulatorKey, "account key (base64)")
+	conn.add(f)
 	f.StringVar(&db, "db", "", "database id")
 	f.StringVar(&container, "container", "", "container id")
-	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate (for the self-signed one)")
 	return cmd
 }
 
 // fetchPartitions asks the server for a container's partitions, signing the request with the
 // account key as any Cosmos client would.
-func fetchPartitions(endpoint, key, db, container string, insecure bool) (*cosmos.PartitionsResponse, error) {
-	c, err := client.New(endpoint, client.Options{Key: key, Insecure: insecure, Timeout: 30 * time.Second})
+func fetchPartitions(conn *connFlags, db, container string) (*cosmos.PartitionsResponse, error) {
+	c, err := conn.client(client.Options{Timeout: 30 * time.Second})
 	if err != nil {
 		return nil, err
 	}
