@@ -18,6 +18,7 @@ import (
 
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/faultinject"
 )
 
 // cosmosFrontend serves the Cosmos DB REST API, with Prometheus's /metrics beside it, over
@@ -52,14 +53,15 @@ func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // certificate now, so that it exists before the port opens and a client that waits for the
 // port can read it.
 func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmosFrontend, error) {
-	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log, Consistency: cfg.Consistency})
+	faults := faultinject.NewSet(nil) // the management API's fault rules (internal/api/cosmos/manage.go)
+	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log, Consistency: cfg.Consistency, Faults: faults})
 	if err != nil {
 		return nil, err
 	}
 	// /metrics is Prometheus's, unauthenticated as scrape endpoints are; everything else is
 	// the Cosmos gateway.
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{engine: eng, log: log}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{engine: eng, log: log}, faultCollector{set: faults}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := &cosmosFrontend{log: log, tls: cfg.TLS}
 	f.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), gateway: handler}
 	f.http = &http.Server{

@@ -2,6 +2,10 @@
 // a resource token it issued for a permission, resourcetoken.go), maps URLs to resources, parses Cosmos headers and bodies, calls the engine, and writes
 // responses, headers and errors in the shapes the official SDKs expect.
 //
+// Beside the Cosmos API it serves Partita's management API (manage.go: fault-injection rules
+// under /_partita/faults, a split on demand), and it asks the fault rules it is given
+// (internal/faultinject) about every request on a container before dispatching it (inject.go).
+//
 // It owns the wire format and nothing else: it must never hold state of its own beyond
-// configuration, decide anything about partitions, or touch storage.
+// configuration (the fault rules are internal/faultinject's), decide anything about partitions, or touch storage.
 package cosmos
