@@ -21,6 +21,7 @@ func main() {
 		},
 	}
 	root.AddCommand(serveCommand(), partitionsCommand())
+	root.AddCommand(chaosCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "partita:", err)
 		os.Exit(1)
