@@ -358,7 +358,9 @@ func TestGoSDKQueryAcrossInjectedSplits(t *testing.T) {
 func splitWidest(t *testing.T, raw rawClient) {
 	t.Helper()
 	rs := checkRangesTile(t, raw)
-	sort.Slice(rs, func(i, j int) bool { return len(rs[i].ID) < len(rs[j].ID) || len(rs[i].ID) == len(rs[j].ID) && rs[i].ID < rs[j].ID })
+	sort.Slice(rs, func(i, j int) bool {
+		return len(rs[i].ID) < len(rs[j].ID) || len(rs[i].ID) == len(rs[j].ID) && rs[i].ID < rs[j].ID
+	})
 	code, _, b := raw.do(t, "POST", "/dbs/db/colls/c/partitions/"+rs[0].ID+"/split", nil, nil)
 	if code != http.StatusOK {
 		t.Fatalf("split range %s: %d %s", rs[0].ID, code, b)
