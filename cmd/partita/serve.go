@@ -71,6 +71,7 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.StringVar(&cfg.Consistency, "consistency", "Session", "the account's default consistency level (Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual); requests may ask for a weaker one. On one node every level reads every acknowledged write")
 	f.DurationVar(&cfg.ScriptTimeout, "script-timeout", script.DefaultTimeout, "time one call of a stored procedure, trigger or UDF may take before it is stopped and rolled back")
 	f.IntVar(&cfg.ScriptMaxOperations, "script-max-operations", script.DefaultMaxOperations, "document operations one script call may make; past it the server-side API answers false (not accepted) and the script should return and resume in a next call")
+	f.IntVar(&cfg.MinPartitions, "min-partitions", 1, fmt.Sprintf("every new container starts with at least this many physical partitions (1 to %d), the hash space split evenly, so that local tests exercise cross-partition paths", engine.MaxMinPartitions))
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGINT/SIGTERM")
 	f.StringVar(&debugAddr, "debug-addr", "", "if set, serve Go's profiler (/debug/pprof/) on this HOST:PORT, without authentication; keep it on loopback")
 	return cmd

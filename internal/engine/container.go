@@ -125,7 +125,8 @@ func (c *Container) info() ContainerInfo {
 }
 
 // CreateContainer creates a container in database dbID with as many physical partitions as
-// Cosmos would give it for its throughput.
+// Cosmos would give it for its throughput, and at least Options.MinPartitions. Either way they
+// are created as Cosmos creates them: ids 0..n-1, no parents, the hash space split evenly.
 func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo, error) {
 	if err := document.ValidateID(spec.ID); err != nil {
 		return ContainerInfo{}, err
@@ -183,7 +184,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
 		UniqueKeys: uniqueKeys,
 	}
-	for i, r := range epk.InitialRanges(pk.scheme(), initialPartitions(ownT, shared)) {
+	for i, r := range epk.InitialRanges(pk.scheme(), max(initialPartitions(ownT, shared), e.opts.MinPartitions)) {
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))

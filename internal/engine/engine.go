@@ -43,7 +43,15 @@ type Options struct {
 	// Scripts bounds the calls of stored procedures, triggers and UDFs (zero fields: the
 	// defaults of package script).
 	Scripts script.Limits
+	// MinPartitions is the fewest physical partitions a new container starts with (0 or 1:
+	// as many as its throughput gives, as in Cosmos; at most MaxMinPartitions), so that local
+	// tests exercise cross-partition paths without provisioning throughput for them.
+	MinPartitions int
 }
+
+// MaxMinPartitions bounds Options.MinPartitions: every partition costs a budget and a key span
+// per container, and 64 is already more than any test needs to see fan-out.
+const MaxMinPartitions = 64
 
 // DefaultChangeFeedRetention is how long the all-versions change feed reaches back by default.
 const DefaultChangeFeedRetention = 24 * time.Hour
@@ -89,6 +97,9 @@ func Open(opts Options) (*Engine, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MinPartitions < 0 || opts.MinPartitions > MaxMinPartitions {
+		return nil, fmt.Errorf("the minimum number of partitions must be from 1 to %d, not %d", MaxMinPartitions, opts.MinPartitions)
 	}
 	db, err := storage.Open(opts.Dir+"/db", storage.Options{CacheSize: opts.CacheSize, Stalls: opts.Logger, FS: opts.FS})
 	if err != nil {

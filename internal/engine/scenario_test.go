@@ -21,7 +21,7 @@ import (
 // TestScenarios runs the stories under testdata/scenarios. Commands:
 //
 //	open [rate-limit] [max-partition-bytes=N] [max-logical-bytes=N] [retention=DURATION]
-//	    [script-timeout=DURATION] [script-memory-mib=N] [script-depth=N]
+//	    [script-timeout=DURATION] [script-memory-mib=N] [script-depth=N] [min-partitions=N]
 //	create-container id=C [throughput=N | autoscale=N]
 //	write container=C items=N [keys=K] [key=NAME] [size=BYTES] [writers=W] [readers]
 //	    items over K keys (or the one key NAME), W concurrent writers, and readers that
@@ -41,6 +41,9 @@ import (
 //	    one transactional batch of the input lines "create|upsert|replace|delete id"
 //	split container=C at-pk=K
 //	    splits the partition that holds K's logical partition at K's EPK
+//	split-now container=C id=I [at=HEX]
+//	    splits partition I now through Engine.SplitPartition (at its middle unless at= gives
+//	    the boundary), printing the children or the error
 //	query container=C [page=N] [pages=P] [from=T] [save=T] [range=I] [noindex]
 //	    runs the input SQL (default SELECT * FROM c) page by page, printing the ids of each
 //	    page, over the whole container or over the partition with range id I, starting at
@@ -105,6 +108,7 @@ func TestScenarios(t *testing.T) {
 				}
 				td.MaybeScanArgs(t, "max-partition-bytes", &opts.MaxPartitionBytes)
 				td.MaybeScanArgs(t, "max-logical-bytes", &opts.MaxLogicalPartitionBytes)
+				td.MaybeScanArgs(t, "min-partitions", &opts.MinPartitions)
 				if td.HasArg("script-timeout") {
 					var d string
 					td.ScanArgs(t, "script-timeout", &d)
@@ -280,6 +284,29 @@ func TestScenarios(t *testing.T) {
 					fmt.Fprintf(&b, "%d ", p.ID())
 				}
 				return "partitions " + strings.TrimSpace(b.String())
+			case "split-now":
+				var id, at string
+				var part uint32
+				td.ScanArgs(t, "container", &id)
+				td.ScanArgs(t, "id", &part)
+				td.MaybeScanArgs(t, "at", &at)
+				var boundary *epk.EPK
+				if td.HasArg("at") {
+					b, err := epk.ParseHex(at)
+					if err != nil {
+						t.Fatal(err)
+					}
+					boundary = &b
+				}
+				children, err := e.SplitPartition("db", id, part, boundary)
+				if err != nil {
+					return err.Error()
+				}
+				var b strings.Builder
+				for _, p := range children {
+					fmt.Fprintf(&b, "%d %v parents=%v\n", p.ID, p.Range, p.Parents)
+				}
+				return strings.TrimSpace(b.String())
 			case "query":
 				return scenarioQuery(t, e, td, tokens)
 			case "partitions":

@@ -220,3 +220,65 @@ func width(r epk.Range) float64 {
 	}
 	return f(r.Max) - f(r.Min)
 }
+
+// SplitPartition splits the physical partition id of container collID in database dbID now,
+// whatever its size, and returns its two children. at is the boundary, which must lie strictly
+// inside the partition's range; nil splits at the middle of the part of the range that keys
+// hash into, as a split for throughput does. It is how tests provoke a split on demand (the
+// management API's POST .../partitions/{id}/split).
+func (e *Engine) SplitPartition(dbID, collID string, id uint32, at *epk.EPK) ([]PartitionInfo, error) {
+	c, err := e.Container(dbID, collID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.PartitionRange(id)
+	if err != nil {
+		return nil, fault.New(fault.NotFound, "Container %q has no partition key range %d (the current ranges are %s)", collID, id, c.rangeIDs())
+	}
+	var boundary epk.EPK
+	switch {
+	case at != nil:
+		if *at <= r.Min || *at >= r.Max {
+			return nil, fault.New(fault.BadRequest, "The split point %q is not strictly inside the range [%q, %q) of partition %d", at.Hex(), r.Min.Hex(), r.Max.Hex(), id)
+		}
+		boundary = *at
+	default:
+		var ok bool
+		if boundary, ok = epk.Midpoint(c.usedSpace(r)); !ok {
+			if boundary, ok = epk.Midpoint(r); !ok {
+				return nil, fault.New(fault.BadRequest, "Partition %d's range [%q, %q) is too narrow to split", id, r.Min.Hex(), r.Max.Hex())
+			}
+		}
+	}
+	if err := e.split(c, id, boundary); err != nil {
+		return nil, err
+	}
+	info, err := e.ContainerInfo(dbID, collID)
+	if err != nil {
+		return nil, err
+	}
+	var children []PartitionInfo
+	for _, p := range info.Partitions {
+		if n := len(p.Parents); n > 0 && p.Parents[n-1] == id {
+			children = append(children, p)
+		}
+	}
+	if len(children) != 2 {
+		// Another split of the same partition got there first (split does nothing then): its
+		// children are not this request's to report.
+		return nil, fault.New(fault.Conflict, "Partition %d of container %q was split by another request meanwhile", id, collID)
+	}
+	return children, nil
+}
+
+// rangeIDs lists the ids of the container's partitions, for messages.
+func (c *Container) rangeIDs() string {
+	var b []byte
+	for i, p := range c.routes.Load().parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Append(b, p.ID())
+	}
+	return string(b)
+}

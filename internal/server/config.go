@@ -2,9 +2,12 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/partita-db/partita/internal/engine"
 )
 
 // EmulatorKey is the Cosmos DB emulator's well-known, public account key. It is the default so
@@ -39,6 +42,9 @@ type Config struct {
 	// ScriptMaxOperations is how many document operations one script call may make before
 	// they are no longer accepted.
 	ScriptMaxOperations int
+	// MinPartitions is the fewest physical partitions every new container starts with
+	// (1..engine.MaxMinPartitions; 0 or 1: as many as its throughput gives).
+	MinPartitions int
 }
 
 // Validate reports the first thing wrong with c.
@@ -51,6 +57,9 @@ func (c Config) Validate() error {
 	}
 	if c.ScriptTimeout < 0 || c.ScriptMaxOperations < 0 {
 		return errors.New("--script-timeout and --script-max-operations must not be negative")
+	}
+	if c.MinPartitions < 0 || c.MinPartitions > engine.MaxMinPartitions {
+		return fmt.Errorf("--min-partitions must be from 1 to %d", engine.MaxMinPartitions)
 	}
 	if err := checkAddr("--addr", c.CosmosAddr, "127.0.0.1:8081"); err != nil {
 		return err

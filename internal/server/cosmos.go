@@ -18,6 +18,7 @@ import (
 
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/faultinject"
 	"github.com/partita-db/partita/web"
 )
 
@@ -57,7 +58,8 @@ func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // certificate now, so that it exists before the port opens and a client that waits for the
 // port can read it.
 func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmosFrontend, error) {
-	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log, Consistency: cfg.Consistency})
+	faults := faultinject.NewSet(nil) // the management API's fault rules (internal/api/cosmos/manage.go)
+	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log, Consistency: cfg.Consistency, Faults: faults})
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmo
 	// explorer's static files, which hold no data (the page signs its own requests to the
 	// gateway); everything else is the Cosmos gateway.
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{engine: eng, log: log}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{engine: eng, log: log}, faultCollector{set: faults}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := &cosmosFrontend{log: log, tls: cfg.TLS}
 	f.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), explorer: web.Handler(), gateway: handler}
 	f.http = &http.Server{

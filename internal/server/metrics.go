@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/faultinject"
 )
 
 // collector exposes the engine's partition metrics to Prometheus, read at scrape time.
@@ -63,4 +64,19 @@ func itoa(n uint32) string {
 		b[i] = digits[n%10]
 	}
 	return string(b[i:])
+}
+
+// faultCollector exposes how many answers each fault-injection rule injected, by action
+// ("429", "410/1002", "latency", ...), removed rules included.
+type faultCollector struct{ set *faultinject.Set }
+
+var descInjected = prometheus.NewDesc("partita_faults_injected_total",
+	"Requests a fault-injection rule answered with an injected error or delayed.", []string{"rule", "action"}, nil)
+
+func (c faultCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descInjected }
+
+func (c faultCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, t := range c.set.Totals() {
+		ch <- prometheus.MustNewConstMetric(descInjected, prometheus.CounterValue, float64(t.Hits), t.Rule, t.Action)
+	}
 }

@@ -78,6 +78,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		ChangeFeedRetention: cfg.ChangeFeedRetention,
 		Scripts:             script.Limits{Timeout: cfg.ScriptTimeout, MaxOperations: cfg.ScriptMaxOperations},
 		Logger:              log,
+		MinPartitions:       cfg.MinPartitions,
 	})
 	if err != nil {
 		return nil, err

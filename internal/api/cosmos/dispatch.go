@@ -140,6 +140,10 @@ func (c *call) dispatch() error {
 		if m == http.MethodGet {
 			return c.advice()
 		}
+	case "dbs/*/colls/*/partitions/*/split":
+		if m == http.MethodPost {
+			return c.splitPartition() // manage.go
+		}
 	case "offers":
 		switch {
 		case m == http.MethodGet:

@@ -7,6 +7,10 @@
 // (advice.go, internal/advisor's partition key advice from a sample, the hottest logical
 // partitions and the query texts the engine logged).
 //
+// Beside the Cosmos API it serves Partita's management API (manage.go: fault-injection rules
+// under /_partita/faults, a split on demand), and it asks the fault rules it is given
+// (internal/faultinject) about every request on a container before dispatching it (inject.go).
+//
 // It owns the wire format and nothing else: it must never hold state of its own beyond
-// configuration, decide anything about partitions, or touch storage.
+// configuration (the fault rules are internal/faultinject's), decide anything about partitions, or touch storage.
 package cosmos

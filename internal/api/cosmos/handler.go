@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/faultinject"
 )
 
 // Options configure the gateway.
@@ -19,6 +20,9 @@ type Options struct {
 	Now func() time.Time
 	// Consistency is the account's default consistency level ("": Session).
 	Consistency string
+	// Faults are the fault-injection rules the management API edits and every request is
+	// checked against (nil: the handler makes its own).
+	Faults *faultinject.Set
 }
 
 // Handler serves the Cosmos DB REST API for one engine.
@@ -29,6 +33,7 @@ type Handler struct {
 	now    func() time.Time
 	// consistency is the account's default level, one of consistencyLevels.
 	consistency string
+	faults      *faultinject.Set
 }
 
 // NewHandler makes the gateway for eng.
@@ -45,7 +50,10 @@ func NewHandler(eng *engine.Engine, o Options) (*Handler, error) {
 	if rank < 0 {
 		return nil, fmt.Errorf("the default consistency must be one of %s, not %q", strings.Join(consistencyLevels, ", "), o.Consistency)
 	}
-	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: consistencyLevels[rank]}
+	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: consistencyLevels[rank], faults: o.Faults}
+	if h.faults == nil {
+		h.faults = faultinject.NewSet(nil)
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -64,6 +72,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.set("X-Ms-Activity-Id", activity)
 	c.set("X-Ms-Gatewayversion", "version=2.14.0")
 	c.set("X-Ms-Serviceversion", "version=2.14.0.0")
+	if strings.HasPrefix(r.URL.Path, managementPrefix) {
+		c.manage()
+		return
+	}
 	err := checkEnvelope(r)
 	var res resource
 	if err == nil {
@@ -75,6 +87,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		err = c.checkConsistency()
+	}
+	if err == nil && h.faults.Armed() && c.inject() {
+		return // answered by a fault rule
 	}
 	if err == nil {
 		err = c.dispatch()
