@@ -187,6 +187,19 @@ func TestGoSDKRecoversFromInjectedFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("410/1002 on a query reaches the application", func(t *testing.T) {
+		defer clearRules(t, s)
+		addRule(t, s, map[string]any{"database": "db", "container": "c", "operations": []string{"query"}, "status": 410, "count": 1})
+		pager := c.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKey(), nil)
+		if _, err := pager.NextPage(ctx); statusOf(err) != http.StatusGone {
+			t.Fatalf("query under 410/1002: %v", err)
+		}
+		pager = c.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKey(), nil)
+		if page, err := pager.NextPage(ctx); err != nil || len(page.Items) == 0 {
+			t.Fatalf("the application's retry: %v", err)
+		}
+	})
+
 	t.Run("449 reaches the application and the write is not applied", func(t *testing.T) {
 		defer clearRules(t, s)
 		addRule(t, s, map[string]any{"database": "db", "container": "c", "operations": []string{"create"}, "status": 449, "count": 1})

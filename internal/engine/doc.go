@@ -8,6 +8,10 @@
 // apply on the partition, charge, record, and maybe split. A new kind of request joins it by
 // building partition.Operations and calling execute, never by writing those steps again.
 //
+// Partitions split when they outgrow their size or throughput (split.go), or on demand
+// (SplitPartition, for tests); Options.MinPartitions gives new containers more partitions from
+// the start, as Cosmos gives a container whose throughput needs them.
+//
 // For the partition key advisor a container also keeps, in memory only, a small log of the
 // query texts it recently ran (querylog.go), and can sample its items (sample.go).
 //

@@ -90,6 +90,21 @@ func TestValidateNamesTheFlag(t *testing.T) {
 	}
 }
 
+func TestValidateMinPartitions(t *testing.T) {
+	for _, n := range []int{-1, 65} {
+		cfg := testConfig(t, "127.0.0.1:8081")
+		cfg.MinPartitions = n
+		if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--min-partitions ") {
+			t.Errorf("Validate with --min-partitions %d = %v", n, err)
+		}
+	}
+	cfg := testConfig(t, "127.0.0.1:8081")
+	cfg.MinPartitions = 64
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate with --min-partitions 64 = %v", err)
+	}
+}
+
 // fake is a front end that serves until shut down, or fails when told to.
 type fake struct {
 	n       string

@@ -334,13 +334,18 @@ export function suite(name, body, { serverArgs = [] } = {}) {
  * as JSON when it is JSON). path is the unescaped resource path, e.g. "/dbs/d/colls/c/docs";
  * each segment is percent-encoded on the wire and signed raw.
  * @param {Server} server
- * @param {{ method: string, path: string, headers?: Record<string, string>, body?: unknown }} req
+ * sign, when given, is the { type, link } to sign instead of those the path implies.
+ * @param {{ method: string, path: string, headers?: Record<string, string>, body?: unknown, sign?: { type: string, link: string } }} req
  */
-export function rawRequest(server, { method, path: resourcePath, headers = {}, body }) {
+export function rawRequest(server, { method, path: resourcePath, headers = {}, body, sign }) {
   const segs = resourcePath.split("/").filter(Boolean);
   let type = "";
   let link = "";
-  if (segs.length % 2 === 1) {
+  if (sign) {
+    // The resource type and link to sign, where the path does not follow Cosmos's rules
+    // (Partita's management API, /_partita/...).
+    ({ type, link } = sign);
+  } else if (segs.length % 2 === 1) {
     type = segs[segs.length - 1];
     link = segs.slice(0, -1).join("/");
   } else if (segs.length > 0) {
