@@ -16,14 +16,12 @@ import (
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/client"
 	"github.com/partita-db/partita/internal/faultinject"
-	"github.com/partita-db/partita/internal/server"
 )
 
 // chaosCommand steers a running server for tests: splits on demand and fault-injection rules,
 // through the management API (internal/api/cosmos/manage.go).
 func chaosCommand() *cobra.Command {
-	var endpoint, key string
-	var insecure bool
+	var conn connFlags
 	cmd := &cobra.Command{
 		Use:   "chaos",
 		Short: "Split partitions on demand and inject faults (429, 410, 449, 503, 408, latency) into a running server",
@@ -32,12 +30,9 @@ see how it and its SDK cope: split a physical partition now, or inject faults by
 requests on a container. Needs the account key (the management API refuses the read-only key
 for changes, and resource tokens). See docs/testing-your-app.md.`,
 	}
-	f := cmd.PersistentFlags()
-	f.StringVar(&endpoint, "endpoint", "https://127.0.0.1:8081/", "the server's endpoint")
-	f.StringVar(&key, "key", server.EmulatorKey, "account key (base64)")
-	f.BoolVar(&insecure, "insecure", false, "do not verify the server's TLS certificate (for the self-signed one)")
+	conn.add(cmd.PersistentFlags())
 	connect := func() (*client.Client, error) {
-		return client.New(endpoint, client.Options{Key: key, Insecure: insecure, Timeout: 2 * time.Minute, MaxThrottleRetries: -1})
+		return conn.client(client.Options{Timeout: 2 * time.Minute, MaxThrottleRetries: -1})
 	}
 	cmd.AddCommand(chaosSplitCommand(connect), chaosAddCommand(connect), chaosListCommand(connect), chaosRemoveCommand(connect))
 	return cmd
