@@ -348,3 +348,48 @@ func TestImportKeyKinds(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 }
+
+// A bulk request answered 410/1002 (the range split, as far as the client can tell) makes the
+// importer read the ranges again and send the same items again: the import completes with
+// every item once. A server that answers 410 for ever fails the items instead of looping.
+func TestImportRecoversFromGoneRanges(t *testing.T) {
+	ep := testServer(t, false)
+	if _, err := load(t, ep, "c", writeItems(t, 10)); err != nil {
+		t.Fatal(err)
+	}
+	chaos := func(args ...string) {
+		t.Helper()
+		if out, errOut, err := run(t, chaosCommand(), "", append(args, "--endpoint", ep)...); err != nil {
+			t.Fatalf("chaos %v: %v\n%s%s", args, err, out, errOut)
+		}
+	}
+	chaos("add", "--db", "db", "--container", "c", "--op", "batch", "--status", "410", "--substatus", "1002", "--count", "3")
+	const n = 1000
+	args := []string{"--endpoint", ep, "--db", "db", "--container", "c", "--workers", "2", writeItems(t, n)}
+	_, stderr, err := run(t, importCommand(), "", args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if s := parseSummary(t, stderr); s.imported != n || s.failed != 0 {
+		t.Fatalf("summary %+v\n%s", s, stderr)
+	}
+	if got := count(t, ep, "c"); got != n {
+		t.Fatalf("%d items stored, want %d", got, n)
+	}
+	out, _, err := run(t, chaosCommand(), "", "list", "--endpoint", ep)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); err != nil || len(lines) != 2 ||
+		len(strings.Fields(lines[1])) < 7 || strings.Fields(lines[1])[6] != "3" {
+		t.Fatalf("the rule did not answer 3 bulk requests: %s (%v)", out, err)
+	}
+
+	// For ever: every item fails, naming the 410, and the import ends.
+	chaos("rm", "--all")
+	chaos("add", "--db", "db", "--container", "c", "--op", "batch", "--status", "410", "--substatus", "1002")
+	_, stderr, err = run(t, importCommand(), "", "--endpoint", ep, "--db", "db", "--container", "c", writeItems(t, 5))
+	if err == nil {
+		t.Fatalf("an import that the server refuses for ever succeeded\n%s", stderr)
+	}
+	if s := parseSummary(t, stderr); s.failed != 5 || !strings.Contains(stderr, "410") {
+		t.Fatalf("summary %+v\n%s", s, stderr)
+	}
+}

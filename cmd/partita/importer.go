@@ -246,8 +246,12 @@ func (imp *importer) send(ctx context.Context, ops []op) {
 				wait = retryAfter(err)
 				retry = now
 				imp.track.spent(0, 1)
-			case status == http.StatusGone:
+			case status == http.StatusGone && failures < 10:
+				// The range split (or moved): route again by the ranges as they are now. A
+				// server that keeps answering 410 is not making progress: after ten in a row
+				// the items fail with its message.
 				imp.refreshRanges(ctx)
+				wait = time.Duration(failures) * 50 * time.Millisecond
 				retry = now
 			case (status == 0 || status >= 500) && failures < 5:
 				// The connection failed or the server did: try again, after a while.
