@@ -134,6 +134,9 @@ type murmur128 struct {
 	n      uint64
 	tail   [16]byte
 	nt     int
+	// signedTail makes the final mix read tail bytes sign-extended: Cassandra's variant
+	// (Token), which differs from the reference for tail bytes >= 0x80.
+	signedTail bool
 }
 
 func m128mixK1(k uint64) uint64 {
@@ -211,15 +214,24 @@ func le64(s string) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
+// tailByte is tail byte i as the final mix reads it: unsigned, as the reference does, or, for
+// Cassandra's tokens, sign-extended as Java's byte is.
+func (m *murmur128) tailByte(i int) uint64 {
+	if m.signedTail {
+		return uint64(int64(int8(m.tail[i])))
+	}
+	return uint64(m.tail[i])
+}
+
 func (m *murmur128) sum() (h1, h2 uint64) {
 	h1, h2 = m.h1, m.h2
 	if m.nt > 0 {
 		var k1, k2 uint64
 		for i := m.nt - 1; i >= 8; i-- {
-			k2 ^= uint64(m.tail[i]) << (8 * (i - 8))
+			k2 ^= m.tailByte(i) << (8 * (i - 8))
 		}
 		for i := min(m.nt, 8) - 1; i >= 0; i-- {
-			k1 ^= uint64(m.tail[i]) << (8 * i)
+			k1 ^= m.tailByte(i) << (8 * i)
 		}
 		if m.nt > 8 {
 			h2 ^= m128mixK2(k2)
