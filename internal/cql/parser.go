@@ -2,7 +2,6 @@ package cql
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/partita-db/partita/internal/fault"
@@ -46,7 +45,7 @@ func ParseScript(src string) (sts []Statement, err error) {
 
 // failure carries a syntax error up to Parse: the parser gives up at the first error, and
 // unwinding by panic keeps the grammar functions free of error plumbing.
-type failure struct{ err *fault.Error }
+type failure struct{ err error }
 
 type parser struct {
 	src   string
@@ -182,10 +181,12 @@ func (p *parser) leave() { p.depth-- }
 
 // fail stops parsing with a syntax error at byte offset off.
 func (p *parser) fail(off int, format string, args ...any) {
-	line, col := textPosition(p.src, off)
-	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
-	e.Pos = fault.Pos{Line: line, Column: col}
-	panic(failure{e})
+	panic(failure{syntaxError(p.src, off, fmt.Sprintf(format, args...))})
+}
+
+// invalid stops parsing with an invalid-statement error at byte offset off (errors.go).
+func (p *parser) invalid(off int, format string, args ...any) {
+	panic(failure{invalidError(p.src, off, fmt.Sprintf(format, args...))})
 }
 
 // failExpected reports that the current token is not what was expected. A lexical error at the
@@ -216,20 +217,6 @@ func describe(t token) string {
 		s = string([]rune(s)[:37]) + "..."
 	}
 	return "'" + s + "'"
-}
-
-// textPosition converts a byte offset in src to a 1-based line and column, counting columns in
-// characters.
-func textPosition(src string, off int) (line, col int) {
-	line, col = 1, 1
-	for _, r := range src[:off] {
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
 }
 
 // Statements.
@@ -274,6 +261,3 @@ func (p *parser) statement() Statement {
 	}
 	return st
 }
-
-// upper is s in upper case, for messages.
-func upper(s string) string { return strings.ToUpper(s) }

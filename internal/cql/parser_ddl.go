@@ -130,7 +130,7 @@ func (p *parser) options() Options {
 		t := p.tok()
 		name := p.ident("an option name")
 		if opts.Get(name) != nil {
-			p.fail(t.off, "option %s is given twice", name)
+			p.invalid(t.off, "option %s is given twice", name)
 		}
 		p.expectPunct("=")
 		opts = append(opts, Option{Name: name, Value: p.optionValue()})
@@ -175,7 +175,7 @@ func (p *parser) createTable(b base) *CreateTable {
 	keyAt := -1 // offset of the primary key declaration, to refuse a second one
 	declareKey := func(off int) {
 		if keyAt >= 0 {
-			p.fail(off, "the primary key is declared twice (exactly one PRIMARY KEY is required)")
+			p.invalid(off, "the primary key is declared twice (exactly one PRIMARY KEY is required)")
 		}
 		keyAt = off
 	}
@@ -203,7 +203,7 @@ func (p *parser) createTable(b base) *CreateTable {
 	}
 	p.expectPunct(")")
 	if keyAt < 0 {
-		p.fail(p.toks[p.i-1].off, "a table needs a PRIMARY KEY")
+		p.invalid(p.toks[p.i-1].off, "a table needs a PRIMARY KEY")
 	}
 	if p.acceptKw("WITH") {
 		for {
@@ -211,7 +211,7 @@ func (p *parser) createTable(b base) *CreateTable {
 			case p.isKw("CLUSTERING"):
 				t := p.tok()
 				if s.ClusteringOrder != nil {
-					p.fail(t.off, "CLUSTERING ORDER is given twice")
+					p.invalid(t.off, "CLUSTERING ORDER is given twice")
 				}
 				p.advance()
 				p.expectKw("ORDER")
@@ -236,7 +236,7 @@ func (p *parser) createTable(b base) *CreateTable {
 				t := p.tok()
 				name := p.ident("a table option")
 				if s.Options.Get(name) != nil {
-					p.fail(t.off, "option %s is given twice", name)
+					p.invalid(t.off, "option %s is given twice", name)
 				}
 				p.expectPunct("=")
 				s.Options = append(s.Options, Option{Name: name, Value: p.optionValue()})

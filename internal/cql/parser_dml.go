@@ -31,7 +31,8 @@ func (p *parser) insertStmt(b base) *Insert {
 		p.advance()
 		s.Values = p.termList("(", ")", false)
 		if len(s.Values) != len(s.Columns) {
-			p.fail(p.toks[p.i-1].off, "%d columns but %d values", len(s.Columns), len(s.Values))
+			p.invalid(p.toks[p.i-1].off, "unmatched column names/values: %d columns but %d values",
+				len(s.Columns), len(s.Values))
 		}
 	}
 	if p.acceptKw("IF") {

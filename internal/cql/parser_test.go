@@ -94,19 +94,23 @@ func roundTrips(st Statement) error {
 	return nil
 }
 
-var syntaxMessage = regexp.MustCompile(`^Syntax error at line (\d+), column (\d+): `)
+var errorMessage = regexp.MustCompile(`^(Syntax error|Invalid statement) at line (\d+), column (\d+): `)
 
 // checkError checks the error contract: a *fault.Error of kind BadRequest whose Pos is set and
-// agrees with its message.
+// agrees with its message, and which is a syntax error or an invalid statement as its message
+// says.
 func checkError(err error) error {
 	var fe *fault.Error
 	if !errors.As(err, &fe) || !errors.Is(err, fault.BadRequest) {
 		return fmt.Errorf("not a fault BadRequest: %#v", err)
 	}
-	m := syntaxMessage.FindStringSubmatch(fe.Message)
+	m := errorMessage.FindStringSubmatch(fe.Message)
 	if m == nil || fe.Pos.Line < 1 || fe.Pos.Column < 1 ||
-		m[1] != fmt.Sprint(fe.Pos.Line) || m[2] != fmt.Sprint(fe.Pos.Column) {
+		m[2] != fmt.Sprint(fe.Pos.Line) || m[3] != fmt.Sprint(fe.Pos.Column) {
 		return fmt.Errorf("position missing or disagreeing with the message: %+v", fe)
+	}
+	if syntax := m[1] == "Syntax error"; IsSyntax(err) != syntax || IsInvalid(err) == syntax {
+		return fmt.Errorf("IsSyntax %v and IsInvalid %v for %q", IsSyntax(err), IsInvalid(err), fe.Message)
 	}
 	return nil
 }
