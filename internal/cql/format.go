@@ -122,8 +122,12 @@ func (w *printer) funcName(ks, name string) {
 	if ks != "" {
 		w.ws(quoteIdent(ks), ".")
 	}
-	if name == "token" && ks == "" {
+	switch {
+	case name == "token" && ks == "":
 		w.WriteString("token")
+		return
+	case name == "cast" && ks == "":
+		w.WriteString(`"cast"`) // bare, cast( would read as CAST(x AS type)
 		return
 	}
 	w.WriteString(quoteIdent(name))

@@ -87,7 +87,11 @@ func (l *lexer) next() token {
 			return errorToken(start, "unterminated $$ string literal")
 		}
 		l.i += 2 + end + 2
-		return token{kind: tkString, off: start, val: l.src[start+2 : l.i-2]}
+		s := l.src[start+2 : l.i-2]
+		if !utf8.ValidString(s) {
+			return errorToken(start, "invalid UTF-8 in string literal")
+		}
+		return token{kind: tkString, off: start, val: s}
 	case c == '?':
 		l.i++
 		return token{kind: tkQuestion, off: start, val: "?"}

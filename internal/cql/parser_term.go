@@ -175,11 +175,11 @@ func (p *parser) typeHint() Term {
 	if !p.isTypeAhead(1) {
 		return nil
 	}
-	save := p.i
+	save, depth := p.i, p.depth
 	p.advance() // (
-	typ := p.dataType()
-	if !p.isPunct(")") {
-		p.i = save
+	var typ *Type
+	if !p.attempt(func() { typ = p.dataType() }) || !p.isPunct(")") {
+		p.i, p.depth = save, depth
 		return nil
 	}
 	p.advance()
@@ -188,6 +188,21 @@ func (p *parser) typeHint() Term {
 		return nil
 	}
 	return &TypeHint{Type: typ, Term: p.term()}
+}
+
+// attempt runs f and reports whether it parsed without a syntax error; on an error the caller
+// rewinds. It lets (list(1)) be a tuple holding a call of a function named list.
+func (p *parser) attempt(f func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, isFailure := r.(failure); !isFailure {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	f()
+	return true
 }
 
 // isTypeAhead reports whether the token n places ahead can start a type: a native type name, a

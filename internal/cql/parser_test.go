@@ -3,6 +3,7 @@ package cql
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,37 +23,50 @@ import (
 //	    parses the input as a script and prints each statement's canonical form on its own line
 //	tokens
 //	    prints the lexer's tokens, one per line, as kind(value)@line:column
+//
+// testdata/fuzz holds the fuzzer's corpus, not scenario files.
 func TestParse(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			switch d.Cmd {
-			case "parse":
-				st, err := Parse(d.Input)
-				if err != nil {
-					return describeError(t, err)
-				}
-				return printed(t, st)
-			case "script":
-				sts, err := ParseScript(d.Input)
-				if err != nil {
-					return describeError(t, err)
-				}
-				var b strings.Builder
-				for _, st := range sts {
-					b.WriteString(printed(t, st))
-				}
-				return b.String()
-			case "tokens":
-				var b strings.Builder
-				for _, tk := range lex(d.Input) {
-					line, col := textPosition(d.Input, tk.off)
-					fmt.Fprintf(&b, "%s(%s)@%d:%d\n", kindNames[tk.kind], tk.val, line, col)
-				}
-				return b.String()
+	paths, err := filepath.Glob("testdata/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if filepath.Base(path) == "fuzz" {
+			continue
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) { runFile(t, path) })
+	}
+}
+
+func runFile(t *testing.T, path string) {
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "parse":
+			st, err := Parse(d.Input)
+			if err != nil {
+				return describeError(t, err)
 			}
-			t.Fatalf("unknown command %q", d.Cmd)
-			return ""
-		})
+			return printed(t, st)
+		case "script":
+			sts, err := ParseScript(d.Input)
+			if err != nil {
+				return describeError(t, err)
+			}
+			var b strings.Builder
+			for _, st := range sts {
+				b.WriteString(printed(t, st))
+			}
+			return b.String()
+		case "tokens":
+			var b strings.Builder
+			for _, tk := range lex(d.Input) {
+				line, col := textPosition(d.Input, tk.off)
+				fmt.Fprintf(&b, "%s(%s)@%d:%d\n", kindNames[tk.kind], tk.val, line, col)
+			}
+			return b.String()
+		}
+		t.Fatalf("unknown command %q", d.Cmd)
+		return ""
 	})
 }
 
