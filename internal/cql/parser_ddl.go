@@ -208,7 +208,7 @@ func (p *parser) createTable(b base) *CreateTable {
 	if p.acceptKw("WITH") {
 		for {
 			switch {
-			case p.isKw("CLUSTERING"):
+			case p.isKw("CLUSTERING") && p.peek(1).kw == "ORDER":
 				t := p.tok()
 				if s.ClusteringOrder != nil {
 					p.invalid(t.off, "CLUSTERING ORDER is given twice")
@@ -225,11 +225,8 @@ func (p *parser) createTable(b base) *CreateTable {
 					}
 				}
 				p.expectPunct(")")
-			case p.isKw("COMPACT"):
+			case p.isKw("COMPACT") && p.peek(1).kw == "STORAGE":
 				p.advance()
-				if !p.isKw("STORAGE") {
-					p.failExpected("STORAGE")
-				}
 				p.advance()
 				s.CompactStorage = true
 			default:

@@ -151,7 +151,8 @@ func (p *parser) conditions() (ifExists bool, cs []Condition) {
 	if !p.acceptKw("IF") {
 		return false, nil
 	}
-	if p.isKw("EXISTS") {
+	// EXISTS is unreserved: IF exists = 1 is a condition on a column named exists.
+	if p.isKw("EXISTS") && !p.isOperatorAt(1) {
 		p.advance()
 		return true, nil
 	}
@@ -223,4 +224,20 @@ func (p *parser) batchStmt(b base) *Batch {
 		}
 		s.Statements = append(s.Statements, p.statement())
 	}
+}
+
+// isOperatorAt reports whether the token n places ahead starts a condition's operator or a
+// c[k] element.
+func (p *parser) isOperatorAt(n int) bool {
+	t := p.peek(n)
+	switch {
+	case t.kind == tkPunct:
+		switch t.val {
+		case "=", "<", "<=", ">", ">=", "!=", "[":
+			return true
+		}
+	case t.kind == tkWord:
+		return t.kw == "IN"
+	}
+	return false
 }

@@ -53,7 +53,7 @@ func (p *parser) term() Term {
 			p.advance()
 			return &Null{}
 		}
-		if p.isIdent() && p.isFuncCallAhead() {
+		if (p.isIdent() || p.isKw("TOKEN")) && p.isFuncCallAhead() {
 			return p.funcCall()
 		}
 	}
@@ -224,7 +224,7 @@ func (p *parser) isTermStart() bool {
 			return true
 		}
 	case tkWord, tkQuoted:
-		return p.isKw("NULL") || p.isIdent() && p.isFuncCallAhead()
+		return p.isKw("NULL") || (p.isIdent() || p.isKw("TOKEN")) && p.isFuncCallAhead()
 	}
 	return false
 }
