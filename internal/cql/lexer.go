@@ -24,7 +24,8 @@ type lexer struct {
 
 // lex splits src into tokens, ending with tkEOF or tkError.
 func lex(src string) []token {
-	l := &lexer{src: src}
+	// About one token per five bytes of typical CQL; sizing for it up front saves regrowing.
+	l := &lexer{src: src, toks: make([]token, 0, len(src)/5+2)}
 	for {
 		t := l.next()
 		l.toks = append(l.toks, t)
@@ -56,21 +57,16 @@ func (l *lexer) next() token {
 		for l.i < len(l.src) && isWordChar(l.src[l.i]) {
 			l.i++
 		}
-		w := l.src[start:l.i]
-		up := strings.ToUpper(w)
-		switch up {
-		case "TRUE", "FALSE":
-			return token{kind: tkBool, off: start, val: strings.ToLower(w)}
-		case "NAN":
+		w := strings.ToLower(l.src[start:l.i])
+		switch w {
+		case "true", "false":
+			return token{kind: tkBool, off: start, val: w}
+		case "nan":
 			return token{kind: tkFloat, off: start, val: "NaN"}
-		case "INFINITY":
+		case "infinity":
 			return token{kind: tkFloat, off: start, val: "Infinity"}
 		}
-		t := token{kind: tkWord, off: start, val: strings.ToLower(w)}
-		if _, ok := keywords[up]; ok {
-			t.kw = up
-		}
-		return t
+		return token{kind: tkWord, off: start, val: w, kw: keywordOf[w]}
 	case isDigit(c):
 		return l.number()
 	case c == '\'':
@@ -140,6 +136,15 @@ func (l *lexer) skipSpace() (token, bool) {
 func (l *lexer) quoted(q byte, kind tokKind, what string) token {
 	start := l.i
 	l.i++
+	// Most literals hold no doubled quote: then the value is a slice of the source.
+	if j := strings.IndexByte(l.src[l.i:], q); j >= 0 && (l.i+j+1 >= len(l.src) || l.src[l.i+j+1] != q) {
+		s := l.src[l.i : l.i+j]
+		l.i += j + 1
+		if !utf8.ValidString(s) {
+			return errorToken(start, "invalid UTF-8 in %s", what)
+		}
+		return token{kind: kind, off: start, val: s}
+	}
 	var b strings.Builder
 	for {
 		j := strings.IndexByte(l.src[l.i:], q)

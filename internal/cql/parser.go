@@ -53,9 +53,12 @@ type parser struct {
 	i     int
 	depth int
 	binds []*BindMarker // the current statement's markers, in order
+	cur   cursor        // the last position pos computed
 }
 
-func newParser(src string) *parser { return &parser{src: src, toks: lex(src)} }
+func newParser(src string) *parser {
+	return &parser{src: src, toks: lex(src), cur: cursor{line: 1, col: 1}}
+}
 
 func (p *parser) recover(err *error) {
 	if r := recover(); r != nil {
@@ -163,10 +166,26 @@ func (p *parser) identList(what string) []string {
 	return names
 }
 
+// pos is the line and column of byte offset off. The parser asks for positions in increasing
+// order (statement starts, bind markers), so it counts on from the last one it gave instead of
+// from the start, which keeps a long batch with many markers linear.
 func (p *parser) pos(off int) fault.Pos {
-	line, col := textPosition(p.src, off)
-	return fault.Pos{Line: line, Column: col}
+	if off < p.cur.off {
+		p.cur = cursor{line: 1, col: 1}
+	}
+	for _, r := range p.src[p.cur.off:off] {
+		if r == '\n' {
+			p.cur.line, p.cur.col = p.cur.line+1, 1
+		} else {
+			p.cur.col++
+		}
+	}
+	p.cur.off = off
+	return fault.Pos{Line: p.cur.line, Column: p.cur.col}
 }
+
+// cursor is a byte offset with its line and column.
+type cursor struct{ off, line, col int }
 
 func (p *parser) enter() {
 	p.depth++

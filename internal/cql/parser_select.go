@@ -199,12 +199,13 @@ func (p *parser) relation() Relation {
 	return r
 }
 
+var comparisons = map[string]Operator{"=": OpEq, "<": OpLt, "<=": OpLe, ">": OpGt, ">=": OpGe, "!=": OpNe}
+
 // operator parses a comparison; CONTAINS [KEY] and LIKE only when single is true.
 func (p *parser) operator(single bool) Operator {
 	t := p.tok()
 	if t.kind == tkPunct {
-		ops := map[string]Operator{"=": OpEq, "<": OpLt, "<=": OpLe, ">": OpGt, ">=": OpGe, "!=": OpNe}
-		if op, ok := ops[t.val]; ok {
+		if op, ok := comparisons[t.val]; ok {
 			p.advance()
 			return op
 		}

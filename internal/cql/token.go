@@ -58,5 +58,15 @@ var keywords = map[string]bool{
 	"TYPE": false, "USER": false, "VALUES": false, "WRITETIME": false,
 }
 
+// keywordOf maps a keyword in lower case to its upper-case form, so that the lexer looks words
+// up without upper-casing them.
+var keywordOf = func() map[string]string {
+	m := make(map[string]string, len(keywords))
+	for kw := range keywords {
+		m[strings.ToLower(kw)] = kw
+	}
+	return m
+}()
+
 // reserved reports whether the unquoted word w (any case) is a reserved keyword of CQL.
 func reserved(w string) bool { return keywords[strings.ToUpper(w)] }
