@@ -96,3 +96,14 @@ func TestErrorSorts(t *testing.T) {
 		t.Errorf("position %+v", fe.Pos)
 	}
 }
+
+func TestInvalidForTheFrontEnd(t *testing.T) {
+	err := error(Invalid(fault.Pos{}, "Undefined column name %s", "x"))
+	if !IsInvalid(err) || IsSyntax(err) || fault.From(err).Message != "Undefined column name x" {
+		t.Errorf("%v", err)
+	}
+	err = Invalid(fault.Pos{Line: 2, Column: 3}, "bad")
+	if fe := fault.From(err); fe.Pos.Line != 2 || fe.Message != "Invalid statement at line 2, column 3: bad" {
+		t.Errorf("%+v", fe)
+	}
+}

@@ -34,8 +34,8 @@
 //     starts "Invalid statement at line L, column C: ". The parser reports these only for the
 //     rules Cassandra calls invalid that it must check to build a sound tree: the primary key
 //     declared twice or not at all, as many INSERT values as columns, a WITH option or
-//     CLUSTERING ORDER given twice. The front end's own schema checks are invalid statements
-//     too, and build their errors the same way.
+//     CLUSTERING ORDER given twice. The front end's own checks against the schema are invalid
+//     statements too, built with Invalid.
 //
 // IsSyntax and IsInvalid tell them apart; both satisfy errors.Is(err, fault.BadRequest).
 //

@@ -44,21 +44,30 @@ func IsInvalid(err error) bool {
 	return errors.As(err, &inv)
 }
 
+// Invalid builds an invalid-statement error for checks made after parsing (against a schema, by
+// the front end). A zero pos (most tree nodes carry none) leaves the position out of the message.
+func Invalid(pos fault.Pos, format string, args ...any) *InvalidError {
+	msg := fmt.Sprintf(format, args...)
+	if pos.Line == 0 {
+		return &InvalidError{Fault: fault.New(fault.BadRequest, "%s", msg)}
+	}
+	e := fault.New(fault.BadRequest, "Invalid statement at line %d, column %d: %s", pos.Line, pos.Column, msg)
+	e.Pos = pos
+	return &InvalidError{Fault: e}
+}
+
 // syntaxError builds the syntax error for byte offset off of src.
 func syntaxError(src string, off int, msg string) *fault.Error {
-	return positioned(src, off, "Syntax error", msg)
+	line, col := textPosition(src, off)
+	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", line, col, msg)
+	e.Pos = fault.Pos{Line: line, Column: col}
+	return e
 }
 
 // invalidError builds the invalid-statement error for byte offset off of src.
 func invalidError(src string, off int, msg string) *InvalidError {
-	return &InvalidError{Fault: positioned(src, off, "Invalid statement", msg)}
-}
-
-func positioned(src string, off int, what, msg string) *fault.Error {
 	line, col := textPosition(src, off)
-	e := fault.New(fault.BadRequest, "%s", fmt.Sprintf("%s at line %d, column %d: %s", what, line, col, msg))
-	e.Pos = fault.Pos{Line: line, Column: col}
-	return e
+	return Invalid(fault.Pos{Line: line, Column: col}, "%s", msg)
 }
 
 // textPosition converts a byte offset in src to a 1-based line and column, counting columns in

@@ -144,6 +144,11 @@ func (p *parser) selectable() Selectable {
 	if p.isTermStart() {
 		return &TermSelector{Term: p.term()}
 	}
+	// SELECT from, a FROM t: say that the name is reserved rather than that it is unexpected.
+	if t, n := p.tok(), p.peek(1); t.kind == tkWord && keywords[t.kw] &&
+		(n.kind == tkPunct && n.val == "," || n.kw == "FROM" || n.kw == "AS") {
+		p.ident("a column name")
+	}
 	p.failExpected("a selector")
 	return nil
 }
