@@ -122,3 +122,20 @@ func TestOnlyToolsImportTheClient(t *testing.T) {
 		}
 	}
 }
+
+// The CQL language package is pure: of Partita it imports only internal/fault, so that the
+// parser can be used (and fuzzed) without an engine, and no part of the engine leaks into it.
+func TestCQLLanguageIsPure(t *testing.T) {
+	p, ok := packages(t)[module+"/internal/cql"]
+	if !ok {
+		t.Fatal("internal/cql not found")
+	}
+	for _, imp := range p.Imports {
+		if strings.HasPrefix(imp, module+"/") && imp != module+"/internal/fault" {
+			t.Errorf("internal/cql imports %s: it may import only internal/fault", imp)
+		}
+		if strings.HasPrefix(imp, "net") {
+			t.Errorf("internal/cql imports %s", imp)
+		}
+	}
+}
