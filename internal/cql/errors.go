@@ -58,28 +58,13 @@ func Invalid(pos fault.Pos, format string, args ...any) *InvalidError {
 
 // syntaxError builds the syntax error for byte offset off of src.
 func syntaxError(src string, off int, msg string) *fault.Error {
-	line, col := textPosition(src, off)
-	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", line, col, msg)
-	e.Pos = fault.Pos{Line: line, Column: col}
+	pos := fault.PosAt(src, off)
+	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", pos.Line, pos.Column, msg)
+	e.Pos = pos
 	return e
 }
 
 // invalidError builds the invalid-statement error for byte offset off of src.
 func invalidError(src string, off int, msg string) *InvalidError {
-	line, col := textPosition(src, off)
-	return Invalid(fault.Pos{Line: line, Column: col}, "%s", msg)
-}
-
-// textPosition converts a byte offset in src to a 1-based line and column, counting columns in
-// characters.
-func textPosition(src string, off int) (line, col int) {
-	line, col = 1, 1
-	for _, r := range src[:off] {
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
+	return Invalid(fault.PosAt(src, off), "%s", msg)
 }

@@ -60,8 +60,8 @@ func runFile(t *testing.T, path string) {
 		case "tokens":
 			var b strings.Builder
 			for _, tk := range lex(d.Input) {
-				line, col := textPosition(d.Input, tk.off)
-				fmt.Fprintf(&b, "%s(%s)@%d:%d\n", kindNames[tk.kind], tk.val, line, col)
+				pos := fault.PosAt(d.Input, tk.off)
+				fmt.Fprintf(&b, "%s(%s)@%d:%d\n", kindNames[tk.kind], tk.val, pos.Line, pos.Column)
 			}
 			return b.String()
 		}

@@ -80,6 +80,19 @@ type Pos struct {
 	Line, Column int
 }
 
+// PosAt is the position of byte offset off in src: 1-based, with columns counted in characters.
+func PosAt(src string, off int) Pos {
+	p := Pos{Line: 1, Column: 1}
+	for _, r := range src[:off] {
+		if r == '\n' {
+			p.Line, p.Column = p.Line+1, 1
+		} else {
+			p.Column++
+		}
+	}
+	return p
+}
+
 // Error is a failure of one Kind with a message meant for the client.
 type Error struct {
 	Kind    Kind

@@ -177,7 +177,7 @@ func (b *binder) unresolved(id Ident, from *From) error {
 	where := ""
 	var pos fault.Pos
 	if id.At > 0 && id.At <= len(b.src) {
-		pos.Line, pos.Column = textPosition(b.src, id.At-1)
+		pos = fault.PosAt(b.src, id.At-1)
 		where = fmt.Sprintf(" (line %d, column %d)", pos.Line, pos.Column)
 	}
 	hint := "Every name must be an alias defined in FROM, such as c in FROM c or t in JOIN t IN c.tags."

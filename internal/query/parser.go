@@ -712,9 +712,9 @@ func (p *sqlParser) leave() { p.depth-- }
 
 // fail stops parsing with a syntax error at byte offset off.
 func (p *sqlParser) fail(off int, format string, args ...any) {
-	line, col := textPosition(p.src, off)
-	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
-	e.Pos = fault.Pos{Line: line, Column: col}
+	pos := fault.PosAt(p.src, off)
+	e := fault.New(fault.BadRequest, "Syntax error at line %d, column %d: %s", pos.Line, pos.Column, fmt.Sprintf(format, args...))
+	e.Pos = pos
 	panic(parseFailure{e})
 }
 
@@ -757,18 +757,4 @@ func describeToken(t lexToken) string {
 		s = string([]rune(s)[:37]) + "..."
 	}
 	return "'" + s + "'"
-}
-
-// textPosition converts a byte offset in src to a 1-based line and column, counting columns in
-// characters.
-func textPosition(src string, off int) (line, col int) {
-	line, col = 1, 1
-	for _, r := range src[:off] {
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
 }
