@@ -41,3 +41,44 @@ func CompositeKey(components [][]byte) (key []byte, ok bool) {
 	}
 	return key, true
 }
+
+// A CQL table's rows are placed by token the way a container's items are placed by EPK: each
+// physical partition owns one contiguous range of the EPK space, so it owns one contiguous
+// arc of the token ring. TokenEPK lays the ring over the space that hash version 2 fills, in
+// order: with u = token + 2^63 (0 .. 2^64-1), the EPK is the 16-byte big-endian form of
+// u·2^62, below 40 00..00 as every v2 EPK is. So the ranges a container gets for v2 keys
+// (InitialRanges(SchemeV2, n), and splits in the middle of the space in use) are equal arcs
+// of the ring, and any EPK boundary, token image or not, cuts the ring at FirstToken.
+
+// TokenEPK is the EPK at which the rows of token t are placed.
+func TokenEPK(t int64) EPK {
+	u := uint64(t) ^ 1<<63
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], u>>2)
+	binary.BigEndian.PutUint64(b[8:], u<<62)
+	return EPK(b[:])
+}
+
+// FirstToken is the smallest token whose EPK is at or above e: a range of EPKs [a, b) holds
+// the tokens from FirstToken(a) up to, not including, FirstToken(b). ok is false when no
+// token is at or above e (e past the last token's EPK, such as Max).
+func FirstToken(e EPK) (t int64, ok bool) {
+	var b [16]byte
+	n := copy(b[:], e)
+	past := false // e goes on past 16 bytes with something other than zeros
+	for i := n; i < len(e); i++ {
+		past = past || e[i] != 0
+	}
+	hi, lo := binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+	if hi >= 1<<62 {
+		return 0, false // at or past 40 00..00, beyond the last token's EPK
+	}
+	u := hi<<2 | lo>>62
+	if lo&(1<<62-1) != 0 || past {
+		if u == math.MaxUint64 {
+			return 0, false
+		}
+		u++
+	}
+	return int64(u ^ 1<<63), true
+}

@@ -110,3 +110,52 @@ func TestCompositeKey(t *testing.T) {
 		t.Fatal("a component past 65,535 bytes was accepted")
 	}
 }
+
+// TokenEPK keeps the ring's order, stays inside the EPK space, and FirstToken inverts it; an
+// EPK between two tokens' images starts at the later token.
+func TestTokenEPK(t *testing.T) {
+	tokens := []int64{math.MinInt64, math.MinInt64 + 1, -1 << 62, -1, 0, 1, 1 << 62, math.MaxInt64 - 1, math.MaxInt64}
+	for i := range 1000 {
+		tokens = append(tokens, int64(uint64(i)*0x9E3779B97F4A7C15))
+	}
+	for _, tok := range tokens {
+		e := epk.TokenEPK(tok)
+		if !epk.All.Contains(e) {
+			t.Fatalf("TokenEPK(%d) = %s, outside the EPK space", tok, e.Hex())
+		}
+		if got, ok := epk.FirstToken(e); !ok || got != tok {
+			t.Fatalf("FirstToken(TokenEPK(%d)) = %d, %v", tok, got, ok)
+		}
+		if got, _ := epk.FirstToken(e + "\x00\x00"); got != tok {
+			t.Fatalf("trailing zeros moved token %d to %d", tok, got)
+		}
+		if tok != math.MaxInt64 {
+			if got, ok := epk.FirstToken(e + "\x01"); !ok || got != tok+1 {
+				t.Fatalf("just past token %d's EPK: %d, %v", tok, got, ok)
+			}
+			if !(e < epk.TokenEPK(tok+1)) {
+				t.Fatalf("TokenEPK is not increasing at %d", tok)
+			}
+		}
+	}
+	if got, ok := epk.FirstToken(epk.Min); !ok || got != math.MinInt64 {
+		t.Fatalf("FirstToken(Min) = %d, %v", got, ok)
+	}
+	if _, ok := epk.FirstToken(epk.Max); ok {
+		t.Fatal("a token at or past Max")
+	}
+	if _, ok := epk.FirstToken(epk.TokenEPK(math.MaxInt64) + "\x01"); ok {
+		t.Fatal("a token past the last one")
+	}
+	// The ranges a container gets for v2 keys are equal arcs of the ring: four cut it at
+	// exactly -2^62, 0 and 2^62, and the last ends past every token.
+	ranges := epk.InitialRanges(epk.SchemeV2, 4)
+	for i, r := range ranges[1:] {
+		if got, _ := epk.FirstToken(r.Min); got != int64(i-1)<<62 {
+			t.Errorf("boundary %d at token %d, want %d", i+1, got, int64(i-1)<<62)
+		}
+	}
+	if !ranges[3].Contains(epk.TokenEPK(math.MaxInt64)) {
+		t.Error("the last token is not in the last range")
+	}
+}
