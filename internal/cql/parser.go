@@ -24,6 +24,18 @@ func Parse(src string) (st Statement, err error) {
 	return st, nil
 }
 
+// ParseType parses a data type on its own, as a type's canonical text (Type.String) prints
+// it: how schemas store their column types.
+func ParseType(src string) (t *Type, err error) {
+	p := newParser(src)
+	defer p.recover(&err)
+	t = p.dataType()
+	if p.tok().kind != tkEOF {
+		p.failExpected("end of type")
+	}
+	return t, nil
+}
+
 // ParseScript parses statements separated by ';' (a trailing ';' is allowed, empty statements
 // are skipped). Bind markers are numbered per statement.
 func ParseScript(src string) (sts []Statement, err error) {

@@ -91,3 +91,29 @@ func keyOf(item value.Value, path []string) (epk.Value, error) {
 	// without the property, under the undefined key, and the SDKs then send [{}] for it.
 	return epk.Undefined(), nil
 }
+
+// MaxRowIDBytes bounds the id of an item a front end made itself (Row): enough for a CQL
+// row's encoded key, hex-encoded, at Cassandra's 64 KiB per key component for a few
+// components, and far from storage's limits.
+const MaxRowIDBytes = 256 << 10
+
+// Row validates an item a front end built itself, such as a CQL row, whose string id it chose
+// (an encoded key): only the id's presence and length are checked, not Cosmos's rules for ids,
+// and there is no partition key to extract (the front end placed the row).
+func Row(v value.Value) (*Item, error) {
+	if v.Kind() != value.Object {
+		return nil, fault.New(fault.BadRequest, "The item must be a JSON object")
+	}
+	id := v.Get("id")
+	if id.Kind() != value.String || id.Str() == "" {
+		return nil, fault.New(fault.BadRequest, "A row needs a non-empty string id")
+	}
+	if len(id.Str()) > MaxRowIDBytes {
+		return nil, fault.New(fault.TooLarge, "The row's key is %d bytes encoded; the limit is %d", len(id.Str()), MaxRowIDBytes)
+	}
+	body := value.AppendJSON(nil, v)
+	if len(body) > MaxItemBytes {
+		return nil, fault.New(fault.TooLarge, "The row is %d bytes; the limit is %d bytes", len(body), MaxItemBytes)
+	}
+	return &Item{body: body, kept: [][2]int{{1, len(body) - 1}}, ID: id.Str(), Value: v}, nil
+}

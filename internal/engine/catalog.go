@@ -19,6 +19,9 @@ type databaseRecord struct {
 	Throughput *Throughput `json:"throughput,omitempty"`
 	TS         int64       `json:"ts"`
 	Version    uint64      `json:"version"` // catalog version of the last change; the etag derives from it
+	// Meta is what a front end keeps about the database, opaque to the engine: a CQL
+	// keyspace's options and user types (internal/cqlexec). Absent for Cosmos databases.
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 type containerRecord struct {
@@ -44,6 +47,10 @@ type containerRecord struct {
 	Scripts []scriptRecord `json:"scripts,omitempty"`
 	// NextScript is the number in the rid of the last script created; never reused.
 	NextScript uint64 `json:"nextScript,omitempty"`
+	// Meta is what a front end keeps about the container, opaque to the engine: a CQL
+	// table's schema (internal/cqlexec). It is set exactly for tables (PartitionKey.Kind
+	// "Murmur3"), whose rows the front end places itself (rows.go).
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 type rangeRecord struct {

@@ -73,6 +73,9 @@ type ContainerSpec struct {
 	Indexing     json.RawMessage // the indexing policy as given; nil for the default
 	DefaultTTL   *int64          // time to live: nil off, -1 on without default, else seconds
 	UniqueKeys   json.RawMessage // the uniqueKeyPolicy as given; nil for none
+	// Meta, for a CQL table (PartitionKey.Kind TableKind), is its schema as the CQL engine
+	// keeps it; nil for every other container.
+	Meta json.RawMessage
 }
 
 // ContainerInfo is a container as clients see it.
@@ -91,6 +94,8 @@ type ContainerInfo struct {
 	// IndexProgress is the percentage of items that follow the indexing policy: 100 unless
 	// a rebuild after a policy change is in flight (reindex.go).
 	IndexProgress int
+	// Meta is a CQL table's schema (ContainerSpec.Meta); nil for other containers.
+	Meta json.RawMessage
 }
 
 // PartitionInfo describes one physical partition (partition key range) of a container.
@@ -113,6 +118,7 @@ func (c *Container) info() ContainerInfo {
 		DefaultTTL:      c.rec.DefaultTTL,
 		UniqueKeys:      c.unique.JSON(),
 		IndexProgress:   c.indexProgress(),
+		Meta:            c.rec.Meta,
 	}
 	parents := map[uint32][]uint32{}
 	for _, r := range c.rec.Ranges {
@@ -134,6 +140,9 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	pk, err := spec.PartitionKey.normalize()
 	if err != nil {
 		return ContainerInfo{}, err
+	}
+	if (pk.Kind == TableKind) != (spec.Meta != nil) {
+		return ContainerInfo{}, fault.New(fault.BadRequest, "Partition key kind %q is not supported; use \"Hash\" or \"MultiHash\"", pk.Kind)
 	}
 	if spec.Throughput != nil {
 		if err := spec.Throughput.validate(); err != nil {
@@ -182,7 +191,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	rec := containerRecord{
 		ID: spec.ID, DB: d.rec.Num, Num: e.seq.NextContainer, PartitionKey: pk, Throughput: own,
 		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
-		UniqueKeys: uniqueKeys,
+		UniqueKeys: uniqueKeys, Meta: spec.Meta,
 	}
 	for i, r := range epk.InitialRanges(pk.scheme(), max(initialPartitions(ownT, shared), e.opts.MinPartitions)) {
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
@@ -305,11 +314,16 @@ func (e *Engine) container(dbID, id string) (*Container, error) {
 	return c, nil
 }
 
-// Container returns an open container for item operations.
+// Container returns an open container for item operations. A CQL table is not one: its rows
+// are read and written through the CQL engine (Table).
 func (e *Engine) Container(dbID, id string) (*Container, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.container(dbID, id)
+	c, err := e.container(dbID, id)
+	if err == nil && c.IsTable() {
+		return nil, fault.New(fault.BadRequest, "Container %q of database %q is a CQL table: read and write its rows through the Cassandra API", id, dbID)
+	}
+	return c, err
 }
 
 // ContainerInfo describes a container.

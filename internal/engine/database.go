@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/partita-db/partita/internal/document"
@@ -25,10 +26,12 @@ func newDatabase(r databaseRecord) *Database {
 type DatabaseInfo struct {
 	Resource
 	Throughput *Throughput // shared by its containers; nil when none
+	// Meta is a CQL keyspace's options and types (CreateKeyspace); nil for other databases.
+	Meta json.RawMessage
 }
 
 func (d *Database) info() DatabaseInfo {
-	return DatabaseInfo{Resource: databaseResource(d.rec), Throughput: d.rec.Throughput}
+	return DatabaseInfo{Resource: databaseResource(d.rec), Throughput: d.rec.Throughput, Meta: d.rec.Meta}
 }
 
 func (e *Engine) database(id string) (*Database, error) {
@@ -44,6 +47,19 @@ func (e *Engine) database(id string) (*Database, error) {
 
 // CreateDatabase creates a database, optionally with throughput shared by its containers.
 func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, error) {
+	return e.createDatabase(id, shared, nil)
+}
+
+// CreateKeyspace creates a database that is a CQL keyspace: meta holds what the CQL engine
+// keeps about it (its options and user types), and is what tells keyspaces apart.
+func (e *Engine) CreateKeyspace(id string, meta json.RawMessage) (DatabaseInfo, error) {
+	if meta == nil {
+		return DatabaseInfo{}, fault.New(fault.BadRequest, "A keyspace needs its metadata")
+	}
+	return e.createDatabase(id, nil, meta)
+}
+
+func (e *Engine) createDatabase(id string, shared *Throughput, meta json.RawMessage) (DatabaseInfo, error) {
 	if err := document.ValidateID(id); err != nil {
 		return DatabaseInfo{}, err
 	}
@@ -65,7 +81,7 @@ func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, er
 	}
 	seq := e.seq
 	e.seq.NextDB++
-	rec := databaseRecord{ID: id, Num: e.seq.NextDB, Throughput: shared, TS: now(), Version: e.nextVersion()}
+	rec := databaseRecord{ID: id, Num: e.seq.NextDB, Throughput: shared, TS: now(), Version: e.nextVersion(), Meta: meta}
 	if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
 		e.seq = seq
 		return DatabaseInfo{}, err

@@ -46,6 +46,11 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 		d.Kind = "Hash"
 	case strings.EqualFold(d.Kind, "MultiHash"):
 		d.Kind = "MultiHash"
+	case d.Kind == TableKind:
+		if len(d.Paths) != 1 || d.Version != 2 {
+			return d, fault.New(fault.BadRequest, "A %s partition key has one path and version 2", TableKind)
+		}
+		return d, nil
 	default:
 		return d, fault.New(fault.BadRequest, "Partition key kind %q is not supported; use \"Hash\" or \"MultiHash\"", d.Kind)
 	}
@@ -65,8 +70,14 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 	return d, nil
 }
 
+// TableKind is the partition key kind of a CQL table: its rows are placed by the Murmur3
+// token of their partition key (rows.go), over the EPK space version 2 hashes fill.
+const TableKind = "Murmur3"
+
 func (d PartitionKeyDef) scheme() epk.Scheme {
 	switch {
+	case d.Kind == TableKind:
+		return epk.SchemeV2 // for the layout of initial ranges and splits; rows bring their EPKs
 	case d.Kind == "MultiHash":
 		return epk.SchemeMulti
 	case d.Version == 2:

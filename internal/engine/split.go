@@ -126,7 +126,7 @@ func (e *Engine) reopen(c *Container, cause error) error {
 // maybeSplit starts splitting c's oversized partitions in the background, one container at a
 // time, until every partition is under the size limit or cannot split further.
 func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
-	limit := e.opts.MaxPartitionBytes
+	limit := c.splitBytes()
 	if limit <= 0 || p.Stats().Bytes <= limit || !c.splitting.CompareAndSwap(false, true) {
 		return
 	}
@@ -227,7 +227,9 @@ func width(r epk.Range) float64 {
 // hash into, as a split for throughput does. It is how tests provoke a split on demand (the
 // management API's POST .../partitions/{id}/split).
 func (e *Engine) SplitPartition(dbID, collID string, id uint32, at *epk.EPK) ([]PartitionInfo, error) {
-	c, err := e.Container(dbID, collID)
+	e.mu.RLock()
+	c, err := e.container(dbID, collID)
+	e.mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}

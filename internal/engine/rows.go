@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/value"
+)
+
+// Rows: the engine's side of CQL tables. A table is a container whose partition key kind is
+// TableKind; the CQL engine places each row itself, at the EPK of its partition key's token
+// (epk.TokenEPK), under an id it encodes so that the item order (EPK, id) is the table's
+// order: tokens, then partition keys, then clustering columns. The engine keeps the table's
+// schema (Meta) without reading it, and serves rows by position rather than by Cosmos
+// partition key: MutateRows writes one logical partition through the request pipeline,
+// ScanRows reads spans of the item order, partition by partition.
+
+// MaxTablePartitionBytes is where a table's physical partition splits at the latest: 30 GB,
+// Cosmos DB's limit for the Cassandra API (a logical partition's cap is 20 GB, as for
+// containers).
+const MaxTablePartitionBytes = 30 << 30
+
+// IsTable reports whether the container is a CQL table.
+func (c *Container) IsTable() bool { return c.def.Kind == TableKind }
+
+// splitBytes is the stored size past which one of the container's partitions splits.
+func (c *Container) splitBytes() int64 {
+	if c.IsTable() {
+		return min(c.e.opts.MaxPartitionBytes, MaxTablePartitionBytes)
+	}
+	return c.e.opts.MaxPartitionBytes
+}
+
+// Table returns the CQL table id of keyspace dbID.
+func (e *Engine) Table(dbID, id string) (*Container, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	c, err := e.container(dbID, id)
+	if err == nil && !c.IsTable() {
+		return nil, fault.New(fault.NotFound, "Container %q of database %q is not a CQL table", id, dbID)
+	}
+	return c, err
+}
+
+// CreateTable creates a CQL table in keyspace dbID, with schema meta and throughput t (nil
+// for the default).
+func (e *Engine) CreateTable(dbID, id string, t *Throughput, meta json.RawMessage) (ContainerInfo, error) {
+	if meta == nil {
+		return ContainerInfo{}, fault.New(fault.BadRequest, "A table needs its schema")
+	}
+	return e.CreateContainer(dbID, ContainerSpec{
+		ID: id, Throughput: t, Meta: meta,
+		PartitionKey: PartitionKeyDef{Paths: []string{"/id"}, Kind: TableKind, Version: 2},
+		// Rows are found by their position alone: no secondary index to keep.
+		Indexing: json.RawMessage(`{"indexingMode":"consistent","automatic":true,"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`),
+	})
+}
+
+// SetTableMeta replaces a table's schema (ALTER TABLE).
+func (e *Engine) SetTableMeta(dbID, id string, meta json.RawMessage) (ContainerInfo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, err := e.container(dbID, id)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	if !c.IsTable() || meta == nil {
+		return ContainerInfo{}, fault.New(fault.BadRequest, "Container %q is not a CQL table", id)
+	}
+	rec := c.rec
+	rec.Meta = meta
+	rec.Version = e.nextVersion()
+	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+		return ContainerInfo{}, err
+	}
+	c.rec = rec
+	return c.info(), nil
+}
+
+// SetKeyspaceMeta replaces a keyspace's metadata (ALTER KEYSPACE, CREATE TYPE).
+func (e *Engine) SetKeyspaceMeta(id string, meta json.RawMessage) (DatabaseInfo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d, err := e.database(id)
+	if err != nil {
+		return DatabaseInfo{}, err
+	}
+	if d.rec.Meta == nil || meta == nil {
+		return DatabaseInfo{}, fault.New(fault.BadRequest, "Database %q is not a CQL keyspace", id)
+	}
+	rec := d.rec
+	rec.Meta = meta
+	rec.Version = e.nextVersion()
+	if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
+		return DatabaseInfo{}, err
+	}
+	d.rec = rec
+	return d.info(), nil
+}
+
+// RowPos is a place in a table's row order: an EPK, then an id. The zero RowPos is the start.
+type RowPos = partition.ItemPos
+
+// RowEnd is past every row.
+var RowEnd = RowPos{EPK: epk.Max}
+
+// ScanRows calls fn with the rows from lo (inclusive) to hi (exclusive), in order or in
+// reverse, partition by partition, until fn returns false. Each partition is admitted before
+// it is read (Throttled when its budget is spent) and charged for what it returned; the
+// charge is the total. fn's slices are only valid during the call.
+func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) (float64, error) {
+	c.splitMu.RLock()
+	defer c.splitMu.RUnlock()
+	parts := c.routes.Load().parts
+	total := 0.0
+	stopped := false
+	for i := range parts {
+		p := parts[i]
+		if reverse {
+			p = parts[len(parts)-1-i]
+		}
+		r := p.Range()
+		if r.Max <= lo.EPK || r.Min > hi.EPK || r.Min == hi.EPK && hi.ID == "" {
+			continue
+		}
+		if err := c.admit(p); err != nil {
+			return total, err
+		}
+		n, bytes := 0, 0
+		err := p.ScanItems(lo, hi, reverse, func(d partition.Doc) bool {
+			n++
+			bytes += len(d.JSON)
+			if !fn(d.EPK(), d.ID(), d.JSON) {
+				stopped = true
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return total, fault.New(fault.Internal, "reading rows: %v", err)
+		}
+		ch := ru.Feed(n, bytes, 1)
+		spend(ch, p)
+		total += ch
+		if stopped {
+			break
+		}
+	}
+	return total, nil
+}
+
+// RowTxn is a read-modify-write of one logical partition of a table (MutateRows): it reads
+// the committed rows, which cannot change under it, and stages writes, which commit as one
+// command.
+type RowTxn struct {
+	c      *Container
+	p      *partition.Partition
+	e      epk.EPK
+	charge float64
+	// writes are the staged rows by id (nil: delete), in the order first written.
+	writes map[string][]byte
+	order  []string
+	exists map[string]bool // ids found committed, so that a delete of an absent row is dropped
+}
+
+// Get returns the committed row id, or ok false.
+func (t *RowTxn) Get(id string) (doc []byte, ok bool, err error) {
+	d, err := t.p.Read(t.e, id, nil)
+	switch {
+	case errors.Is(err, fault.NotFound):
+		t.charge += ru.Miss()
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	t.charge += ru.PointRead(len(d.JSON))
+	t.exists[id] = true
+	return d.JSON, true, nil
+}
+
+// Scan calls fn with the committed rows of the logical partition whose ids are in [lo, hi)
+// ("" for hi: to the end), in order or in reverse, until fn returns false.
+func (t *RowTxn) Scan(lo, hi string, reverse bool, fn func(id string, doc []byte) bool) error {
+	end := RowPos{EPK: t.e + "\x00"}
+	if hi != "" {
+		end = RowPos{EPK: t.e, ID: hi}
+	}
+	n, bytes := 0, 0
+	err := t.p.ScanItems(RowPos{EPK: t.e, ID: lo}, end, reverse, func(d partition.Doc) bool {
+		n++
+		bytes += len(d.JSON)
+		t.exists[d.ID()] = true
+		return fn(d.ID(), d.JSON)
+	})
+	t.charge += ru.Feed(n, bytes, 1)
+	if err != nil {
+		return fault.New(fault.Internal, "reading rows: %v", err)
+	}
+	return nil
+}
+
+// Put stages the row doc (a JSON object whose "id" is id); Delete stages its deletion.
+func (t *RowTxn) Put(id string, doc []byte) { t.stage(id, doc) }
+
+// Delete stages the deletion of row id.
+func (t *RowTxn) Delete(id string) { t.stage(id, nil) }
+
+func (t *RowTxn) stage(id string, doc []byte) {
+	if _, ok := t.writes[id]; !ok {
+		t.order = append(t.order, id)
+	}
+	t.writes[id] = doc
+}
+
+// MutateRows runs fn over the logical partition at e while it holds that logical partition's
+// write lock, then commits what fn staged as one command through the pipeline: admitted
+// before fn runs, charged for fn's reads and for the writes as item writes are. Nothing is
+// written when fn fails, or when it staged nothing. It returns the charge.
+func (c *Container) MutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
+	c.locks.lockWrite(e)
+	defer c.locks.unlockWrite(e)
+	c.splitMu.RLock()
+	t := &RowTxn{c: c, p: c.routes.Load().lookup(e), e: e, writes: map[string][]byte{}, exists: map[string]bool{}}
+	if err := c.admit(t.p); err != nil {
+		c.splitMu.RUnlock()
+		return 0, err // a throttled request costs nothing
+	}
+	err := fn(t)
+	c.splitMu.RUnlock() // apply takes it again: a split may run between, the lock keeps e still
+	if err != nil {
+		t.charge += ru.Miss()
+		spendItem(t.charge, t.p, e)
+		return t.charge, err
+	}
+	ops := make([]partition.Operation, 0, len(t.order))
+	for _, id := range t.order {
+		doc := t.writes[id]
+		if doc == nil {
+			if t.exists[id] {
+				ops = append(ops, partition.Operation{Kind: partition.Delete, EPK: e, ID: id})
+			}
+			continue
+		}
+		v, err := value.Parse(doc)
+		if err != nil {
+			return t.charge, fault.New(fault.Internal, "a staged row is not valid JSON: %v", err)
+		}
+		item, err := document.Row(v)
+		if err != nil {
+			return t.charge, err
+		}
+		if item.ID != id {
+			return t.charge, fault.New(fault.Internal, "a staged row's id %q is not the id it was staged under", item.ID)
+		}
+		op, err := c.writeOp(OpUpsert, "", e, item, "")
+		if err != nil {
+			return t.charge, err
+		}
+		ops = append(ops, op)
+	}
+	spendItem(t.charge, t.p, e)
+	if len(ops) == 0 {
+		return t.charge, nil
+	}
+	x, err := c.apply(e, nil, false, ops...)
+	return t.charge + x.charge, err
+}
+
+// CatalogVersion is the catalog's version: it changes with every change of a database,
+// container or their partitions, so a front end that caches what it read of the catalog knows
+// when to read it again.
+func (e *Engine) CatalogVersion() uint64 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.seq.Version
+}
+
+// SetTableThroughput changes a table's own throughput (ALTER TABLE ... WITH
+// cosmosdb_provisioned_throughput), splitting it as raised throughput needs.
+func (e *Engine) SetTableThroughput(dbID, id string, t Throughput) error {
+	e.mu.RLock()
+	c, err := e.container(dbID, id)
+	var own bool
+	var offer string
+	if err == nil {
+		own, offer = c.rec.Throughput != nil, offerID(true, c.rec.Num)
+	}
+	e.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	if !own {
+		return fault.New(fault.BadRequest, "Table %q uses its keyspace's shared throughput; it has none of its own to change", id)
+	}
+	_, err = e.ReplaceOffer(offer, OfferReplace{Throughput: t})
+	return err
+}
