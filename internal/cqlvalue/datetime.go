@@ -12,9 +12,9 @@ import (
 // (uint32, so that byte order is date order). time: nanoseconds since midnight (int64).
 
 const (
-	msPerDay   = 86400000
-	epochDays  = 1 << 31 // the serialized date of 1970-01-01
-	maxUint32  = 1<<32 - 1
+	msPerDay  = 86400000
+	epochDays = 1 << 31 // the serialized date of 1970-01-01
+	maxUint32 = 1<<32 - 1
 	// maxYear bounds the years read, well inside what milliseconds in an int64 can hold.
 	maxYear = 200000000
 )
