@@ -12,10 +12,10 @@ import (
 )
 
 // Format writes a value as a CQL literal (for messages, tests and datadriven output): 'text'
-// with '' for a quote, numbers as Java prints them (1.0, 1.0E10, NaN), true/false, uuids,
+// with ” for a quote, numbers as Java prints them (1.0, 1.0E10, NaN), true/false, uuids,
 // 0x blobs, '2011-02-03 04:05:00.000+0000' timestamps, '2011-02-03' dates, '04:05:00.000000000'
 // times, '1.2.3.4' inets, 1h30m durations, [1, 2], {1, 2}, {'a': 1}, (1, 'a'), {f: 1} for UDTs,
-// and null for nil. An empty value prints as '' for strings, 0x for blobs and null otherwise,
+// and null for nil. An empty value prints as ” for strings, 0x for blobs and null otherwise,
 // as Cassandra's toCQLLiteral. A malformed value prints as its 0x bytes.
 func Format(t *Type, b []byte) string {
 	if b == nil {
