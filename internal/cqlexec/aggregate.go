@@ -101,7 +101,7 @@ func numberOf(t *cqlvalue.Type, isum int64, fsum float64, n int64, avg bool) []b
 	case cqlvalue.Float:
 		return binary.BigEndian.AppendUint32(nil, math.Float32bits(float32(fsum)))
 	case cqlvalue.Int:
-		return encodeInt32(int32(isum))
+		return cqlvalue.EncodeInt(int32(isum))
 	case cqlvalue.Smallint:
 		return binary.BigEndian.AppendUint16(nil, uint16(isum))
 	case cqlvalue.Tinyint:
@@ -109,5 +109,3 @@ func numberOf(t *cqlvalue.Type, isum int64, fsum float64, n int64, avg bool) []b
 	}
 	return cqlvalue.EncodeBigint(isum)
 }
-
-func encodeInt32(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }

@@ -1,6 +1,8 @@
 package cqlexec
 
 import (
+	"net"
+
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlvalue"
 )
@@ -11,6 +13,9 @@ type Session struct {
 	Keyspace string
 	// ReadOnly sessions (signed in with the read-only key) may only read.
 	ReadOnly bool
+	// Addr is the address the client connected to: system.local shows it as the node's
+	// address, which drivers then connect to. Nil means 127.0.0.1.
+	Addr net.IP
 }
 
 // Column describes a bind marker or a result column.

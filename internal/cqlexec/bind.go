@@ -61,12 +61,12 @@ func elemType(typ *cqlvalue.Type, i int) *cqlvalue.Type {
 // binder resolves bind markers to the values of one execution.
 type binder struct {
 	p      *Prepared
-	values []cqlvalue.Value
+	vals   []cqlvalue.Value
 	names  map[string]cqlvalue.Value
 }
 
 func newBinder(p *Prepared, values []cqlvalue.Value, names []string) (*binder, error) {
-	b := &binder{p: p, values: values}
+	b := &binder{p: p, vals: values}
 	if names != nil {
 		if len(names) != len(values) {
 			return nil, fault.New(fault.BadRequest, "%d value names for %d values", len(names), len(values))
@@ -86,7 +86,7 @@ func newBinder(p *Prepared, values []cqlvalue.Value, names []string) (*binder, e
 // bind is the value of marker m.
 func (b *binder) bind(m *cql.BindMarker) (cqlvalue.Value, error) {
 	if b.names == nil {
-		return b.values[m.Index], nil
+		return b.vals[m.Index], nil
 	}
 	name := m.Name
 	if name == "" {
@@ -101,7 +101,7 @@ func (b *binder) bind(m *cql.BindMarker) (cqlvalue.Value, error) {
 
 // value is term's value as type typ, for column name (in messages).
 func (b *binder) value(term cql.Term, typ *cqlvalue.Type, name string) (cqlvalue.Value, error) {
-	return cqlvalue.Encode(typ, term, name, b.bind)
+	return cqlvalue.Encode(typ, name, term, b.bind)
 }
 
 // int is term's value as an integer of a clause (LIMIT, TTL, TIMESTAMP); ok is false when

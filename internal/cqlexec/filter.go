@@ -107,7 +107,7 @@ func bindRelValues(b *binder, rel cql.Relation, typ *cqlvalue.Type, name string)
 		if err != nil || v.Null || v.Unset {
 			return nil, err
 		}
-		elems, err := cqlvalue.Elements(cqlvalue.ListOf(typ), v.Bytes)
+		elems, err := cqlvalue.Elements(v.Bytes)
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +144,7 @@ func (rd *reader) pass(r *rowDoc) bool {
 			for _, c := range f.tuple {
 				elems = append(elems, cellValue(rd.sp.t, r, c, rd.now))
 			}
-			cur = cqlvalue.EncodeTuple(elems)
+			cur = cqlvalue.EncodeTuple(elems...)
 		} else {
 			src := r
 			if f.col.kind == static {
@@ -168,7 +168,11 @@ func matches(f boundFilter, cur []byte) bool {
 		if cur == nil || len(f.vals) == 0 || f.vals[0].Null {
 			return false
 		}
-		ok, _ := cqlvalue.Contains(f.col.typ, cur, f.vals[0].Bytes, f.op == cql.OpContainsKey)
+		if f.op == cql.OpContainsKey {
+			ok, _ := cqlvalue.ContainsKey(f.col.typ, cur, f.vals[0].Bytes)
+			return ok
+		}
+		ok, _ := cqlvalue.Contains(f.col.typ, cur, f.vals[0].Bytes)
 		return ok
 	}
 	return compareCond(f.col.typ, cur, boundCond{col: f.col, op: f.op, vals: f.vals})

@@ -25,7 +25,8 @@ type mutation struct {
 
 // rowMut is what happens to one row.
 type rowMut struct {
-	ck     [][]byte // nil: the static row
+	ck     [][]byte // nil for the static row, and for the row of a table without clustering
+	static bool     // the partition's static row
 	ts     int64
 	exp    int64 // expiry of the cells written, Unix s; 0 never
 	marker bool  // INSERT's row marker
@@ -162,12 +163,12 @@ func (x *Executor) mutations(b *binder, wp *writePlan, ts int64) ([]*mutation, e
 			m.spans = append(m.spans, spanDel{lo: lo, hi: hi, ts: ts})
 		}
 		if statics := staticCells(cells); len(statics) > 0 && !wp.staticOnly {
-			m.rows = append(m.rows, &rowMut{ts: ts, exp: exp, cells: statics})
+			m.rows = append(m.rows, &rowMut{static: true, ts: ts, exp: exp, cells: statics})
 		}
 		for _, ck := range ckRows {
-			rm := &rowMut{ck: ck, ts: ts, exp: exp, marker: wp.insert, del: wp.del && len(wp.dels) == 0}
+			rm := &rowMut{ck: ck, static: wp.staticOnly, ts: ts, exp: exp, marker: wp.insert, del: wp.del && len(wp.dels) == 0}
 			for _, c := range cells {
-				if (c.col.kind == static) == (ck == nil) {
+				if (c.col.kind == static) == rm.static {
 					rm.cells = append(rm.cells, c)
 				}
 			}
@@ -352,7 +353,7 @@ func bindCond(b *binder, t *table, c cql.Condition) (boundCond, error) {
 			return bc, err
 		}
 		if !v.Null && !v.Unset {
-			elems, err := cqlvalue.Elements(cqlvalue.ListOf(typ), v.Bytes)
+			elems, err := cqlvalue.Elements(v.Bytes)
 			if err != nil {
 				return bc, err
 			}
@@ -589,14 +590,14 @@ func setElement(t *cqlvalue.Type, cur, k []byte, v cqlvalue.Value) ([]byte, erro
 			return nil, err
 		}
 		if v.Null {
-			return cqlvalue.ListDeleteIndex(cur, int(idx))
+			return cqlvalue.ListDeleteIndex(cur, idx)
 		}
-		return cqlvalue.ListSetIndex(cur, int(idx), v.Bytes)
+		return cqlvalue.ListSetIndex(cur, idx, v.Bytes)
 	}
 	if v.Null {
-		return cqlvalue.MapRemove(t, cur, cqlvalue.EncodeCollection([][]byte{k}))
+		return cqlvalue.MapRemove(t, cur, cqlvalue.EncodeSet(t.Elems[0], k))
 	}
-	return cqlvalue.MapPut(t, cur, cqlvalue.EncodeCollection([][]byte{k, v.Bytes}))
+	return cqlvalue.MapPut(t, cur, cqlvalue.EncodeMap(t.Elems[0], [][]byte{k}, [][]byte{v.Bytes}))
 }
 
 // removeElement is DELETE c[k].
@@ -607,11 +608,11 @@ func removeElement(t *cqlvalue.Type, cur, k []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return cqlvalue.ListDeleteIndex(cur, int(idx))
+		return cqlvalue.ListDeleteIndex(cur, idx)
 	case cqlvalue.Set:
-		return cqlvalue.SetRemove(t, cur, cqlvalue.EncodeCollection([][]byte{k}))
+		return cqlvalue.SetRemove(t, cur, cqlvalue.EncodeSet(t.Elems[0], k))
 	default:
-		return cqlvalue.MapRemove(t, cur, cqlvalue.EncodeCollection([][]byte{k}))
+		return cqlvalue.MapRemove(t, cur, cqlvalue.EncodeSet(t.Elems[0], k))
 	}
 }
 
@@ -655,13 +656,13 @@ func elementOf(t *cqlvalue.Type, v, k []byte) []byte {
 		if err != nil {
 			return nil
 		}
-		elems, err := cqlvalue.Elements(t, v)
+		elems, err := cqlvalue.Elements(v)
 		if err != nil || idx < 0 || int(idx) >= len(elems) {
 			return nil
 		}
 		return elems[idx]
 	}
-	e, _ := cqlvalue.MapGet(t, v, k)
+	e, _, _ := cqlvalue.MapGet(t, v, k)
 	return e
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/partita-db/partita/internal/cql"
@@ -183,7 +184,7 @@ func (x *Executor) executeSelect(s *Session, p *Prepared, o Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	rd := &reader{x: x, sp: sp, b: b, now: x.now().Unix(), pageSize: o.PageSize}
+	rd := &reader{x: x, sp: sp, sess: s, b: b, now: x.now().Unix(), pageSize: o.PageSize}
 	if rd.limit, err = positive(b, sp.limit, "LIMIT"); err != nil {
 		return nil, err
 	}
@@ -232,6 +233,7 @@ func positive(b *binder, term cql.Term, what string) (int, error) {
 type reader struct {
 	x        *Executor
 	sp       *selectPlan
+	sess     *Session
 	b        *binder
 	cont     *engine.Container
 	now      int64
@@ -447,7 +449,7 @@ func (rd *reader) project(r *rowDoc) [][]byte {
 		case selTTL:
 			if src != nil {
 				if c := src.Cells[it.col.name]; c.live(rd.now) && c.X > 0 {
-					out[i] = encodeInt32(int32(c.X - rd.now))
+					out[i] = cqlvalue.EncodeInt(int32(c.X - rd.now))
 				}
 			}
 		case selToken:

@@ -94,6 +94,8 @@ type table struct {
 	others  []*column
 	statics bool // the table has static columns
 	counter bool // the table's non-key columns are counters
+	// virtual, for a system table, computes its rows; nil for user tables.
+	virtual virtualTable
 }
 
 // keyspace is a keyspace with its tables and types.

@@ -182,8 +182,6 @@ func vrow(t *table, vals map[string][]byte) *rowDoc {
 	return r
 }
 
-func (rd *reader) virtualTable() *table { return rd.sp.t }
-
 // virtual serves a SELECT of a system table: every row computed, then filtered.
 func (rd *reader) virtual() (*Result, error) {
 	sch, err := rd.x.schema()
@@ -359,9 +357,6 @@ func columnRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 				}
 			}
 			typ := c.typ.String()
-			if c.desc {
-				typ = typ // drivers read the order from clustering_order
-			}
 			out = append(out, cells(map[string][]byte{
 				"keyspace_name": []byte(t.ks), "table_name": []byte(t.name), "column_name": []byte(c.name),
 				"clustering_order": []byte(order), "column_name_bytes": []byte(c.name),

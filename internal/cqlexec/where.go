@@ -233,7 +233,7 @@ func (b *binder) values(r *restriction) ([][]byte, error) {
 		if v.Null || v.Unset {
 			return nil, cql.Invalid(fault.Pos{}, "Invalid null value for IN restriction on %s", c.name)
 		}
-		elems, err := cqlvalue.Elements(cqlvalue.ListOf(c.typ), v.Bytes)
+		elems, err := cqlvalue.Elements(v.Bytes)
 		if err != nil {
 			return nil, err
 		}

@@ -365,6 +365,7 @@ func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
 		return err
 	}
 	c.close() // queued writes finish first, so none lands after the range deletion
+	e.drops++
 	b := e.db.NewBatch()
 	defer b.Close()
 	err = c.deleteInto(b)

@@ -125,6 +125,7 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 	if err := checkVersion(fmt.Sprintf("database %q", id), d.rec.Version, ifMatch); err != nil {
 		return err
 	}
+	e.drops++
 	b := e.db.NewBatch()
 	defer b.Close()
 	for _, c := range d.containers {

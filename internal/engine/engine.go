@@ -74,6 +74,9 @@ type Engine struct {
 	// users indexes every database's users by their number, which is unique in the account:
 	// a resource token names its permission by rid, and is checked on every request.
 	users map[uint32]*User
+	// drops counts the databases and containers deleted since the engine opened: deletions
+	// leave no record to version, and CatalogVersion must move with them too.
+	drops uint64
 
 	// background counts split goroutines and the log purger, which Close waits for before
 	// closing storage; stop tells the purger to end.

@@ -278,7 +278,7 @@ func (c *Container) MutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, er
 func (e *Engine) CatalogVersion() uint64 {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.seq.Version
+	return e.seq.Version + e.drops
 }
 
 // SetTableThroughput changes a table's own throughput (ALTER TABLE ... WITH
