@@ -60,9 +60,9 @@ func elemType(typ *cqlvalue.Type, i int) *cqlvalue.Type {
 
 // binder resolves bind markers to the values of one execution.
 type binder struct {
-	p      *Prepared
-	vals   []cqlvalue.Value
-	names  map[string]cqlvalue.Value
+	p     *Prepared
+	vals  []cqlvalue.Value
+	names map[string]cqlvalue.Value
 }
 
 func newBinder(p *Prepared, values []cqlvalue.Value, names []string) (*binder, error) {

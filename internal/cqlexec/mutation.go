@@ -58,9 +58,9 @@ type condition struct {
 }
 
 type boundCond struct {
-	col *column
-	key []byte // for c[k]
-	op  cql.Operator
+	col  *column
+	key  []byte // for c[k]
+	op   cql.Operator
 	vals []cqlvalue.Value // one, or several for IN
 }
 

@@ -33,7 +33,9 @@ type restriction struct {
 }
 
 // single reports whether the restriction pins one or several values (= or IN).
-func (r *restriction) single() bool { return r != nil && (r.eq != nil || r.in != nil || r.inList != nil) }
+func (r *restriction) single() bool {
+	return r != nil && (r.eq != nil || r.in != nil || r.inList != nil)
+}
 
 // slice reports whether the restriction is a range.
 func (r *restriction) slice() bool { return r != nil && (r.lo != nil || r.hi != nil) }
