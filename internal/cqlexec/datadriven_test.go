@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 
@@ -24,6 +25,8 @@ import (
 //	prepare                  prepares the input and prints its markers and pk indices
 //	partitions ks=K t=T      the table's physical partitions: token range and rows
 //	split ks=K t=T [id=N]    splits partition N (default: the first) in its middle
+//	advance s=N              moves the executor's clock N seconds on (it starts at the
+//	                         whole second the scenario began)
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		h := newHarness(t, engine.Options{})
@@ -36,6 +39,7 @@ type harness struct {
 	eng  *engine.Engine
 	x    *Executor
 	sess *Session
+	now  time.Time
 }
 
 func newHarness(t *testing.T, o engine.Options) *harness {
@@ -45,7 +49,9 @@ func newHarness(t *testing.T, o engine.Options) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	return &harness{t: t, eng: eng, x: New(eng, nil), sess: &Session{}}
+	h := &harness{t: t, eng: eng, x: New(eng, nil), sess: &Session{}, now: time.Now().Truncate(time.Second)}
+	h.x.now = func() time.Time { return h.now }
+	return h
 }
 
 func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
@@ -78,6 +84,11 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 			fmt.Fprintf(&out, "column: %s %s\n", c.Name, c.Type.String())
 		}
 		return out.String()
+	case "advance":
+		var sec int
+		d.ScanArgs(t, "s", &sec)
+		h.now = h.now.Add(time.Duration(sec) * time.Second)
+		return "ok\n"
 	case "partitions", "split":
 		var ks, tb string
 		d.ScanArgs(t, "ks", &ks)
