@@ -85,8 +85,8 @@ func New(exec Executor, o Options) *Server {
 	s := &Server{
 		exec: exec, opts: o, log: o.Logger, prepared: newPreparedCache(o.PreparedCapacity),
 		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{},
-		plain:     frame.NewRawCodec(),
-		lz4:       frame.NewRawCodecWithCompression(lz4Body{max: o.MaxFrameSize}),
+		plain: frame.NewRawCodec(),
+		lz4:   frame.NewRawCodecWithCompression(lz4Body{max: o.MaxFrameSize}),
 	}
 	s.stop = exec.Watch(s.broadcast)
 	return s
