@@ -57,7 +57,7 @@ func columns(cs []cqlexec.Column) ([]*message.ColumnMetadata, error) {
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", col.Name, err)
 		}
-		out[i] = &message.ColumnMetadata{Keyspace: col.Keyspace, Table: col.Table, Name: col.Name, Index: int32(i), Type: dt}
+		out[i] = &message.ColumnMetadata{Keyspace: col.Keyspace, Table: col.Table, Name: col.Name, Type: dt}
 	}
 	return out, nil
 }
