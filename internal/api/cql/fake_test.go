@@ -204,6 +204,8 @@ var fakeStmts = map[string]*fakeStmt{
 		}},
 }
 
+func init() { fakeStmts[`USE "ks"`] = fakeStmts["USE ks"] } // as gocql writes it
+
 func (x *fakeExec) Prepare(s *cqlexec.Session, text string) (*cqlexec.Prepared, error) {
 	st, ok := fakeStmts[text]
 	if x.noBlocking && (text == "SELECT wait" || text == "SELECT gate") {
@@ -213,7 +215,7 @@ func (x *fakeExec) Prepare(s *cqlexec.Session, text string) (*cqlexec.Prepared, 
 		if _, err := cql.Parse(text); err != nil {
 			return nil, err
 		}
-		return nil, cql.Invalid(fault.Pos{}, "unconfigured table")
+		return nil, cql.Invalid(fault.Pos{}, "unconfigured table in %q", text)
 	}
 	return &cqlexec.Prepared{ID: md5.Sum([]byte(s.Keyspace + text)), Text: text, Keyspace: s.Keyspace,
 		Params: st.params, PKIndices: st.pk, Columns: st.columns, Kind: st.kind}, nil
