@@ -2,8 +2,11 @@ package cql
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"io"
+	"net"
 	"reflect"
 	"testing"
 
@@ -159,4 +162,33 @@ func TestLZ4Body(t *testing.T) {
 	if err := z.DecompressWithLength(&packed, io.Discard); err == nil {
 		t.Fatal("a body declaring 2 MB decompressed under a 1 MB limit")
 	}
+}
+
+// Shutdown stops taking requests but lets a running one answer before it returns.
+func TestShutdownLetsRequestsFinish(t *testing.T) {
+	x := newFakeExec()
+	s := New(x, Options{Username: testUser, Key: testKey})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	c := dial(t, ln.Addr().String())
+	c.login(testUser, testKey)
+	c.send(5, query("SELECT gate"))
+	<-x.gateStarted
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Shutdown(context.Background()) }()
+	if err := <-served; !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("Serve returned %v", err)
+	}
+	x.gate <- struct{}{}
+	if f := c.recv(); f.Header.StreamId != 5 || code(f.Body.Message) != -1 {
+		t.Fatalf("the running request answered %v on stream %d", f.Body.Message, f.Header.StreamId)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	c.expectClosed()
 }
