@@ -82,7 +82,9 @@ func startServerIn(t *testing.T, dataDir string, useTLS bool, extraArgs ...strin
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	args := append([]string{"serve", "--data", dataDir, "--addr", addr, fmt.Sprintf("--tls=%v", useTLS), "--log-level", "warn"}, extraArgs...)
+	// --cql-addr= keeps parallel servers off the Cassandra API's fixed default port; a test
+	// that wants it passes its own --cql-addr in extraArgs (the last value wins).
+	args := append([]string{"serve", "--data", dataDir, "--addr", addr, "--cql-addr=", fmt.Sprintf("--tls=%v", useTLS), "--log-level", "warn"}, extraArgs...)
 	cmd := exec.Command(partitaBin, args...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

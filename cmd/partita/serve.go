@@ -59,7 +59,8 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.StringVar(&cfg.DataDir, "data", "./partita-data", "data directory (created if missing)")
 	// One listen address per front end (internal/server).
 	f.StringVar(&cfg.CosmosAddr, "addr", "127.0.0.1:8081", "address the Cosmos DB API listens on, HOST:PORT")
-	f.BoolVar(&cfg.TLS, "tls", true, "serve HTTPS with a self-signed certificate kept in the data directory; --tls=false serves plain HTTP")
+	f.StringVar(&cfg.CQLAddr, "cql-addr", "127.0.0.1:9042", "address the Cassandra API (CQL native protocol v4) listens on, HOST:PORT; empty: not served. Drivers sign in with username \""+server.AccountName+"\" and an account key as password")
+	f.BoolVar(&cfg.TLS, "tls", true, "serve HTTPS (and the Cassandra API over TLS) with a self-signed certificate kept in the data directory; --tls=false serves plain HTTP and CQL")
 	f.StringVar(&cfg.Key, "key", server.EmulatorKey, "account key (base64); the default is the emulator's public key")
 	f.StringVar(&cfg.ReadOnlyKey, "read-only-key", "", "optional second key that may only read")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")

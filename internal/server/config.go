@@ -19,7 +19,8 @@ type Config struct {
 	DataDir string // holds the database and the TLS certificate
 	// One listen address, host:port, per front end.
 	CosmosAddr string // the Cosmos DB REST API (--addr)
-	TLS        bool   // serve the Cosmos API over HTTPS with the certificate in DataDir
+	CQLAddr    string // the Cassandra API, CQL native protocol v4 (--cql-addr); empty: not served
+	TLS        bool   // serve both APIs over TLS with the certificate in DataDir
 	Key        string // the account's primary (read-write) key, base64
 	// ReadOnlyKey, when set, is a second key that may only read.
 	ReadOnlyKey string
@@ -63,6 +64,11 @@ func (c Config) Validate() error {
 	}
 	if err := checkAddr("--addr", c.CosmosAddr, "127.0.0.1:8081"); err != nil {
 		return err
+	}
+	if c.CQLAddr != "" {
+		if err := checkAddr("--cql-addr", c.CQLAddr, "127.0.0.1:9042"); err != nil {
+			return err
+		}
 	}
 	if c.Key == "" {
 		return errors.New("--key must not be empty")

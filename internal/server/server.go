@@ -42,9 +42,15 @@ func frontends(cfg Config, eng *engine.Engine, log *slog.Logger) ([]listener, er
 	if err != nil {
 		return nil, err
 	}
-	return []listener{
-		{fe: cosmos, addr: cfg.CosmosAddr},
-	}, nil
+	ls := []listener{{fe: cosmos, addr: cfg.CosmosAddr}}
+	if cfg.CQLAddr != "" {
+		cql, err := newCQLFrontend(cfg, eng, log)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, listener{fe: cql, addr: cfg.CQLAddr})
+	}
+	return ls, nil
 }
 
 // Server is a running node.

@@ -184,3 +184,43 @@ func TestServerRunsEveryFrontend(t *testing.T) {
 		t.Fatal("Shutdown left a front end running")
 	}
 }
+
+// With --cql-addr the Cassandra API is served too, its address in Addrs, and shut down with
+// the rest.
+func TestStartServesCQL(t *testing.T) {
+	cfg := testConfig(t, "127.0.0.1:0")
+	cfg.CQLAddr = "127.0.0.1:0"
+	s, err := Start(cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Addrs()["cql"]
+	if addr == nil {
+		t.Fatal("no cql address")
+	}
+	nc, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// OPTIONS on stream 1; the answer is a v4 SUPPORTED on stream 1.
+	if _, err := nc.Write([]byte{4, 0, 0, 1, 5, 0, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	h := make([]byte, 9)
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(nc, h); err != nil || h[0] != 0x84 || h[3] != 1 || h[4] != 6 {
+		t.Fatalf("OPTIONS answered header % x, %v; want a v4 SUPPORTED on stream 1", h, err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCQLAddrValidated(t *testing.T) {
+	cfg := testConfig(t, "127.0.0.1:0")
+	cfg.CQLAddr = "9042"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--cql-addr") {
+		t.Fatalf("Validate with --cql-addr 9042 = %v", err)
+	}
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+
+	apicql "github.com/partita-db/partita/internal/api/cql"
+	"github.com/partita-db/partita/internal/cqlexec"
+	"github.com/partita-db/partita/internal/engine"
+)
+
+// AccountName is the username CQL drivers sign in with (the password being the account key,
+// as for Azure Cosmos DB's Cassandra API): the account id the Cosmos API's GET / answers
+// (internal/api/cosmos/account.go).
+const AccountName = "partita"
+
+// cqlFrontend serves the Cassandra API (CQL native protocol v4), over TLS with the Cosmos
+// API's certificate when TLS is on.
+type cqlFrontend struct {
+	srv *apicql.Server
+	tls *tls.Config
+}
+
+func newCQLFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cqlFrontend, error) {
+	f := &cqlFrontend{srv: apicql.New(cqlexec.New(eng, log), apicql.Options{
+		Username: AccountName, Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log,
+	})}
+	if cfg.TLS {
+		cert, _, err := loadOrCreateCert(cfg.DataDir) // the Cosmos front end, made first, created it
+		if err != nil {
+			return nil, err
+		}
+		f.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return f, nil
+}
+
+func (f *cqlFrontend) name() string { return "cql" }
+
+// endpoint is the contact point a driver is configured with.
+func (f *cqlFrontend) endpoint(addr net.Addr) slog.Attr { return slog.String("cql", addr.String()) }
+
+func (f *cqlFrontend) serve(ln net.Listener) error {
+	if f.tls != nil {
+		ln = tls.NewListener(ln, f.tls)
+	}
+	return f.srv.Serve(ln)
+}
+
+func (f *cqlFrontend) shutdown(ctx context.Context) error { return f.srv.Shutdown(ctx) }
