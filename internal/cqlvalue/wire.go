@@ -3,11 +3,12 @@ package cqlvalue
 import "github.com/datastax/go-cassandra-native-protocol/datatype"
 
 // nativeDataTypes are the protocol's option ids for the native kinds. text is sent as varchar
-// (0x000D), as Cassandra does: the protocol has no separate text id in v4.
+// (0x000D), as Cassandra does: the protocol has no separate text id in v4. Nor has v4 one for
+// duration (v5 has): it is a custom type named by its Cassandra class, as Cassandra sends it.
 var nativeDataTypes = [List]datatype.DataType{
 	Ascii: datatype.Ascii, Bigint: datatype.Bigint, Blob: datatype.Blob, Boolean: datatype.Boolean,
 	Counter: datatype.Counter, Date: datatype.Date, Decimal: datatype.Decimal, Double: datatype.Double,
-	Duration: datatype.Duration, Float: datatype.Float, Inet: datatype.Inet, Int: datatype.Int,
+	Duration: datatype.NewCustom("org.apache.cassandra.db.marshal.DurationType"), Float: datatype.Float, Inet: datatype.Inet, Int: datatype.Int,
 	Smallint: datatype.Smallint, Text: datatype.Varchar, Time: datatype.Time,
 	Timestamp: datatype.Timestamp, Timeuuid: datatype.Timeuuid, Tinyint: datatype.Tinyint,
 	UUID: datatype.Uuid, Varint: datatype.Varint,

@@ -52,13 +52,19 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	return &conn{
+	c := &conn{
 		srv: s, nc: nc,
 		fr:     frameReader{r: bufio.NewReaderSize(nc, 64<<10), max: s.opts.MaxFrameSize, codec: s.plain},
 		slots:  make(chan struct{}, s.opts.MaxInFlight),
 		events: make(chan cqlexec.SchemaChange, eventBuffer),
 		done:   make(chan struct{}),
 	}
+	// system.local shows the address the client reached as the node's: drivers connect to
+	// the node by it.
+	if a, ok := nc.LocalAddr().(*net.TCPAddr); ok {
+		c.session.Addr = a.IP
+	}
+	return c
 }
 
 // serve reads and dispatches frames until the connection fails, a frame is malformed, or the

@@ -53,11 +53,10 @@ func columns(cs []cqlexec.Column) ([]*message.ColumnMetadata, error) {
 	}
 	out := make([]*message.ColumnMetadata, len(cs))
 	for i, col := range cs {
-		dt, err := dataType(col.Type)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", col.Name, err)
+		if col.Type == nil {
+			return nil, fmt.Errorf("column %s has no type", col.Name)
 		}
-		out[i] = &message.ColumnMetadata{Keyspace: col.Keyspace, Table: col.Table, Name: col.Name, Type: dt}
+		out[i] = &message.ColumnMetadata{Keyspace: col.Keyspace, Table: col.Table, Name: col.Name, Type: col.Type.DataType()}
 	}
 	return out, nil
 }
