@@ -2,7 +2,6 @@ package cqlexec
 
 import (
 	"encoding/hex"
-	"time"
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlvalue"
@@ -404,7 +403,7 @@ func (x *Executor) apply(t *table, muts []*mutation, conditional bool) (*Result,
 		}
 	}
 	if conditional && res.Kind == ResultVoid {
-		res = appliedResult(t, true, nil, nil)
+		res = appliedResult(t, true, nil, nil, 0)
 	}
 	return res, nil
 }
@@ -438,7 +437,7 @@ func (x *Executor) mutate(t *table, tx *engine.RowTxn, m *mutation) (*Result, er
 			return nil, err
 		}
 		if ok, found := cond.holds(r, now); !ok {
-			return appliedResult(t, false, r, found), nil
+			return appliedResult(t, false, r, found, now), nil
 		}
 	}
 	var order []string
@@ -705,20 +704,18 @@ func compareCond(t *cqlvalue.Type, cur []byte, bc boundCond) bool {
 }
 
 // appliedResult is a conditional write's answer: [applied], and when it did not apply, the
-// row's key and the columns it tested (every column for IF NOT EXISTS).
-func appliedResult(t *table, applied bool, r *rowDoc, shown []*column) *Result {
+// columns it tested (every column of the row it found, for IF NOT EXISTS).
+func appliedResult(t *table, applied bool, r *rowDoc, shown []*column, now int64) *Result {
 	res := &Result{Kind: ResultRows, Columns: []Column{{Keyspace: t.ks, Table: t.name, Name: "[applied]", Type: cqlvalue.Native(cqlvalue.Boolean)}}}
 	row := [][]byte{cqlvalue.EncodeBoolean(applied)}
-	if !applied && r != nil && r.live(time.Now().Unix()) || !applied && shown != nil {
-		cols := shown
-		if shown == nil {
-			cols = t.cols
-		} else {
-			cols = append(append(append([]*column(nil), t.pk...), t.ck...), shown...)
-		}
+	cols := shown
+	if shown == nil && r != nil && r.live(now) {
+		cols = t.cols
+	}
+	if !applied {
 		for _, c := range cols {
 			res.Columns = append(res.Columns, Column{Keyspace: t.ks, Table: t.name, Name: c.name, Type: c.typ})
-			row = append(row, cellValue(t, r, c, time.Now().Unix()))
+			row = append(row, cellValue(t, r, c, now))
 		}
 	}
 	res.Rows = [][][]byte{row}

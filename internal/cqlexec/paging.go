@@ -12,7 +12,7 @@ import (
 // PARTITION LIMIT). Drivers hand it back as they got it; it is checked like any input.
 type pagingState struct {
 	Span      int      `json:"s"`
-	EPK       string   `json:"e"`
+	EPK       []byte   `json:"e"` // bytes, not a string: an EPK is not text
 	ID        string   `json:"i"`
 	Key       [][]byte `json:"k,omitempty"`
 	Count     int      `json:"n"`

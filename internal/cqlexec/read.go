@@ -271,7 +271,7 @@ func (rd *reader) run() (*Result, error) {
 	st := rd.state
 	for i := st.Span; i < len(rd.spans) && !rd.full; i++ {
 		sn := rd.spans[i]
-		if i == st.Span && st.ID != "" || i == st.Span && st.EPK != "" {
+		if i == st.Span && (st.ID != "" || st.EPK != nil) {
 			at := engine.RowPos{EPK: epk.EPK(st.EPK), ID: st.ID}
 			if sp.reverse {
 				sn.hi = at
@@ -417,7 +417,7 @@ func (rd *reader) emit(pos engine.RowPos, r *rowDoc) error {
 	}
 	rd.out = append(rd.out, row)
 	rd.state.Count++
-	rd.state.EPK, rd.state.ID, rd.state.Key = string(pos.EPK), pos.ID, rd.cur.pk
+	rd.state.EPK, rd.state.ID, rd.state.Key = []byte(pos.EPK), pos.ID, rd.cur.pk
 	if rd.limit > 0 && rd.state.Count >= rd.limit {
 		rd.full, rd.state.done = true, true
 	} else if rd.pageSize > 0 && len(rd.out) >= rd.pageSize {

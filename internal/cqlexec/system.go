@@ -62,6 +62,18 @@ var (
 	frozenMT = "frozen<map<text, text>>"
 )
 
+// tableOptionCols are the options system_schema.tables and views show.
+var tableOptionCols = []vcol{
+	{"bloom_filter_fp_chance", "double", regular}, {"caching", frozenMT, regular}, {"cdc", "boolean", regular},
+	{"comment", text, regular}, {"compaction", frozenMT, regular}, {"compression", frozenMT, regular},
+	{"crc_check_chance", "double", regular}, {"dclocal_read_repair_chance", "double", regular},
+	{"default_time_to_live", "int", regular}, {"extensions", "frozen<map<text, blob>>", regular},
+	{"gc_grace_seconds", "int", regular}, {"id", "uuid", regular},
+	{"max_index_interval", "int", regular}, {"memtable_flush_period_in_ms", "int", regular},
+	{"min_index_interval", "int", regular}, {"read_repair_chance", "double", regular},
+	{"speculative_retry", text, regular},
+}
+
 // systemTables are the virtual tables by keyspace and name, with their columns.
 var systemTables = map[string]map[string][]vcol{
 	"system": {
@@ -81,15 +93,8 @@ var systemTables = map[string]map[string][]vcol{
 	},
 	"system_schema": {
 		"keyspaces": {{"keyspace_name", text, partitionKey}, {"durable_writes", "boolean", regular}, {"replication", frozenMT, regular}},
-		"tables": {{"keyspace_name", text, partitionKey}, {"table_name", text, clustering},
-			{"bloom_filter_fp_chance", "double", regular}, {"caching", frozenMT, regular}, {"cdc", "boolean", regular},
-			{"comment", text, regular}, {"compaction", frozenMT, regular}, {"compression", frozenMT, regular},
-			{"crc_check_chance", "double", regular}, {"dclocal_read_repair_chance", "double", regular},
-			{"default_time_to_live", "int", regular}, {"extensions", "frozen<map<text, blob>>", regular},
-			{"flags", "frozen<set<text>>", regular}, {"gc_grace_seconds", "int", regular}, {"id", "uuid", regular},
-			{"max_index_interval", "int", regular}, {"memtable_flush_period_in_ms", "int", regular},
-			{"min_index_interval", "int", regular}, {"read_repair_chance", "double", regular},
-			{"speculative_retry", text, regular}},
+		"tables": append([]vcol{{"keyspace_name", text, partitionKey}, {"table_name", text, clustering},
+			{"flags", "frozen<set<text>>", regular}}, tableOptionCols...),
 		"columns": {{"keyspace_name", text, partitionKey}, {"table_name", text, clustering}, {"column_name", text, clustering},
 			{"clustering_order", text, regular}, {"column_name_bytes", "blob", regular}, {"kind", text, regular},
 			{"position", "int", regular}, {"type", text, regular}},
@@ -102,9 +107,9 @@ var systemTables = map[string]map[string][]vcol{
 		"aggregates": {{"keyspace_name", text, partitionKey}, {"aggregate_name", text, clustering},
 			{"argument_types", "frozen<list<text>>", clustering}, {"final_func", text, regular}, {"initcond", text, regular},
 			{"return_type", text, regular}, {"state_func", text, regular}, {"state_type", text, regular}},
-		"views": {{"keyspace_name", text, partitionKey}, {"view_name", text, clustering}, {"base_table_id", "uuid", regular},
-			{"base_table_name", text, regular}, {"id", "uuid", regular}, {"include_all_columns", "boolean", regular},
-			{"where_clause", text, regular}},
+		"views": append([]vcol{{"keyspace_name", text, partitionKey}, {"view_name", text, clustering},
+			{"base_table_id", "uuid", regular}, {"base_table_name", text, regular},
+			{"include_all_columns", "boolean", regular}, {"where_clause", text, regular}}, tableOptionCols...),
 		"indexes": {{"keyspace_name", text, partitionKey}, {"table_name", text, clustering}, {"index_name", text, clustering},
 			{"kind", text, regular}, {"options", frozenMT, regular}},
 		"triggers": {{"keyspace_name", text, partitionKey}, {"table_name", text, clustering}, {"trigger_name", text, clustering},

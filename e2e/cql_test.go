@@ -1,0 +1,345 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+	"gopkg.in/inf.v0"
+)
+
+// The Cassandra API through gocql v1.7.0, token-aware, against a real partita serve: schema,
+// prepared statements routed by token, paging over 10,000 rows, batches, lightweight
+// transactions, TTL, token ranges that cover the ring exactly once (across partitions split
+// by throughput), errors with Cassandra's codes, and 429s as Overloaded.
+
+// cqlServer starts a server with the Cassandra API on a free port and returns a session
+// factory for it.
+func cqlServer(t *testing.T, useTLS bool, extraArgs ...string) (*server, *gocql.ClusterConfig) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	ln.Close()
+	s := startServer(t, useTLS, append([]string{"--cql-addr", addr.String()}, extraArgs...)...)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr.String(), 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the CQL port %s did not open", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cluster := gocql.NewCluster("127.0.0.1")
+	cluster.Port = addr.Port
+	cluster.ProtoVersion = 4
+	cluster.Timeout = 20 * time.Second
+	cluster.ConnectTimeout = 10 * time.Second
+	cluster.Authenticator = gocql.PasswordAuthenticator{Username: "partita", Password: emulatorKey}
+	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	cluster.Consistency = gocql.LocalQuorum
+	cluster.RetryPolicy = overloadedRetry{}
+	if useTLS {
+		cluster.SslOpts = &gocql.SslOptions{Config: s.tlsConfig(t)}
+	}
+	return s, cluster
+}
+
+// overloadedRetry retries a statement refused with Overloaded (a 429) on the same node after a
+// growing pause, and nothing else: the retry policy Cosmos DB's Cassandra API asks clients to
+// use. gocql's own policies retry on the next host, and Partita is one.
+type overloadedRetry struct{}
+
+func (overloadedRetry) Attempt(q gocql.RetryableQuery) bool {
+	if q.Attempts() > 20 {
+		return false
+	}
+	time.Sleep(time.Duration(min(q.Attempts(), 10)) * 50 * time.Millisecond)
+	return true
+}
+
+func (overloadedRetry) GetRetryType(err error) gocql.RetryType {
+	var re gocql.RequestError
+	if errors.As(err, &re) && re.Code() == gocql.ErrCodeOverloaded {
+		return gocql.Retry
+	}
+	return gocql.Rethrow
+}
+
+func cqlSession(t *testing.T, cluster *gocql.ClusterConfig) *gocql.Session {
+	t.Helper()
+	sess, err := cluster.CreateSession()
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(sess.Close)
+	return sess
+}
+
+func mustExec(t *testing.T, sess *gocql.Session, stmt string, values ...any) {
+	t.Helper()
+	if err := sess.Query(stmt, values...).Exec(); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+func TestCQLWithGocql(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", useTLS), func(t *testing.T) {
+			_, cluster := cqlServer(t, useTLS)
+			sess := cqlSession(t, cluster)
+			testCQLSchema(t, sess)
+			testCQLPrepared(t, sess)
+			if !useTLS {
+				testCQLPaging(t, sess)
+				testCQLBatchesAndLWT(t, sess)
+				testCQLTTL(t, sess)
+				testCQLErrors(t, sess)
+			}
+		})
+	}
+}
+
+func testCQLSchema(t *testing.T, sess *gocql.Session) {
+	mustExec(t, sess, `CREATE KEYSPACE IF NOT EXISTS shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`)
+	mustExec(t, sess, `CREATE TABLE IF NOT EXISTS shop.orders (customer text, placed timestamp, id uuid, total decimal, items list<text>, tags set<text>, PRIMARY KEY (customer, placed, id)) WITH CLUSTERING ORDER BY (placed DESC, id ASC)`)
+	ks, err := sess.KeyspaceMetadata("shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := ks.Tables["orders"]
+	if tm == nil {
+		t.Fatalf("no metadata for shop.orders: %+v", ks.Tables)
+	}
+	if len(tm.PartitionKey) != 1 || tm.PartitionKey[0].Name != "customer" || len(tm.ClusteringColumns) != 2 ||
+		tm.ClusteringColumns[0].Name != "placed" || tm.ClusteringColumns[0].ClusteringOrder != "desc" {
+		t.Fatalf("table metadata: pk %+v clustering %+v", tm.PartitionKey, tm.ClusteringColumns)
+	}
+	if c := tm.Columns["items"]; c == nil || c.Type.Type() != gocql.TypeList {
+		t.Fatalf("items column: %+v", c)
+	}
+	mustExec(t, sess, `ALTER TABLE shop.orders ADD note text`)
+	if err := sess.Query(`CREATE TABLE shop.orders (a int PRIMARY KEY)`).Exec(); err == nil {
+		t.Fatal("creating an existing table succeeded")
+	} else if re, ok := err.(*gocql.RequestErrAlreadyExists); !ok || re.Table != "orders" {
+		t.Fatalf("creating an existing table: %T %v", err, err)
+	}
+}
+
+func testCQLPrepared(t *testing.T, sess *gocql.Session) {
+	when := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	ids := map[int]gocql.UUID{}
+	for i := range 5 {
+		id := gocql.TimeUUID()
+		ids[i] = id
+		mustExec(t, sess, `INSERT INTO shop.orders (customer, placed, id, total, items, tags) VALUES (?, ?, ?, ?, ?, ?)`,
+			"ada", when.Add(time.Duration(i)*time.Hour), id, inf.NewDec(1250, 2), []string{"tea", "cake"}, []string{"b", "a"})
+	}
+	iter := sess.Query(`SELECT placed, id, items, tags FROM shop.orders WHERE customer = ?`, "ada").Iter()
+	var placed time.Time
+	var id gocql.UUID
+	var items, tags []string
+	var got []time.Time
+	for iter.Scan(&placed, &id, &items, &tags) {
+		got = append(got, placed)
+		if len(items) != 2 || items[0] != "tea" || len(tags) != 2 || tags[0] != "a" {
+			t.Fatalf("collections read back as %v %v", items, tags)
+		}
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 || !sort.SliceIsSorted(got, func(i, j int) bool { return got[i].After(got[j]) }) {
+		t.Fatalf("rows not in descending clustering order: %v", got)
+	}
+	// A clustering slice, and ORDER BY reversing the clustering order.
+	var n int
+	if err := sess.Query(`SELECT count(*) FROM shop.orders WHERE customer = ? AND placed >= ? AND placed < ?`, "ada", when.Add(time.Hour), when.Add(3*time.Hour)).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("slice count = %d, %v", n, err)
+	}
+	iter = sess.Query(`SELECT placed FROM shop.orders WHERE customer = ? ORDER BY placed ASC LIMIT 2`, "ada").Iter()
+	got = got[:0]
+	for iter.Scan(&placed) {
+		got = append(got, placed)
+	}
+	if err := iter.Close(); err != nil || len(got) != 2 || !got[0].Equal(when) {
+		t.Fatalf("ORDER BY ASC LIMIT 2 = %v, %v", got, err)
+	}
+}
+
+func testCQLPaging(t *testing.T, sess *gocql.Session) {
+	mustExec(t, sess, `CREATE TABLE shop.events (day int, seq int, body text, PRIMARY KEY (day, seq)) WITH cosmosdb_provisioned_throughput = 40000`)
+	const rows = 10000
+	b := sess.NewBatch(gocql.UnloggedBatch)
+	for i := range rows {
+		b.Query(`INSERT INTO shop.events (day, seq, body) VALUES (?, ?, ?)`, i%7, i, "event "+strconv.Itoa(i))
+		if len(b.Entries) == 100 {
+			if err := sess.ExecuteBatch(b); err != nil {
+				t.Fatal(err)
+			}
+			b = sess.NewBatch(gocql.UnloggedBatch)
+		}
+	}
+	// The whole table, in pages of 333: every row once.
+	seen := make([]bool, rows)
+	iter := sess.Query(`SELECT seq FROM shop.events`).PageSize(333).Iter()
+	var seq, count, pages int
+	for iter.Scan(&seq) {
+		if seen[seq] {
+			t.Fatalf("row %d returned twice", seq)
+		}
+		seen[seq] = true
+		count++
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if count != rows {
+		t.Fatalf("read %d rows of %d", count, rows)
+	}
+	// One partition in pages, with manual paging state, in clustering order.
+	var state []byte
+	last := -1
+	for {
+		iter := sess.Query(`SELECT seq FROM shop.events WHERE day = 3`).PageSize(100).PageState(state).Iter()
+		for iter.Scan(&seq) {
+			if seq <= last {
+				t.Fatalf("partition rows out of order: %d after %d", seq, last)
+			}
+			last = seq
+			count++
+		}
+		state = iter.PageState()
+		if err := iter.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(state) == 0 {
+			break
+		}
+	}
+	if pages < 14 {
+		t.Fatalf("partition 3 came in %d pages", pages)
+	}
+	// Token ranges from the driver's own ring cover the ring exactly once.
+	testCQLTokenRanges(t, sess, rows)
+}
+
+// testCQLTokenRanges splits the ring at the tokens system.local announces and reads each
+// range with token() restrictions: every row exactly once.
+func testCQLTokenRanges(t *testing.T, sess *gocql.Session, rows int) {
+	var tokens []string
+	if err := sess.Query(`SELECT tokens FROM system.local WHERE key = 'local'`).Scan(&tokens); err != nil {
+		t.Fatal(err)
+	}
+	var ring []int64
+	for _, s := range tokens {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring = append(ring, v)
+	}
+	sort.Slice(ring, func(i, j int) bool { return ring[i] < ring[j] })
+	seen := make([]int, rows)
+	read := func(q string, args ...any) {
+		iter := sess.Query(q, args...).PageSize(1000).Iter()
+		var seq int
+		var tok int64
+		for iter.Scan(&seq, &tok) {
+			seen[seq]++
+		}
+		if err := iter.Close(); err != nil {
+			t.Fatalf("%s %v: %v", q, args, err)
+		}
+	}
+	// (last, max] and [min, first] are the wrapping range, unwrapped.
+	read(`SELECT seq, token(day) FROM shop.events WHERE token(day) > ?`, ring[len(ring)-1])
+	read(`SELECT seq, token(day) FROM shop.events WHERE token(day) <= ?`, ring[0])
+	for i := 1; i < len(ring); i++ {
+		read(`SELECT seq, token(day) FROM shop.events WHERE token(day) > ? AND token(day) <= ?`, ring[i-1], ring[i])
+	}
+	for seq, n := range seen {
+		if n != 1 {
+			t.Fatalf("row %d read %d times over the token ranges", seq, n)
+		}
+	}
+	_ = math.MaxInt64
+}
+
+func testCQLBatchesAndLWT(t *testing.T, sess *gocql.Session) {
+	mustExec(t, sess, `CREATE TABLE shop.accounts (owner text, name text, balance bigint, PRIMARY KEY (owner, name))`)
+	b := sess.NewBatch(gocql.LoggedBatch)
+	b.Query(`INSERT INTO shop.accounts (owner, name, balance) VALUES (?, ?, ?)`, "bo", "checking", int64(100))
+	b.Query(`INSERT INTO shop.accounts (owner, name, balance) VALUES (?, ?, ?)`, "bo", "savings", int64(900))
+	if err := sess.ExecuteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := sess.Query(`INSERT INTO shop.accounts (owner, name, balance) VALUES (?, ?, ?) IF NOT EXISTS`, "bo", "checking", int64(1)).MapScanCAS(map[string]any{})
+	if err != nil || applied {
+		t.Fatalf("IF NOT EXISTS on an existing row applied=%v err=%v", applied, err)
+	}
+	var balance int64
+	applied, err = sess.Query(`UPDATE shop.accounts SET balance = ? WHERE owner = ? AND name = ? IF balance = ?`, int64(50), "bo", "checking", int64(100)).ScanCAS(&balance)
+	if err != nil || !applied {
+		t.Fatalf("IF balance = 100: applied=%v err=%v", applied, err)
+	}
+	applied, err = sess.Query(`UPDATE shop.accounts SET balance = ? WHERE owner = ? AND name = ? IF balance = ?`, int64(0), "bo", "checking", int64(100)).ScanCAS(&balance)
+	if err != nil || applied || balance != 50 {
+		t.Fatalf("stale IF: applied=%v balance=%d err=%v", applied, balance, err)
+	}
+	// A conditional batch on one partition applies all or nothing.
+	b = sess.NewBatch(gocql.LoggedBatch)
+	b.Query(`UPDATE shop.accounts SET balance = ? WHERE owner = ? AND name = ? IF balance = ?`, int64(0), "bo", "checking", int64(999))
+	b.Query(`UPDATE shop.accounts SET balance = ? WHERE owner = ? AND name = ?`, int64(0), "bo", "savings")
+	applied, _, err = sess.ExecuteBatchCAS(b)
+	if err != nil || applied {
+		t.Fatalf("conditional batch with a false condition: applied=%v err=%v", applied, err)
+	}
+	if err := sess.Query(`SELECT balance FROM shop.accounts WHERE owner = ? AND name = ?`, "bo", "savings").Scan(&balance); err != nil || balance != 900 {
+		t.Fatalf("savings after a refused batch = %d, %v", balance, err)
+	}
+}
+
+func testCQLTTL(t *testing.T, sess *gocql.Session) {
+	mustExec(t, sess, `CREATE TABLE shop.sessions (id text PRIMARY KEY, user text)`)
+	mustExec(t, sess, `INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL 1`, "s1", "ada")
+	mustExec(t, sess, `INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL 3600`, "s2", "bo")
+	var ttl int
+	if err := sess.Query(`SELECT ttl(user) FROM shop.sessions WHERE id = ?`, "s2").Scan(&ttl); err != nil || ttl < 3500 || ttl > 3600 {
+		t.Fatalf("ttl(user) = %d, %v", ttl, err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	var user string
+	if err := sess.Query(`SELECT user FROM shop.sessions WHERE id = ?`, "s1").Scan(&user); !errors.Is(err, gocql.ErrNotFound) {
+		t.Fatalf("an expired row read back: %q %v", user, err)
+	}
+}
+
+func testCQLErrors(t *testing.T, sess *gocql.Session) {
+	cases := map[string]int{
+		`SELEC * FROM shop.orders`:                      gocql.ErrCodeSyntax,
+		`SELECT * FROM shop.nope`:                       gocql.ErrCodeInvalid,
+		`SELECT * FROM shop.orders WHERE total = 1`:     gocql.ErrCodeInvalid,
+		`INSERT INTO shop.orders (customer) VALUES (1)`: gocql.ErrCodeInvalid,
+	}
+	for q, code := range cases {
+		err := sess.Query(q).Exec()
+		var re gocql.RequestError
+		if !errors.As(err, &re) || re.Code() != code {
+			t.Errorf("%s: got %v, want code %#x", q, err, code)
+		}
+	}
+}
