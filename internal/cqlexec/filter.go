@@ -83,14 +83,14 @@ func bindFilters(b *binder, sp *selectPlan) ([]boundFilter, error) {
 			}
 		}
 	}
-	if w.tuple != nil && sp.ckFilter {
+	for _, rel := range w.tuples {
 		tt := &cqlvalue.Type{Kind: cqlvalue.Tuple, Frozen: true}
-		bf := boundFilter{op: w.tuple.Op}
-		for _, n := range w.tuple.Columns {
+		bf := boundFilter{op: rel.Op}
+		for _, n := range rel.Columns {
 			bf.tuple = append(bf.tuple, t.byName[n])
 			tt.Elems = append(tt.Elems, t.byName[n].typ)
 		}
-		v, err := b.value(w.tuple.Value, tt, "tuple")
+		v, err := b.value(rel.Value, tt, "("+joinNames(rel.Columns)+")")
 		if err != nil {
 			return nil, err
 		}

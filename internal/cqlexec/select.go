@@ -1,6 +1,7 @@
 package cqlexec
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -285,55 +286,48 @@ func (sp *selectPlan) plan(st *cql.Select) error {
 			}
 		}
 	}
-	// Clustering restrictions are a span when the partition key is pinned and they form a
-	// prefix of =/IN then at most one slice (or one tuple relation); otherwise a filter.
-	restricted := w.tuple != nil
-	prefix := true
-	for i, c := range t.ck {
+	// Clustering restrictions are spans when the partition key is pinned and they are a
+	// prefix of = and IN, then at most one slice. Otherwise they are checked row by row:
+	// tuple relations on a pinned partition as Cassandra serves them, without ALLOW
+	// FILTERING; the rest only with it, as Cassandra requires.
+	restricted, gap, afterSlice := len(w.tuples) > 0, "", ""
+	var unrestricted, sliced string
+	for _, c := range t.ck {
 		r := w.cols[c.name]
 		if r == nil {
-			if w.tuple != nil && i < len(w.tuple.Columns) {
-				continue
+			if unrestricted == "" {
+				unrestricted = c.name
 			}
-			for _, later := range t.ck[i+1:] {
-				if w.cols[later.name] != nil {
-					prefix = false
-				}
-			}
-			break
+			continue
 		}
 		restricted = true
-		if w.tuple != nil {
-			prefix = false
+		switch {
+		case unrestricted != "" && gap == "":
+			gap = fmt.Sprintf("PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", c.name, unrestricted)
+		case sliced != "" && afterSlice == "":
+			afterSlice = fmt.Sprintf("Clustering column \"%s\" cannot be restricted (preceding column \"%s\" is restricted by a non-EQ relation)", c.name, sliced)
 		}
-		if r.slice() {
-			for _, later := range t.ck[i+1:] {
-				if w.cols[later.name] != nil {
-					prefix = false
-				}
-			}
-			break
+		if r.slice() && sliced == "" {
+			sliced = c.name
 		}
 	}
-	if w.tuple != nil && len(w.cols) > 0 {
-		for _, c := range t.ck {
-			if w.cols[c.name] != nil {
-				prefix = false
+	mixed := len(w.tuples) > 0 && countCK(t, w) > 0
+	if restricted && (!sp.byPartition || len(w.tuples) > 0 || gap != "" || afterSlice != "") {
+		sp.ckFilter = true
+		switch {
+		case !sp.byPartition:
+			sp.filtered = true
+		case (gap != "" || afterSlice != "" || mixed) && !st.AllowFiltering:
+			msg := gap
+			if msg == "" {
+				msg = afterSlice
 			}
-		}
-	}
-	if restricted && (!sp.byPartition || !prefix) {
-		sp.ckFilter, sp.filtered = true, true
-		if !prefix && sp.byPartition && !st.AllowFiltering {
-			for i, c := range t.ck {
-				if w.cols[c.name] == nil && i+1 < len(t.ck) {
-					for _, later := range t.ck[i+1:] {
-						if w.cols[later.name] != nil {
-							return cql.Invalid(fault.Pos{}, "PRIMARY KEY column \"%s\" cannot be restricted as preceding column \"%s\" is not restricted", later.name, c.name)
-						}
-					}
-				}
+			if msg == "" {
+				msg = "Mixing single column relations and multi column relations on clustering columns is not allowed"
 			}
+			return cql.Invalid(fault.Pos{}, "%s", msg)
+		case gap != "" || afterSlice != "" || mixed:
+			sp.filtered = true
 		}
 	}
 	if sp.filtered && !st.AllowFiltering {
@@ -372,6 +366,17 @@ func (sp *selectPlan) plan(st *cql.Select) error {
 		}
 	}
 	return nil
+}
+
+// countCK is how many clustering columns single-column relations restrict.
+func countCK(t *table, w *where) int {
+	n := 0
+	for _, c := range t.ck {
+		if w.cols[c.name] != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func allStatic(fs []filterRel) bool {

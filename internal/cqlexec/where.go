@@ -12,8 +12,8 @@ type where struct {
 	cols map[string]*restriction
 	// token is token(pk) > / >= / < / <= / = relations.
 	token []cql.Relation
-	// tuple is the multi-column relation on clustering columns, if any: (c1, c2) op (v1, v2).
-	tuple *cql.Relation
+	// tuples are the multi-column relations on clustering columns: (c1, c2) op (v1, v2).
+	tuples []cql.Relation
 	// filters are the relations only a filter can apply: on regular or static columns, and
 	// CONTAINS, CONTAINS KEY, != and LIKE on any column.
 	filters []filterRel
@@ -61,9 +61,6 @@ func parseWhere(p *Prepared, t *table, rels []cql.Relation) (*where, error) {
 			typeMarkers(p, nil, rel.Value, cqlvalue.Native(cqlvalue.Bigint), "partition key token")
 			w.token = append(w.token, rel)
 		case cql.RelTuple:
-			if w.tuple != nil {
-				return nil, cql.Invalid(fault.Pos{}, "Only one multi-column relation is supported")
-			}
 			for i, n := range rel.Columns {
 				c := t.byName[n]
 				if c == nil {
@@ -81,7 +78,7 @@ func parseWhere(p *Prepared, t *table, rels []cql.Relation) (*where, error) {
 				tupleType.Elems = append(tupleType.Elems, t.byName[n].typ)
 			}
 			typeMarkers(p, t, rel.Value, tupleType, "("+joinNames(rel.Columns)+")")
-			w.tuple = &rel
+			w.tuples = append(w.tuples, rel)
 		default:
 			c := t.byName[rel.Columns[0]]
 			if c == nil {

@@ -256,7 +256,7 @@ func (wp *writePlan) finish(p *Prepared) error {
 			typeMarkers(p, t, c.Value, typ, col.name)
 		}
 	}
-	if len(wp.w.token) > 0 || wp.w.tuple != nil && !wp.del {
+	if len(wp.w.token) > 0 || len(wp.w.tuples) > 0 {
 		return cql.Invalid(fault.Pos{}, "Only equality and IN relations on the primary key are allowed in a modification statement")
 	}
 	if len(wp.w.filters) > 0 {
@@ -286,7 +286,7 @@ func (wp *writePlan) finish(p *Prepared) error {
 	seen := 0
 	for _, c := range t.ck {
 		r := wp.w.cols[c.name]
-		if r == nil && wp.w.tuple == nil {
+		if r == nil {
 			break
 		}
 		seen++
