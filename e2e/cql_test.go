@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -98,12 +99,13 @@ func mustExec(t *testing.T, sess *gocql.Session, stmt string, values ...any) {
 func TestCQLWithGocql(t *testing.T) {
 	for _, useTLS := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tls=%v", useTLS), func(t *testing.T) {
-			_, cluster := cqlServer(t, useTLS)
+			srv, cluster := cqlServer(t, useTLS)
 			sess := cqlSession(t, cluster)
 			testCQLSchema(t, sess)
 			testCQLPrepared(t, sess)
 			if !useTLS {
 				testCQLPaging(t, sess)
+				testCQLTableInMetrics(t, srv)
 				testCQLBatchesAndLWT(t, sess)
 				testCQLTTL(t, sess)
 				testCQLErrors(t, sess)
@@ -163,6 +165,17 @@ func testCQLPrepared(t *testing.T, sess *gocql.Session) {
 	}
 	if len(got) != 5 || !sort.SliceIsSorted(got, func(i, j int) bool { return got[i].After(got[j]) }) {
 		t.Fatalf("rows not in descending clustering order: %v", got)
+	}
+	// Token-aware routing: the driver builds the routing key from the partition key indices
+	// of the prepared statement's metadata, a composite key too.
+	key, err := sess.Query(`SELECT id FROM shop.orders WHERE customer = ?`, "ada").GetRoutingKey()
+	if err != nil || string(key) != "ada" {
+		t.Fatalf("routing key %q, %v", key, err)
+	}
+	mustExec(t, sess, `CREATE TABLE shop.pairs (a text, b int, v text, PRIMARY KEY ((a, b)))`)
+	key, err = sess.Query(`UPDATE shop.pairs SET v = ? WHERE b = ? AND a = ?`, "x", 7, "k").GetRoutingKey()
+	if want := "\x00\x01k\x00\x00\x04\x00\x00\x00\x07\x00"; err != nil || string(key) != want {
+		t.Fatalf("composite routing key %q, %v; want %q", key, err, want)
 	}
 	// A clustering slice, and ORDER BY reversing the clustering order.
 	var n int
@@ -277,6 +290,31 @@ func testCQLTokenRanges(t *testing.T, sess *gocql.Session, rows int) {
 		}
 	}
 	_ = math.MaxInt64
+}
+
+// testCQLTableInMetrics: a table is a container of the engine, so the admin view shows its
+// physical partitions and what they hold, while the REST API refuses its rows.
+func testCQLTableInMetrics(t *testing.T, s *server) {
+	c := rawClient{s: s, key: emulatorKey, now: time.Now}
+	code, _, b := c.do(t, "GET", "/dbs/shop/colls/events/partitions", nil, nil)
+	var resp struct {
+		Partitions []struct {
+			Items int64 `json:"items"`
+		} `json:"partitions"`
+	}
+	if code != 200 || json.Unmarshal(b, &resp) != nil {
+		t.Fatalf("partitions of shop.events: %d %s", code, b)
+	}
+	var items int64
+	for _, p := range resp.Partitions {
+		items += p.Items
+	}
+	if len(resp.Partitions) != 7 || items != 10000 {
+		t.Fatalf("shop.events: %d partitions holding %d rows, want 7 holding 10000: %s", len(resp.Partitions), items, b)
+	}
+	if code, _, b := c.do(t, "GET", "/dbs/shop/colls/events/docs", nil, nil); code != 400 {
+		t.Fatalf("reading a table's rows through the REST API: %d %s", code, b)
+	}
 }
 
 func testCQLBatchesAndLWT(t *testing.T, sess *gocql.Session) {
