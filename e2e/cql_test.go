@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -372,6 +373,21 @@ func testCQLErrors(t *testing.T, sess *gocql.Session) {
 		`SELECT * FROM shop.nope`:                       gocql.ErrCodeInvalid,
 		`SELECT * FROM shop.orders WHERE total = 1`:     gocql.ErrCodeInvalid,
 		`INSERT INTO shop.orders (customer) VALUES (1)`: gocql.ErrCodeInvalid,
+	}
+	// A partition's spent budget answers Overloaded (the REST API's 429), with the wait.
+	mustExec(t, sess, `CREATE TABLE shop.small (k int PRIMARY KEY, v text) WITH cosmosdb_provisioned_throughput = 400`)
+	var overloaded error
+	for i := 0; i < 2000 && overloaded == nil; i++ {
+		err := sess.Query(`INSERT INTO shop.small (k, v) VALUES (?, ?)`, i%3, "a value of some length to cost more").RetryPolicy(nil).Exec()
+		var re gocql.RequestError
+		if errors.As(err, &re) && re.Code() == gocql.ErrCodeOverloaded {
+			overloaded = err
+		} else if err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	if overloaded == nil || !strings.Contains(overloaded.Error(), "RetryAfterMs=") {
+		t.Fatalf("2,000 inserts into 400 RU/s were never refused as Overloaded with a wait: %v", overloaded)
 	}
 	for q, code := range cases {
 		err := sess.Query(q).Exec()
