@@ -44,9 +44,7 @@ type Prepared struct {
 	Kind Kind
 
 	stmt cql.Statement
-	plan any // the checked statement, of a type per statement kind
-	// version is the schema version the plan was checked against.
-	version uint64
+	plan any // the checked statement: *selectPlan, *writePlan or *batchPlan
 }
 
 // Kind sorts statements for the front end.

@@ -503,7 +503,7 @@ func (x *Executor) createType(sch *schema, s *Session, st *cql.CreateType) (*Res
 		}
 		return nil, &AlreadyExistsError{Keyspace: ks.name, Table: st.Name.Name, Err: fault.New(fault.Conflict, "A user type of name %s.%s already exists", ks.name, st.Name.Name)}
 	}
-	if cqlIsNativeName(st.Name.Name) {
+	if cql.IsNative(st.Name.Name) {
 		return nil, cql.Invalid(fault.Pos{}, "Type name %s is reserved", st.Name.Name)
 	}
 	tm := typeMeta{Name: st.Name.Name}
@@ -531,8 +531,6 @@ func (x *Executor) createType(sch *schema, s *Session, st *cql.CreateType) (*Res
 	return x.changed(SchemaChange{Change: "CREATED", Target: "TYPE", Keyspace: ks.name, Name: st.Name.Name}), nil
 }
 
-func cqlIsNativeName(n string) bool { return cql.IsNative(n) }
-
 func (x *Executor) dropType(sch *schema, s *Session, st *cql.DropType) (*Result, error) {
 	ks, err := sch.tableKeyspace(s, st.Name)
 	if err != nil {
@@ -545,8 +543,8 @@ func (x *Executor) dropType(sch *schema, s *Session, st *cql.DropType) (*Result,
 		return nil, fault.New(fault.BadRequest, "No user type named %s exists.", st.Name.Name)
 	}
 	for _, t := range ks.tables {
-		for _, cm := range t.meta.Columns {
-			if strings.Contains(cm.Type, st.Name.Name) {
+		for _, c := range t.cols {
+			if usesType(c.typ, st.Name.Name) {
 				return nil, cql.Invalid(fault.Pos{}, "Cannot drop user type %s.%s as it is still used by table %s", ks.name, st.Name.Name, t.name)
 			}
 		}
@@ -558,4 +556,17 @@ func (x *Executor) dropType(sch *schema, s *Session, st *cql.DropType) (*Result,
 		return nil, err
 	}
 	return x.changed(SchemaChange{Change: "DROPPED", Target: "TYPE", Keyspace: ks.name, Name: st.Name.Name}), nil
+}
+
+// usesType reports whether t is or holds the user type name.
+func usesType(t *cqlvalue.Type, name string) bool {
+	if t.Kind == cqlvalue.UDT && t.Name == name {
+		return true
+	}
+	for _, e := range t.Elems {
+		if usesType(e, name) {
+			return true
+		}
+	}
+	return false
 }

@@ -250,10 +250,11 @@ func termName(t cql.Term) string {
 	return "[term]"
 }
 
+// isNumeric reports whether sum and avg apply to t (varint and decimal not yet).
 func isNumeric(t *cqlvalue.Type) bool {
 	switch t.Kind {
-	case cqlvalue.Int, cqlvalue.Bigint, cqlvalue.Smallint, cqlvalue.Tinyint, cqlvalue.Varint,
-		cqlvalue.Float, cqlvalue.Double, cqlvalue.Decimal, cqlvalue.Counter:
+	case cqlvalue.Int, cqlvalue.Bigint, cqlvalue.Smallint, cqlvalue.Tinyint,
+		cqlvalue.Float, cqlvalue.Double, cqlvalue.Counter:
 		return true
 	}
 	return false

@@ -169,24 +169,6 @@ func systemTable(ks, name string, cols []vcol) *table {
 	return t
 }
 
-// vrow builds a virtual row from its values by column name.
-func vrow(t *table, vals map[string][]byte) *rowDoc {
-	r := &rowDoc{Cells: map[string]*cellDoc{}}
-	for _, c := range t.pk {
-		r.Key = append(r.Key, vals[c.name])
-	}
-	for _, c := range t.ck {
-		r.Key = append(r.Key, vals[c.name])
-	}
-	for n, v := range vals {
-		if v != nil {
-			r.Cells[n] = &cellDoc{V: v}
-		}
-	}
-	r.Marker = &cellDoc{V: []byte{}}
-	return r
-}
-
 // virtual serves a SELECT of a system table: every row computed, then filtered.
 func (rd *reader) virtual() (*Result, error) {
 	sch, err := rd.x.schema()
@@ -196,7 +178,7 @@ func (rd *reader) virtual() (*Result, error) {
 	t := rd.sp.t
 	var rows []*rowDoc
 	for _, r := range t.virtual(rd.x, sch, rd.sess) {
-		rows = append(rows, vrowFor(t, r))
+		rows = append(rows, withKey(t, r))
 	}
 	if rd.sp.aggregate {
 		rd.agg = newAggregator(rd.sp.items)
@@ -218,18 +200,19 @@ func (rd *reader) virtual() (*Result, error) {
 	return rd.result()
 }
 
-// vrowFor completes a virtual row's key from its cells.
-func vrowFor(t *table, r *rowDoc) *rowDoc {
-	if r.Key != nil {
-		return r
+// withKey gives a virtual row its key values, from its cells, as a stored row has them.
+func withKey(t *table, r *rowDoc) *rowDoc {
+	for _, c := range append(append([]*column(nil), t.pk...), t.ck...) {
+		var v []byte
+		if cell := r.Cells[c.name]; cell != nil {
+			v = cell.V
+		}
+		r.Key = append(r.Key, v)
 	}
-	vals := map[string][]byte{}
-	for n, c := range r.Cells {
-		vals[n] = c.V
-	}
-	return vrow(t, vals)
+	return r
 }
 
+// cells is a virtual row with the values given by column name.
 func cells(vals map[string][]byte) *rowDoc {
 	r := &rowDoc{Cells: map[string]*cellDoc{}}
 	for n, v := range vals {
