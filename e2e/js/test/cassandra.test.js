@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 
 import cassandra from "cassandra-driver";
 
-import { ACCOUNT_KEY, cassandraClient, startServer, transports } from "../lib/harness.js";
+import { ACCOUNT_KEY, cassandraClient, rawRequest, startServer, transports } from "../lib/harness.js";
 
 const { types, errors, policies } = cassandra;
 const { responseErrorCodes: codes, dataTypes, Long } = types;
@@ -134,7 +134,15 @@ for (const transport of transports()) {
       assert.equal(rs.first().release_version, "3.11.17");
       assert.equal(rs.first().partitioner, "org.apache.cassandra.dht.Murmur3Partitioner");
       assert.equal(rs.first().data_center, "datacenter1");
-      if (tls) assert.ok(server.certPem, "a TLS server has a certificate");
+      if (tls) {
+        // The driver verifies the server's certificate: without trusting it, no connection.
+        const untrusting = cassandraClient(server, { sslOptions: { rejectUnauthorized: true } });
+        try {
+          await assert.rejects(untrusting.connect(), errors.NoHostAvailableError);
+        } finally {
+          await untrusting.shutdown();
+        }
+      }
     });
 
     test("schema: keyspaces and tables in the driver's metadata, ALTER, DROP, AlreadyExists", async () => {
@@ -241,7 +249,7 @@ for (const transport of transports()) {
         `CREATE TABLE shop.kinds (id uuid PRIMARY KEY, tu timeuuid, ts timestamp, dec decimal,
            vi varint, ip inet, ip6 inet, d date, old date, t time, b blob, l list<int>, s set<text>,
            m map<text, int>, flag boolean, dbl double, big bigint, f float, small smallint,
-           tiny tinyint, txt text, n int)`,
+           tiny tinyint, txt text, tup tuple<int, text>, nest map<text, frozen<list<int>>>, n int)`,
       );
       const v = {
         id: types.Uuid.random(),
@@ -265,6 +273,8 @@ for (const transport of transports()) {
         small: -32768,
         tiny: 127,
         txt: "héllo ✓ 𝄞",
+        tup: new types.Tuple(5, "five"),
+        nest: { a: [1, 2], b: [3] },
       };
       const names = Object.keys(v);
       await client.execute(
@@ -299,6 +309,8 @@ for (const transport of transports()) {
       assert.equal(r.small, -32768);
       assert.equal(r.tiny, 127);
       assert.equal(r.txt, v.txt);
+      assert.deepEqual(r.tup.values(), [5, "five"]);
+      assert.deepEqual(r.nest, { a: [1, 2], b: [3] });
       assert.equal(r.n, null);
       // The column types the server reports for the result.
       const typeOf = (name) => rs.columns.find((c) => c.name === name).type.code;
@@ -306,6 +318,10 @@ for (const transport of transports()) {
       assert.equal(typeOf("vi"), dataTypes.varint);
       assert.equal(typeOf("t"), dataTypes.time);
       assert.equal(typeOf("tiny"), dataTypes.tinyint);
+      assert.equal(typeOf("tup"), dataTypes.tuple);
+      // Named bind markers bind by name.
+      const named = await client.execute("SELECT txt FROM shop.kinds WHERE id = :key", { key: v.id }, { prepare: true });
+      assert.equal(named.first().txt, v.txt);
 
       // Counters: increments add up, read back as a bigint.
       await client.execute("CREATE TABLE shop.hits (page text PRIMARY KEY, n counter)");
@@ -346,6 +362,47 @@ for (const transport of transports()) {
         slice.rows.map((row) => row.placed.getTime()),
         [when + 3_600_000, when + 2 * 3_600_000],
       );
+    });
+
+    test("writes: collection updates, element and range deletes, TRUNCATE", async () => {
+      await client.execute(
+        `CREATE TABLE shop.profiles (id int, at int, tags set<text>, scores list<int>, attrs map<text, text>,
+           PRIMARY KEY (id, at))`,
+      );
+      const row = async () =>
+        (await client.execute("SELECT tags, scores, attrs FROM shop.profiles WHERE id = 1 AND at = 0")).first();
+      await client.execute(
+        "INSERT INTO shop.profiles (id, at, tags, scores, attrs) VALUES (1, 0, {'a', 'b'}, [10, 20], {'k': 'v'})",
+      );
+      await client.execute(
+        "UPDATE shop.profiles SET tags = tags + ?, scores = scores + ?, attrs[?] = ? WHERE id = 1 AND at = 0",
+        [["c"], [30], "k2", "v2"],
+        { prepare: true },
+      );
+      assert.deepEqual({ ...(await row()) }, { tags: ["a", "b", "c"], scores: [10, 20, 30], attrs: { k: "v", k2: "v2" } });
+      await client.execute("UPDATE shop.profiles SET tags = tags - {'a'}, scores = [5] + scores WHERE id = 1 AND at = 0");
+      await client.execute("DELETE attrs['k'], scores[1] FROM shop.profiles WHERE id = 1 AND at = 0");
+      assert.deepEqual({ ...(await row()) }, { tags: ["b", "c"], scores: [5, 20, 30], attrs: { k2: "v2" } });
+      await client.execute("DELETE tags FROM shop.profiles WHERE id = 1 AND at = 0");
+      assert.equal((await row()).tags, null);
+
+      // A clustering range delete removes exactly the slice.
+      for (let at = 1; at <= 10; at++) {
+        await client.execute("INSERT INTO shop.profiles (id, at) VALUES (?, ?)", [1, at], { prepare: true });
+      }
+      await client.execute("DELETE FROM shop.profiles WHERE id = 1 AND at > 3 AND at <= 8");
+      const left = await client.execute("SELECT at FROM shop.profiles WHERE id = 1");
+      assert.deepEqual(left.rows.map((r) => r.at), [0, 1, 2, 3, 9, 10]);
+      await client.execute("DELETE FROM shop.profiles WHERE id = 1 AND at = 9");
+      await client.execute("INSERT INTO shop.profiles (id, at) VALUES (2, 0)");
+
+      await client.execute("TRUNCATE shop.profiles");
+      const none = await client.execute("SELECT * FROM shop.profiles");
+      assert.equal(none.rows.length, 0);
+      // The table is still there and usable.
+      await client.execute("INSERT INTO shop.profiles (id, at) VALUES (3, 0)");
+      const one = await client.execute("SELECT id FROM shop.profiles");
+      assert.deepEqual(one.rows.map((r) => r.id), [3]);
     });
 
     test("errors: syntax 0x2000, invalid 0x2200, wrong password, read-only key", async () => {
@@ -459,19 +516,49 @@ for (const transport of transports()) {
       assert.equal(again.wasApplied(), false);
     });
 
+    test(
+      "empty collections: a non-frozen one is null, a frozen one an empty value",
+      { todo: "server: a bound empty map reads back {} and frozen empty collections read back null or are refused" },
+      async () => {
+        await client.execute(
+          `CREATE TABLE shop.empties (id int PRIMARY KEY, m map<text, int>, fs frozen<set<int>>,
+             fl frozen<list<int>>, nest map<text, frozen<list<int>>>)`,
+        );
+        // A non-frozen collection with no elements has no cells: null, however it was written.
+        // (The driver sends {} as a map of zero entries; [] it sends as null.)
+        await client.execute("INSERT INTO shop.empties (id, m) VALUES (?, ?)", [1, {}], { prepare: true });
+        await client.execute("INSERT INTO shop.empties (id, m) VALUES (2, {})");
+        const maps = await client.execute("SELECT id, m FROM shop.empties WHERE id IN (1, 2)");
+        assert.deepEqual(
+          maps.rows.map((r) => [r.id, r.m]),
+          [
+            [1, null],
+            [2, null],
+          ],
+        );
+        // A frozen collection is one value; empty is a value, not null.
+        await client.execute("INSERT INTO shop.empties (id, fs, fl) VALUES (3, {}, [])");
+        const frozen = await client.execute("SELECT fs, fl FROM shop.empties WHERE id = 3");
+        assert.deepEqual({ ...frozen.first() }, { fs: [], fl: [] });
+        await client.execute("INSERT INTO shop.empties (id, nest) VALUES (4, {'b': []})");
+        const nested = await client.execute("SELECT nest FROM shop.empties WHERE id = 4");
+        assert.deepEqual(nested.first().nest, { b: [] });
+      },
+    );
+
     test("TTL and writetime: USING TTL 1 expires; ttl() in range; writetime() is USING TIMESTAMP", async () => {
       await client.execute("CREATE TABLE shop.sessions (id text PRIMARY KEY, user text)");
       await client.execute("INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL 1", ["s1", "ada"], { prepare: true });
       await client.execute("INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL 3600", ["s2", "bo"], { prepare: true });
       const stamp = Long.fromString("1700000000123456");
-      await client.execute("INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TIMESTAMP ?", ["s3", "cy", stamp], {
+      await client.execute("INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL ? AND TIMESTAMP ?", ["s3", "cy", 0, stamp], {
         prepare: true,
       });
       const ttl = await client.execute("SELECT ttl(user) AS t FROM shop.sessions WHERE id = 's2'");
       assert.ok(ttl.first().t >= 3500 && ttl.first().t <= 3600, `ttl(user) = ${ttl.first().t}`);
       const wt = await client.execute("SELECT writetime(user) AS w, ttl(user) AS t FROM shop.sessions WHERE id = 's3'");
       assert.equal(wt.first().w.toString(), stamp.toString());
-      assert.equal(wt.first().t, null, "no TTL on a row written without one");
+      assert.equal(wt.first().t, null, "no TTL on a row written with TTL 0");
       // An older timestamp loses to the newer one.
       await client.execute("UPDATE shop.sessions USING TIMESTAMP 1000 SET user = 'old' WHERE id = 's3'");
       const kept = await client.execute("SELECT user FROM shop.sessions WHERE id = 's3'");
@@ -493,6 +580,10 @@ for (const transport of transports()) {
           `CREATE TABLE shop.events (bucket int, seq int, body text, PRIMARY KEY (bucket, seq))
              WITH cosmosdb_provisioned_throughput = 40000`,
         );
+        // The table is a container of the Cosmos DB API; 40,000 RU/s gives it 7 physical partitions.
+        const ranges = await rawRequest(server, { method: "GET", path: "/dbs/shop/colls/events/pkranges" });
+        assert.equal(ranges.status, 200);
+        assert.equal(ranges.body.PartitionKeyRanges.length, 7);
         // One unlogged batch per partition, a few at a time, retried while throttled.
         const ins = "INSERT INTO shop.events (bucket, seq, body) VALUES (?, ?, ?)";
         let next = 0;
@@ -575,6 +666,42 @@ for (const transport of transports()) {
           desc,
           Array.from({ length: 50 }, (_, i) => 9942 - i * BUCKETS),
         );
+      });
+
+      test("queries: IN, DISTINCT, LIMIT, PER PARTITION LIMIT, count, ALLOW FILTERING", async () => {
+        const q = async (stmt, params = []) => (await client.execute(stmt, params, { prepare: true })).rows;
+        const distinct = await q("SELECT DISTINCT bucket FROM shop.events");
+        assert.deepEqual(
+          distinct.map((r) => r.bucket).sort((a, b) => a - b),
+          Array.from({ length: BUCKETS }, (_, i) => i),
+        );
+        const inPk = await q("SELECT bucket, seq FROM shop.events WHERE bucket IN ? AND seq < 500", [[1, 2, 3]]);
+        assert.deepEqual(
+          inPk.map((r) => r.seq).sort((a, b) => a - b),
+          [1, 2, 3, 101, 102, 103, 201, 202, 203, 301, 302, 303, 401, 402, 403],
+        );
+        const inCk = await q("SELECT seq FROM shop.events WHERE bucket = ? AND seq IN (9903, 3, 103)", [3]);
+        assert.deepEqual(inCk.map((r) => r.seq), [3, 103, 9903]);
+        const limited = await q("SELECT seq FROM shop.events WHERE bucket = ? LIMIT 3", [7]);
+        assert.deepEqual(limited.map((r) => r.seq), [7, 107, 207]);
+        const perPartition = await q("SELECT bucket, seq FROM shop.events WHERE bucket IN (5, 6) PER PARTITION LIMIT 2");
+        assert.deepEqual(
+          perPartition.map((r) => [r.bucket, r.seq]).sort((a, b) => a[1] - b[1]),
+          [
+            [5, 5],
+            [6, 6],
+            [5, 105],
+            [6, 106],
+          ],
+        );
+        const counted = await q("SELECT count(*) AS n FROM shop.events");
+        assert.equal(counted[0].n.toString(), String(ROWS));
+        const inPartition = await q("SELECT count(*) AS n, max(seq) AS hi FROM shop.events WHERE bucket = ?", [9]);
+        assert.equal(inPartition[0].n.toString(), "100");
+        assert.equal(inPartition[0].hi, 9909);
+        const filtered = await q("SELECT bucket, seq FROM shop.events WHERE body = ? ALLOW FILTERING", ["event 4242"]);
+        assert.deepEqual(filtered.map((r) => [r.bucket, r.seq]), [[42, 4242]]);
+        await expectCode(client.execute("SELECT seq FROM shop.events WHERE body = 'event 1'"), codes.invalid);
       });
 
       test("token ranges from the driver's metadata cover every row exactly once", async () => {
