@@ -338,7 +338,15 @@ for (const transport of transports()) {
       for (let i = 0; i < 5; i++) {
         await client.execute(
           "INSERT INTO shop.orders (customer, placed, id, total, items, tags, region) VALUES (?, ?, ?, ?, ?, ?, ?)",
-          ["ada", new Date(when + i * 3_600_000), types.TimeUuid.now(), types.BigDecimal.fromString("12.50"), ["tea", "cake"], ["b", "a"], `r${i}`],
+          [
+            "ada",
+            new Date(when + i * 3_600_000),
+            types.TimeUuid.now(),
+            types.BigDecimal.fromString("12.50"),
+            ["tea", "cake"],
+            ["b", "a"],
+            `r${i}`,
+          ],
           { prepare: true },
         );
       }
@@ -361,6 +369,23 @@ for (const transport of transports()) {
       assert.deepEqual(
         slice.rows.map((row) => row.placed.getTime()),
         [when + 3_600_000, when + 2 * 3_600_000],
+      );
+
+      // A table dropped and made again: the server has forgotten the statement (UNPREPARED), and
+      // the driver prepares it again and gets the new table's columns.
+      const sel = "SELECT * FROM shop.again WHERE k = ?";
+      await client.execute("CREATE TABLE shop.again (k int PRIMARY KEY, a text)");
+      await client.execute("INSERT INTO shop.again (k, a) VALUES (1, 'x')");
+      assert.deepEqual({ ...(await client.execute(sel, [1], { prepare: true })).first() }, { k: 1, a: "x" });
+      await client.execute("DROP TABLE shop.again");
+      await client.execute("CREATE TABLE shop.again (k int PRIMARY KEY, a text, b int)");
+      await client.execute("INSERT INTO shop.again (k, a, b) VALUES (1, 'y', 2)");
+      const logged = driverLog.length;
+      const again = await client.execute(sel, [1], { prepare: true });
+      assert.deepEqual({ ...again.first() }, { k: 1, a: "y", b: 2 });
+      assert.ok(
+        driverLog.slice(logged).some((l) => /not prepared on host .*preparing and retrying/.test(l)),
+        `the driver did not re-prepare:\n${driverLog.slice(logged).join("\n")}`,
       );
     });
 
@@ -548,12 +573,12 @@ for (const transport of transports()) {
 
     test("TTL and writetime: USING TTL 1 expires; ttl() in range; writetime() is USING TIMESTAMP", async () => {
       await client.execute("CREATE TABLE shop.sessions (id text PRIMARY KEY, user text)");
-      await client.execute("INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL 1", ["s1", "ada"], { prepare: true });
-      await client.execute("INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL 3600", ["s2", "bo"], { prepare: true });
+      const ins = "INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL ? AND TIMESTAMP ?";
+      const now = Long.fromNumber(Date.now() * 1000);
       const stamp = Long.fromString("1700000000123456");
-      await client.execute("INSERT INTO shop.sessions (id, user) VALUES (?, ?) USING TTL ? AND TIMESTAMP ?", ["s3", "cy", 0, stamp], {
-        prepare: true,
-      });
+      await client.execute(ins, ["s1", "ada", 1, now], { prepare: true });
+      await client.execute(ins, ["s2", "bo", 3600, now], { prepare: true });
+      await client.execute(ins, ["s3", "cy", 0, stamp], { prepare: true });
       const ttl = await client.execute("SELECT ttl(user) AS t FROM shop.sessions WHERE id = 's2'");
       assert.ok(ttl.first().t >= 3500 && ttl.first().t <= 3600, `ttl(user) = ${ttl.first().t}`);
       const wt = await client.execute("SELECT writetime(user) AS w, ttl(user) AS t FROM shop.sessions WHERE id = 's3'");
@@ -702,6 +727,32 @@ for (const transport of transports()) {
         const filtered = await q("SELECT bucket, seq FROM shop.events WHERE body = ? ALLOW FILTERING", ["event 4242"]);
         assert.deepEqual(filtered.map((r) => [r.bucket, r.seq]), [[42, 4242]]);
         await expectCode(client.execute("SELECT seq FROM shop.events WHERE body = 'event 1'"), codes.invalid);
+
+        // Limits and DISTINCT hold across pages.
+        const paged = async (stmt, fetchSize) => {
+          const rows = [];
+          await new Promise((resolve, reject) =>
+            client.eachRow(
+              stmt,
+              [],
+              { prepare: true, autoPage: true, fetchSize },
+              (n, row) => rows.push(row),
+              (err) => (err ? reject(err) : resolve()),
+            ),
+          );
+          return rows;
+        };
+        const first1234 = await paged("SELECT seq FROM shop.events LIMIT 1234", 500);
+        assert.equal(first1234.length, 1234);
+        assert.equal(new Set(first1234.map((r) => r.seq)).size, 1234);
+        const three = await paged("SELECT bucket, seq FROM shop.events PER PARTITION LIMIT 3", 50);
+        assert.equal(three.length, 3 * BUCKETS);
+        for (const row of three) {
+          assert.ok(row.seq < 3 * BUCKETS, `bucket ${row.bucket}: seq ${row.seq} is not among its first 3`);
+        }
+        const buckets = await paged("SELECT DISTINCT bucket FROM shop.events", 7);
+        assert.equal(new Set(buckets.map((r) => r.bucket)).size, BUCKETS);
+        assert.equal(buckets.length, BUCKETS);
       });
 
       test("token ranges from the driver's metadata cover every row exactly once", async () => {
@@ -741,7 +792,9 @@ for (const transport of transports()) {
     });
 
     test("throttling: a 429 is Overloaded (0x1001) ending RetryAfterMs=N", async () => {
-      await client.execute("CREATE TABLE shop.tiny (k int, c int, v text, PRIMARY KEY (k, c)) WITH cosmosdb_provisioned_throughput = 400");
+      await client.execute(
+        "CREATE TABLE shop.tiny (k int, c int, v text, PRIMARY KEY (k, c)) WITH cosmosdb_provisioned_throughput = 400",
+      );
       const ins = "INSERT INTO shop.tiny (k, c, v) VALUES (?, ?, ?)";
       let overloaded;
       for (let round = 0; round < 40 && !overloaded; round++) {
