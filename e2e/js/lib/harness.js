@@ -1,5 +1,6 @@
 // Test harness: builds or locates the partita binary, runs `partita serve` on a free loopback
-// port with a fresh data directory, and makes @azure/cosmos clients for it.
+// port with a fresh data directory, and makes @azure/cosmos clients for it (and, for servers
+// started with `cql: true`, cassandra-driver clients for its Cassandra API).
 //
 // Environment:
 //   PARTITA_BIN                 use this server binary instead of building ./cmd/partita
@@ -21,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CosmosClient } from "@azure/cosmos";
+import cassandra from "cassandra-driver";
 
 /** The Cosmos emulator's well-known key, which is partita's default account key. */
 export const ACCOUNT_KEY =
@@ -135,6 +137,7 @@ function canConnect(port) {
  * @typedef {object} Server
  * @property {boolean} tls
  * @property {number} port
+ * @property {number | undefined} cqlPort  the Cassandra API's port (servers started with cql: true)
  * @property {string} endpoint   e.g. "https://127.0.0.1:41234/"
  * @property {string} dataDir
  * @property {string | undefined} certPem  the server's self-signed certificate (TLS only)
@@ -145,10 +148,12 @@ function canConnect(port) {
 /**
  * Starts `partita serve` on a free loopback port with a fresh data directory and waits until the
  * port answers. args are extra flags for `partita serve` (e.g. ["--script-timeout", "1s"]).
- * @param {{ tls: boolean, args?: string[] }} options
+ * With cql, the server also serves the Cassandra API on another free port (server.cqlPort);
+ * without, it serves none (the API's default port is fixed, and test files run in parallel).
+ * @param {{ tls: boolean, args?: string[], cql?: boolean }} options
  * @returns {Promise<Server>}
  */
-export async function startServer({ tls, args = [] }) {
+export async function startServer({ tls, args = [], cql = false }) {
   const bin = await serverBinary();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "partita-e2e-data-"));
   dataDirs.add(dataDir);
@@ -157,8 +162,9 @@ export async function startServer({ tls, args = [] }) {
   // try a few ports before giving up.
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
+    const cqlPort = cql ? await freePort() : undefined;
     try {
-      return await launch({ bin, dataDir, port, tls, extraArgs: args });
+      return await launch({ bin, dataDir, port, cqlPort, tls, extraArgs: args });
     } catch (err) {
       lastError = err;
     }
@@ -168,11 +174,12 @@ export async function startServer({ tls, args = [] }) {
   throw lastError;
 }
 
-async function launch({ bin, dataDir, port, tls, extraArgs }) {
+async function launch({ bin, dataDir, port, cqlPort, tls, extraArgs }) {
   const args = [
     "serve",
     "--data", dataDir,
     "--addr", `127.0.0.1:${port}`,
+    `--cql-addr=${cqlPort === undefined ? "" : `127.0.0.1:${cqlPort}`}`,
     `--tls=${tls}`,
     "--log-level", process.env.PARTITA_E2E_LOG_LEVEL || "warn",
     "--shutdown-timeout", "2s",
@@ -224,7 +231,9 @@ async function launch({ bin, dataDir, port, tls, extraArgs }) {
     }
   };
 
-  // Wait until the port accepts connections, or the process dies.
+  // Wait until the ports accept connections, or the process dies. Both listeners are bound
+  // before either serves, so the CQL port is open once the REST port is; checking both costs
+  // one connect.
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (spawnError) {
@@ -235,7 +244,7 @@ async function launch({ bin, dataDir, port, tls, extraArgs }) {
       children.delete(child);
       throw new Error(`partita serve exited early (${child.exitCode ?? child.signalCode}):\n${logText}`);
     }
-    if (await canConnect(port)) break;
+    if ((await canConnect(port)) && (cqlPort === undefined || (await canConnect(cqlPort)))) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
       await exited;
@@ -249,6 +258,7 @@ async function launch({ bin, dataDir, port, tls, extraArgs }) {
   return {
     tls,
     port,
+    cqlPort,
     endpoint: `${tls ? "https" : "http"}://127.0.0.1:${port}/`,
     dataDir,
     certPem,
@@ -279,6 +289,30 @@ export function newClient(server, options = {}) {
 }
 
 const agents = new WeakMap();
+
+/**
+ * A cassandra-driver Client for the Cassandra API of server (started with cql: true), signed in
+ * as "partita" with key (default: the account key), trusting the server's own certificate over
+ * TLS. Extra client options are merged in. The caller connects (or lets the first execute) and
+ * must shutdown() it.
+ * @param {Server} server
+ * @param {{ key?: string } & import("cassandra-driver").ClientOptions} [options]
+ */
+export function cassandraClient(server, { key = ACCOUNT_KEY, ...options } = {}) {
+  if (server.cqlPort === undefined) throw new Error("cassandraClient: the server was started without cql: true");
+  const base = {
+    contactPoints: [`127.0.0.1:${server.cqlPort}`],
+    localDataCenter: "datacenter1",
+    authProvider: new cassandra.auth.PlainTextAuthProvider("partita", key),
+    socketOptions: { connectTimeout: 10_000, readTimeout: 30_000 },
+  };
+  if (server.tls) {
+    // The certificate names 127.0.0.1, the address the driver connects to. The driver does not
+    // verify certificates unless asked.
+    base.sslOptions = { ca: [server.certPem], rejectUnauthorized: true };
+  }
+  return new cassandra.Client({ ...base, ...options });
+}
 
 /** Releases a client made by newClient: its background timers and its connections. */
 export function disposeClient(client) {
