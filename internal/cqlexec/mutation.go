@@ -1,6 +1,7 @@
 package cqlexec
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 
 	"github.com/partita-db/partita/internal/cql"
@@ -497,8 +498,8 @@ func applyCell(r *rowDoc, c cellOp, rm *rowMut, now int64) error {
 		curVal = cur.V
 	}
 	put := func(v []byte, exp int64) {
-		if len(v) == 0 && isMultiCell(typ) {
-			v = nil // an empty collection is no collection
+		if isMultiCell(typ) && (len(v) == 0 || len(v) >= 4 && binary.BigEndian.Uint32(v) == 0) {
+			v = nil // an empty (non-frozen) collection is no collection
 		}
 		r.setCell(name, &cellDoc{V: v, T: rm.ts, X: exp})
 	}

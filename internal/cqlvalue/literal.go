@@ -93,7 +93,7 @@ func (e encoder) encode(t *Type, name string, term cql.Term) (Value, error) {
 		return e.elements(t, name, x.Elems)
 	case *cql.Map:
 		if t.Kind == Set && len(x.Entries) == 0 {
-			return Value{Null: true}, nil
+			return emptyCollection(t), nil
 		}
 		if t.Kind != Map {
 			return Value{}, fmt.Errorf("Invalid map literal for %s of type %s", name, t)
@@ -143,7 +143,7 @@ func (e encoder) elements(t *Type, name string, terms []cql.Term) (Value, error)
 		items = sortUnique(t.Elems[0], items)
 	}
 	if len(items) == 0 {
-		return Value{Null: true}, nil
+		return emptyCollection(t), nil
 	}
 	return Value{Bytes: joinCollection(items, 1)}, nil
 }
@@ -163,10 +163,20 @@ func (e encoder) mapLiteral(t *Type, name string, entries []cql.MapEntry) (Value
 		keys, vals = append(keys, k), append(vals, v)
 	}
 	if len(keys) == 0 {
-		return Value{Null: true}, nil
+		return emptyCollection(t), nil
 	}
 	keys, vals = sortMap(t.Elems[0], keys, vals)
 	return Value{Bytes: joinMap(keys, vals)}, nil
+}
+
+// emptyCollection is the value of an empty collection literal: a value of its own when frozen
+// (an empty frozen collection is a real value, even a key), and Null otherwise, since
+// Cassandra keeps no empty non-frozen collection.
+func emptyCollection(t *Type) Value {
+	if t.Frozen {
+		return Value{Bytes: joinCollection(nil, 1)}
+	}
+	return Value{Null: true}
 }
 
 func (e encoder) tuple(t *Type, name string, terms []cql.Term) (Value, error) {
