@@ -23,7 +23,7 @@ import (
 
 // cqlServer starts a server with the Cassandra API on a free port and returns a session
 // factory for it.
-func cqlServer(t *testing.T, useTLS bool, extraArgs ...string) (*server, *gocql.ClusterConfig) {
+func cqlServer(t testing.TB, useTLS bool, extraArgs ...string) (*server, *gocql.ClusterConfig) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -80,7 +80,7 @@ func (overloadedRetry) GetRetryType(err error) gocql.RetryType {
 	return gocql.Rethrow
 }
 
-func cqlSession(t *testing.T, cluster *gocql.ClusterConfig) *gocql.Session {
+func cqlSession(t testing.TB, cluster *gocql.ClusterConfig) *gocql.Session {
 	t.Helper()
 	sess, err := cluster.CreateSession()
 	if err != nil {
@@ -90,7 +90,7 @@ func cqlSession(t *testing.T, cluster *gocql.ClusterConfig) *gocql.Session {
 	return sess
 }
 
-func mustExec(t *testing.T, sess *gocql.Session, stmt string, values ...any) {
+func mustExec(t testing.TB, sess *gocql.Session, stmt string, values ...any) {
 	t.Helper()
 	if err := sess.Query(stmt, values...).Exec(); err != nil {
 		t.Fatalf("%s: %v", stmt, err)

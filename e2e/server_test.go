@@ -69,12 +69,12 @@ func (s *server) Logs() string {
 
 // startServer runs partita serve on a free loopback port with a fresh data directory and
 // stops it when the test ends.
-func startServer(t *testing.T, useTLS bool, extraArgs ...string) *server {
+func startServer(t testing.TB, useTLS bool, extraArgs ...string) *server {
 	t.Helper()
 	return startServerIn(t, t.TempDir(), useTLS, extraArgs...)
 }
 
-func startServerIn(t *testing.T, dataDir string, useTLS bool, extraArgs ...string) *server {
+func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...string) *server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -126,7 +126,7 @@ func startServerIn(t *testing.T, dataDir string, useTLS bool, extraArgs ...strin
 }
 
 // tlsConfig trusts the server's self-signed certificate and nothing else.
-func (s *server) tlsConfig(t *testing.T) *tls.Config {
+func (s *server) tlsConfig(t testing.TB) *tls.Config {
 	t.Helper()
 	pem, err := os.ReadFile(filepath.Join(s.DataDir, "tls-cert.pem"))
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *server) tlsConfig(t *testing.T) *tls.Config {
 }
 
 // stop sends SIGTERM and waits for a clean exit.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	if s.cmd.ProcessState != nil {
 		return
 	}
@@ -159,7 +159,7 @@ func (s *server) stop(t *testing.T) {
 }
 
 // sdk returns an azcosmos client for the server.
-func (s *server) sdk(t *testing.T) *azcosmos.Client {
+func (s *server) sdk(t testing.TB) *azcosmos.Client {
 	t.Helper()
 	cred, err := azcosmos.NewKeyCredential(emulatorKey)
 	if err != nil {
