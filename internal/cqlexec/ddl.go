@@ -48,9 +48,9 @@ func (x *Executor) executeSchema(s *Session, st cql.Statement) (*Result, error) 
 	case *cql.DropType:
 		return x.dropType(sch, s, st)
 	case *cql.CreateIndex, *cql.DropIndex:
-		return nil, cql.Invalid(st.Start(), "Secondary indexes are not supported by Partita; query by the primary key, or with ALLOW FILTERING")
+		return nil, cql.Invalid(fault.Pos{}, "Secondary indexes are not supported by Partita; query by the primary key, or with ALLOW FILTERING")
 	}
-	return nil, cql.Invalid(st.Start(), "%T statements are not supported", st)
+	return nil, cql.Invalid(fault.Pos{}, "%T statements are not supported", st)
 }
 
 func checkName(what, name string) error {
@@ -274,7 +274,7 @@ func (x *Executor) createTable(sch *schema, s *Session, st *cql.CreateTable) (*R
 		return nil, &AlreadyExistsError{Keyspace: ks.name, Table: st.Table.Name, Err: fault.New(fault.Conflict, "Cannot add already existing table \"%s\" to keyspace \"%s\"", st.Table.Name, ks.name)}
 	}
 	if st.CompactStorage {
-		return nil, cql.Invalid(st.Start(), "COMPACT STORAGE tables are not supported")
+		return nil, cql.Invalid(fault.Pos{}, "COMPACT STORAGE tables are not supported")
 	}
 	tm := tableMeta{PartitionKey: st.PartitionKey, Clustering: st.Clustering}
 	if _, err := rand.Read(tm.ID[:]); err != nil {

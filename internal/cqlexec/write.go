@@ -116,7 +116,7 @@ func planWrite(sch *schema, s *Session, p *Prepared, st cql.Statement) (*writePl
 		}
 		return wp, wp.finish(p)
 	}
-	return nil, cql.Invalid(st.Start(), "Only INSERT, UPDATE and DELETE statements are allowed in a batch")
+	return nil, cql.Invalid(fault.Pos{}, "Only INSERT, UPDATE and DELETE statements are allowed in a batch")
 }
 
 func checkWritable(t *table) error {

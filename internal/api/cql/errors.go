@@ -28,7 +28,7 @@ type request struct {
 func errorMessage(err error, r request) message.Error {
 	var exists *cqlexec.AlreadyExistsError
 	if errors.As(err, &exists) {
-		return &message.AlreadyExists{ErrorMessage: err.Error(), Keyspace: exists.Keyspace, Table: exists.Table}
+		return &message.AlreadyExists{ErrorMessage: fault.From(err).Message, Keyspace: exists.Keyspace, Table: exists.Table}
 	}
 	if cql.IsSyntax(err) {
 		return &message.SyntaxError{ErrorMessage: fault.From(err).Message}

@@ -32,7 +32,7 @@ func TestErrorMapping(t *testing.T) {
 		{"syntax", syntax, request{}, &message.SyntaxError{ErrorMessage: fault.From(syntax).Message}},
 		{"invalid", cql.Invalid(fault.Pos{}, "no such column"), request{}, &message.Invalid{ErrorMessage: "no such column"}},
 		{"already exists", &cqlexec.AlreadyExistsError{Keyspace: "ks", Table: "t", Err: fault.New(fault.Conflict, "Cannot add already existing table \"t\" to keyspace \"ks\"")}, request{},
-			&message.AlreadyExists{ErrorMessage: "conflict: Cannot add already existing table \"t\" to keyspace \"ks\"", Keyspace: "ks", Table: "t"}},
+			&message.AlreadyExists{ErrorMessage: "Cannot add already existing table \"t\" to keyspace \"ks\"", Keyspace: "ks", Table: "t"}},
 		{"forbidden", fault.New(fault.Forbidden, "read-only"), request{}, &message.Unauthorized{ErrorMessage: "read-only"}},
 		{"unavailable", fault.New(fault.Unavailable, "shutting down"), request{consistency: primitive.ConsistencyLevelQuorum},
 			&message.Unavailable{ErrorMessage: "shutting down", Consistency: primitive.ConsistencyLevelQuorum, Required: 1, Alive: 0}},
