@@ -386,6 +386,13 @@ func (x *Executor) apply(t *table, muts []*mutation, conditional bool) (*Result,
 		return nil, err
 	}
 	res := &Result{Kind: ResultVoid}
+	if len(muts) > 1 {
+		charge, err := x.dryRun(t, muts)
+		res.Charge += charge
+		if err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range muts {
 		var lwt *Result
 		charge, err := cont.MutateRows(m.pl.epk, func(tx *engine.RowTxn) error {
@@ -410,7 +417,7 @@ func (x *Executor) apply(t *table, muts []*mutation, conditional bool) (*Result,
 
 // mutate applies m in tx. When m's condition fails it stages nothing and returns the
 // [applied] = false result.
-func (x *Executor) mutate(t *table, tx *engine.RowTxn, m *mutation) (*Result, error) {
+func (x *Executor) mutate(t *table, tx rowTxn, m *mutation) (*Result, error) {
 	now := x.now().Unix()
 	staged := map[string]*rowDoc{}
 	load := func(ck [][]byte) (*rowDoc, error) {
