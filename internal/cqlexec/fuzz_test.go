@@ -302,6 +302,12 @@ func FuzzExecute(f *testing.F) {
 				}
 			}
 		}
+		if res.PagingState != nil { // the next page, as a driver would ask for it
+			o.PagingState = res.PagingState
+			if _, err := fx.x.Execute(s, p, o); err != nil {
+				checkFault(t, "next page", err)
+			}
+		}
 		if p.Kind != KindSelect && p.Kind != KindUse {
 			// It may have changed the data: start the next input afresh.
 			fx.close()
@@ -361,7 +367,7 @@ var pagingQueries = []string{
 	"SELECT * FROM pg WHERE k = 2 ORDER BY c DESC",
 	"SELECT k, c, v FROM pg WHERE v > 10 AND v < 40 ALLOW FILTERING",
 	"SELECT * FROM pg WHERE token(k) > 0",
-	"SELECT k, s FROM pg WHERE k IN (0, 4) PER PARTITION LIMIT 3",
+	"SELECT k, c, s FROM pg WHERE k IN (0, 4) PER PARTITION LIMIT 3",
 	"SELECT * FROM pg LIMIT 17",
 }
 
