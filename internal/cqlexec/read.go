@@ -234,7 +234,7 @@ func (x *Executor) executeSelect(s *Session, p *Prepared, o Options) (*Result, e
 		return nil, err
 	}
 	if len(o.PagingState) > 0 {
-		if rd.state, err = decodePaging(o.PagingState, len(rd.spans)); err != nil {
+		if rd.state, err = decodePaging(sp.t, o.PagingState, len(rd.spans)); err != nil {
 			return nil, err
 		}
 	}
