@@ -155,6 +155,15 @@ func (x *Executor) runBatch(parts []*writePlan, binders []*binder, ts int64) (*R
 		return nil, cql.Invalid(fault.Pos{}, "Batch with conditions cannot span multiple partitions")
 	}
 	res := &Result{Kind: ResultVoid}
+	if len(order) > 1 { // all or nothing (dryrun.go)
+		for _, k := range order {
+			charge, err := x.dryRun(k.t, []*mutation{groups[k]})
+			res.Charge += charge
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
 	for _, k := range order {
 		r, err := x.apply(k.t, []*mutation{groups[k]}, conditional)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ import (
 //	                         whole second the scenario began)
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		if strings.HasPrefix(path, filepath.Join("testdata", "fuzz")) {
+			return // the fuzz corpus (fuzz_test.go)
+		}
 		h := newHarness(t, engine.Options{})
 		datadriven.RunTest(t, path, h.run)
 	})

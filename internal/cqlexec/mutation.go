@@ -114,7 +114,10 @@ func (x *Executor) mutations(b *binder, wp *writePlan, ts int64) ([]*mutation, e
 	case wp.staticOnly:
 		ckRows = [][][]byte{nil}
 	case len(ckPer) == len(t.ck):
-		ckRows = product(ckPer)
+		var err error
+		if ckRows, err = product(ckPer, "clustering key"); err != nil {
+			return nil, err
+		}
 	default: // a DELETE of rows by prefix, maybe with a slice on the next column
 		var err error
 		if span, err = x.deleteSpan(b, wp, ckPer); err != nil {
@@ -139,8 +142,12 @@ func (x *Executor) mutations(b *binder, wp *writePlan, ts int64) ([]*mutation, e
 			cond.conds = append(cond.conds, bc)
 		}
 	}
+	pks, err := product(pkPer, "partition key")
+	if err != nil {
+		return nil, err
+	}
 	var out []*mutation
-	for _, pkVals := range product(pkPer) {
+	for _, pkVals := range pks {
 		pk, err := pkBytes(pkVals)
 		if err != nil {
 			return nil, err
@@ -387,6 +394,13 @@ func (x *Executor) apply(t *table, muts []*mutation, conditional bool) (*Result,
 		return nil, err
 	}
 	res := &Result{Kind: ResultVoid}
+	if len(muts) > 1 {
+		charge, err := x.dryRun(t, muts)
+		res.Charge += charge
+		if err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range muts {
 		var lwt *Result
 		charge, err := cont.MutateRows(m.pl.epk, func(tx *engine.RowTxn) error {
@@ -411,7 +425,7 @@ func (x *Executor) apply(t *table, muts []*mutation, conditional bool) (*Result,
 
 // mutate applies m in tx. When m's condition fails it stages nothing and returns the
 // [applied] = false result.
-func (x *Executor) mutate(t *table, tx *engine.RowTxn, m *mutation) (*Result, error) {
+func (x *Executor) mutate(t *table, tx rowTxn, m *mutation) (*Result, error) {
 	now := x.now().Unix()
 	staged := map[string]*rowDoc{}
 	load := func(ck [][]byte) (*rowDoc, error) {
@@ -442,22 +456,36 @@ func (x *Executor) mutate(t *table, tx *engine.RowTxn, m *mutation) (*Result, er
 		}
 	}
 	var order []string
+	tombstones := 0 // bytes, about, of the rows the spans delete
 	for _, sp := range m.spans {
-		var ids []string
+		var failed error
 		err := tx.Scan(sp.lo, sp.hi, false, func(id string, doc []byte) bool {
-			r, err := decodeRow(doc)
-			if err == nil {
-				staged[id] = r
-				ids = append(ids, id)
+			r := staged[id] // an earlier span or condition of the batch may hold it
+			if r == nil {
+				var err error
+				if r, err = decodeRow(doc); err != nil {
+					failed = err
+					return false
+				}
+			}
+			if r.Deleted != nil && *r.Deleted >= sp.ts {
+				return true // deleted already: nothing to write
+			}
+			r.delete(sp.ts) // now, so that only what survives the deletion stays in memory
+			staged[id] = r
+			order = append(order, id)
+			tombstones += r.size()
+			if tombstones > maxRangeDeleteBytes {
+				failed = fault.New(fault.TooLarge, "The DELETE covers more rows than one statement may delete (their tombstones would pass %d MiB); delete the range in narrower clustering slices", maxRangeDeleteBytes>>20)
+				return false
 			}
 			return true
 		})
+		if err == nil {
+			err = failed
+		}
 		if err != nil {
 			return nil, err
-		}
-		for _, id := range ids {
-			staged[id].delete(sp.ts)
-			order = append(order, id)
 		}
 	}
 	for _, rm := range m.rows {
@@ -488,6 +516,14 @@ func (x *Executor) mutate(t *table, tx *engine.RowTxn, m *mutation) (*Result, er
 	}
 	return nil, nil
 }
+
+// maxRangeDeleteBytes bounds what one DELETE of a clustering range or of a whole partition
+// may delete. Partita keeps a deletion as a tombstone per row (row.go), not one for the
+// range as Cassandra does, and a write's rows are staged in memory and committed as one
+// command: the bound keeps that memory, and the command, within reason (some hundreds of
+// thousands of rows with small keys). Rows deleted before count too, when the new deletion
+// is newer than theirs: their tombstones are written again. A variable for tests.
+var maxRangeDeleteBytes = 64 << 20
 
 // applyCell writes one column of r.
 func applyCell(r *rowDoc, c cellOp, rm *rowMut, now int64) error {

@@ -2,8 +2,10 @@ package cqlexec
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/partita-db/partita/internal/cql"
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 )
 
@@ -25,11 +27,30 @@ func (s pagingState) encode() []byte {
 	return b
 }
 
-// decodePaging reads a paging state for a read of spans spans.
-func decodePaging(b []byte, spans int) (pagingState, error) {
+// decodePaging reads a paging state for a read of spans spans of table t. A state that
+// names a row names its partition key too, and the row must be of that partition: the read
+// resumes in that partition as one whose rows it has begun to return (a static row is then
+// no row of its own).
+func decodePaging(t *table, b []byte, spans int) (pagingState, error) {
 	var s pagingState
-	if err := json.Unmarshal(b, &s); err != nil || s.Span < 0 || s.Span > spans || s.Count < 0 || s.PartCount < 0 {
+	if err := json.Unmarshal(b, &s); err != nil || s.Span < 0 || s.Span > spans || s.Count < 0 || s.PartCount < 0 || !s.consistent(t) {
 		return pagingState{}, cql.Invalid(fault.Pos{}, "Invalid value for the paging state")
 	}
 	return s, nil
+}
+
+// consistent reports whether the row s names, if any, is of the partition it names.
+func (s pagingState) consistent(t *table) bool {
+	if s.ID == "" && s.EPK == nil {
+		return s.Key == nil
+	}
+	if len(s.Key) != len(t.pk) {
+		return false
+	}
+	pk, err := pkBytes(s.Key)
+	if err != nil {
+		return false
+	}
+	pl := placeOf(pk)
+	return epk.EPK(s.EPK) == pl.epk && strings.HasPrefix(s.ID, t.rowID(pl, nil))
 }

@@ -45,8 +45,12 @@ func (sp *selectPlan) spans(b *binder) ([]span, error) {
 		}
 		pkPer = append(pkPer, vs)
 	}
+	pks, err := product(pkPer, "partition key")
+	if err != nil {
+		return nil, err
+	}
 	var places []place
-	for _, vals := range product(pkPer) {
+	for _, vals := range pks {
 		pk, err := pkBytes(vals)
 		if err != nil {
 			return nil, err
@@ -109,8 +113,12 @@ func (sp *selectPlan) clusteringSpans(b *binder) ([][2]string, error) {
 	if len(per) == 0 && slice == nil {
 		return [][2]string{{"", ""}}, nil
 	}
+	prefixes, err := product(per, "clustering key")
+	if err != nil {
+		return nil, err
+	}
 	var out [][2]string
-	for _, prefix := range product(per) {
+	for _, prefix := range prefixes {
 		if slice != nil {
 			lo, hi, err := sliceIDs(b, t, prefix, slice)
 			if err != nil {
@@ -163,6 +171,25 @@ func tokenRange(b *binder, rels []cql.Relation) (lo, hi engine.RowPos, err error
 	return lo, hi, nil
 }
 
+// rowBefore reports whether a comes before b in the row order.
+func rowBefore(a, b engine.RowPos) bool {
+	return a.EPK < b.EPK || a.EPK == b.EPK && a.ID < b.ID
+}
+
+func maxRowPos(a, b engine.RowPos) engine.RowPos {
+	if rowBefore(a, b) {
+		return b
+	}
+	return a
+}
+
+func minRowPos(a, b engine.RowPos) engine.RowPos {
+	if rowBefore(b, a) {
+		return b
+	}
+	return a
+}
+
 func maxPos(a, b engine.RowPos) engine.RowPos {
 	if a.EPK < b.EPK {
 		return b
@@ -207,7 +234,7 @@ func (x *Executor) executeSelect(s *Session, p *Prepared, o Options) (*Result, e
 		return nil, err
 	}
 	if len(o.PagingState) > 0 {
-		if rd.state, err = decodePaging(o.PagingState, len(rd.spans)); err != nil {
+		if rd.state, err = decodePaging(sp.t, o.PagingState, len(rd.spans)); err != nil {
 			return nil, err
 		}
 	}
@@ -272,11 +299,16 @@ func (rd *reader) run() (*Result, error) {
 	for i := st.Span; i < len(rd.spans) && !rd.full; i++ {
 		sn := rd.spans[i]
 		if i == st.Span && (st.ID != "" || st.EPK != nil) {
+			// Resume after the row the state names, never outside the span: a forged state
+			// must not reach rows the query does not select.
 			at := engine.RowPos{EPK: epk.EPK(st.EPK), ID: st.ID}
 			if sp.reverse {
-				sn.hi = at
+				sn.hi = minRowPos(sn.hi, at)
 			} else {
-				sn.lo = engine.RowPos{EPK: at.EPK, ID: idAfter(at.ID)}
+				sn.lo = maxRowPos(sn.lo, engine.RowPos{EPK: at.EPK, ID: idAfter(at.ID)})
+			}
+			if !rowBefore(sn.lo, sn.hi) {
+				sn.hi = sn.lo // nothing left of the span
 			}
 		}
 		if i != st.Span || st.Key == nil {

@@ -119,6 +119,18 @@ func (r *rowDoc) live(now int64) bool {
 	return false
 }
 
+// size is about the bytes r takes, in memory or stored: its id, key and cell values.
+func (r *rowDoc) size() int {
+	n := 64 + len(r.ID)
+	for _, k := range r.Key {
+		n += len(k)
+	}
+	for name, c := range r.Cells {
+		n += 32 + len(name) + len(c.V)
+	}
+	return n
+}
+
 // dead reports whether nothing of the row needs keeping: no marker, no cell, no deletion.
 func (r *rowDoc) dead() bool {
 	return r.Marker == nil && len(r.Cells) == 0 && r.Deleted == nil

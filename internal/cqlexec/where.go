@@ -287,8 +287,25 @@ func uniqueSorted(t *cqlvalue.Type, vs [][]byte) [][]byte {
 	return out
 }
 
-// product is every combination of one value per column, in order.
-func product(per [][][]byte) [][][]byte {
+// maxInProduct bounds the combinations IN restrictions pin, on the partition key and on the
+// clustering columns apart: each is a partition read or written, or a span of one, so the
+// count is the work a short statement can ask for. Cassandra bounds it with its
+// in_select_cartesian_product guardrail (off by default) and Scylla with
+// max_partition_key_restrictions_per_query and max_clustering_key_restrictions_per_query,
+// 100 each by default; Partita takes Scylla's 100 and Cassandra's message, for writes too.
+const maxInProduct = 100
+
+// product is every combination of one value per column, in order; what ("partition key"
+// or "clustering key") names the columns for the error when there are more than
+// maxInProduct.
+func product(per [][][]byte, what string) ([][][]byte, error) {
+	n := 1
+	for _, vs := range per {
+		n *= len(vs)
+		if n > maxInProduct {
+			return nil, cql.Invalid(fault.Pos{}, "Aborting query because the cartesian product of the IN restrictions on %s produces %d values, this exceeds fail threshold of %d.", what, n, maxInProduct)
+		}
+	}
 	out := [][][]byte{nil}
 	for _, vs := range per {
 		next := make([][][]byte, 0, len(out)*len(vs))
@@ -299,5 +316,5 @@ func product(per [][][]byte) [][][]byte {
 		}
 		out = next
 	}
-	return out
+	return out, nil
 }
