@@ -67,10 +67,22 @@ func format(w *strings.Builder, t *Type, b []byte) {
 	case UUID, Timeuuid:
 		w.WriteString(formatUUID(b))
 	case Timestamp:
-		quote(w, timestampTime(int64(binary.BigEndian.Uint64(b))).Format("2006-01-02 15:04:05.000-0700"))
+		// Past year 9999 the date form would not read back: such a value prints as its
+		// milliseconds, which a timestamp literal also accepts.
+		ms := int64(binary.BigEndian.Uint64(b))
+		if t := timestampTime(ms); t.Year() < 0 || t.Year() > 9999 {
+			w.WriteString(strconv.FormatInt(ms, 10))
+		} else {
+			quote(w, t.Format("2006-01-02 15:04:05.000-0700"))
+		}
 	case Date:
-		days := int64(binary.BigEndian.Uint32(b)) - epochDays
-		quote(w, time.Unix(days*86400, 0).UTC().Format("2006-01-02"))
+		// Likewise a date past year 9999 prints as its day number (2^31 is the epoch).
+		raw := binary.BigEndian.Uint32(b)
+		if t := time.Unix((int64(raw)-epochDays)*86400, 0).UTC(); t.Year() < 0 || t.Year() > 9999 {
+			w.WriteString(strconv.FormatUint(uint64(raw), 10))
+		} else {
+			quote(w, t.Format("2006-01-02"))
+		}
 	case Time:
 		ns := int64(binary.BigEndian.Uint64(b))
 		quote(w, time.Unix(0, ns).UTC().Format("15:04:05.000000000"))
