@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlvalue"
@@ -112,26 +113,30 @@ type schema struct {
 	keyspaces map[string]*keyspace
 }
 
-// schemaCache holds the schema read at the catalog's latest version.
+// schemaCache holds the schema read at the catalog's latest version. Every statement looks
+// it up, so the look-up is one atomic load; the mutex is held only to read the schema again.
 type schemaCache struct {
+	cur atomic.Pointer[schema]
 	mu  sync.Mutex
-	cur *schema
 }
 
 // schema returns the schema as of the catalog's current version, reading it again when the
 // version moved.
 func (x *Executor) schema() (*schema, error) {
 	v := x.eng.CatalogVersion()
+	if s := x.cache.cur.Load(); s != nil && s.version == v {
+		return s, nil
+	}
 	x.cache.mu.Lock()
 	defer x.cache.mu.Unlock()
-	if x.cache.cur != nil && x.cache.cur.version == v {
-		return x.cache.cur, nil
+	if s := x.cache.cur.Load(); s != nil && s.version == v {
+		return s, nil // another statement read it meanwhile
 	}
 	s, err := loadSchema(x.eng, v)
 	if err != nil {
 		return nil, err
 	}
-	x.cache.cur = s
+	x.cache.cur.Store(s)
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package cqlvalue
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/fault"
@@ -73,7 +74,12 @@ func ListPrepend(list, add []byte) ([]byte, error) { return ListAppend(add, list
 // ListRemove is l = l - remove: every occurrence of each element of remove goes. Elements are
 // matched by their bytes, as Cassandra does. t is the list type.
 func ListRemove(t *Type, list, remove []byte) ([]byte, error) {
-	a, err := Elements(list)
+	return removeElements(list, remove, bytes.Equal)
+}
+
+// removeElements drops from the collection c every element that matches one of remove's.
+func removeElements(c, remove []byte, match func(a, b []byte) bool) ([]byte, error) {
+	a, err := Elements(c)
 	if err != nil {
 		return nil, err
 	}
@@ -83,20 +89,11 @@ func ListRemove(t *Type, list, remove []byte) ([]byte, error) {
 	}
 	kept := a[:0]
 	for _, e := range a {
-		if !containsBytes(r, e) {
+		if !slices.ContainsFunc(r, func(x []byte) bool { return match(x, e) }) {
 			kept = append(kept, e)
 		}
 	}
 	return join(kept, 1), nil
-}
-
-func containsBytes(items [][]byte, v []byte) bool {
-	for _, it := range items {
-		if bytes.Equal(it, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // ListGet is l[i]; ok is false when i is out of range.
@@ -154,21 +151,7 @@ func SetAdd(t *Type, set, add []byte) ([]byte, error) {
 
 // SetRemove is s = s - remove; t is the set type.
 func SetRemove(t *Type, set, remove []byte) ([]byte, error) {
-	a, err := Elements(set)
-	if err != nil {
-		return nil, err
-	}
-	r, err := Elements(remove)
-	if err != nil {
-		return nil, err
-	}
-	kept := a[:0]
-	for _, e := range a {
-		if !containsEqual(t.Elems[0], r, e) {
-			kept = append(kept, e)
-		}
-	}
-	return join(kept, 1), nil
+	return removeElements(set, remove, func(a, b []byte) bool { return Compare(t.Elems[0], a, b) == 0 })
 }
 
 func containsEqual(t *Type, items [][]byte, v []byte) bool {

@@ -287,12 +287,8 @@ func (p *Partition) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) e
 			if err != nil {
 				return err
 			}
-			d, ok, err := docs.get(seq)
-			if err != nil {
+			if more, err := docs.visit(seq, fn); !more || err != nil {
 				return err
-			}
-			if ok && !fn(d.doc(seq)) {
-				return nil
 			}
 		}
 		return it.Error()
@@ -302,12 +298,8 @@ func (p *Partition) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) e
 		return err
 	}
 	for _, seq := range seqs {
-		d, ok, err := docs.get(seq)
-		if err != nil {
+		if more, err := docs.visit(seq, fn); !more || err != nil {
 			return err
-		}
-		if ok && !fn(d.doc(seq)) {
-			return nil
 		}
 	}
 	return nil
@@ -382,6 +374,16 @@ func (r *docReader) get(seq uint64) (stored, bool, error) {
 		return stored{}, false, nil
 	}
 	return d, err == nil, err
+}
+
+// visit hands the document seq, when it is live, to fn; more is false once fn asks to stop
+// or get failed.
+func (r *docReader) visit(seq uint64, fn func(d Doc) bool) (more bool, err error) {
+	d, ok, err := r.get(seq)
+	if err != nil {
+		return false, err
+	}
+	return !ok || fn(d.doc(seq)), nil
 }
 
 func (r *docReader) close() { r.it.Close() }

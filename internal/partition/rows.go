@@ -50,12 +50,8 @@ func (p *Partition) ScanItems(lo, hi ItemPos, reverse bool, fn func(d Doc) bool)
 		if err != nil {
 			return err
 		}
-		d, ok, err := docs.get(seq)
-		if err != nil {
+		if more, err := docs.visit(seq, fn); !more || err != nil {
 			return err
-		}
-		if ok && !fn(d.doc(seq)) {
-			return nil
 		}
 	}
 	return it.Error()
