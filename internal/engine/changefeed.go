@@ -148,26 +148,31 @@ func (e *Engine) purgeEvery() time.Duration {
 func (e *Engine) purgeLogsOnce(now time.Time) {
 	cutoff := now.Add(-max(e.opts.ChangeFeedRetention, 0)).Unix()
 	e.mu.RLock()
-	var nums []uint32
+	var cs []*Container
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
-			nums = append(nums, c.rec.Num)
+			cs = append(cs, c)
 		}
 	}
 	e.mu.RUnlock()
-	for _, n := range nums {
-		select {
-		case <-e.stop:
-			return
-		default:
-		}
-		removed, err := partition.PurgeLog(e.db, n, cutoff)
-		if err != nil {
-			e.log.Error("change feed retention", "container", n, "err", err)
-			continue
-		}
-		if removed > 0 {
-			e.log.Info("change feed retention", "container", n, "removed", removed)
+	for _, c := range cs {
+		for _, p := range c.Partitions() {
+			select {
+			case <-e.stop:
+				return
+			default:
+			}
+			// A split that closes p meanwhile refuses this; its children are purged next time.
+			removed, err := p.PurgeLog(cutoff)
+			if err != nil {
+				if e.live(c) && fault.KindOf(err) != fault.Gone {
+					e.log.Error("change feed retention", "container", c.rec.ID, "partition", p.ID(), "err", err)
+				}
+				continue
+			}
+			if removed > 0 {
+				e.log.Info("change feed retention", "container", c.rec.ID, "partition", p.ID(), "removed", removed)
+			}
 		}
 	}
 }

@@ -34,8 +34,6 @@ type Container struct {
 	splitMu   sync.RWMutex
 	splitOne  sync.Mutex  // held for the whole of a split: one split of a container at a time
 	splitting atomic.Bool // a background split is running for this container
-	// seq hands out the creation sequences of the container's items, across its partitions.
-	seq partition.Sequence
 	// index is the indexing policy writes follow. A policy change stores it while it holds
 	// splitMu exclusively (reindex.go), so a request sees one policy throughout.
 	index atomic.Pointer[indexing.Policy]
@@ -259,14 +257,12 @@ func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
 		DB: c.e.db, Container: c.rec.Num, ID: r.ID, Range: er, ContainerRID: c.rid,
 		SelfPrefix:      "dbs/" + c.db.rid.String() + "/colls/" + c.rid.String() + "/docs/",
 		MaxLogicalBytes: c.e.opts.MaxLogicalPartitionBytes,
-		Seq:             &c.seq,
 		Index:           c.policy(),
-		Lineage:         r.Parents,
 		KeepImages:      c.e.opts.ChangeFeedRetention > 0,
 		DefaultTTL:      ttlSetting(c.rec.DefaultTTL),
 		Now:             c.e.unixClock(),
 		Unique:          c.unique,
-	}, 0)
+	})
 }
 
 func (c *Container) close() {
@@ -281,26 +277,13 @@ func (c *Container) deleteInto(b *storage.Batch) error {
 	if err := b.Delete(storage.CatalogKey(storage.CatalogContainer, n)); err != nil {
 		return err
 	}
-	for _, span := range [][2][]byte{
-		pair(storage.ContainerDocSpan(n)),
-		pair(storage.ContainerItemSpan(n)),
-		pair(storage.OrderContainerSpan(n)),
-		pair(storage.PartitionSpan(n)),
-		pair(storage.LogicalSpan(n, string(epk.Min), string(epk.Max))),
-		pair(storage.IndexContainerSpan(n)),
-		pair(storage.LogContainerSpan(n)),
-		pair(storage.RetainedSpan(n)),
-		pair(storage.UniqueContainerSpan(n)),
-		pair(storage.ReindexSpan(n)),
-	} {
-		if err := b.DeleteRange(span[0], span[1]); err != nil {
+	for _, span := range storage.ContainerSpans(n) {
+		if err := b.DeleteRange(span.Start, span.End); err != nil {
 			return err
 		}
 	}
 	return nil
 }
-
-func pair(a, b []byte) [2][]byte { return [2][]byte{a, b} }
 
 func (e *Engine) container(dbID, id string) (*Container, error) {
 	d, err := e.database(dbID)

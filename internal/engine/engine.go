@@ -108,6 +108,12 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if db.Format() != storage.FormatVersion {
+		if err := upgrade(db, opts.Logger); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
 		scripts: script.NewRunner(opts.Scripts)}
 	if err := e.load(); err != nil {
@@ -144,6 +150,9 @@ func (e *Engine) load() error {
 			return err
 		}
 		d.containers[r.ID] = c
+		if err := c.reconcile(); err != nil {
+			return fmt.Errorf("container %q: %w", r.ID, err)
+		}
 	}
 	for _, r := range recs.users {
 		d := byNum[r.DB]

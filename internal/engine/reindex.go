@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -58,33 +57,20 @@ func (e *Engine) changeIndexing(c *Container, dbID, id string, r ContainerReplac
 	rec.Indexing = r.Indexing
 	rec.DefaultTTL = r.DefaultTTL
 	rec.Version = e.nextVersion()
-	b := e.db.NewBatch()
-	defer b.Close()
-	parts := c.routes.Load().parts
-	changes := make([]*partition.IndexChange, len(parts))
-	for i, p := range parts {
-		if changes[i], err = p.PrepareIndexChange(b, pol, c.rec.Indexing); err != nil {
-			return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
+	// Every partition records the change before the catalog does: a partition without a
+	// record of its own follows the catalog's policy, and one that recorded the change before a
+	// crash kept the catalog from following is brought back to it at the next start
+	// (reconcilePolicies).
+	for _, p := range c.routes.Load().parts {
+		if err := p.ChangePolicy(pol); err != nil {
+			return ContainerInfo{}, e.reopen(c, fault.New(fault.Unavailable, "The indexing policy could not be changed: %v", err))
 		}
 	}
-	err = putJSON(b, storage.CatalogSeqKey(), e.seq)
-	if err == nil {
-		err = putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
-	}
-	if err == nil {
-		err = b.Commit()
-	}
-	if err != nil {
-		return ContainerInfo{}, fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
+	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+		return ContainerInfo{}, e.reopen(c, err)
 	}
 	c.rec = rec
 	c.index.Store(pol)
-	for i, p := range parts {
-		if err := p.InstallIndexChange(changes[i]); err != nil {
-			// What is durable is right; serve from it again.
-			return ContainerInfo{}, e.reopen(c, fault.New(fault.Internal, "%v", err))
-		}
-	}
 	c.applyDefaultTTL()
 	e.log.Info("indexing policy changed", "database", c.db.rec.ID, "container", rec.ID)
 	e.startReindexLocked(c)
@@ -110,6 +96,26 @@ func (e *Engine) resumeReindex() {
 			e.startReindexLocked(c)
 		}
 	}
+}
+
+// reconcile brings c's partitions back to what its catalog record says, after a restart that
+// interrupted a change: a policy change that some partitions recorded before the catalog did,
+// or a split that started and neither committed nor aborted (its children are built again only
+// when the split is started again).
+func (c *Container) reconcile() error {
+	for _, p := range c.routes.Load().parts {
+		if _, _, _, ok := p.SplitInFlight(); ok {
+			if err := p.AbortSplit(); err != nil {
+				return err
+			}
+		}
+		if !p.Policy().Equal(c.policy()) {
+			if err := p.ChangePolicy(c.policy()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // reindexPending reports whether a partition of c has a rebuild in flight.

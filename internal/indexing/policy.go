@@ -22,6 +22,16 @@ type Policy struct {
 	rules      []rule
 	composites []Composite
 	spatial    []Spatial
+	// raw is the JSON the policy was parsed from; nil for the default.
+	raw json.RawMessage
+}
+
+// JSON is the policy as it was given ("{}" for the default), for records that keep it.
+func (p *Policy) JSON() json.RawMessage {
+	if p == nil || len(p.raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	return p.raw
 }
 
 type rule struct {
@@ -50,7 +60,7 @@ func Parse(raw []byte) (*Policy, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fault.New(fault.BadRequest, "The indexing policy is not valid: %v", err)
 	}
-	p := &Policy{}
+	p := &Policy{raw: append(json.RawMessage(nil), raw...)}
 	if doc.Mode != nil {
 		switch strings.ToLower(*doc.Mode) {
 		case "consistent", "lazy":

@@ -1,16 +1,74 @@
 package partition
 
 import (
-	"github.com/partita-db/partita/internal/storage"
+	"encoding/json"
+
+	"github.com/partita-db/partita/internal/epk"
 )
 
-// A Command is one atomic change to a partition, with every choice already made: applying it
-// reads nothing and depends on nothing but its own fields, so replicas that apply the same
-// commands in the same order end in the same state.
+// The log of a partition is a sequence of entries, each fully decided before it is appended:
+// applying one reads nothing that every replica does not hold alike, so replicas that apply
+// the same entries in the same order hold the same bytes. Most entries are Commands (item
+// writes); the others are the partition's own steps that change its state: a lease, a policy
+// change, a step of an index rebuild, a purge of old changes, and the three steps of a split.
+// Each is decided on the partition's writer against the state as of every entry applied so
+// far, and carries the lease it was decided under, so that an entry decided by a writer that
+// lost its lease meanwhile is refused where it is applied (lease.go).
+//
+// On a single node the log is the batch that applies them (locallog.go); a replicated
+// partition appends the encoded entries (codec.go) to its Raft group's log and applies them
+// once committed (replicated.go).
+
+// entryKind is what an entry does.
+type entryKind uint8
+
+const (
+	entryWrite       entryKind = iota + 1 // a Command
+	entryLease                            // a replica's writer takes the lease
+	entryPolicy                           // the index follows another indexing policy
+	entryReindex                          // a step of an index rebuild
+	entryPurge                            // retention removes changes that hold no current version
+	entrySplitStart                       // a split begins: the children's entries are built
+	entrySplitCommit                      // the split ends: the children own the items
+	entrySplitAbort                       // the split is abandoned
+	entryKinds                            // one past the last kind
+)
+
+var entryKindNames = [entryKinds]string{"", "write", "lease", "policy", "reindex", "purge", "split-start", "split-commit", "split-abort"}
+
+func (k entryKind) String() string {
+	if k < entryKinds {
+		return entryKindNames[k]
+	}
+	return "unknown"
+}
+
+// entry is one decided step of a partition's log; exactly the field of its kind is set.
+type entry struct {
+	kind entryKind
+	// epoch is the lease the entry was decided under (state.Epoch); 0 on a single node.
+	epoch   uint64
+	cmd     *Command
+	lease   uint64 // entryLease: the epoch the lease starts
+	policy  *policyChange
+	reindex *reindexStep
+	purge   *purgeStep
+	split   *splitPlan // entrySplitStart
+	// sync is whether a single node must sync the entry before it answers; steps that are
+	// redone after a crash (index rebuild, purge) need not. Not part of the encoding: a
+	// replicated log syncs every entry.
+	sync bool
+}
+
+// A Command is one atomic change to a partition's items, with every choice already made: the
+// LSN, the time, the stored bytes, the index and unique key entries, the statistics.
 type Command struct {
 	LSN     uint64
 	TS      int64 // when it was decided, in Unix seconds: the items' _ts and the log's time
 	Changes []Change
+	// Images is set when the log keeps the versions that changes replace (the all-versions
+	// change feed): each change's PrevJSON is written as its previous entry's image.
+	Images bool
 	// After is the partition's LSN and totals once the command is applied. The writer
 	// persists it once per group of commands, as of the group's last.
 	After state
@@ -24,7 +82,7 @@ type Change struct {
 	// (ID); empty otherwise. The item keeps its document and creation sequence: only its item
 	// key moves.
 	Renamed string
-	// Seq is the item's creation sequence, the key of its document.
+	// Seq is the item's creation sequence, the last part of its document's key.
 	Seq uint64
 	// New is set when the change creates the item: its item and order keys are written.
 	New    bool
@@ -35,7 +93,8 @@ type Change struct {
 	// deletes the record.
 	Logical counts
 	// Prev names the log entry of the version the change replaces or deletes (zero for a
-	// create), and PrevJSON is that version, written as the entry's image (see log.go).
+	// create), and PrevJSON is that version, written as the entry's image when the command
+	// keeps images (see changelog.go).
 	Prev     logPos
 	PrevJSON []byte
 	// IndexDel and IndexAdd are the index terms the change removes and adds.
@@ -52,70 +111,42 @@ type Change struct {
 	uniq                 [][]byte
 }
 
-// apply writes the command into b.
-func (p *Partition) apply(b *storage.Batch, c *Command) error {
-	var key []byte
-	var seq [8]byte
-	for i := range c.Changes {
-		ch := &c.Changes[i]
-		var err error
-		if key, err = p.logChange(b, key, c, i); err != nil {
-			return err
-		}
-		doc := storage.DocKey(key[:0], p.container, ch.Seq)
-		switch {
-		case ch.Delete:
-			err = b.Delete(doc)
-			if err == nil {
-				err = b.Delete(storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID))
-			}
-			if err == nil {
-				err = b.Delete(storage.OrderKey(key[:0], p.container, p.id, ch.Seq))
-			}
-		case ch.New:
-			err = b.Set(doc, ch.Value)
-			if err == nil {
-				err = b.Set(storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID), storage.EncodeSeq(seq[:0], ch.Seq))
-			}
-			if err == nil {
-				err = b.Set(storage.OrderKey(key[:0], p.container, p.id, ch.Seq), []byte(ch.EPK))
-			}
-		default:
-			err = b.Set(doc, ch.Value)
-			if err == nil && ch.Renamed != "" {
-				err = b.Delete(storage.ItemKey(key[:0], p.container, ch.EPK, ch.Renamed))
-				if err == nil {
-					err = b.Set(storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID), storage.EncodeSeq(seq[:0], ch.Seq))
-				}
-			}
-		}
-		if err != nil {
-			return err
-		}
-		for _, t := range ch.IndexDel {
-			if err := b.Delete(storage.IndexKey(key[:0], p.container, p.id, t, ch.Seq)); err != nil {
-				return err
-			}
-		}
-		for _, t := range ch.IndexAdd {
-			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, ch.Seq), nil); err != nil {
-				return err
-			}
-		}
-		if len(ch.UniqueDel)+len(ch.UniqueAdd) > 0 {
-			if key, err = p.applyUnique(b, key, ch); err != nil {
-				return err
-			}
-		}
-		key = storage.LogicalKey(key[:0], p.container, ch.EPK)
-		if ch.Logical.Items == 0 {
-			err = b.Delete(key)
-		} else {
-			err = b.Set(key, encodeCounts(nil, ch.Logical))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+// policyChange makes the index follow another policy (reindex.go).
+type policyChange struct {
+	Policy json.RawMessage // the policy, as the container's record holds it
+}
+
+// reindexStep rebuilds the index entries of some items (reindex.go).
+type reindexStep struct {
+	Items []reindexed
+	// Cursor and Done are the rebuild's progress after the step; End says it is complete.
+	Cursor uint64
+	Done   int64
+	End    bool
+}
+
+// reindexed is one item a step rebuilds, and the entries to change.
+type reindexed struct {
+	EPK      string
+	Seq      uint64
+	Del, Add [][]byte
+}
+
+// purgeStep removes changes from the log (changelog.go).
+type purgeStep struct {
+	// Through is the LSN up to which the log is purged once the step is applied.
+	Through uint64
+	Refs    []logRef
+}
+
+// logRef names a log entry: the EPK it is kept under and its position.
+type logRef struct {
+	EPK string
+	logPos
+}
+
+// Child describes one of the two partitions a split makes.
+type Child struct {
+	ID    uint32
+	Range epk.Range
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -149,37 +148,31 @@ func (p *Partition) FindExpired(from uint64, max int) ([]ExpiredItem, ExpiredSca
 	}
 	defer docs.close()
 	docs.live = liveness{} // this scan wants the expired ones
-	_, end := storage.OrderPartitionSpan(p.container, p.id)
-	it, err := snap.NewIter(storage.OrderKey(nil, p.container, p.id, from), end)
-	if err != nil {
-		return nil, scan, err
-	}
-	defer it.Close()
 	var found []ExpiredItem
-	for it.First(); it.Valid(); it.Next() {
-		seq, err := storage.SeqOf(it.Key())
-		if err != nil {
-			return nil, scan, err
-		}
+	err = p.scanOrder(snap, docs, from, func(e []byte, seq uint64) (bool, error) {
 		if scan.Read >= max {
 			scan.Next, scan.Done = seq, false
-			return found, scan, nil
+			return false, nil
 		}
-		d, ok, err := docs.get(seq)
+		d, ok, err := docs.get(e, seq)
 		if err != nil {
-			return nil, scan, err
+			return false, err
 		}
 		scan.Next = seq + 1
 		if !ok {
-			continue
+			return true, nil
 		}
 		scan.Read++
 		scan.Bytes += len(d.json)
 		if live.expired(d.json) {
-			found = append(found, ExpiredItem{EPK: epk.EPK(d.epk), ID: string(d.id)})
+			found = append(found, ExpiredItem{EPK: epk.EPK(e), ID: string(d.id)})
 		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, scan, err
 	}
-	return found, scan, it.Error()
+	return found, scan, nil
 }
 
 // writeOverExpired is what an operation does on finding the item's current version expired: a

@@ -5,8 +5,8 @@ import "testing"
 // An entry written before time to live existed decodes as it did; an expiry's delete keeps its
 // flag, and the flag on anything but a delete is refused.
 func TestLogEntryExpiredFlag(t *testing.T) {
-	prev := logPos{part: 1, lsn: 7, i: 0}
-	old := appendEntry(nil, LogDelete, 3, 100, prev, "e", "id")
+	prev := logPos{lsn: 7, i: 0}
+	old := appendEntry(nil, LogDelete, 3, 100, prev, "id")
 	e, err := decodeEntry(old)
 	if err != nil || e.op != LogDelete || e.expired || e.seq != 3 || e.prev != prev {
 		t.Fatalf("plain delete: %+v, %v", e, err)
@@ -17,7 +17,7 @@ func TestLogEntryExpiredFlag(t *testing.T) {
 	if err != nil || e.op != LogDelete || !e.expired || string(e.id) != "id" {
 		t.Fatalf("expired delete: %+v, %v", e, err)
 	}
-	create := appendEntry(nil, LogCreate, 3, 100, logPos{}, "e", "id")
+	create := appendEntry(nil, LogCreate, 3, 100, logPos{}, "id")
 	create[0] |= logExpired
 	if _, err := decodeEntry(create); err == nil {
 		t.Fatal("an expired create decoded")

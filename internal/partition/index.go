@@ -127,16 +127,21 @@ func (p *Partition) IndexScan(path string, lo, hi []byte, ranges []epk.Range, fr
 		return err
 	}
 	defer docs.close()
+	orders, err := p.orderReader(snap)
+	if err != nil {
+		return err
+	}
+	defer orders.close()
 	for _, seq := range seqs {
-		d, ok, err := docs.get(seq)
+		e, ok, err := orders.epk(seq)
 		if err != nil {
 			return err
 		}
-		if !ok || !whole && !inRanges(clipped, epk.EPK(d.epk)) {
+		if !ok || !whole && !inRanges(clipped, epk.EPK(e)) {
 			continue
 		}
-		if !fn(d.doc(seq)) {
-			return nil
+		if more, err := docs.visit(e, seq, fn); !more || err != nil {
+			return err
 		}
 	}
 	return nil
@@ -189,8 +194,18 @@ func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc
 			return false, err
 		}
 	}
-	var key []byte
 	live := p.liveness()
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return false, err
+	}
+	defer docs.close()
+	docs.live = liveness{}
+	orders, err := p.orderReader(snap)
+	if err != nil {
+		return false, err
+	}
+	defer orders.close()
 	var run []uint64 // the sequences of a run of equal values, which the index lists ascending
 	var runValue []byte
 	var ferr error
@@ -199,23 +214,15 @@ func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc
 			slices.Sort(run)
 		}
 		for _, seq := range run {
-			key = storage.DocKey(key[:0], p.container, seq)
-			v, err := snap.Get(nil, key)
-			if storage.IsNotFound(err) {
-				continue
-			}
-			var d stored
-			if err == nil {
-				d, err = decodeValue(v)
+			e, ok, err := orders.epk(seq)
+			if err == nil && ok && (whole || clipped[0].Contains(epk.EPK(e))) {
+				var d stored
+				if d, ok, err = docs.get(e, seq); err == nil && ok && !live.expired(d.json) && !fn(d.doc(e, seq), runValue) {
+					return false
+				}
 			}
 			if err != nil {
 				ferr = err
-				return false
-			}
-			if !whole && !clipped[0].Contains(epk.EPK(d.epk)) || live.expired(d.json) {
-				continue
-			}
-			if !fn(d.doc(seq), runValue) {
 				return false
 			}
 		}

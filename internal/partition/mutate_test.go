@@ -17,7 +17,7 @@ func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 20, Seq: &Sequence{}}, 0)
+	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,13 +28,11 @@ type Config struct {
 	SelfPrefix string
 	// MaxLogicalBytes caps the bytes of one logical partition.
 	MaxLogicalBytes int64
-	// Seq hands out creation sequences; every partition of the container shares it.
-	Seq *Sequence
-	// Index says which paths the range index records; nil records every path.
+	// Index is the container's indexing policy; nil records every path. A new partition's
+	// index follows it; one with a record of its own follows the policy the record names
+	// until a policy change reaches it (ChangePolicy), and uses Index itself when the two are
+	// Equal, so that callers may compare policies by pointer.
 	Index *indexing.Policy
-	// Lineage is the partition's ancestors, oldest first: the partitions whose logs hold the
-	// changes made before the splits that produced it.
-	Lineage []uint32
 	// KeepImages keeps the versions that changes replace or delete, for the all-versions
 	// change feed.
 	KeepImages bool
@@ -45,6 +44,9 @@ type Config struct {
 	// Unique is the container's unique key policy; nil when it has none, which costs writes
 	// nothing.
 	Unique *uniquekey.Policy
+	// OnSplit, when set, adds to the batch of a split's commit what the partition's host keeps
+	// of the two children (a replication group's first state), on every replica.
+	OnSplit func(b *storage.Batch, children [2]Child) error
 }
 
 // Partition is one open physical partition.
@@ -56,17 +58,17 @@ type Partition struct {
 	rid        rid.Container
 	selfPrefix string
 	maxLogical int64
-	seq        *Sequence
 	// ix is the indexing policy the index follows, and the rebuild in flight (reindex.go);
-	// only the writer goroutine stores it, between groups of commands.
-	ix atomic.Pointer[indexState]
-	// logs are the partitions whose logs hold this partition's changes: its ancestors, oldest
-	// first, then itself.
-	logs       []uint32
+	// stored only when an entry that changes it is applied.
+	ix         atomic.Pointer[indexState]
 	keepImages bool
 
-	// published is the state as of the last committed group; the writer goroutine owns the
-	// authoritative copy and stores here after each commit.
+	// log is where the writer's entries go to be made durable and applied: the single node's
+	// batch (locallog.go) or a replication group.
+	log entryLog
+	// sm is the state as of the last entry applied, owned by the goroutine that applies.
+	sm stateMachine
+	// published is a copy of sm's state for everyone else, stored after each commit.
 	published atomic.Pointer[state]
 	// applied is the LSN of the last committed command; it only grows, and is stored only
 	// once that command is visible to reads.
@@ -76,9 +78,12 @@ type Partition struct {
 	budget ru.Budget
 	// hot counts request units per logical partition, to name the hottest.
 	hot hotTracker
-	// capture, while a split copies this partition's index, records the index changes of
-	// every command committed since the copy's snapshot. Owned by the writer goroutine.
-	capture *capture
+	// split is the split in flight on this replica: the backfill of the children's entries
+	// and its capture (split.go).
+	split splitter
+	// onSplit adds to a split's commit what the partition's host keeps of the children
+	// (Config.OnSplit); nil on a single node, whose engine adds the catalog itself.
+	onSplit func(b *storage.Batch, children [2]Child) error
 
 	// mayUnindexed is set once the partition may hold an item kept out of the index (see
 	// unindexed.go); until then writes and scans need not look for one.
@@ -102,11 +107,9 @@ type Partition struct {
 }
 
 // Open opens a partition and starts its writer. Its state is read from storage; a partition
-// that never committed a command starts at LSN 0 (or at startLSN, for the children of a split).
-func Open(cfg Config, startLSN uint64) (*Partition, error) {
-	if cfg.Seq == nil {
-		return nil, fault.New(fault.Internal, "partition: a partition needs its container's Sequence")
-	}
+// that never committed a command starts at LSN 0, or at the state start gives (the children of
+// a split are written by the split's commit, and need none).
+func Open(cfg Config) (*Partition, error) {
 	p := &Partition{
 		db:         cfg.DB,
 		container:  cfg.Container,
@@ -115,21 +118,24 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 		rid:        cfg.ContainerRID,
 		selfPrefix: cfg.SelfPrefix,
 		maxLogical: cfg.MaxLogicalBytes,
-		seq:        cfg.Seq,
-		logs:       append(slices.Clone(cfg.Lineage), cfg.ID),
 		keepImages: cfg.KeepImages,
 		unique:     cfg.Unique,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 		clock:      cfg.Now,
+		onSplit:    cfg.OnSplit,
 	}
+	if cfg.ID > MaxID {
+		return nil, fault.New(fault.Internal, "partition id %d is above the largest, %d", cfg.ID, MaxID)
+	}
+	p.log = localLog{p}
 	p.defaultTTL.Store(cfg.DefaultTTL)
 	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index)
 	if err != nil {
 		return nil, err
 	}
 	p.ix.Store(ix)
-	st := state{LSN: startLSN}
+	var st state
 	v, err := p.db.GetCopy(nil, storage.PartitionKey(p.container, p.id))
 	switch {
 	case err == nil:
@@ -142,10 +148,13 @@ func Open(cfg Config, startLSN uint64) (*Partition, error) {
 	if err := p.loadUnindexed(); err != nil {
 		return nil, err
 	}
-	p.seq.atLeast(st.Seq)
+	p.sm.st = st
 	p.published.Store(&st)
 	p.applied.Store(st.LSN)
-	go p.run(st)
+	if st.Split != nil {
+		p.resumeSplit(st.Split)
+	}
+	go p.run()
 	return p, nil
 }
 
@@ -184,8 +193,8 @@ func (p *Partition) logical(key []byte, e string) (counts, error) {
 	return c, err
 }
 
-// Close stops accepting writes, lets queued writes finish and stops the writer. Reads keep
-// working until the storage is closed.
+// Close stops accepting writes, lets queued writes finish and stops the writer and a split's
+// build in flight (a restart resumes it). Reads keep working until the storage is closed.
 func (p *Partition) Close() {
 	p.closeMu.Lock()
 	if !p.closed {
@@ -194,6 +203,7 @@ func (p *Partition) Close() {
 	}
 	p.closeMu.Unlock()
 	<-p.stopped
+	p.stopBuild()
 }
 
 // Doc is a stored item version.
@@ -235,7 +245,7 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 		if err != nil {
 			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
 		}
-		v, closer, err = p.db.Get(storage.DocKey(key[len(key):], p.container, seq))
+		v, closer, err = p.db.Get(storage.DocKey(key[len(key):], p.container, string(e), seq))
 		if storage.IsNotFound(err) {
 			return Doc{}, notFound() // deleted between the two reads
 		}
@@ -253,16 +263,17 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 		return Doc{}, notFound()
 	}
 	// Pebble's buffer is only valid until closer.Close.
-	return Doc{JSON: append(dst, d.json...), LSN: d.lsn}, nil
+	return Doc{JSON: append(dst, d.json...), LSN: d.lsn()}, nil
 }
 
 // Scan calls fn, in creation order, for every item of the partition whose EPK lies in one of
 // ranges (sorted and disjoint) and whose creation sequence is at least from, until fn returns
 // false. The slices passed to fn are only valid during the call.
 //
-// When the ranges cover the partition, the scan walks its creation order; otherwise it
-// gathers the items of the ranges' logical partitions and sorts them, which costs a read of
-// every item key in the ranges per call.
+// When the ranges cover the partition, the scan walks its creation order; when they are one
+// logical partition, its documents, which are kept in creation order; otherwise it gathers the
+// keys of the documents in the ranges and sorts them, which costs a read of every key in the
+// ranges per call.
 func (p *Partition) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
 	clipped := p.clip(ranges)
 	if len(clipped) == 0 {
@@ -275,34 +286,43 @@ func (p *Partition) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) e
 		return err
 	}
 	defer docs.close()
-	if len(clipped) == 1 && clipped[0] == p.rng {
-		_, end := storage.OrderPartitionSpan(p.container, p.id)
-		it, err := snap.NewIter(storage.OrderKey(nil, p.container, p.id, from), end)
-		if err != nil {
-			return err
-		}
-		defer it.Close()
-		for it.First(); it.Valid(); it.Next() {
-			seq, err := storage.SeqOf(it.Key())
-			if err != nil {
-				return err
-			}
-			if more, err := docs.visit(seq, fn); !more || err != nil {
-				return err
-			}
-		}
-		return it.Error()
+	switch {
+	case len(clipped) == 1 && clipped[0] == p.rng:
+		return p.scanOrder(snap, docs, from, func(e []byte, seq uint64) (bool, error) { return docs.visit(e, seq, fn) })
+	case len(clipped) == 1 && clipped[0].Max == clipped[0].Min+"\x00":
+		return docs.scanLogical(clipped[0].Min, from, fn)
 	}
-	seqs, err := p.seqsIn(snap, clipped, from)
+	keys, err := p.docKeysIn(snap, clipped, from)
 	if err != nil {
 		return err
 	}
-	for _, seq := range seqs {
-		if more, err := docs.visit(seq, fn); !more || err != nil {
+	for _, k := range keys.sorted() {
+		if more, err := docs.visitKey(k, fn); !more || err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// scanOrder calls fn with the EPK and sequence of each item of the partition's creation order
+// from sequence from, until fn returns false or fails. The EPK is valid during the call only.
+func (p *Partition) scanOrder(snap *storage.Snapshot, docs *docReader, from uint64, fn func(e []byte, seq uint64) (bool, error)) error {
+	_, end := storage.OrderPartitionSpan(p.container, p.id)
+	it, err := snap.NewIter(storage.OrderKey(nil, p.container, p.id, from), end)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		seq, err := storage.SeqOf(it.Key())
+		if err != nil {
+			return err
+		}
+		if more, err := fn(it.Value(), seq); !more || err != nil {
+			return err
+		}
+	}
+	return it.Error()
 }
 
 // clip returns the parts of ranges that the partition owns.
@@ -317,45 +337,69 @@ func (p *Partition) clip(ranges []epk.Range) []epk.Range {
 	return out
 }
 
-// seqsIn lists, sorted, the creation sequences (from on) of the items whose EPK is in ranges.
-func (p *Partition) seqsIn(snap *storage.Snapshot, ranges []epk.Range, from uint64) ([]uint64, error) {
-	var seqs []uint64
+// docKeys are document keys gathered in one buffer, with their sequences.
+type docKeys struct {
+	buf  []byte
+	refs []docKeyRef
+}
+
+type docKeyRef struct {
+	seq        uint64
+	start, end int
+}
+
+// sorted returns the keys in creation order; they are valid until the next call.
+func (k *docKeys) sorted() [][]byte {
+	slices.SortFunc(k.refs, func(a, b docKeyRef) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([][]byte, len(k.refs))
+	for i, r := range k.refs {
+		out[i] = k.buf[r.start:r.end]
+	}
+	return out
+}
+
+// docKeysIn gathers the keys of the documents whose EPK is in ranges and whose sequence is at
+// least from.
+func (p *Partition) docKeysIn(snap *storage.Snapshot, ranges []epk.Range, from uint64) (*docKeys, error) {
+	keys := &docKeys{}
 	for _, r := range ranges {
-		lo, hi := storage.ItemSpan(p.container, string(r.Min), string(r.Max))
+		lo, hi := storage.DocSpan(p.container, string(r.Min), string(r.Max))
 		it, err := snap.NewIter(lo, hi)
 		if err != nil {
 			return nil, err
 		}
 		for it.First(); it.Valid(); it.Next() {
-			seq, err := storage.DecodeSeq(it.Value())
+			seq, err := storage.SeqOf(it.Key())
 			if err != nil {
 				it.Close()
 				return nil, err
 			}
 			if seq >= from {
-				seqs = append(seqs, seq)
+				start := len(keys.buf)
+				keys.buf = append(keys.buf, it.Key()...)
+				keys.refs = append(keys.refs, docKeyRef{seq: seq, start: start, end: len(keys.buf)})
 			}
 		}
 		if err := it.Close(); err != nil {
 			return nil, err
 		}
 	}
-	slices.Sort(seqs)
-	return seqs, nil
+	return keys, nil
 }
 
-// docReader reads documents by creation sequence, cheaply when the sequences ascend: its
-// iterator steps forward instead of searching again.
+// docReader reads documents by key, cheaply when the keys ascend: its iterator steps forward
+// instead of searching again.
 type docReader struct {
 	p   *Partition
 	it  *storage.Iter
 	key []byte
+	epk []byte // the EPK of the document last read
 	// live hides expired items: get reports them absent. Readers that want them clear it.
 	live liveness
 }
 
 func (p *Partition) docReader(snap *storage.Snapshot) (*docReader, error) {
-	lo, hi := storage.ContainerDocSpan(p.container)
+	lo, hi := storage.DocSpan(p.container, string(p.rng.Min), string(p.rng.Max))
 	it, err := snap.NewIter(lo, hi)
 	if err != nil {
 		return nil, err
@@ -363,10 +407,15 @@ func (p *Partition) docReader(snap *storage.Snapshot) (*docReader, error) {
 	return &docReader{p: p, it: it, live: p.liveness()}, nil
 }
 
-// get returns the document seq, decoded; its slices are valid until the next get.
-func (r *docReader) get(seq uint64) (stored, bool, error) {
-	r.key = storage.DocKey(r.key[:0], r.p.container, seq)
-	if !r.it.SeekGE(r.key) || !bytes.Equal(r.it.Key(), r.key) {
+// get returns the document (e, seq), decoded; its slices are valid until the next get.
+func (r *docReader) get(e []byte, seq uint64) (stored, bool, error) {
+	r.key = storage.DocKey(r.key[:0], r.p.container, string(e), seq)
+	return r.getKey(r.key)
+}
+
+// getKey is get of a document key.
+func (r *docReader) getKey(key []byte) (stored, bool, error) {
+	if !r.it.SeekGE(key) || !bytes.Equal(r.it.Key(), key) {
 		return stored{}, false, r.it.Error() // deleted since the entry that named it was read
 	}
 	d, err := decodeValue(r.it.Value())
@@ -376,17 +425,78 @@ func (r *docReader) get(seq uint64) (stored, bool, error) {
 	return d, err == nil, err
 }
 
-// visit hands the document seq, when it is live, to fn; more is false once fn asks to stop
-// or get failed.
-func (r *docReader) visit(seq uint64, fn func(d Doc) bool) (more bool, err error) {
-	d, ok, err := r.get(seq)
+// visit hands the document (e, seq), when it is live, to fn; more is false once fn asks to
+// stop or get failed.
+func (r *docReader) visit(e []byte, seq uint64, fn func(d Doc) bool) (more bool, err error) {
+	d, ok, err := r.get(e, seq)
 	if err != nil {
 		return false, err
 	}
-	return !ok || fn(d.doc(seq)), nil
+	r.epk = append(r.epk[:0], e...)
+	return !ok || fn(d.doc(r.epk, seq)), nil
+}
+
+// visitKey is visit of a document key.
+func (r *docReader) visitKey(key []byte, fn func(d Doc) bool) (more bool, err error) {
+	e, seq, err := storage.ParseDocKey(key)
+	if err != nil {
+		return false, err
+	}
+	return r.visit([]byte(e), seq, fn)
+}
+
+// scanLogical hands fn the live documents of the logical partition e from sequence from, in
+// creation order: they are one span.
+func (r *docReader) scanLogical(e epk.EPK, from uint64, fn func(d Doc) bool) error {
+	lo, _ := storage.DocLogicalSpan(r.p.container, string(e), from)
+	r.epk = append(r.epk[:0], e...)
+	prefix := lo[:len(lo)-8]
+	for ok := r.it.SeekGE(lo); ok && bytes.HasPrefix(r.it.Key(), prefix) && len(r.it.Key()) == len(lo); ok = r.it.Next() {
+		d, err := decodeValue(r.it.Value())
+		if err != nil {
+			return err
+		}
+		if r.live.expired(d.json) {
+			continue
+		}
+		seq, _ := storage.SeqOf(r.it.Key())
+		if !fn(d.doc(r.epk, seq)) {
+			return nil
+		}
+	}
+	return r.it.Error()
 }
 
 func (r *docReader) close() { r.it.Close() }
+
+// orderReader finds the EPK of an item of the partition by its creation sequence, from its
+// order entry; cheaply when the sequences ascend, as docReader.
+type orderReader struct {
+	p   *Partition
+	it  *storage.Iter
+	key []byte
+}
+
+func (p *Partition) orderReader(snap *storage.Snapshot) (*orderReader, error) {
+	lo, hi := storage.OrderPartitionSpan(p.container, p.id)
+	it, err := snap.NewIter(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return &orderReader{p: p, it: it}, nil
+}
+
+// epk returns the EPK of item seq, valid until the next call; ok is false when the partition
+// holds no such item.
+func (r *orderReader) epk(seq uint64) (e []byte, ok bool, err error) {
+	r.key = storage.OrderKey(r.key[:0], r.p.container, r.p.id, seq)
+	if !r.it.SeekGE(r.key) || !bytes.Equal(r.it.Key(), r.key) {
+		return nil, false, r.it.Error()
+	}
+	return r.it.Value(), true, nil
+}
+
+func (r *orderReader) close() { r.it.Close() }
 
 // errClosed refuses operations once the partition is closing; the client may retry, and a
 // split's children (or a restarted server) will take them.

@@ -12,10 +12,8 @@ import (
 
 // A change of the indexing policy rebuilds the partition's range index online:
 //
-//	ch, err := p.PrepareIndexChange(b, pol, curJSON) // the rebuild's record, into the caller's batch
-//	... commit b (with the catalog's new policy) ...
-//	err = p.InstallIndexChange(ch)                     // writes index by pol from the next command on
-//	for { done, _, err := p.ReindexStep(n); ... }      // the backfill, a bounded batch at a time
+//	err := p.ChangePolicy(policyJSON)              // a policy entry: writes follow it at once
+//	for { done, _, err := p.ReindexStep(n, b); ... } // reindex entries, a bounded step at a time
 //
 // The invariant that keeps queries exact: every item's index entries are exactly its terms
 // under the current policy or under one of the earlier policies the state lists (prevs). A
@@ -23,12 +21,18 @@ import (
 // new version's under the current one, so a written item follows the current policy; a step
 // does the same for the items it passes, in creation order from a cursor. A query trusts the
 // index for a path only when every one of those policies indexes it (IndexTrusted), and scans
-// otherwise. When the cursor has passed every item, prevs are dropped and the record deleted.
+// otherwise. When the cursor has passed every item, prevs are dropped.
+//
+// The policy the index follows is part of the partition's state, recorded under
+// storage.IndexingKey by the entries that change it; a partition without a record follows
+// the policy its Config names (its container's, which changes only after every partition has
+// recorded a change: see the engine).
 
-// indexState is the policy a partition's index follows. It is immutable: a change or a step
-// stores a new one, on the writer goroutine, so a command is decided under one state.
+// indexState is the policy a partition's index follows. It is immutable: an entry that changes
+// it stores a new one once applied, so a command is decided under one state.
 type indexState struct {
-	pol *indexing.Policy
+	pol     *indexing.Policy
+	polJSON json.RawMessage
 	// prevs are the earlier policies that the entries of items the rebuild has not passed
 	// may still follow, with their JSON (persisted); empty when the index follows pol alone.
 	prevs    []*indexing.Policy
@@ -37,62 +41,71 @@ type indexState struct {
 	// pol. done counts the items passed, for progress.
 	cursor uint64
 	done   int64
+	// recorded is set when the state comes from (or is written to) the partition's record.
+	recorded bool
 }
 
 func (s *indexState) settled() bool { return len(s.prevs) == 0 }
 
-// reindexRecord is the persisted form of a rebuild in flight (storage.ReindexKey).
-type reindexRecord struct {
-	Prevs  []json.RawMessage `json:"prevs"`
-	Cursor uint64            `json:"cursor"`
-	Done   int64             `json:"done"`
+// indexingRecord is the persisted form of an indexState (storage.IndexingKey).
+type indexingRecord struct {
+	Policy json.RawMessage   `json:"policy"`
+	Prevs  []json.RawMessage `json:"prevs,omitempty"`
+	Cursor uint64            `json:"cursor,omitempty"`
+	Done   int64             `json:"done,omitempty"`
 }
 
-func (s *indexState) record() reindexRecord {
-	return reindexRecord{Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done}
-}
-
-// putState adds to b what persists s for partition id: its record, or its removal once settled.
-func putState(b *storage.Batch, container, id uint32, s *indexState) error {
-	key := storage.ReindexKey(container, id)
-	if s.settled() {
-		return b.Delete(key)
-	}
-	v, err := json.Marshal(s.record())
+// put adds the record of s for partition id to b.
+func (s *indexState) put(b *storage.Batch, container, id uint32) error {
+	v, err := json.Marshal(indexingRecord{Policy: s.polJSON, Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done})
 	if err != nil {
 		return err
 	}
-	return b.Set(key, v)
+	return b.Set(storage.IndexingKey(container, id), v)
 }
 
-// loadIndexState reads the rebuild in flight of a partition whose container's policy is pol.
-func loadIndexState(db *storage.DB, container, id uint32, pol *indexing.Policy) (*indexState, error) {
-	st := &indexState{pol: pol}
-	v, err := db.GetCopy(nil, storage.ReindexKey(container, id))
+// loadIndexState reads the index state of a partition; without a record, it follows cfg.
+func loadIndexState(db *storage.DB, container, id uint32, cfg *indexing.Policy) (*indexState, error) {
+	v, err := db.GetCopy(nil, storage.IndexingKey(container, id))
 	if storage.IsNotFound(err) {
-		return st, nil
+		return &indexState{pol: cfg, polJSON: cfg.JSON()}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var rec reindexRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, fmt.Errorf("partition %d: reindex record: %w", id, err)
+	st, err := decodeIndexState(v, id)
+	if err == nil && st.pol.Equal(cfg) {
+		st.pol = cfg
 	}
+	return st, err
+}
+
+func decodeIndexState(v []byte, id uint32) (*indexState, error) {
+	var rec indexingRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, fmt.Errorf("partition %d: indexing record: %w", id, err)
+	}
+	pol, err := indexing.Parse(rec.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("partition %d: indexing record: %w", id, err)
+	}
+	st := &indexState{pol: pol, polJSON: pol.JSON(), cursor: rec.Cursor, done: rec.Done, recorded: true}
 	for _, raw := range rec.Prevs {
 		prev, err := indexing.Parse(raw)
 		if err != nil {
-			return nil, fmt.Errorf("partition %d: reindex record: %w", id, err)
+			return nil, fmt.Errorf("partition %d: indexing record: %w", id, err)
 		}
 		st.prevs = append(st.prevs, prev)
 		st.prevJSON = append(st.prevJSON, raw)
 	}
-	st.cursor, st.done = rec.Cursor, rec.Done
 	return st, nil
 }
 
 // Policy is the indexing policy the partition's writes follow.
 func (p *Partition) Policy() *indexing.Policy { return p.ix.Load().pol }
+
+// PolicyJSON is that policy as it was given.
+func (p *Partition) PolicyJSON() json.RawMessage { return p.ix.Load().polJSON }
 
 // IndexTrusted reports whether the range index holds every value at path of every item, so a
 // query may read it instead of scanning: the policy indexes path and no rebuild is changing
@@ -110,72 +123,82 @@ func (p *Partition) ReindexProgress() (done, items int64, settled bool) {
 	return st.done, p.Stats().Items, st.settled()
 }
 
-// IndexChange is a policy change prepared for a partition, to install once its record is
-// committed.
-type IndexChange struct {
-	from, to *indexState
+// ChangePolicy makes the partition's index follow the indexing policy pol (its container's):
+// from the next command on, writes follow it, and ReindexStep rebuilds the entries of the
+// items written before. A policy that indexes nothing drops the index at once: nothing is
+// rebuilt. A change while a rebuild runs restarts it towards the new policy, keeping the
+// earlier policies that items may still follow. Changing to the policy the partition follows
+// already does nothing but record it.
+func (p *Partition) ChangePolicy(pol *indexing.Policy) error {
+	var change *policyChange
+	err := p.propose(func(_ state, ix *indexState) (*entry, error) {
+		if ix.recorded && ix.settled() && ix.pol.Equal(pol) {
+			return nil, nil
+		}
+		change = &policyChange{Policy: pol.JSON()}
+		return &entry{kind: entryPolicy, policy: change, sync: true}, nil
+	})
+	if err == nil && change != nil {
+		// The entry's policy is Equal to pol: let the partition use the caller's pointer.
+		if ix := p.ix.Load(); ix.pol.Equal(pol) {
+			p.ix.CompareAndSwap(ix, ix.withPolicy(pol))
+		}
+	}
+	return err
 }
 
-// PrepareIndexChange adds to b the record of a change of the partition's policy to pol; curJSON
-// is the JSON of the policy it follows now. The caller commits b, then installs the change, and
-// makes sure that no ReindexStep of the partition runs in between (the step would write the
-// record as it was). A policy that indexes nothing drops the index at once: nothing is
-// rebuilt. A change while a rebuild runs restarts it towards pol, keeping the earlier policies
-// that items may still follow.
-func (p *Partition) PrepareIndexChange(b *storage.Batch, pol *indexing.Policy, curJSON json.RawMessage) (*IndexChange, error) {
-	cur := p.ix.Load()
-	next := &indexState{pol: pol}
+// withPolicy is s following pol, a policy Equal to its own.
+func (s *indexState) withPolicy(pol *indexing.Policy) *indexState {
+	c := *s
+	c.pol = pol
+	return &c
+}
+
+// stagePolicy records a policy change.
+func (a *applyBatch) stagePolicy(c *policyChange) error {
+	pol, err := indexing.Parse(c.Policy)
+	if err != nil {
+		return err // an entry is checked before it is proposed: this replica differs
+	}
+	p, cur := a.p, a.ix
+	next := &indexState{pol: pol, polJSON: pol.JSON(), recorded: true}
 	if pol.IndexesNothing() {
 		start, end := storage.IndexPartitionSpan(p.container, p.id)
-		if err := b.DeleteRange(start, end); err != nil {
-			return nil, err
+		if err := a.b.DeleteRange(start, end); err != nil {
+			return err
 		}
+		a.effects = append(a.effects, func() { p.capture(dropIndex{}) })
 	} else {
 		next.prevs = append(next.prevs, cur.prevs...)
 		next.prevJSON = append(next.prevJSON, cur.prevJSON...)
 		if !indexing.ContainsEqual(next.prevs, cur.pol) {
 			next.prevs = append(next.prevs, cur.pol)
-			next.prevJSON = append(next.prevJSON, append(json.RawMessage(nil), curJSON...))
+			next.prevJSON = append(next.prevJSON, cur.polJSON)
 		}
 		if len(next.prevs) == 1 && next.prevs[0].Equal(pol) {
 			next.prevs, next.prevJSON = nil, nil // back to what every item follows
 		}
 	}
-	if err := putState(b, p.container, p.id, next); err != nil {
-		return nil, err
-	}
-	return &IndexChange{from: cur, to: next}, nil
+	return a.setIndexState(next)
 }
 
-// InstallIndexChange makes the partition's writes follow a prepared change from its next
-// command on.
-func (p *Partition) InstallIndexChange(c *IndexChange) error {
-	var err error
-	cerr := p.control(func() {
-		if !p.ix.CompareAndSwap(c.from, c.to) {
-			err = fault.New(fault.Internal, "partition %d: its index changed while a policy change was prepared", p.id)
-		}
-	})
-	if cerr != nil {
-		return cerr
+// setIndexState records s as the index state from this entry on.
+func (a *applyBatch) setIndexState(s *indexState) error {
+	if err := s.put(a.b, a.p.container, a.p.id); err != nil {
+		return err
 	}
-	return err
-}
-
-// reindexed is one item a step rebuilds: the version it read, and the entries to change.
-type reindexed struct {
-	seq      uint64
-	lsn      uint64
-	epk      string
-	del, add [][]byte
+	a.ix = s
+	p := a.p
+	a.effects = append(a.effects, func() { p.ix.Store(s) })
+	return nil
 }
 
 // ReindexStep rebuilds the index entries of the next maxItems items, or of as many as hold
-// maxBytes of documents, from the rebuild's cursor. It reads and computes off the writer, then
-// applies on the writer between two groups of commands, skipping the items written meanwhile
-// (a write leaves an item following the current policy). It reports whether the rebuild is
-// complete, and the bytes of documents it read, for pacing. The batch is not synced: a later
-// synced commit makes it durable with its record, and a crash loses both together.
+// maxBytes of documents, from the rebuild's cursor. It reads and computes off the writer; the
+// writer then commits the step as an entry, leaving out the items written meanwhile (a write
+// leaves an item following the current policy). It reports whether the rebuild is complete,
+// and the bytes of documents it read, for pacing. The entry is not synced on a single node: a
+// later synced commit makes it durable, and a crash loses only steps, which are done again.
 func (p *Partition) ReindexStep(maxItems, maxBytes int) (finished bool, read int, err error) {
 	st := p.ix.Load()
 	if st.settled() {
@@ -185,131 +208,110 @@ func (p *Partition) ReindexStep(maxItems, maxBytes int) (finished bool, read int
 	if err != nil {
 		return false, read, err
 	}
-	var aerr error
-	cerr := p.control(func() {
-		if p.ix.Load() != st {
-			return // a policy change came first; the next step starts from its state
+	err = p.propose(func(_ state, ix *indexState) (*entry, error) {
+		if ix != st {
+			return nil, nil // a policy change came first; the next step starts from its state
 		}
-		if err := p.failed.Load(); err != nil {
-			aerr = err
-			return
+		step := &reindexStep{Cursor: next, Done: st.done, End: end}
+		var buf []byte
+		for _, x := range items {
+			// The version read must still be the item's: otherwise a write rewrote its entries
+			// under the current policy, or deleted them with the item.
+			buf = storage.DocKey(buf[:0], p.container, x.EPK, x.Seq)
+			v, err := p.db.GetCopy(nil, buf)
+			if storage.IsNotFound(err) {
+				step.Done++
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			d, err := decodeValue(v)
+			if err != nil {
+				return nil, err
+			}
+			step.Done++
+			if d.lsn() == x.lsn && len(x.Del)+len(x.Add) > 0 {
+				step.Items = append(step.Items, x.reindexed)
+			}
 		}
-		after := &indexState{pol: st.pol, prevs: st.prevs, prevJSON: st.prevJSON, cursor: next, done: st.done + int64(len(items))}
-		if end {
-			after = &indexState{pol: st.pol, done: after.done}
-		}
-		aerr = p.reindexApply(items, after)
+		return &entry{kind: entryReindex, reindex: step}, nil
 	})
-	if cerr != nil {
-		return false, read, cerr
+	if err != nil {
+		return false, read, err
 	}
-	return p.ix.Load().settled(), read, aerr
+	return p.ix.Load().settled(), read, nil
+}
+
+// readItem is an item a step read, with the LSN of the version it read.
+type readItem struct {
+	reindexed
+	lsn uint64
 }
 
 // reindexRead reads the items of a step from a snapshot and computes their entry changes.
-func (p *Partition) reindexRead(st *indexState, maxItems, maxBytes int) (items []reindexed, next uint64, end bool, read int, err error) {
+func (p *Partition) reindexRead(st *indexState, maxItems, maxBytes int) (items []readItem, next uint64, end bool, read int, err error) {
 	snap := p.db.NewSnapshot()
 	defer snap.Close()
-	_, oend := storage.OrderPartitionSpan(p.container, p.id)
-	it, err := snap.NewIter(storage.OrderKey(nil, p.container, p.id, st.cursor), oend)
-	if err != nil {
-		return nil, 0, false, 0, err
-	}
-	defer it.Close()
 	docs, err := p.docReader(snap)
 	if err != nil {
 		return nil, 0, false, 0, err
 	}
 	defer docs.close()
-	next = st.cursor
-	for it.First(); it.Valid(); it.Next() {
+	docs.live = liveness{}
+	next, end = st.cursor, true
+	err = p.scanOrder(snap, docs, st.cursor, func(e []byte, seq uint64) (bool, error) {
 		if len(items) >= maxItems || read >= maxBytes {
-			return items, next, false, read, nil
-		}
-		seq, err := storage.SeqOf(it.Key())
-		if err != nil {
-			return nil, 0, false, read, err
+			end = false
+			return false, nil
 		}
 		next = seq + 1
-		d, ok, err := docs.get(seq)
-		if err != nil {
-			return nil, 0, false, read, err
-		}
-		if !ok {
-			continue
+		d, ok, err := docs.get(e, seq)
+		if err != nil || !ok {
+			return err == nil, err
 		}
 		read += len(d.json)
+		x := readItem{reindexed: reindexed{EPK: string(e), Seq: seq}, lsn: d.lsn()}
 		// An item its write kept out of the index (the indexing directive Exclude) stays out
-		// under any policy: its one entry, the marker, is right as it is.
+		// under any policy: its one entry, the marker, is right as it is; the step passes it.
 		if out, err := p.isUnindexed(snap.Get, seq); out || err != nil {
-			if err != nil {
-				return nil, 0, false, read, err
-			}
-			continue
+			items = append(items, x)
+			return err == nil, err
 		}
-		x := reindexed{seq: seq, lsn: d.lsn, epk: string(d.epk)}
-		if x.del, x.add, err = rebuildDiff(d.json, st.pol, st.prevs); err != nil {
-			return nil, 0, false, read, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", seq, err)
+		if x.Del, x.Add, err = rebuildDiff(d.json, st.pol, st.prevs); err != nil {
+			return false, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", seq, err)
 		}
 		items = append(items, x)
-	}
-	return items, next, true, read, it.Error()
+		return true, nil
+	})
+	return items, next, end, read, err
 }
 
-// reindexApply writes a step's entry changes, and the state after it, on the writer.
-func (p *Partition) reindexApply(items []reindexed, after *indexState) error {
-	b := p.db.NewBatch()
-	defer b.Close()
-	var key []byte
-	var applied []indexChange
-	for _, x := range items {
-		v, closer, err := p.db.Get(storage.DocKey(key[:0], p.container, x.seq))
-		if storage.IsNotFound(err) {
-			continue // deleted since: the delete removed its entries under every policy
-		}
-		if err != nil {
-			return err
-		}
-		d, err := decodeValue(v)
-		lsn := d.lsn
-		closer.Close()
-		if err != nil {
-			return err
-		}
-		if lsn != x.lsn {
-			continue // written since, under the current state
-		}
-		for _, t := range x.del {
-			if err := b.Delete(storage.IndexKey(key[:0], p.container, p.id, t, x.seq)); err != nil {
+// stageReindex writes a step's entry changes and the index state after it.
+func (a *applyBatch) stageReindex(s *reindexStep) error {
+	p, cur := a.p, a.ix
+	for _, x := range s.Items {
+		for _, t := range x.Del {
+			if err := a.b.Delete(storage.IndexKey(a.key[:0], p.container, p.id, t, x.Seq)); err != nil {
 				return err
 			}
 		}
-		for _, t := range x.add {
+		for _, t := range x.Add {
 			if bytes.Equal(t, unindexedTerm) {
 				p.mayUnindexed.Store(true) // a manual policy: before the marker is visible
 			}
-			if err := b.Set(storage.IndexKey(key[:0], p.container, p.id, t, x.seq), nil); err != nil {
+			if err := a.b.Set(storage.IndexKey(a.key[:0], p.container, p.id, t, x.Seq), nil); err != nil {
 				return err
 			}
 		}
-		if p.capture != nil && len(x.del)+len(x.add) > 0 {
-			ch := indexChange{epk: x.epk, seq: x.seq}
-			ch.terms.del, ch.terms.add = x.del, x.add
-			applied = append(applied, ch)
-		}
 	}
-	if err := putState(b, p.container, p.id, after); err != nil {
-		return err
+	next := &indexState{pol: cur.pol, polJSON: cur.polJSON, prevs: cur.prevs, prevJSON: cur.prevJSON,
+		cursor: s.Cursor, done: s.Done, recorded: true}
+	if s.End {
+		next = &indexState{pol: cur.pol, polJSON: cur.polJSON, done: s.Done, recorded: true}
 	}
-	if err := b.CommitUnsynced(); err != nil {
-		p.fail(err)
-		return err
-	}
-	if p.capture != nil { // a split copying this index replays them onto its children
-		p.capture.changes = append(p.capture.changes, applied...)
-	}
-	p.ix.Store(after)
-	return nil
+	a.effects = append(a.effects, func() { p.capture(s) })
+	return a.setIndexState(next)
 }
 
 // rebuildDiff is what a step changes in an item's entries, which follow one of prevs or pol:
@@ -392,17 +394,16 @@ func termsIntersect(a, b [][]byte) [][]byte {
 	return out
 }
 
-// inheritIndexState adds to b the rebuild record of a split's child: it goes on from the
-// parent's cursor (the children hold the same items, by the same creation sequences) with a
-// share of the parent's progress in proportion to its items.
-func (p *Partition) inheritIndexState(b *storage.Batch, child uint32, childItems, parentItems int64) error {
-	st := p.ix.Load()
-	if st.settled() {
+// inherit adds to b the index state of a split's child: it goes on from the parent's cursor
+// (the children hold the same items, by the same creation sequences) with a share of the
+// parent's progress in proportion to its items. A parent without a record leaves none.
+func (s *indexState) inherit(b *storage.Batch, container, child uint32, childItems, parentItems int64) error {
+	if !s.recorded {
 		return nil
 	}
-	c := *st
-	if parentItems > 0 {
-		c.done = st.done * childItems / parentItems
+	c := *s
+	if parentItems > 0 && !s.settled() {
+		c.done = s.done * childItems / parentItems
 	}
-	return putState(b, p.container, child, &c)
+	return c.put(b, container, child)
 }

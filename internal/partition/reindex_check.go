@@ -38,20 +38,11 @@ func (p *Partition) CheckIndex() error {
 		return err
 	}
 	defer docs.close()
-	ostart, oend := storage.OrderPartitionSpan(p.container, p.id)
-	oit, err := snap.NewIter(ostart, oend)
-	if err != nil {
-		return err
-	}
-	defer oit.Close()
-	for oit.First(); oit.Valid(); oit.Next() {
-		seq, err := storage.SeqOf(oit.Key())
-		if err != nil {
-			return err
-		}
-		d, ok, err := docs.get(seq)
+	docs.live = liveness{}
+	err = p.scanOrder(snap, docs, 0, func(e []byte, seq uint64) (bool, error) {
+		d, ok, err := docs.get(e, seq)
 		if err != nil || !ok {
-			return fmt.Errorf("partition %d: order names item %d, which is not stored (%v)", p.id, seq, err)
+			return false, fmt.Errorf("partition %d: order names item %d, which is not stored (%v)", p.id, seq, err)
 		}
 		have := entries[seq]
 		slices.Sort(have)
@@ -61,7 +52,7 @@ func (p *Partition) CheckIndex() error {
 		for _, pol := range append(slices.Clone(st.prevs), st.pol) {
 			want, err := IndexTerms(d.json, pol)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if slices.EqualFunc(want, have, func(a []byte, b string) bool { return string(a) == b }) {
 				match = true
@@ -69,11 +60,15 @@ func (p *Partition) CheckIndex() error {
 			}
 		}
 		if !match {
-			return fmt.Errorf("partition %d: item %d (%s) has %d index entries that follow none of the %d policies in flight", p.id, seq, d.id, len(have), len(st.prevs)+1)
+			return false, fmt.Errorf("partition %d: item %d (%s) has %d index entries that follow none of the %d policies in flight", p.id, seq, d.id, len(have), len(st.prevs)+1)
 		}
+		return true, nil
+	})
+	if err != nil {
+		return err
 	}
 	for seq := range entries {
 		return fmt.Errorf("partition %d: index entries name item %d, which the partition does not hold", p.id, seq)
 	}
-	return oit.Error()
+	return nil
 }

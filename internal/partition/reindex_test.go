@@ -26,7 +26,7 @@ func TestReindexWithConcurrentWrites(t *testing.T) {
 	newJSON := json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/a/?"}]}`)
 	oldPol, _ := indexing.Parse(oldJSON)
 	newPol, _ := indexing.Parse(newJSON)
-	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30, Seq: &Sequence{}, Index: oldPol}, 0)
+	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30, Index: oldPol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,15 +51,6 @@ func TestReindexWithConcurrentWrites(t *testing.T) {
 	for i := range 300 {
 		write(Create, i, i, oldPol)
 	}
-	b := db.NewBatch()
-	ch, err := p.PrepareIndexChange(b, newPol, oldJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)
@@ -78,7 +69,7 @@ func TestReindexWithConcurrentWrites(t *testing.T) {
 			}
 		}()
 	}
-	if err := p.InstallIndexChange(ch); err != nil {
+	if err := p.ChangePolicy(newPol); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -100,7 +91,11 @@ func TestReindexWithConcurrentWrites(t *testing.T) {
 	if !p.IndexTrusted("/b") || p.IndexTrusted("/a") {
 		t.Fatalf("after the rebuild: /b trusted %v, /a trusted %v", p.IndexTrusted("/b"), p.IndexTrusted("/a"))
 	}
-	if _, err := db.GetCopy(nil, storage.ReindexKey(1, 0)); !storage.IsNotFound(err) {
-		t.Fatalf("the rebuild's record outlived it: %v", err)
+	v, err := db.GetCopy(nil, storage.IndexingKey(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := decodeIndexState(v, 0); err != nil || !st.settled() || !st.pol.Equal(newPol) {
+		t.Fatalf("the record after the rebuild: %s, %v", v, err)
 	}
 }

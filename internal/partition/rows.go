@@ -45,12 +45,16 @@ func (p *Partition) ScanItems(lo, hi ItemPos, reverse bool, fn func(d Doc) bool)
 	if reverse {
 		step, valid = it.Prev, it.Last()
 	}
+	var e []byte
 	for ; valid; valid = step() {
 		seq, err := storage.DecodeSeq(it.Value())
+		if err == nil {
+			e, err = storage.AppendItemEPK(e[:0], it.Key())
+		}
 		if err != nil {
 			return err
 		}
-		if more, err := docs.visit(seq, fn); !more || err != nil {
+		if more, err := docs.visit(e, seq, fn); !more || err != nil {
 			return err
 		}
 	}

@@ -113,7 +113,7 @@ func (s *scenario) crash(td *datadriven.TestData) string {
 	if err != nil {
 		t.Fatalf("reopening after the power cut: %v", err)
 	}
-	s.db, s.seq, s.parts, s.parents = db, &Sequence{}, nil, nil
+	s.db, s.parts, s.parents = db, nil, nil
 	var ids []uint32
 	for id := range known {
 		switch _, err := db.GetCopy(nil, storage.PartitionKey(scenarioContainer, id)); {
@@ -131,11 +131,12 @@ func (s *scenario) crash(td *datadriven.TestData) string {
 	fmt.Fprintf(&b, "%s; reopened on what survived:\n", note)
 	next := epk.Min
 	for _, id := range ids {
-		p, err := Open(s.config(id, known[id]), 0)
+		p, err := Open(s.config(id, known[id]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.parts = append(s.parts, p)
+		s.abortInFlight(&b, p)
 		if p.rng.Min != next {
 			fmt.Fprintf(&b, "RANGES DO NOT TILE: %v follows %s\n", p.rng, next.Hex())
 		}

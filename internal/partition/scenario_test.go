@@ -115,15 +115,12 @@ type scenario struct {
 	cut        *powerCut
 	db         *storage.DB
 	maxLogical int64
-	seq        *Sequence    // the container's, shared by its partitions; new on every reopen
 	parts      []*Partition // open, in range order
 	parents    []*Partition // closed by a split
 	etags      map[string]string
 	pks        map[epk.EPK]string
 
 	split *Split
-	// lineage is each split child's ancestors, oldest first (Config.Lineage).
-	lineage map[uint32][]uint32
 	unique  *uniquekey.Policy // the container's unique keys; nil for none
 	// running is the hold the writer is blocked in; pending is what is queued behind it.
 	running *hold
@@ -179,7 +176,7 @@ func (s *scenario) config(id uint32, r epk.Range) Config {
 	return Config{
 		DB: s.db, Container: scenarioContainer, ID: id, Range: r, ContainerRID: scenarioRID,
 		SelfPrefix:      "dbs/" + rid.ForDatabase(3).String() + "/colls/" + scenarioRID.String() + "/docs/",
-		MaxLogicalBytes: s.maxLogical, Seq: s.seq, Unique: s.unique, Lineage: s.lineage[id],
+		MaxLogicalBytes: s.maxLogical, Unique: s.unique,
 	}
 }
 
@@ -200,12 +197,11 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			s.dir, s.mem = "/store", storage.NewMemFS()
 		}
 		db, err := storage.Open(s.dir, storage.Options{FS: s.mem})
-		s.seq = &Sequence{}
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.db = db
-		p, err := Open(s.config(scenarioParent, epk.All), 0)
+		p, err := Open(s.config(scenarioParent, epk.All))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +309,6 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			t.Fatal(err)
 		}
 		db, err := storage.Open(s.dir, storage.Options{FS: s.mem})
-		s.seq = &Sequence{}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,17 +316,29 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		var b strings.Builder
 		for _, cfg := range cfgs {
 			cfg.DB = db
-			p, err := Open(cfg, 0)
+			p, err := Open(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			s.parts = append(s.parts, p)
+			s.abortInFlight(&b, p)
 			b.WriteString(s.describe(p) + "\n")
 		}
 		return b.String()
 	}
 	t.Fatalf("unknown command %s", td.Cmd)
 	return ""
+}
+
+// abortInFlight aborts the split a reopened partition had in flight, as the engine does when
+// it opens a container, and says so.
+func (s *scenario) abortInFlight(b *strings.Builder, p *Partition) {
+	if at, _, _, ok := p.SplitInFlight(); ok {
+		if err := p.AbortSplit(); err != nil {
+			s.t.Fatal(err)
+		}
+		fmt.Fprintf(b, "p%d: the split at %s in flight was aborted\n", p.id, at.Hex())
+	}
 }
 
 func (s *scenario) mustNotBeHeld() {
@@ -906,9 +913,13 @@ func (s *scenario) stats() string {
 
 func pairOf(a, b []byte) [2][]byte { return [2][]byte{a, b} }
 
-// itemAt names the item whose document has creation sequence seq.
-func (s *scenario) itemAt(seq uint64) itemKey {
-	v, err := s.db.GetCopy(nil, storage.DocKey(nil, scenarioContainer, seq))
+// itemAt names the item whose document has creation sequence seq, which partition id lists.
+func (s *scenario) itemAt(id uint32, seq uint64) itemKey {
+	e, err := s.db.GetCopy(nil, storage.OrderKey(nil, scenarioContainer, id, seq))
+	if err != nil {
+		s.t.Fatalf("order entry %d: %v", seq, err)
+	}
+	v, err := s.db.GetCopy(nil, storage.DocKey(nil, scenarioContainer, string(e), seq))
 	if err != nil {
 		s.t.Fatalf("document %d: %v", seq, err)
 	}
@@ -916,7 +927,7 @@ func (s *scenario) itemAt(seq uint64) itemKey {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return itemKey{epk.EPK(d.epk), string(d.id)}
+	return itemKey{epk.EPK(e), string(d.id)}
 }
 
 func (s *scenario) pkName(e epk.EPK) string {
@@ -932,7 +943,7 @@ type itemKey struct {
 	ID  string
 }
 
-type entry struct {
+type indexEntry struct {
 	c     itemKey
 	value string // decoded for printing
 	raw   string
@@ -949,9 +960,9 @@ func (s *scenario) index(path string) string {
 	}
 	var b strings.Builder
 	for _, p := range s.parts {
-		var got []entry
+		var got []indexEntry
 		_, err := p.IndexOrdered(path, []byte{0}, []byte{0xff}, epk.All, false, func(d Doc, v []byte) bool {
-			got = append(got, entry{c: itemKey{d.EPK(), d.ID()}, value: decodeOrdered(v), raw: string(v)})
+			got = append(got, indexEntry{c: itemKey{d.EPK(), d.ID()}, value: decodeOrdered(v), raw: string(v)})
 			return true
 		})
 		if err != nil {
@@ -1090,7 +1101,7 @@ func (s *scenario) indexEntries(id uint32, path string) string {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		out = append(out, s.entryName(s.itemAt(seq))+"="+decodeOrdered(v))
+		out = append(out, s.entryName(s.itemAt(id, seq))+"="+decodeOrdered(v))
 	}
 	if err := it.Error(); err != nil {
 		s.t.Fatal(err)
@@ -1214,10 +1225,9 @@ func (s *scenario) splitCmd(td *datadriven.TestData) string {
 			return "error: " + err.Error()
 		}
 		s.split = nil
-		var capturing bool
-		if err := sp.p.control(func() { capturing = sp.p.capture != nil }); err != nil {
-			t.Fatal(err)
-		}
+		sp.p.split.mu.Lock()
+		capturing := sp.p.split.plan != nil
+		sp.p.split.mu.Unlock()
 		return fmt.Sprintf("aborted; p%d still captures: %v", sp.p.id, capturing)
 	case "split-commit":
 		sp := s.split
@@ -1230,12 +1240,8 @@ func (s *scenario) splitCmd(td *datadriven.TestData) string {
 		fmt.Fprintf(&b, "%s (closed)\n", s.describe(parent))
 		var sum counts
 		var children []*Partition
-		if s.lineage == nil {
-			s.lineage = map[uint32][]uint32{}
-		}
 		for _, c := range []Child{{sp.left, epk.Range{Min: parent.rng.Min, Max: sp.at}}, {sp.right, epk.Range{Min: sp.at, Max: parent.rng.Max}}} {
-			s.lineage[c.ID] = append(slices.Clone(s.lineage[parent.id]), parent.id)
-			child, err := Open(s.config(c.ID, c.Range), 0) // as the engine opens a range
+			child, err := Open(s.config(c.ID, c.Range)) // as the engine opens a range
 			if err != nil {
 				t.Fatal(err)
 			}

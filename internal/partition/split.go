@@ -1,8 +1,10 @@
 package partition
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -10,121 +12,165 @@ import (
 	"github.com/partita-db/partita/internal/storage"
 )
 
-// Split divides a partition in two at an EPK while the partition keeps serving. It is a
-// small state machine that owns its own cleanup:
+// Split divides a partition in two at an EPK while the partition keeps serving. It is three
+// entries of the partition's log, so that every replica splits at the same place in it:
 //
-//	s, err := p.StartSplit(at, left, right) // snapshot, and capture of later index changes
+//	s, err := p.StartSplit(at, left, right) // split-start: each replica builds the children
 //	if err != nil { ... }
-//	defer s.Abort()                         // undoes what is not committed; no-op after Commit
-//	err = s.Backfill()                      // copies the snapshot's index to the children
-//	err = s.Commit(addCatalog)              // closes p; one synced batch switches to the children
+//	defer s.Abort()                         // split-abort unless committed; a no-op after Commit
+//	err = s.Backfill()                      // waits for this replica's build
+//	err = s.Commit(with)                    // split-commit: the children own the items
 //
-// Documents never move: they are keyed by their container and creation sequence, and item
-// keys by EPK, which the children's ranges divide. Only what is kept per physical partition,
-// its creation order and its index, is copied: from a snapshot while writes go on
-// (Backfill), then the changes of the commands committed since the snapshot are replayed, in
-// rounds while the partition still serves (Backfill) and the last few in Commit's batch.
+// Items never move: documents, item keys, the log, logical partition statistics and unique
+// key entries are keyed by EPK, which the children's ranges divide. Only what is kept per
+// physical partition is built for the children: its creation order, its index and its changes
+// (the log in LSN order). That is derived data, the same on every replica, so each replica
+// builds it itself when it applies split-start (never shipped): it copies the entries of a
+// snapshot taken there to the child that owns each one, while it records (captures) what every
+// later entry changes in them, and replays the capture onto the children, in rounds while the
+// partition serves and the last few in split-commit's batch. split-commit then writes the
+// children's state records, drops the parent's own entries, and closes the parent: every
+// later entry to it is refused, and its callers retry on the child that owns their key.
 type Split struct {
 	p           *Partition
 	at          epk.EPK
 	left, right uint32
 	state       splitState
-	// snap is the view Backfill copies; held from StartSplit until Backfill ends or Abort.
-	snap *storage.Snapshot
 }
 
 type splitState uint8
 
 const (
-	splitStarted    splitState = iota // capturing; the snapshot is held
-	splitBackfilled                   // the children's index holds the snapshot's entries
-	splitCommitted                    // the children exist in storage; the partition is closed
-	splitAborted                      // nothing of the split is left
+	splitStarted   splitState = iota // split-start applied: the children are being built
+	splitCommitted                   // the children own the items; the partition is closed
+	splitAborted                     // nothing of the split is left
 )
 
-// capture is the order and index changes of the commands committed during a split's
-// backfill. Owned by the writer goroutine until the partition is closed.
-type capture struct {
-	changes []indexChange
+// splitter is a replica's part in a split: the build of the children's entries, and the
+// capture of what the entries applied since its snapshot change in them.
+type splitter struct {
+	mu   sync.Mutex
+	plan *splitPlan // nil when no split is in flight
+	// captured are the entries applied since the build's snapshot (*Command, *reindexStep,
+	// *purgeStep, or dropIndex), in order, until the build or the commit replays them.
+	captured []any
+	// stop asks the build to end early; done is closed when it has, with err its outcome.
+	stop chan struct{}
+	done chan struct{}
+	err  error
+	// with is the proposer's addition to split-commit's batch (the engine's catalog record),
+	// on a single node only; nil elsewhere.
+	with func(*storage.Batch) error
 }
 
-type indexChange struct {
-	epk      string
-	seq      uint64
-	new, del bool // the item was created (its order entry added) or deleted (removed)
-	terms    struct{ del, add [][]byte }
-}
+// dropIndex is captured when a policy that indexes nothing drops the index.
+type dropIndex struct{}
 
-func (c *capture) record(cmd *Command) {
-	for _, ch := range cmd.Changes {
-		if ch.New || ch.Delete || len(ch.IndexDel) > 0 || len(ch.IndexAdd) > 0 {
-			x := indexChange{epk: ch.EPK, seq: ch.Seq, new: ch.New, del: ch.Delete}
-			x.terms.del, x.terms.add = ch.IndexDel, ch.IndexAdd
-			c.changes = append(c.changes, x)
-		}
+// capture records x for the build in flight, if any.
+func (p *Partition) capture(x any) {
+	s := &p.split
+	s.mu.Lock()
+	if s.plan != nil {
+		s.captured = append(s.captured, x)
 	}
+	s.mu.Unlock()
 }
 
-// take removes and returns what the capture holds so far, on the writer.
-func (p *Partition) takeCapture() ([]indexChange, error) {
-	var taken []indexChange
-	err := p.control(func() {
-		taken, p.capture.changes = p.capture.changes, nil
-	})
-	return taken, err
-}
+// captureCommand records a command's changes to the order, index and changes, if a build runs.
+func (p *Partition) captureCommand(c *Command) { p.capture(c) }
 
-// control runs fn on the writer between two groups of commands.
-func (p *Partition) control(fn func()) error {
-	r := &request{control: fn, done: make(chan struct{})}
-	p.closeMu.RLock()
-	if p.closed {
-		p.closeMu.RUnlock()
-		return errClosed
-	}
-	p.queue <- r
-	p.closeMu.RUnlock()
-	<-r.done
-	return nil
+// takeCaptured removes and returns what the capture holds so far.
+func (p *Partition) takeCaptured() []any {
+	s := &p.split
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	taken := s.captured
+	s.captured = nil
+	return taken
 }
 
 // StartSplit begins splitting the partition at at into the new partitions left (EPKs below
-// at) and right: it takes a snapshot between two groups of commands, so the snapshot holds
-// every command committed so far, and records the index changes of every later one.
+// at) and right, whose ids must be larger than the partition's (creation sequences grow with
+// ids). It returns once split-start is applied on this replica, whose build then runs.
 func (p *Partition) StartSplit(at epk.EPK, left, right uint32) (*Split, error) {
 	if at <= p.rng.Min || at >= p.rng.Max {
 		return nil, fault.New(fault.Internal, "split point %s is not inside %v", at.Hex(), p.rng)
 	}
-	s := &Split{p: p, at: at, left: left, right: right}
-	// A split cut short by a crash (no Abort ran) leaves its children's entries behind, and
-	// the next attempt reuses the child ids (they are taken only when a split commits), maybe
-	// with another split point: entries left in the wrong child would list items twice.
-	// Clearing the children's spans first makes every attempt start from nothing. The batch
-	// precedes the backfill's in the write-ahead log, so a crash cannot keep one without the
-	// other.
-	b := p.db.NewBatch()
-	defer b.Close()
-	for _, id := range []uint32{left, right} {
-		if err := deletePartitionEntries(b, p.container, id); err != nil {
-			return nil, err
+	if left <= p.id || right <= p.id || left == right || max(left, right) > MaxID {
+		return nil, fault.New(fault.Internal, "partition %d cannot split into %d and %d", p.id, left, right)
+	}
+	plan := &splitPlan{At: at, Left: left, Right: right}
+	err := p.propose(func(st state, _ *indexState) (*entry, error) {
+		switch {
+		case st.Split == nil:
+			return &entry{kind: entrySplitStart, split: plan, sync: true}, nil
+		case *st.Split == *plan:
+			return nil, nil // in flight already (a restart resumed it): go on with it
 		}
-	}
-	if err := b.Commit(); err != nil {
-		return nil, fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
-	}
-	err := p.control(func() {
-		p.capture = &capture{}
-		s.snap = p.db.NewSnapshot()
+		return nil, fault.New(fault.Conflict, "partition %d is already splitting at %s", p.id, st.Split.At.Hex())
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &Split{p: p, at: at, left: left, right: right}, nil
 }
 
-// The backfill writes in batches of backfillBatch bytes, paced to backfillRate bytes per
+// stageSplitStart records the split in the state; the build starts once the batch commits.
+func (a *applyBatch) stageSplitStart(plan *splitPlan) error {
+	if a.st.Split != nil {
+		return refuse(fault.New(fault.Conflict, "partition %d is already splitting", a.p.id))
+	}
+	a.st.Split = plan
+	p := a.p
+	a.effects = append(a.effects, func() { p.startBuild(plan) })
+	return nil
+}
+
+// resumeSplit restarts the build of a split that was in flight when the partition was last
+// closed: whatever it had built is dropped and built again.
+func (p *Partition) resumeSplit(plan *splitPlan) { p.startBuild(plan) }
+
+// startBuild starts building the children of plan, on the goroutine that applies entries:
+// the capture starts before the next entry is applied, and the snapshot holds every entry
+// applied so far (entries of the same batch after split-start are also captured, and
+// replaying them again is harmless: the replay sets and deletes keys in order).
+func (p *Partition) startBuild(plan *splitPlan) {
+	s := &p.split
+	s.mu.Lock()
+	s.plan, s.captured, s.err = plan, nil, nil
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	s.mu.Unlock()
+	snap := p.db.NewSnapshot()
+	go func() {
+		defer close(s.done)
+		defer snap.Close()
+		err := p.build(plan, snap, s.stop)
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+	}()
+}
+
+// stopBuild ends the build in flight, if any, and waits for it.
+func (p *Partition) stopBuild() {
+	s := &p.split
+	s.mu.Lock()
+	stop, done := s.stop, s.done
+	s.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	select {
+	case <-stop:
+	default:
+		close(stop)
+	}
+	<-done
+}
+
+// The build writes in batches of backfillBatch bytes, paced to backfillRate bytes per
 // second, so that the foreground writes keep the disk, the write-ahead log and the memtables:
-// unpaced, a 1 GB split delayed a concurrent write by up to 1.9 s, and at 64 MB/s the backfill
+// unpaced, a 1 GB split delayed a concurrent write by up to 1.9 s, and at 64 MB/s the build
 // still held a core and writes waited up to 150 ms (docs/benchmarks.md). A partition of 1 GB of
 // 1 KB items has about 170 MB of order and index entries: about 11 s at this rate.
 const (
@@ -133,31 +179,35 @@ const (
 	// backfillChunk bounds the creation sequences held in memory at once (8 bytes each): a
 	// larger partition's index is read once per chunk.
 	backfillChunk = 1 << 20
-	// catchUpDone is how many captured changes are left for Commit's batch, which writes stop
-	// for; Backfill replays the rest in rounds while the partition serves.
+	// catchUpDone is how many captured entries are left for split-commit's batch, which the
+	// partition's writes wait for; the build replays the rest in rounds while it serves.
 	catchUpDone = 512
 	// catchUpRounds bounds the rounds, should writes keep pace with the replay.
 	catchUpRounds = 16
 )
 
-// Backfill copies the snapshot's order and index entries of the partition to the children,
-// then replays the changes committed since, in rounds, until few are left for Commit. Its
-// batches are not synced: Commit's synced batch makes them durable with the rest of the split.
-// The partition serves reads and writes meanwhile.
-func (s *Split) Backfill() error {
-	if s.state != splitStarted {
-		return fault.New(fault.Internal, "split backfill in state %d", s.state)
-	}
-	w := &pacedWriter{db: s.p.db, start: time.Now()}
-	err := s.backfill(w)
-	s.snap.Close()
-	s.snap = nil
-	for round := 0; err == nil && round < catchUpRounds; round++ {
-		var taken []indexChange
-		if taken, err = s.p.takeCapture(); err != nil {
-			break
+// errBuildStopped ends a build that was asked to stop.
+var errBuildStopped = errors.New("partition: split build stopped")
+
+// build clears the children's entries, copies the snapshot's to them, then replays what was
+// captured since, in rounds, until few are left for split-commit. Its batches are not synced:
+// split-commit's batch follows them in the write-ahead log, so a crash keeps them whenever it
+// keeps the commit.
+func (p *Partition) build(plan *splitPlan, snap *storage.Snapshot, stop <-chan struct{}) error {
+	w := &pacedWriter{db: p.db, start: time.Now(), stop: stop}
+	defer w.close()
+	s := &childWriter{p: p, plan: plan, w: w}
+	for _, id := range []uint32{plan.Left, plan.Right} {
+		for _, span := range storage.PartitionOwnSpans(p.container, id) {
+			if err := w.deleteRange(span.Start, span.End); err != nil {
+				return err
+			}
 		}
-		err = s.replay(w, taken)
+	}
+	err := s.copySnapshot(snap)
+	for round := 0; err == nil && round < catchUpRounds; round++ {
+		taken := p.takeCaptured()
+		err = s.replay(taken)
 		if len(taken) < catchUpDone {
 			break
 		}
@@ -165,11 +215,205 @@ func (s *Split) Backfill() error {
 	if err == nil {
 		err = w.flush()
 	}
-	w.close()
 	if err != nil {
-		return fmt.Errorf("split of partition %d: backfill: %w", s.p.id, err)
+		return fmt.Errorf("split of partition %d: build: %w", p.id, err)
 	}
-	s.state = splitBackfilled
+	return nil
+}
+
+// Backfill waits until this replica has built the children's entries, then replays what was
+// captured meanwhile, in rounds, leaving the last few entries to split-commit. The partition
+// serves reads and writes meanwhile.
+func (s *Split) Backfill() error {
+	if s.state != splitStarted {
+		return fault.New(fault.Internal, "split backfill in state %d", s.state)
+	}
+	p := s.p
+	sp := &p.split
+	sp.mu.Lock()
+	done, plan := sp.done, sp.plan
+	sp.mu.Unlock()
+	if done == nil {
+		return fault.New(fault.Internal, "partition %d: no split build runs", p.id)
+	}
+	<-done
+	sp.mu.Lock()
+	err := sp.err
+	sp.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	w := &pacedWriter{db: p.db, start: time.Now()}
+	defer w.close()
+	cw := &childWriter{p: p, plan: plan, w: w}
+	for round := 0; round < catchUpRounds; round++ {
+		taken := p.takeCaptured()
+		if err := cw.replay(taken); err != nil {
+			return err
+		}
+		if len(taken) < catchUpDone {
+			break
+		}
+	}
+	return w.flush()
+}
+
+// Commit ends the split: the writer finishes every queued command, then split-commit replays
+// what was captured since the build onto the children, writes the children's state (the LSN
+// carries on in both), removes the parent's own entries, and adds whatever with adds to the
+// batch (the catalog's record of the new ranges). The caller must have stopped new requests
+// from reaching the partition. After Commit the partition serves no more writes; on failure
+// the split is aborted and the partition goes on serving.
+func (s *Split) Commit(with func(*storage.Batch) error) error {
+	if s.state != splitStarted {
+		return fault.New(fault.Internal, "split commit in state %d", s.state)
+	}
+	p := s.p
+	err := p.propose(func(st state, _ *indexState) (*entry, error) {
+		if st.Split == nil || st.Split.At != s.at || st.Split.Left != s.left || st.Split.Right != s.right {
+			return nil, fault.New(fault.Conflict, "partition %d: the split to commit is not the one in flight", p.id)
+		}
+		p.split.mu.Lock()
+		p.split.with = with
+		p.split.mu.Unlock()
+		return &entry{kind: entrySplitCommit, sync: true}, nil
+	})
+	if err != nil {
+		s.Abort()
+		return fmt.Errorf("split of partition %d: %w", p.id, err)
+	}
+	s.state = splitCommitted
+	return nil
+}
+
+// stageSplitCommit writes the switch to the children. It stands alone in its batch (see
+// aloneInBatch), so the logical partition statistics it sums are those of every entry before it.
+func (a *applyBatch) stageSplitCommit() error {
+	p := a.p
+	plan := a.st.Split
+	if plan == nil {
+		return refuse(fault.New(fault.Conflict, "partition %d has no split in flight to commit", p.id))
+	}
+	s := &p.split
+	s.mu.Lock()
+	done, with := s.done, s.with
+	s.with = nil
+	s.mu.Unlock()
+	if done == nil {
+		return fault.New(fault.Internal, "partition %d: no split build runs", p.id)
+	}
+	<-done // the build of a replica that lags behind is finished here
+	s.mu.Lock()
+	err := s.err
+	s.plan = nil // nothing more is captured: the partition applies nothing after this
+	taken := s.captured
+	s.captured = nil
+	s.mu.Unlock()
+	if err != nil {
+		return err // this replica cannot build the children: it stops applying (Partition.fail)
+	}
+	cw := &childWriter{p: p, plan: plan, w: batchWriter{a.b}}
+	if err := cw.replay(taken); err != nil {
+		return err
+	}
+	children := plan.children(p.rng)
+	for _, ch := range children {
+		c, err := p.sumLogical(ch.Range)
+		if err != nil {
+			return err
+		}
+		cst := state{LSN: a.st.LSN, counts: c, Seq: a.st.Seq, Purged: a.st.Purged, Group: a.st.Group}
+		if err := a.b.Set(storage.PartitionKey(p.container, ch.ID), encodeState(nil, cst)); err != nil {
+			return err
+		}
+		// The children's index is a copy of the parent's, so a rebuild in flight goes on in them.
+		if err := a.ix.inherit(a.b, p.container, ch.ID, c.Items, a.st.Items); err != nil {
+			return err
+		}
+	}
+	for _, span := range storage.PartitionOwnSpans(p.container, p.id) {
+		if err := a.b.DeleteRange(span.Start, span.End); err != nil {
+			return err
+		}
+	}
+	if p.onSplit != nil {
+		if err := p.onSplit(a.b, children); err != nil {
+			return err
+		}
+	}
+	if with != nil {
+		if err := with(a.b); err != nil {
+			return err
+		}
+	}
+	a.st.Split, a.st.Closed = nil, true
+	return nil
+}
+
+// children are the two partitions plan makes of the range r.
+func (plan *splitPlan) children(r epk.Range) [2]Child {
+	return [2]Child{{plan.Left, epk.Range{Min: r.Min, Max: plan.At}}, {plan.Right, epk.Range{Min: plan.At, Max: r.Max}}}
+}
+
+// Abort abandons a split that is not committed: split-abort stops the build and removes what
+// it wrote for the children. It may be called in any state, more than once; after Commit
+// succeeded it does nothing. The partition itself goes on serving.
+func (s *Split) Abort() error {
+	if s.state != splitStarted {
+		return nil
+	}
+	s.state = splitAborted
+	return s.p.abortSplit()
+}
+
+// abortSplit commits split-abort, when a split is in flight. A closed partition is left as it
+// is: it resumes the split when it opens again, and its opener decides.
+func (p *Partition) abortSplit() error {
+	err := p.propose(func(st state, _ *indexState) (*entry, error) {
+		if st.Split == nil {
+			return nil, nil
+		}
+		return &entry{kind: entrySplitAbort, sync: true}, nil
+	})
+	if err == errClosed {
+		return nil
+	}
+	return err
+}
+
+// SplitInFlight reports the split started and neither committed nor aborted, if any: a restart
+// leaves one when it came in the middle of a split.
+func (p *Partition) SplitInFlight() (at epk.EPK, left, right uint32, ok bool) {
+	st := p.published.Load()
+	if st.Split == nil {
+		return "", 0, 0, false
+	}
+	return st.Split.At, st.Split.Left, st.Split.Right, true
+}
+
+// AbortSplit abandons the split in flight, if any (see SplitInFlight).
+func (p *Partition) AbortSplit() error { return p.abortSplit() }
+
+// stageSplitAbort stops the build and removes the children's entries.
+func (a *applyBatch) stageSplitAbort() error {
+	plan := a.st.Split
+	if plan == nil {
+		return nil
+	}
+	p := a.p
+	p.stopBuild()
+	s := &p.split
+	s.mu.Lock()
+	s.plan, s.captured, s.stop, s.done, s.with = nil, nil, nil, nil, nil
+	s.mu.Unlock()
+	for _, id := range []uint32{plan.Left, plan.Right} {
+		for _, span := range storage.PartitionOwnSpans(p.container, id) {
+			if err := a.b.DeleteRange(span.Start, span.End); err != nil {
+				return err
+			}
+		}
+	}
+	a.st.Split = nil
 	return nil
 }
 
@@ -177,46 +421,64 @@ func (s *Split) Backfill() error {
 type entryWriter interface {
 	set(key, value []byte) error
 	delete(key []byte) error
+	deleteRange(start, end []byte) error
 }
 
 // batchWriter writes into one batch.
 type batchWriter struct{ b *storage.Batch }
 
-func (w batchWriter) set(key, value []byte) error { return w.b.Set(key, value) }
-func (w batchWriter) delete(key []byte) error     { return w.b.Delete(key) }
+func (w batchWriter) set(key, value []byte) error         { return w.b.Set(key, value) }
+func (w batchWriter) delete(key []byte) error             { return w.b.Delete(key) }
+func (w batchWriter) deleteRange(start, end []byte) error { return w.b.DeleteRange(start, end) }
 
-// pacedWriter writes unsynced batches at no more than backfillRate bytes per second.
+// pacedWriter writes unsynced batches at no more than backfillRate bytes per second, until
+// stop is closed.
 type pacedWriter struct {
 	db      *storage.DB
 	b       *storage.Batch
 	pending int
 	written int64
 	start   time.Time
+	stop    <-chan struct{}
 }
 
-func (w *pacedWriter) set(key []byte, value []byte) error {
+func (w *pacedWriter) batch() *storage.Batch {
 	if w.b == nil {
 		w.b = w.db.NewBatch()
 	}
+	return w.b
+}
+
+func (w *pacedWriter) set(key []byte, value []byte) error {
 	w.pending += len(key) + len(value)
-	if err := w.b.Set(key, value); err != nil {
+	if err := w.batch().Set(key, value); err != nil {
 		return err
 	}
 	return w.maybeFlush()
 }
 
 func (w *pacedWriter) delete(key []byte) error {
-	if w.b == nil {
-		w.b = w.db.NewBatch()
-	}
 	w.pending += len(key)
-	if err := w.b.Delete(key); err != nil {
+	if err := w.batch().Delete(key); err != nil {
+		return err
+	}
+	return w.maybeFlush()
+}
+
+func (w *pacedWriter) deleteRange(start, end []byte) error {
+	w.pending += len(start) + len(end)
+	if err := w.batch().DeleteRange(start, end); err != nil {
 		return err
 	}
 	return w.maybeFlush()
 }
 
 func (w *pacedWriter) maybeFlush() error {
+	select {
+	case <-w.stop:
+		return errBuildStopped
+	default:
+	}
 	if w.pending < backfillBatch {
 		return nil
 	}
@@ -224,7 +486,11 @@ func (w *pacedWriter) maybeFlush() error {
 		return err
 	}
 	if ahead := time.Duration(w.written)*time.Second/backfillRate - time.Since(w.start); ahead > 0 {
-		time.Sleep(ahead)
+		select {
+		case <-time.After(ahead):
+		case <-w.stop:
+			return errBuildStopped
+		}
 	}
 	return nil
 }
@@ -246,18 +512,37 @@ func (w *pacedWriter) close() {
 	}
 }
 
-// backfill copies the snapshot's order entries, and with them learns which child each
-// creation sequence goes to, then its index entries, a chunk of sequences at a time.
-func (s *Split) backfill(w *pacedWriter) error {
+// childWriter writes a split's entries to the child that owns each.
+type childWriter struct {
+	p    *Partition
+	plan *splitPlan
+	w    entryWriter
+	key  []byte
+}
+
+func (s *childWriter) child(e epk.EPK) uint32 {
+	if e < s.plan.At {
+		return s.plan.Left
+	}
+	return s.plan.Right
+}
+
+// copySnapshot copies the snapshot's changes, and its order entries, learning from them which
+// child each creation sequence goes to, then its index entries, a chunk of sequences at a time.
+func (s *childWriter) copySnapshot(snap *storage.Snapshot) error {
 	p := s.p
+	cstart, cend := storage.ChangeSpan(p.container, p.id, 0)
+	if err := s.copyByValue(snap, cstart, cend); err != nil {
+		return err
+	}
 	ostart, oend := storage.OrderPartitionSpan(p.container, p.id)
 	for {
-		left, right, next, done, err := s.copyOrder(w, ostart, oend)
+		left, right, next, done, err := s.copyOrder(snap, ostart, oend)
 		if err != nil {
 			return err
 		}
 		if len(left)+len(right) > 0 {
-			if err := s.copyIndex(w, left, right); err != nil {
+			if err := s.copyIndex(snap, left, right); err != nil {
 				return err
 			}
 		}
@@ -268,10 +553,26 @@ func (s *Split) backfill(w *pacedWriter) error {
 	}
 }
 
+// copyByValue copies every entry of [start, end), whose value is its EPK, to the child that
+// owns the EPK.
+func (s *childWriter) copyByValue(snap *storage.Snapshot, start, end []byte) error {
+	it, err := snap.NewIter(start, end)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := s.w.set(storage.ForPartition(it.Key(), s.child(epk.EPK(it.Value()))), it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
 // copyOrder copies up to backfillChunk order entries from start and returns the sequences
 // each child got (ascending), and where the next chunk starts.
-func (s *Split) copyOrder(w *pacedWriter, start, end []byte) (left, right []uint64, next []byte, done bool, err error) {
-	it, err := s.snap.NewIter(start, end)
+func (s *childWriter) copyOrder(snap *storage.Snapshot, start, end []byte) (left, right []uint64, next []byte, done bool, err error) {
+	it, err := snap.NewIter(start, end)
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
@@ -285,12 +586,12 @@ func (s *Split) copyOrder(w *pacedWriter, start, end []byte) (left, right []uint
 			return nil, nil, nil, false, err
 		}
 		child := s.child(epk.EPK(it.Value()))
-		if child == s.left {
+		if child == s.plan.Left {
 			left = append(left, seq)
 		} else {
 			right = append(right, seq)
 		}
-		if err := w.set(storage.IndexKeyForPartition(it.Key(), child), it.Value()); err != nil {
+		if err := s.w.set(storage.ForPartition(it.Key(), child), it.Value()); err != nil {
 			return nil, nil, nil, false, err
 		}
 	}
@@ -298,10 +599,10 @@ func (s *Split) copyOrder(w *pacedWriter, start, end []byte) (left, right []uint
 }
 
 // copyIndex copies the snapshot's index entries of the items in left and right.
-func (s *Split) copyIndex(w *pacedWriter, left, right []uint64) error {
+func (s *childWriter) copyIndex(snap *storage.Snapshot, left, right []uint64) error {
 	p := s.p
 	start, end := storage.IndexPartitionSpan(p.container, p.id)
-	it, err := s.snap.NewIter(start, end)
+	it, err := snap.NewIter(start, end)
 	if err != nil {
 		return err
 	}
@@ -311,160 +612,94 @@ func (s *Split) copyIndex(w *pacedWriter, left, right []uint64) error {
 		if err != nil {
 			return err
 		}
-		child := s.left
+		child := s.plan.Left
 		if _, found := slices.BinarySearch(left, seq); !found {
 			if _, found := slices.BinarySearch(right, seq); !found {
 				continue // another chunk's
 			}
-			child = s.right
+			child = s.plan.Right
 		}
-		if err := w.set(storage.IndexKeyForPartition(it.Key(), child), nil); err != nil {
+		if err := s.w.set(storage.ForPartition(it.Key(), child), nil); err != nil {
 			return err
 		}
 	}
 	return it.Error()
 }
 
-// replay applies captured changes to the children's order and index.
-func (s *Split) replay(w entryWriter, changes []indexChange) error {
+// replay applies captured entries' changes to the children's order, index and changes.
+func (s *childWriter) replay(captured []any) error {
+	for _, x := range captured {
+		var err error
+		switch x := x.(type) {
+		case *Command:
+			err = s.replayCommand(x)
+		case *reindexStep:
+			for _, it := range x.Items {
+				if err = s.replayTerms(it.EPK, it.Seq, it.Del, it.Add); err != nil {
+					break
+				}
+			}
+		case *purgeStep:
+			for _, r := range x.Refs {
+				s.key = storage.ChangeKey(s.key[:0], s.p.container, s.child(epk.EPK(r.EPK)), r.lsn, r.i)
+				if err = s.w.delete(s.key); err != nil {
+					break
+				}
+			}
+		case dropIndex:
+			for _, id := range []uint32{s.plan.Left, s.plan.Right} {
+				start, end := storage.IndexPartitionSpan(s.p.container, id)
+				if err = s.w.deleteRange(start, end); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *childWriter) replayCommand(c *Command) error {
 	p := s.p
-	var key []byte
-	for _, ch := range changes {
-		child := s.child(epk.EPK(ch.epk))
+	for i := range c.Changes {
+		ch := &c.Changes[i]
+		child := s.child(epk.EPK(ch.EPK))
+		s.key = storage.ChangeKey(s.key[:0], p.container, child, c.LSN, uint16(i))
+		if err := s.w.set(s.key, []byte(ch.EPK)); err != nil {
+			return err
+		}
 		var err error
 		switch {
-		case ch.del:
-			err = w.delete(storage.OrderKey(key[:0], p.container, child, ch.seq))
-		case ch.new:
-			err = w.set(storage.OrderKey(key[:0], p.container, child, ch.seq), []byte(ch.epk))
+		case ch.Delete:
+			err = s.w.delete(storage.OrderKey(s.key[:0], p.container, child, ch.Seq))
+		case ch.New:
+			err = s.w.set(storage.OrderKey(s.key[:0], p.container, child, ch.Seq), []byte(ch.EPK))
 		}
 		if err != nil {
 			return err
 		}
-		for _, t := range ch.terms.del {
-			if err := w.delete(storage.IndexKey(key[:0], p.container, child, t, ch.seq)); err != nil {
-				return err
-			}
-		}
-		for _, t := range ch.terms.add {
-			if err := w.set(storage.IndexKey(key[:0], p.container, child, t, ch.seq), nil); err != nil {
-				return err
-			}
+		if err := s.replayTerms(ch.EPK, ch.Seq, ch.IndexDel, ch.IndexAdd); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (s *Split) child(e epk.EPK) uint32 {
-	if e < s.at {
-		return s.left
+func (s *childWriter) replayTerms(e string, seq uint64, del, add [][]byte) error {
+	child := s.child(epk.EPK(e))
+	for _, t := range del {
+		if err := s.w.delete(storage.IndexKey(s.key[:0], s.p.container, child, t, seq)); err != nil {
+			return err
+		}
 	}
-	return s.right
-}
-
-// Commit ends the split. It closes the partition, whose writer first finishes every queued
-// command; the caller must have stopped new requests from reaching it. Then one synced batch
-// replays the index changes captured since the snapshot onto the children, writes the
-// children's state (the LSN carries on in both), removes the parent's index and state, and
-// holds whatever with adds to it (the catalog's record of the new ranges). After Commit the
-// partition serves no more writes, whether it succeeded or not: on failure the split is
-// aborted and the caller reopens the container's partitions from its catalog.
-func (s *Split) Commit(with func(*storage.Batch) error) error {
-	if s.state != splitBackfilled {
-		return fault.New(fault.Internal, "split commit in state %d", s.state)
+	for _, t := range add {
+		if err := s.w.set(storage.IndexKey(s.key[:0], s.p.container, child, t, seq), nil); err != nil {
+			return err
+		}
 	}
-	p := s.p
-	p.Close()
-	b := p.db.NewBatch()
-	defer b.Close()
-	err := s.finish(b)
-	if err == nil && with != nil {
-		err = with(b)
-	}
-	if err == nil {
-		err = b.Commit()
-	}
-	if err != nil {
-		s.Abort()
-		return fmt.Errorf("split of partition %d: %w", p.id, err)
-	}
-	s.state = splitCommitted
 	return nil
-}
-
-// finish adds the switch to the children to b. The partition is closed, so its capture is
-// complete and no longer changes.
-func (s *Split) finish(b *storage.Batch) error {
-	p := s.p
-	if err := s.replay(batchWriter{b}, p.capture.changes); err != nil {
-		return err
-	}
-	st := *p.published.Load()
-	for _, ch := range []Child{{s.left, epk.Range{Min: p.rng.Min, Max: s.at}}, {s.right, epk.Range{Min: s.at, Max: p.rng.Max}}} {
-		c, err := p.sumLogical(ch.Range)
-		if err != nil {
-			return err
-		}
-		if err := b.Set(storage.PartitionKey(p.container, ch.ID), encodeState(nil, state{LSN: st.LSN, counts: c, Seq: st.Seq})); err != nil {
-			return err
-		}
-		// The children's index is a copy of the parent's, so a rebuild in flight goes on in them.
-		if err := p.inheritIndexState(b, ch.ID, c.Items, st.Items); err != nil {
-			return err
-		}
-	}
-	if err := deletePartitionEntries(b, p.container, p.id); err != nil {
-		return err
-	}
-	return b.Delete(storage.PartitionKey(p.container, p.id))
-}
-
-// Abort abandons a split that is not committed: it stops the capture, releases the snapshot
-// and removes what the backfill wrote for the children. It may be called in any state, more
-// than once; after Commit succeeded it does nothing. The partition itself goes on serving
-// unless Commit already closed it.
-func (s *Split) Abort() error {
-	if s.state == splitCommitted || s.state == splitAborted {
-		return nil
-	}
-	s.state = splitAborted
-	if s.snap != nil {
-		s.snap.Close()
-		s.snap = nil
-	}
-	p := s.p
-	if err := p.control(func() { p.capture = nil }); err != nil {
-		<-p.stopped // closing: once the writer has drained its queue, nothing else reads capture
-		p.capture = nil
-	}
-	b := p.db.NewBatch()
-	defer b.Close()
-	for _, id := range []uint32{s.left, s.right} {
-		if err := deletePartitionEntries(b, p.container, id); err != nil {
-			return err
-		}
-	}
-	return b.Commit()
-}
-
-// deletePartitionEntries adds to b the removal of a partition's creation order and index,
-// with the record of an index rebuild in flight.
-func deletePartitionEntries(b *storage.Batch, container, id uint32) error {
-	start, end := storage.OrderPartitionSpan(container, id)
-	if err := b.DeleteRange(start, end); err != nil {
-		return err
-	}
-	if err := b.Delete(storage.ReindexKey(container, id)); err != nil {
-		return err
-	}
-	start, end = storage.IndexPartitionSpan(container, id)
-	return b.DeleteRange(start, end)
-}
-
-// Child describes one of the two partitions a split makes.
-type Child struct {
-	ID    uint32
-	Range epk.Range
 }
 
 // SplitPoint is the EPK that best halves the partition's bytes without cutting a logical

@@ -124,19 +124,19 @@ func (g *group) rememberUnique(p *Partition, ch *Change) {
 	}
 }
 
-// applyUnique writes a change's unique key entries into b; key is a buffer to reuse.
-func (p *Partition) applyUnique(b *storage.Batch, key []byte, ch *Change) ([]byte, error) {
+// stageUnique adds a change's unique key entries.
+func (a *applyBatch) stageUnique(ch *Change) error {
 	for _, e := range ch.UniqueDel {
-		key = storage.UniqueKey(key[:0], p.container, ch.EPK, e)
-		if err := b.Delete(key); err != nil {
-			return key, err
+		a.key = storage.UniqueKey(a.key[:0], a.p.container, ch.EPK, e)
+		if err := a.b.Delete(a.key); err != nil {
+			return err
 		}
 	}
 	for _, e := range ch.UniqueAdd {
-		key = storage.UniqueKey(key[:0], p.container, ch.EPK, e)
-		if err := b.Set(key, []byte(ch.ID)); err != nil {
-			return key, err
+		a.key = storage.UniqueKey(a.key[:0], a.p.container, ch.EPK, e)
+		if err := a.b.Set(a.key, []byte(ch.ID)); err != nil {
+			return err
 		}
 	}
-	return key, nil
+	return nil
 }

@@ -94,6 +94,10 @@ type request struct {
 	// control, when set, is run by the writer between groups instead of writing: every
 	// group before it is committed, none after it has started.
 	control func()
+	// step, when set, decides an entry of the partition's own (a lease, a policy change, a
+	// rebuild step, a purge, a split step) on the writer between groups, against the applied
+	// state and the index state; the writer commits it. A nil entry commits nothing.
+	step    func(st state, ix *indexState) (*entry, error)
 	ops     []Operation
 	pre     []preRead // one per operation, read by the caller before queueing
 	results []Result
@@ -137,15 +141,44 @@ func (p *Partition) Execute(ops ...Operation) ([]Result, error) {
 	for i := range ops {
 		r.pre[i] = p.preRead(&ops[i])
 	}
-	p.closeMu.RLock()
-	if p.closed {
-		p.closeMu.RUnlock()
-		return nil, errClosed
+	if err := p.send(r); err != nil {
+		return nil, err
 	}
-	p.queue <- r
-	p.closeMu.RUnlock()
 	<-r.done
 	return r.results, r.err
+}
+
+// propose has the writer decide an entry with step, against the applied state and the index
+// state, and commit it; it returns once the entry is applied (nil), or why it was not. A step
+// that decides nil commits nothing.
+func (p *Partition) propose(step func(st state, ix *indexState) (*entry, error)) error {
+	r := &request{step: step, done: make(chan struct{})}
+	if err := p.send(r); err != nil {
+		return err
+	}
+	<-r.done
+	return r.err
+}
+
+// control runs fn on the writer between two groups of commands.
+func (p *Partition) control(fn func()) error {
+	r := &request{control: fn, done: make(chan struct{})}
+	if err := p.send(r); err != nil {
+		return err
+	}
+	<-r.done
+	return nil
+}
+
+// send queues r for the writer, unless the partition is closing.
+func (p *Partition) send(r *request) error {
+	p.closeMu.RLock()
+	defer p.closeMu.RUnlock()
+	if p.closed {
+		return errClosed
+	}
+	p.queue <- r
+	return nil
 }
 
 // preRead looks up the version an operation acts on, and the index terms it would remove.
@@ -170,7 +203,7 @@ func (p *Partition) preRead(w *Operation) preRead {
 	if err != nil {
 		return preRead{}
 	}
-	v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, seq))
+	v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, string(w.EPK), seq))
 	if err != nil {
 		return preRead{} // changed since, or unreadable: the writer reads it again
 	}
@@ -188,22 +221,28 @@ func (p *Partition) preRead(w *Operation) preRead {
 	return preRead{cur: cur, seen: seen, ok: true}
 }
 
-// run is the partition's writer: it decides groups of requests in order and commits each as
-// one synced batch. Requests that arrive while a group syncs form the next group, so one fsync
-// serves them all; no request is answered before its own batch is durable.
-func (p *Partition) run(st state) {
+// run is the partition's writer: it decides groups of requests in order and hands each
+// group's commands to the log as one batch. Requests that arrive while a group commits form the
+// next group, so one sync serves them all; no request is answered before its command is
+// applied and durable.
+func (p *Partition) run() {
 	defer close(p.stopped)
 	g := &group{items: map[string]version{}, logical: map[string]counts{}}
 	w := &writer{recent: map[string]uint64{}, lpCache: map[string]counts{}}
 	for r := range p.queue {
-		w.ix = p.ix.Load() // changed only by control functions, between groups
-		if r.control != nil {
+		w.ix = p.ix.Load() // changed only by entries the writer commits, between groups
+		switch {
+		case r.control != nil:
 			r.control()
+			close(r.done)
+			continue
+		case r.step != nil:
+			p.runStep(w, r)
 			close(r.done)
 			continue
 		}
 		reqs := []*request{r}
-		var ctl *request
+		var next *request // a control or a step, which runs after the group
 	fill:
 		for len(reqs) < maxGroup {
 			select {
@@ -211,8 +250,8 @@ func (p *Partition) run(st state) {
 				if !ok {
 					break fill
 				}
-				if r.control != nil {
-					ctl = r
+				if r.control != nil || r.step != nil {
+					next = r
 					break fill
 				}
 				reqs = append(reqs, r)
@@ -220,13 +259,18 @@ func (p *Partition) run(st state) {
 				break fill
 			}
 		}
-		st = p.commit(st, w, g, reqs)
+		p.commitGroup(w, g, reqs)
 		for _, r := range reqs {
 			close(r.done)
 		}
-		if ctl != nil {
-			ctl.control()
-			close(ctl.done)
+		if next != nil {
+			w.ix = p.ix.Load()
+			if next.control != nil {
+				next.control()
+			} else {
+				p.runStep(w, next)
+			}
+			close(next.done)
 		}
 	}
 }
@@ -237,17 +281,25 @@ func (p *Partition) fail(err error) {
 }
 
 // writer is what the writer goroutine remembers across groups. Both maps are bounded by
-// clearing them when they grow past writerMemory entries.
+// clearing them when they grow past writerMemory entries, and cleared whenever an entry the
+// writer committed was refused (then storage may not hold what they say).
 type writer struct {
 	// recent holds the LSN of the last write to each doc key written since horizon; a pre-read
 	// taken after horizon is current unless recent names a later write to its key.
 	recent  map[string]uint64
 	horizon uint64
-	// lpCache holds logical partition statistics; only this goroutine changes them, so a
-	// cached entry is always current.
+	// lpCache holds logical partition statistics; only this goroutine decides writes, so a
+	// cached entry is current as long as every command it decided was applied.
 	lpCache map[string]counts
 	// ix is the index state the current group is decided under.
 	ix *indexState
+}
+
+// forget clears what the writer remembers, as of the applied state st.
+func (w *writer) forget(st state) {
+	clear(w.recent)
+	clear(w.lpCache)
+	w.horizon = st.LSN
 }
 
 // writerMemory is small because what the maps hold is live heap that paces the garbage
@@ -268,12 +320,13 @@ type group struct {
 	unique map[string]string
 }
 
-// commit decides every request of the group in order against st, applies the successful
-// ones as one batch, syncs it and returns the new state (st itself if nothing was written).
-func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state {
+// commitGroup decides every request of the group in order against the applied state and
+// commits the commands of those that passed their checks as one batch of the log.
+func (p *Partition) commitGroup(w *writer, g *group, reqs []*request) {
 	clear(g.items)
 	clear(g.logical)
 	clear(g.unique)
+	st := *p.published.Load()
 	if len(w.recent) > writerMemory {
 		clear(w.recent)
 		w.horizon = st.LSN
@@ -281,61 +334,73 @@ func (p *Partition) commit(st state, w *writer, g *group, reqs []*request) state
 	if len(w.lpCache) > writerMemory {
 		clear(w.lpCache)
 	}
-	if err := p.failed.Load(); err != nil {
+	if err := p.refusal(st); err != nil {
 		for _, r := range reqs {
 			r.err = err
 		}
-		return st
+		return
 	}
-	b := p.db.NewBatch()
-	defer b.Close()
 	next := st
 	now := p.now()
-	var cmds []*Command
+	var ents []*entry
+	var owners []*request
 	for _, r := range reqs {
 		cmd, results, err := p.decide(next, w, g, r, now)
-		if err == nil {
-			err = p.apply(b, cmd)
-		}
 		if err != nil {
 			r.err = err
 			continue
 		}
+		r.results = results
+		if len(cmd.Changes) == 0 {
+			continue // reads only: nothing to apply
+		}
 		g.remember(p, w, cmd)
 		next = cmd.After
-		r.results = results
-		cmds = append(cmds, cmd)
+		ents = append(ents, &entry{kind: entryWrite, epoch: st.Epoch, cmd: cmd, sync: true})
+		owners = append(owners, r)
 	}
-	if next.LSN == st.LSN {
-		return st // every request failed its checks or only read; nothing to write
+	if len(ents) == 0 {
+		return
 	}
-	p.rowWrites(cmds, p.db.Rows.Hold)
-	// The state record is written once per group, as of its last command.
-	err := b.Set(storage.PartitionKey(p.container, p.id), encodeState(nil, next))
-	if err == nil {
-		err = b.Commit()
-	}
-	if err != nil {
-		// Pebble may have made the batch visible before the sync failed, so what this
-		// partition holds in memory can no longer be trusted to match what is durable.
-		p.fail(err)
-		p.rowWrites(cmds, p.db.Rows.Release)
-		for _, r := range reqs {
-			if r.err == nil {
-				r.results, r.err = nil, fault.New(fault.Unavailable, "Storage failed to commit the write: %v", err)
-			}
-		}
-		return st
-	}
-	p.rowWrites(cmds, p.db.Rows.Release)
-	p.applied.Store(next.LSN)
-	p.published.Store(&next)
-	if p.capture != nil {
-		for _, cmd := range cmds {
-			p.capture.record(cmd)
+	refused := false
+	for i, err := range p.log.commit(ents) {
+		if err != nil {
+			owners[i].results, owners[i].err = nil, err
+			refused = true
 		}
 	}
-	return next
+	if refused {
+		w.forget(*p.published.Load())
+	}
+}
+
+// refusal is why the partition refuses new entries in state st, if it does.
+func (p *Partition) refusal(st state) error {
+	if err := p.failed.Load(); err != nil {
+		return err
+	}
+	if st.Closed {
+		return errSplitDone
+	}
+	return nil
+}
+
+// runStep decides a step on the writer, against the applied state and the index state, and
+// commits its entry.
+func (p *Partition) runStep(w *writer, r *request) {
+	st := *p.published.Load()
+	if r.err = p.refusal(st); r.err != nil {
+		return
+	}
+	e, err := r.step(st, w.ix)
+	if err != nil || e == nil {
+		r.err = err
+		return
+	}
+	e.epoch = st.Epoch
+	if r.err = p.log.commit([]*entry{e})[0]; r.err != nil {
+		w.forget(*p.published.Load())
+	}
 }
 
 func (g *group) remember(p *Partition, w *writer, c *Command) {
@@ -395,7 +460,7 @@ func (p *Partition) current(w *writer, g *group, chs []Change, e, id string, pre
 	if err != nil {
 		return version{}, err
 	}
-	v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, seq))
+	v, err := p.db.GetCopy(nil, storage.DocKey(buf[:0], p.container, e, seq))
 	if err != nil {
 		return version{}, err
 	}
@@ -426,7 +491,7 @@ func (p *Partition) logicalNow(w *writer, g *group, chs []Change, e string) (cou
 // effects.
 func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64) (*Command, []Result, error) {
 	ops := r.ops
-	cmd := &Command{LSN: st.LSN + 1, TS: now, Changes: make([]Change, 0, len(ops)), After: st}
+	cmd := &Command{LSN: st.LSN + 1, TS: now, Changes: make([]Change, 0, len(ops)), After: st, Images: p.keepImages}
 	cmd.After.LSN = cmd.LSN
 	results := make([]Result, len(ops))
 	for i := range ops {
@@ -490,7 +555,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 	case (w.Kind == Replace || w.Kind == Delete || w.Kind == Read || w.Kind == Mutate) && !exists:
 		return Change{}, Result{}, notFound()
-	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(old.lsn) != w.IfMatch): // "*": any version
+	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(old.lsn()) != w.IfMatch): // "*": any version
 		return Change{}, Result{}, fault.New(fault.PreconditionFailed, "One of the specified pre-condition is not met.")
 	}
 
@@ -501,7 +566,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 	}
 	switch w.Kind {
 	case Read:
-		return Change{}, Result{Doc: Doc{JSON: old.json, LSN: old.lsn, Seq: cur.seq}}, nil
+		return Change{}, Result{Doc: Doc{JSON: old.json, LSN: old.lsn(), Seq: cur.seq}}, nil
 	case Mutate:
 		var ne epk.EPK
 		if item, ne, newTerms, err = mutate(w.Mutate, old.json); err != nil {
@@ -549,11 +614,13 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		res.Doc.Seq = cur.seq
 	} else {
 		if !exists {
-			ch.Seq = p.seq.next()
-			cmd.After.Seq = max(cmd.After.Seq, ch.Seq)
+			if ch.Seq, err = nextSeq(cmd.After, p.id); err != nil {
+				return Change{}, Result{}, err
+			}
+			cmd.After.Seq = ch.Seq
 		}
 		itemRID := rid.Item(p.rid, docRID(ch.Seq))
-		ch.Value = encodeValue(make([]byte, 0, 24+len(e)+len(w.ID)+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), logPos{part: p.id, lsn: cmd.LSN, i: uint16(len(cmd.Changes))}, e, ch.ID)
+		ch.Value = encodeValue(make([]byte, 0, 24+len(w.ID)+item.StampedSize(document.System{})+len(itemRID)*2+len(p.selfPrefix)), logPos{lsn: cmd.LSN, i: uint16(len(cmd.Changes))}, ch.ID)
 		header := len(ch.Value)
 		ch.Value = item.Stamp(ch.Value, document.System{
 			RID: itemRID, Self: p.selfPrefix + itemRID + "/", ETag: ETag(cmd.LSN), TS: now,
@@ -566,9 +633,6 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			}
 		}
 		ch.terms = newTerms
-		if isNotIndexed(newTerms) {
-			p.mayUnindexed.Store(true) // before the marker is visible, for pre-reads and scans
-		}
 	}
 	if exists && !ix.settled() {
 		// A rebuild runs: the replaced version's entries may follow an earlier policy.
@@ -608,26 +672,11 @@ func mutate(fn func([]byte) (*document.Item, epk.EPK, [][]byte, error), current 
 	return item, e, terms, err
 }
 
-// docRID is the item half of an item's _rid: its creation sequence, unique in the container.
+// docRID is the item half of an item's _rid: its creation sequence, unique in the container
+// (see nextSeq).
 func docRID(seq uint64) [8]byte {
 	var r [8]byte
 	binary.BigEndian.PutUint64(r[:], seq)
 	return r
 }
 
-// rowWrites calls f (the row cache's Hold before the commit, its Release after it and before
-// any command is acknowledged) on the key of every item the commands write.
-func (p *Partition) rowWrites(cmds []*Command, f func(key []byte)) {
-	var key []byte
-	for _, cmd := range cmds {
-		for i := range cmd.Changes {
-			ch := &cmd.Changes[i]
-			key = storage.ItemKey(key[:0], p.container, ch.EPK, ch.ID)
-			f(key)
-			if ch.Renamed != "" {
-				key = storage.ItemKey(key[:0], p.container, ch.EPK, ch.Renamed)
-				f(key)
-			}
-		}
-	}
-}

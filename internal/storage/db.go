@@ -36,6 +36,8 @@ type DB struct {
 	// Rows caches hot items in front of Pebble; see RowCache for the rule its users keep.
 	Rows  *RowCache
 	cache *pebble.Cache
+	// format is the layout the database holds (Format).
+	format byte
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -85,26 +87,38 @@ func Open(dir string, opts Options) (*DB, error) {
 	return d, nil
 }
 
-// FormatVersion is the version of the key layout (keys.go) this build reads and writes. The
-// first layout (documents keyed by EPK and id) wrote no version; layout 2 had no change feed
-// log, so its items could not be read back from the feed.
-const FormatVersion = 3
+// FormatVersion is the version of the key layout (keys.go) this build writes. The first
+// layout (documents keyed by EPK and id) wrote no version; layout 2 had no change feed log, so
+// its items could not be read back from the feed; layout 3 (keys_v3.go) is upgraded in place.
+const FormatVersion = 4
+
+// UpgradableFormat is the older layout this build can upgrade in place to FormatVersion.
+const UpgradableFormat = 3
 
 // ErrFormat is what Open returns for a data directory written in another layout.
 var ErrFormat = errors.New("storage: the data directory uses another storage layout")
 
-// checkFormat refuses a database written in another layout, so that it is never misread, and
-// stamps a new one with this build's.
+// Format is the layout version the database holds: FormatVersion, or UpgradableFormat until
+// its upgrade finishes (StampFormat).
+func (db *DB) Format() byte { return db.format }
+
+// StampFormat adds to b the record that the database holds layout FormatVersion: the last
+// write of an upgrade.
+func (db *DB) StampFormat(b *Batch) error { return b.Set(FormatKey(), []byte{FormatVersion}) }
+
+// checkFormat refuses a database written in a layout this build cannot read or upgrade, so
+// that it is never misread, and stamps a new one with this build's.
 func (db *DB) checkFormat(dir string) error {
 	v, err := db.GetCopy(nil, FormatKey())
 	switch {
 	case err == nil:
-		if len(v) == 1 && v[0] == FormatVersion {
+		if len(v) == 1 && (v[0] == FormatVersion || v[0] == UpgradableFormat) {
+			db.format = v[0]
 			return nil
 		}
-		return fmt.Errorf("%w: %s holds storage layout %x; this Partita reads layout %d only. "+
+		return fmt.Errorf("%w: %s holds storage layout %x; this Partita reads layout %d and upgrades layout %d. "+
 			"Run the Partita version that wrote it, or move the directory aside and start on an empty one",
-			ErrFormat, dir, v, FormatVersion)
+			ErrFormat, dir, v, FormatVersion, UpgradableFormat)
 	case !IsNotFound(err):
 		return err
 	}
@@ -124,9 +138,10 @@ func (db *DB) checkFormat(dir string) error {
 	}
 	b := db.NewBatch()
 	defer b.Close()
-	if err := b.Set(FormatKey(), []byte{FormatVersion}); err != nil {
+	if err := db.StampFormat(b); err != nil {
 		return err
 	}
+	db.format = FormatVersion
 	return b.Commit()
 }
 

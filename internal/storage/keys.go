@@ -1,14 +1,16 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/partita-db/partita/internal/value"
 )
 
-// Key layout (format 3, see FormatVersion). Every key starts with one family byte, so families
+// Key layout (format 4, see FormatVersion). Every key starts with one family byte, so families
 // never interleave. Numbers are fixed-width big-endian so they sort numerically; variable-length
 // byte strings (EPKs, ids) are escaped and terminated (see appendEscaped) so that no key is a
 // prefix of another and byte order of the encoded key equals the order of the tuple it encodes.
@@ -16,66 +18,74 @@ import (
 //	catalog    'c' kind(1) num(4)                      -> JSON record of a database, container or
 //	                                                      user (with its permissions)
 //	catalogSeq 'c' 'N'                                 -> JSON of the catalog's id counters
-//	document   'd' container(4) seq(8)                 -> item value (see the partition package)
-//	log        'f' container(4) partition(4) lsn(8) i(2)   -> a change, the i-th of command lsn
-//	log image  'f' container(4) partition(4) lsn(8) i(2) 1 -> JSON of the version that change wrote,
-//	                                                      once a later change replaced or deleted it
+//	document   'e' container(4) esc(EPK) seq(8)        -> item value (see the partition package)
+//	changes    'g' container(4) partition(4) lsn(8) i(2) -> raw EPK of the i-th change of command
+//	                                                      lsn: the partition's log in LSN order
 //	item       'k' container(4) esc(EPK) esc(id)       -> seq(8) of the item's document
-//	partition  'm' container(4) partition(4)           -> a physical partition's LSN and totals
+//	log        'l' container(4) esc(EPK) lsn(8) i(2)   -> the i-th change of command lsn
+//	log image  'l' container(4) esc(EPK) lsn(8) i(2) 1 -> JSON of the version that change wrote,
+//	                                                      once a later change replaced or deleted it
+//	partition  'm' container(4) partition(4)           -> a physical partition's state record
 //	order      'o' container(4) partition(4) seq(8)    -> raw EPK of the document
-//	retained   'r' container(4) partition(4)           -> LSN up to which that log has been purged
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
 //	unique     'u' container(4) esc(EPK) entry         -> id of the item that holds the entry
 //	format     'v'                                     -> the layout's version, FormatVersion
 //	index      'x' container(4) partition(4) esc(path) value seq(8) -> empty
-//	reindex    'z' container(4) partition(4)           -> JSON of a partition's index rebuild in
-//	                                                      flight (absent when its index follows
-//	                                                      the container's policy alone)
+//	indexing   'z' container(4) partition(4)           -> JSON of the indexing policy a partition's
+//	                                                      index follows, with a rebuild in flight
 //
-// seq is the item's creation sequence: a number its container hands out once, when the item is
-// created, and that only grows; a replace keeps it. Documents are keyed by it, so new items are
-// appended at the end of their container's span and the storage engine's compactions move them
-// down the tree instead of rewriting them again and again, as they did when documents were keyed
-// by their (hash-ordered) EPK. It is also the item's order in unordered query results: Cosmos
-// returns a physical partition's items in creation order.
+// A physical partition's state is a set of key spans: the families keyed by EPK (documents,
+// items, log, logical partitions, unique key entries) between its range's bounds, and the
+// families keyed by its id (changes, state, order, index, indexing). So a replica's state can
+// be cut out, shipped and replaced span by span (a snapshot), and a split, which divides an
+// EPK range, moves none of the EPK-keyed data: only the families keyed by partition id are
+// built anew for the children. PartitionSpans lists them.
+//
+// seq is the item's creation sequence, handed out by the partition that created the item:
+// its id in the top 24 bits, a count of its own in the low 40 (see the partition package). A
+// replace keeps it. Within a partition's creation order it only grows (children of a split
+// have larger ids than their ancestors), so the order family lists a partition's items in
+// the order Cosmos returns them without ORDER BY; and since the EPK comes first in a
+// document's key, the documents of one logical partition are one span in creation order.
 //
 // The item family maps (EPK, id) to seq for point reads; a logical partition is one contiguous
 // span of it. The order family lists each physical partition's items in creation order, with
-// their EPK so that a split can divide it without reading documents. Documents and items are
-// keyed by container, not by physical partition, so a split moves neither; like the index, the
-// order family is per physical partition and a split builds the children's from the parent's.
-// Logical partition statistics are keyed by container for the same reason.
+// their EPK, so that a split can divide it without reading documents.
 //
-// The log (the change feed) is per physical partition and in LSN order; it is written in the
-// batch of the change it records. A split does not copy it: the children continue their
-// parent's LSNs in logs of their own, and read their parent's log (kept until retention empties
-// it) for what came before. A version's image is written under its log entry when a later
-// change replaces or deletes it; until then the document itself holds it.
+// The log (the change feed) is keyed by EPK, so that a logical partition's changes are one
+// span in LSN order, and indexed per physical partition in LSN order by the changes family,
+// whose value says the EPK under which the entry is kept. It is written in the batch of the
+// change it records. The children of a split continue their parent's LSNs; the split gives
+// each child the parent's changes entries of its range, so a child reads one index. A
+// version's image is written under its log entry when a later change replaces or deletes it;
+// until then the document itself holds it.
 //
 // A unique key entry (see the uniquekey package: the key's number, then its values, each
 // self-delimiting) records that an item of the logical partition EPK holds those values; the
 // partition's writer refuses a second holder. Like items, entries are keyed by container and
 // EPK, not by physical partition: a logical partition never splits, so a split moves none.
-// Containers created before unique keys existed have none, and need none.
 //
 // The range index of a physical partition lives under its own prefix: one entry per indexed
 // value of each item, ordered by path, then value, then creation. The value is encoded by
 // value.AppendOrdered: a type byte, then nothing (null, booleans), 8 bytes (numbers) or
 // escaped bytes (strings); arrays and objects are recorded by a marker byte alone
 // (value.OrderedMarker), so the index knows every value a path holds, in type order.
+//
+// Layout 3 (keys_v3.go) keyed documents by (container, seq) with one sequence per container,
+// and the log by partition; the upgrade to layout 4 rewrites both in place.
 const (
 	familyCatalog   = 'c'
-	familyDocument  = 'd'
-	familyLog       = 'f'
+	familyDocument  = 'e'
+	familyChanges   = 'g'
 	familyItem      = 'k'
+	familyLog       = 'l'
 	familyPartition = 'm'
 	familyOrder     = 'o'
-	familyRetained  = 'r'
 	familyLogical   = 's'
 	familyUnique    = 'u'
 	familyFormat    = 'v'
 	familyIndex     = 'x'
-	familyReindex   = 'z'
+	familyIndexing  = 'z'
 )
 
 // Catalog record kinds.
@@ -99,18 +109,36 @@ func CatalogSpan(kind byte) (start, end []byte) {
 // CatalogSeqKey holds the catalog's id counters.
 func CatalogSeqKey() []byte { return []byte{familyCatalog, catalogSeq} }
 
-// DocKey is the key of the document with creation sequence seq.
-func DocKey(dst []byte, container uint32, seq uint64) []byte {
+// DocKey is the key of the document of the logical partition epk with creation sequence seq.
+func DocKey(dst []byte, container uint32, epk string, seq uint64) []byte {
 	dst = append(dst, familyDocument)
 	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = appendEscaped(dst, epk)
 	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
-// ContainerDocSpan bounds all documents of a container.
-func ContainerDocSpan(container uint32) (start, end []byte) {
-	start = binary.BigEndian.AppendUint32([]byte{familyDocument}, container)
-	end = binary.BigEndian.AppendUint32([]byte{familyDocument}, container+1)
-	return start, end
+// DocSpan bounds the documents whose EPK lies in [minEPK, maxEPK).
+func DocSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
+	return containerEscaped(familyDocument, container, minEPK), containerEscaped(familyDocument, container, maxEPK)
+}
+
+// DocLogicalSpan bounds the documents of the logical partition epk with a sequence of at least
+// from, in creation order.
+func DocLogicalSpan(container uint32, epk string, from uint64) (start, end []byte) {
+	prefix := containerEscaped(familyDocument, container, epk)
+	return binary.BigEndian.AppendUint64(prefix, from), prefixEnd(prefix)
+}
+
+// ParseDocKey returns the EPK and the sequence of a document key; the EPK is a copy.
+func ParseDocKey(key []byte) (epk string, seq uint64, err error) {
+	if len(key) < 5+2+8 || key[0] != familyDocument {
+		return "", 0, errors.New("storage: not a document key")
+	}
+	e, rest, err := readEscaped(key[5:])
+	if err != nil || len(rest) != 8 {
+		return "", 0, errors.New("storage: malformed document key")
+	}
+	return e, binary.BigEndian.Uint64(rest), nil
 }
 
 // ItemKey is the key that maps an item's (EPK, id) to its document; epk and id are raw bytes.
@@ -123,16 +151,31 @@ func ItemKey(dst []byte, container uint32, epk, id string) []byte {
 
 // ItemSpan bounds the item keys whose EPK lies in [minEPK, maxEPK) in a container.
 func ItemSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
-	start = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyItem}, container), minEPK)
-	end = appendEscaped(binary.BigEndian.AppendUint32([]byte{familyItem}, container), maxEPK)
-	return start, end
+	return containerEscaped(familyItem, container, minEPK), containerEscaped(familyItem, container, maxEPK)
 }
 
-// ContainerItemSpan bounds all item keys of a container.
-func ContainerItemSpan(container uint32) (start, end []byte) {
-	start = binary.BigEndian.AppendUint32([]byte{familyItem}, container)
-	end = binary.BigEndian.AppendUint32([]byte{familyItem}, container+1)
-	return start, end
+// ParseItemKey returns the EPK and id of an item key.
+func ParseItemKey(key []byte) (epk, id string, err error) {
+	if len(key) < 5 || key[0] != familyItem {
+		return "", "", errors.New("storage: not an item key")
+	}
+	e, rest, err := readEscaped(key[5:])
+	if err == nil {
+		id, rest, err = readEscaped(rest)
+	}
+	if err != nil || len(rest) != 0 {
+		return "", "", errors.New("storage: malformed item key")
+	}
+	return e, id, nil
+}
+
+// AppendItemEPK appends to dst the raw EPK of an item key, without allocating.
+func AppendItemEPK(dst, key []byte) ([]byte, error) {
+	if len(key) < 5 || key[0] != familyItem {
+		return nil, errors.New("storage: not an item key")
+	}
+	dst, _, err := appendUnescaped(dst, key[5:])
+	return dst, err
 }
 
 // OrderKey is the key of a document in its physical partition's creation order.
@@ -145,67 +188,69 @@ func OrderKey(dst []byte, container, partition uint32, seq uint64) []byte {
 
 // OrderPartitionSpan bounds a partition's creation order.
 func OrderPartitionSpan(container, partition uint32) (start, end []byte) {
-	start = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyOrder}, container), partition)
-	return start, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyOrder}, container), partition+1)
+	return partitionSpan(familyOrder, container, partition)
 }
 
-// OrderContainerSpan bounds the creation orders of every partition of a container.
-func OrderContainerSpan(container uint32) (start, end []byte) {
-	return binary.BigEndian.AppendUint32([]byte{familyOrder}, container),
-		binary.BigEndian.AppendUint32([]byte{familyOrder}, container+1)
-}
-
-// LogKey is the key of the i-th change of the command numbered lsn in a partition's log.
-func LogKey(dst []byte, container, partition uint32, lsn uint64, i uint16) []byte {
+// LogKey is the key of the i-th change of the command numbered lsn to the logical partition epk.
+func LogKey(dst []byte, container uint32, epk string, lsn uint64, i uint16) []byte {
 	dst = append(dst, familyLog)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = appendEscaped(dst, epk)
+	dst = binary.BigEndian.AppendUint64(dst, lsn)
+	return binary.BigEndian.AppendUint16(dst, i)
+}
+
+// LogImageKey is the key of the image of the version that change (lsn, i) of epk wrote: the
+// key right after the change's own.
+func LogImageKey(dst []byte, container uint32, epk string, lsn uint64, i uint16) []byte {
+	return append(LogKey(dst, container, epk, lsn, i), 1)
+}
+
+// LogSpan bounds the log entries (and images) whose EPK lies in [minEPK, maxEPK).
+func LogSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
+	return containerEscaped(familyLog, container, minEPK), containerEscaped(familyLog, container, maxEPK)
+}
+
+// ParseLogKey reads a log or log image key; the EPK is a copy.
+func ParseLogKey(key []byte) (epk string, lsn uint64, i uint16, image bool, err error) {
+	if len(key) < 5 || key[0] != familyLog {
+		return "", 0, 0, false, errors.New("storage: not a log key")
+	}
+	e, rest, err := readEscaped(key[5:])
+	if err != nil || len(rest) != 10 && (len(rest) != 11 || rest[10] != 1) {
+		return "", 0, 0, false, errors.New("storage: malformed log key")
+	}
+	return e, binary.BigEndian.Uint64(rest), binary.BigEndian.Uint16(rest[8:]), len(rest) == 11, nil
+}
+
+// ChangeKey is the key of the i-th change of command lsn in a partition's log order; its
+// value is the EPK the change's log entry is kept under.
+func ChangeKey(dst []byte, container, partition uint32, lsn uint64, i uint16) []byte {
+	dst = append(dst, familyChanges)
 	dst = binary.BigEndian.AppendUint32(dst, container)
 	dst = binary.BigEndian.AppendUint32(dst, partition)
 	dst = binary.BigEndian.AppendUint64(dst, lsn)
 	return binary.BigEndian.AppendUint16(dst, i)
 }
 
-// logKeyLen is the length of a LogKey; an image key is one byte longer.
-const logKeyLen = 19
+// changeKeyLen is the length of a ChangeKey.
+const changeKeyLen = 19
 
-// LogImageKey is the key of the image of the version that change (lsn, i) wrote.
-func LogImageKey(dst []byte, container, partition uint32, lsn uint64, i uint16) []byte {
-	return append(LogKey(dst, container, partition, lsn, i), 1)
-}
-
-// LogSpan bounds a partition's log entries (and their images) after LSN after.
-func LogSpan(container, partition uint32, after uint64) (start, end []byte) {
-	end = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyLog}, container), partition+1)
+// ChangeSpan bounds a partition's changes after LSN after.
+func ChangeSpan(container, partition uint32, after uint64) (start, end []byte) {
+	start, end = partitionSpan(familyChanges, container, partition)
 	if after == math.MaxUint64 { // nothing comes after it (after+1 would wrap to the start)
 		return end, end
 	}
-	return LogKey(nil, container, partition, after+1, 0), end
+	return ChangeKey(nil, container, partition, after+1, 0), end
 }
 
-// LogContainerSpan bounds the logs of every partition, live or split, of a container.
-func LogContainerSpan(container uint32) (start, end []byte) {
-	return binary.BigEndian.AppendUint32([]byte{familyLog}, container),
-		binary.BigEndian.AppendUint32([]byte{familyLog}, container+1)
-}
-
-// ParseLogKey reads a log or log image key.
-func ParseLogKey(key []byte) (partition uint32, lsn uint64, i uint16, image bool, err error) {
-	if len(key) != logKeyLen && (len(key) != logKeyLen+1 || key[logKeyLen] != 1) || key[0] != familyLog {
-		return 0, 0, 0, false, errors.New("storage: not a log key")
+// ParseChangeKey reads a changes key.
+func ParseChangeKey(key []byte) (partition uint32, lsn uint64, i uint16, err error) {
+	if len(key) != changeKeyLen || key[0] != familyChanges {
+		return 0, 0, 0, errors.New("storage: not a changes key")
 	}
-	return binary.BigEndian.Uint32(key[5:]), binary.BigEndian.Uint64(key[9:]),
-		binary.BigEndian.Uint16(key[17:]), len(key) > logKeyLen, nil
-}
-
-// RetainedKey holds how far a partition's log has been purged.
-func RetainedKey(container, partition uint32) []byte {
-	k := binary.BigEndian.AppendUint32([]byte{familyRetained}, container)
-	return binary.BigEndian.AppendUint32(k, partition)
-}
-
-// RetainedSpan bounds the retained records of every log of a container.
-func RetainedSpan(container uint32) (start, end []byte) {
-	return binary.BigEndian.AppendUint32([]byte{familyRetained}, container),
-		binary.BigEndian.AppendUint32([]byte{familyRetained}, container+1)
+	return binary.BigEndian.Uint32(key[5:]), binary.BigEndian.Uint64(key[9:]), binary.BigEndian.Uint16(key[17:]), nil
 }
 
 // SeqOf returns the creation sequence that ends a document, order or index key.
@@ -227,6 +272,80 @@ func DecodeSeq(v []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
+// containerEscaped is family, container, esc(s): the start of the keys of an EPK-keyed family
+// at or after EPK s.
+func containerEscaped(family byte, container uint32, s string) []byte {
+	return appendEscaped(binary.BigEndian.AppendUint32([]byte{family}, container), s)
+}
+
+// partitionSpan bounds the keys of a family keyed by (container, partition).
+func partitionSpan(family byte, container, partition uint32) (start, end []byte) {
+	start = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{family}, container), partition)
+	if partition == math.MaxUint32 {
+		return start, binary.BigEndian.AppendUint32([]byte{family}, container+1)
+	}
+	return start, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{family}, container), partition+1)
+}
+
+// containerSpan bounds the keys of a family for one container.
+func containerSpan(family byte, container uint32) (start, end []byte) {
+	return binary.BigEndian.AppendUint32([]byte{family}, container),
+		binary.BigEndian.AppendUint32([]byte{family}, container+1)
+}
+
+// prefixEnd is the first key after every key that starts with prefix.
+func prefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xFF {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil // all 0xFF: no key after (never for our keys, which start with a family letter)
+}
+
+// Span is a key span [Start, End).
+type Span struct{ Start, End []byte }
+
+// PartitionSpans are the key spans that hold the whole state of the physical partition id of
+// a container that owns the EPKs [minEPK, maxEPK): a replica of it is exactly these spans.
+func PartitionSpans(container, partition uint32, minEPK, maxEPK string) []Span {
+	var out []Span
+	for _, f := range []byte{familyDocument, familyItem, familyLog, familyLogical, familyUnique} {
+		out = append(out, Span{containerEscaped(f, container, minEPK), containerEscaped(f, container, maxEPK)})
+	}
+	for _, f := range []byte{familyChanges, familyPartition, familyOrder, familyIndex, familyIndexing} {
+		s, e := partitionSpan(f, container, partition)
+		out = append(out, Span{s, e})
+	}
+	slices.SortFunc(out, func(a, b Span) int { return bytes.Compare(a.Start, b.Start) })
+	return out
+}
+
+// PartitionOwnSpans are the spans of the families keyed by partition id alone (changes,
+// state, order, index, indexing): what a split builds anew for each child and drops for the
+// parent.
+func PartitionOwnSpans(container, partition uint32) []Span {
+	var out []Span
+	for _, f := range []byte{familyChanges, familyPartition, familyOrder, familyIndex, familyIndexing} {
+		s, e := partitionSpan(f, container, partition)
+		out = append(out, Span{s, e})
+	}
+	return out
+}
+
+// ContainerSpans are the spans of every key of a container, live partitions and leftovers alike.
+func ContainerSpans(container uint32) []Span {
+	var out []Span
+	for _, f := range []byte{familyDocument, familyChanges, familyItem, familyLog, familyPartition, familyOrder,
+		familyLogical, familyUnique, familyIndex, familyIndexing} {
+		s, e := containerSpan(f, container)
+		out = append(out, Span{s, e})
+	}
+	return out
+}
+
 // PartitionKey is the key of a physical partition's state record.
 func PartitionKey(container, partition uint32) []byte {
 	k := binary.BigEndian.AppendUint32([]byte{familyPartition}, container)
@@ -235,8 +354,7 @@ func PartitionKey(container, partition uint32) []byte {
 
 // PartitionSpan bounds the state records of every partition of a container.
 func PartitionSpan(container uint32) (start, end []byte) {
-	return binary.BigEndian.AppendUint32([]byte{familyPartition}, container),
-		binary.BigEndian.AppendUint32([]byte{familyPartition}, container+1)
+	return containerSpan(familyPartition, container)
 }
 
 // LogicalKey is the key of a logical partition's statistics; epk is the logical partition's
@@ -295,10 +413,15 @@ func ParseUniqueKey(key []byte) (epk string, entry []byte, err error) {
 func appendEscaped(dst []byte, s string) []byte { return value.AppendEscaped(dst, s) }
 
 func readEscaped(b []byte) (string, []byte, error) {
-	out := make([]byte, 0, len(b))
+	out, rest, err := appendUnescaped(make([]byte, 0, len(b)), b)
+	return string(out), rest, err
+}
+
+// appendUnescaped appends to dst the string escaped at the start of b, and returns what follows it.
+func appendUnescaped(dst, b []byte) ([]byte, []byte, error) {
 	for i := 0; i < len(b); i++ {
 		if b[i] != 0 {
-			out = append(out, b[i])
+			dst = append(dst, b[i])
 			continue
 		}
 		if i+1 >= len(b) {
@@ -306,15 +429,15 @@ func readEscaped(b []byte) (string, []byte, error) {
 		}
 		switch b[i+1] {
 		case 1:
-			return string(out), b[i+2:], nil
+			return dst, b[i+2:], nil
 		case 0xFF:
-			out = append(out, 0)
+			dst = append(dst, 0)
 			i++
 		default:
-			return "", nil, errors.New("storage: bad escape in key")
+			return nil, nil, errors.New("storage: bad escape in key")
 		}
 	}
-	return "", nil, errors.New("storage: unterminated key component")
+	return nil, nil, errors.New("storage: unterminated key component")
 }
 
 // IndexTerm appends what identifies an index entry's path and value: esc(path) followed by
@@ -345,14 +468,7 @@ func IndexPathPrefix(path string) []byte { return appendEscaped(nil, path) }
 
 // IndexPartitionSpan bounds a partition's whole index.
 func IndexPartitionSpan(container, partition uint32) (start, end []byte) {
-	start = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyIndex}, container), partition)
-	return start, binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte{familyIndex}, container), partition+1)
-}
-
-// IndexContainerSpan bounds the indexes of every partition of a container.
-func IndexContainerSpan(container uint32) (start, end []byte) {
-	return binary.BigEndian.AppendUint32([]byte{familyIndex}, container),
-		binary.BigEndian.AppendUint32([]byte{familyIndex}, container+1)
+	return partitionSpan(familyIndex, container, partition)
 }
 
 // ParseIndexEntry returns the encoded value and the document's seq of an index entry; pathLen
@@ -365,25 +481,20 @@ func ParseIndexEntry(key []byte, pathLen int) (value []byte, seq uint64, err err
 	return value, binary.BigEndian.Uint64(key[len(key)-8:]), nil
 }
 
-// IndexKeyForPartition rewrites an index or order key of one partition as the same entry of
-// another partition of the container, for splits: the rest of the key is unchanged.
-func IndexKeyForPartition(key []byte, partition uint32) []byte {
+// ForPartition rewrites a key of a family keyed by (container, partition) (order, index,
+// changes) as the same key of another partition of the container, for splits: the rest of the
+// key is unchanged.
+func ForPartition(key []byte, partition uint32) []byte {
 	out := append([]byte(nil), key...)
 	binary.BigEndian.PutUint32(out[5:9], partition)
 	return out
 }
 
-// ReindexKey is the key of a partition's index rebuild record. The family is new in format 3
-// and absent from databases that never changed a policy, so older data reads the same.
-func ReindexKey(container, partition uint32) []byte {
-	k := binary.BigEndian.AppendUint32([]byte{familyReindex}, container)
+// IndexingKey is the key of the record of the indexing policy a partition's index follows
+// (with the earlier policies a rebuild in flight has not yet removed).
+func IndexingKey(container, partition uint32) []byte {
+	k := binary.BigEndian.AppendUint32([]byte{familyIndexing}, container)
 	return binary.BigEndian.AppendUint32(k, partition)
-}
-
-// ReindexSpan bounds the rebuild records of every partition of a container.
-func ReindexSpan(container uint32) (start, end []byte) {
-	return binary.BigEndian.AppendUint32([]byte{familyReindex}, container),
-		binary.BigEndian.AppendUint32([]byte{familyReindex}, container+1)
 }
 
 // FormatKey holds the layout's version.

@@ -50,7 +50,7 @@ func TestItemKeyOrder(t *testing.T) {
 		keys[i] = ItemKey(nil, 7, tu.epk, tu.id)
 	}
 	sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
-	lo, hi := ContainerItemSpan(7)
+	lo, hi := containerSpan(familyItem, 7)
 	if bytes.Compare(keys[0], lo) < 0 || bytes.Compare(keys[len(keys)-1], hi) >= 0 {
 		t.Fatal("document keys escape their container's span")
 	}

@@ -22,7 +22,7 @@ func TestReadLogPassesEveryChangeIntact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30, Seq: &Sequence{}, KeepImages: true}, 0)
+	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30, KeepImages: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestReadLogReadsThroughWhatItPassed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30, Seq: &Sequence{}}, 0)
+	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}

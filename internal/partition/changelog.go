@@ -1,0 +1,414 @@
+package partition
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// The change log is a partition's change feed: one entry per change, kept under the item's
+// EPK and keyed by the LSN of its command and its place in it, and indexed in LSN order under
+// the partition's id (storage's changes family), both written in the command's batch, so there
+// is never a write without its entry nor an entry without its write.
+//
+// An entry names the item and the version it replaced; it does not copy the document. While a
+// version is current its JSON is the document itself; when a later change replaces or deletes
+// it, that change's batch writes the version's JSON as the entry's image (when the partition
+// keeps images, for the all-versions feed). So a create costs a small entry, and a replace one
+// more copy of the version it replaces, which the all-versions feed must keep anyway.
+//
+// The children of a split continue their parent's LSNs, and the split gives each child the
+// parent's changes index of its range (split.go): a position the parent handed out is valid
+// in both children, and no change is lost or repeated.
+
+// LogOp is what a logged change did.
+type LogOp uint8
+
+const (
+	LogCreate  LogOp = 1
+	LogReplace LogOp = 2
+	LogDelete  LogOp = 3
+)
+
+// logExpired is set in an entry's op byte when the change is a delete made because the item
+// expired. Entries written before time to live existed never have it, so they read as before.
+const logExpired = 0x80
+
+func (o LogOp) String() string {
+	switch o {
+	case LogCreate:
+		return "create"
+	case LogReplace:
+		return "replace"
+	case LogDelete:
+		return "delete"
+	}
+	return "unknown"
+}
+
+// logEntry is a decoded entry value:
+// op(1, with logExpired on an expiry's delete) uvarint(seq) varint(ts) uvarint(prev.lsn)
+// uvarint(prev.i) uvarint(len(id)) id. Its EPK is in its key.
+type logEntry struct {
+	op   LogOp
+	seq  uint64
+	ts   int64
+	prev logPos // the version this change replaced or deleted; zero for a create
+	id   []byte
+	// expired marks a delete made by time to live.
+	expired bool
+}
+
+func appendEntry(dst []byte, op LogOp, seq uint64, ts int64, prev logPos, id string) []byte {
+	dst = append(dst, byte(op))
+	dst = binary.AppendUvarint(dst, seq)
+	dst = binary.AppendVarint(dst, ts)
+	dst = prev.append(dst)
+	dst = binary.AppendUvarint(dst, uint64(len(id)))
+	return append(dst, id...)
+}
+
+var errBadEntry = errors.New("partition: malformed log entry")
+
+func decodeEntry(v []byte) (logEntry, error) {
+	if len(v) < 1 {
+		return logEntry{}, errBadEntry
+	}
+	op, expired := LogOp(v[0]&^logExpired), v[0]&logExpired != 0
+	if op < LogCreate || op > LogDelete || expired && op != LogDelete {
+		return logEntry{}, errBadEntry
+	}
+	f := fields{v: v[1:], ok: true}
+	e := logEntry{op: op, expired: expired, seq: f.uvarint(), ts: f.varint(), prev: f.logPos()}
+	e.id = f.bytes()
+	if !f.ok || len(f.v) != 0 {
+		return logEntry{}, errBadEntry
+	}
+	return e, nil
+}
+
+// stageLog adds the entry of change i of c, its place in the partition's changes, and the
+// image of the version it replaces.
+func (a *applyBatch) stageLog(c *Command, i int) error {
+	p := a.p
+	ch := &c.Changes[i]
+	op := LogReplace
+	switch {
+	case ch.Delete:
+		op = LogDelete
+	case ch.New:
+		op = LogCreate
+	}
+	a.key = storage.LogKey(a.key[:0], p.container, ch.EPK, c.LSN, uint16(i))
+	n := len(a.key)
+	a.key = appendEntry(a.key, op, ch.Seq, c.TS, ch.Prev, ch.ID)
+	if ch.Expired {
+		a.key[n] |= logExpired
+	}
+	if err := a.b.Set(a.key[:n], a.key[n:]); err != nil {
+		return err
+	}
+	a.key = storage.ChangeKey(a.key[:0], p.container, p.id, c.LSN, uint16(i))
+	if err := a.b.Set(a.key, []byte(ch.EPK)); err != nil {
+		return err
+	}
+	if ch.Prev.lsn == 0 || !c.Images {
+		return nil
+	}
+	a.key = storage.LogImageKey(a.key[:0], p.container, ch.EPK, ch.Prev.lsn, ch.Prev.i)
+	return a.b.Set(a.key, ch.PrevJSON)
+}
+
+// LogChange is one change as the change feed reads it. Its slices are valid during the call
+// that passes it only.
+type LogChange struct {
+	LSN     uint64
+	Op      LogOp
+	TS      int64 // when the change was committed, in Unix seconds
+	EPK, ID []byte
+	// JSON is the version the change wrote; nil for a delete, and for a version whose image
+	// was not kept.
+	JSON []byte
+	// Current reports that JSON is still the item's current version.
+	Current bool
+	// PrevLSN is the LSN of the version the change replaced or deleted, 0 for a create.
+	PrevLSN uint64
+	// Prev is that version's JSON, for a delete read with LogRead.AllVersions, when kept.
+	Prev []byte
+	// Expired marks a delete made because the item's time to live ran out.
+	Expired bool
+}
+
+// LogRead says which changes ReadLog returns.
+type LogRead struct {
+	After uint64    // only changes with a larger LSN
+	Range epk.Range // only changes to items in this range (clipped to the partition's)
+	Since int64     // only changes committed at or after this Unix second; 0 for all
+	// AllVersions returns every change, deletes included, each with the version it wrote.
+	// Otherwise only changes that wrote a version that is still current are returned: the
+	// latest version of each changed item, once, at the place of its last change.
+	AllVersions bool
+}
+
+// ErrLogPurged is what ReadLog returns for an all-versions read that would need changes
+// retention has already removed.
+var ErrLogPurged = fault.New(fault.BadRequest, "The change feed continuation is older than the container's "+
+	"all-versions-and-deletes retention, which has removed the changes after it; start again from now")
+
+// ReadLog calls fn with the changes q selects, in LSN order (within an LSN, in the command's
+// order). When fn returns false, the rest of that LSN's changes are still passed (a command's
+// changes are never split across pages) and then the read stops. It returns the LSN the read
+// got through: the next read should start after it. It is the LSN of the last change passed
+// when the read stopped early, and otherwise the partition's LSN, so that a read that found
+// nothing new moves on.
+func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64, err error) {
+	// A read that reaches the end has seen every change up to the LSN of the snapshot's state
+	// record, which each batch writes with its last command's LSN, and none past it. The
+	// applied LSN alone would not do: it is stored after the batch is visible, so a snapshot
+	// may hold a command past it, which a read would pass now and again after it. Read before
+	// the snapshot, it is what a snapshot without a state record holds.
+	applied := p.applied.Load()
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	snapSt, err := p.snapshotState(snap, applied)
+	if err != nil {
+		return 0, err
+	}
+	through = max(snapSt.LSN, q.After)
+	if q.AllVersions && snapSt.Purged > q.After {
+		return 0, ErrLogPurged
+	}
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return 0, err
+	}
+	defer docs.close()
+	// An expired item's versions stay in the all-versions feed until its expiry's delete; the
+	// latest-version feed hides an expired item at once.
+	live := docs.live
+	docs.live = liveness{}
+	lo, hi := max(q.Range.Min, p.rng.Min), min(q.Range.Max, p.rng.Max)
+	start, end := storage.ChangeSpan(p.container, p.id, q.After)
+	it, err := snap.NewIter(start, end)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	llo, lhi := storage.LogSpan(p.container, string(p.rng.Min), string(p.rng.Max))
+	logs, err := snap.NewIter(llo, lhi)
+	if err != nil {
+		return 0, err
+	}
+	defer logs.Close()
+	var (
+		c       LogChange
+		stopAt  uint64 // once fn said enough: the LSN whose changes are still passed
+		stopped bool
+		key     []byte
+		epkBuf  []byte
+	)
+	for it.First(); it.Valid(); it.Next() {
+		_, lsn, i, err := storage.ParseChangeKey(it.Key())
+		if err != nil {
+			return 0, err
+		}
+		if stopped && lsn != stopAt {
+			return stopAt, nil
+		}
+		if k := epk.EPK(it.Value()); k < lo || k >= hi {
+			continue
+		}
+		epkBuf = append(epkBuf[:0], it.Value()...)
+		key = storage.LogKey(key[:0], p.container, string(epkBuf), lsn, i)
+		if !logs.SeekGE(key) || !bytes.Equal(logs.Key(), key) {
+			if err := logs.Error(); err != nil {
+				return 0, err
+			}
+			return 0, fault.New(fault.Internal, "partition %d: change %d.%d has no log entry", p.id, lsn, i)
+		}
+		e, err := decodeEntry(logs.Value())
+		if err != nil {
+			return 0, err
+		}
+		if e.ts < q.Since || e.op == LogDelete && !q.AllVersions {
+			continue
+		}
+		// A version is current when the document still names this entry as its own.
+		cur, found, err := docs.get(epkBuf, e.seq)
+		if err != nil {
+			return 0, err
+		}
+		c = LogChange{LSN: lsn, Op: e.op, TS: e.ts, EPK: epkBuf, ID: e.id, PrevLSN: e.prev.lsn, Expired: e.expired,
+			Current: found && cur.log == logPos{lsn: lsn, i: i} && e.op != LogDelete}
+		switch {
+		case c.Current && !q.AllVersions && live.expired(cur.json):
+			continue
+		case c.Current:
+			c.JSON = cur.json
+		case !q.AllVersions:
+			continue
+		case e.op == LogDelete:
+			if e.prev.lsn != 0 {
+				key = storage.LogImageKey(key[:0], p.container, string(epkBuf), e.prev.lsn, e.prev.i)
+				if v, err := snap.Get(nil, key); err == nil {
+					c.Prev = v
+				} else if !storage.IsNotFound(err) {
+					return 0, err
+				}
+			}
+		default: // a replaced version: its image, if kept, is the log's next key
+			c.ID = append([]byte(nil), e.id...)
+			if logs.Next() {
+				if _, l, j, img, _ := storage.ParseLogKey(logs.Key()); img && l == lsn && j == i {
+					c.JSON = logs.Value()
+				}
+			}
+		}
+		if !fn(&c) && !stopped {
+			stopped, stopAt = true, lsn
+		}
+	}
+	if err := it.Error(); err != nil {
+		return 0, err
+	}
+	if stopped {
+		return stopAt, nil
+	}
+	return through, nil
+}
+
+// snapshotState is the state record snap holds or, when the partition had committed nothing
+// yet, its state with LSN applied (read before snap was taken).
+func (p *Partition) snapshotState(snap *storage.Snapshot, applied uint64) (state, error) {
+	v, err := snap.Get(nil, storage.PartitionKey(p.container, p.id))
+	if storage.IsNotFound(err) {
+		return state{LSN: applied}, nil
+	}
+	if err != nil {
+		return state{}, err
+	}
+	return decodeState(v)
+}
+
+// PurgeLog removes from the partition's log the changes committed before cutoff (Unix
+// seconds) that no longer hold a current version, with their images, and records how far it
+// purged. Changes that hold current versions stay, for the latest-version feed. It returns
+// how many changes it removed. It finds them beside the writer, in steps, and has the writer
+// commit each step as an entry: a change that holds no current version never holds one again.
+func (p *Partition) PurgeLog(cutoff int64) (removed int, err error) {
+	for {
+		step, done, err := p.findPurge(cutoff)
+		if err != nil {
+			return removed, err
+		}
+		if step != nil {
+			if err := p.propose(func(st state, _ *indexState) (*entry, error) {
+				if step.Through <= st.Purged && len(step.Refs) == 0 {
+					return nil, nil
+				}
+				return &entry{kind: entryPurge, purge: step}, nil
+			}); err != nil {
+				return removed, err
+			}
+			removed += len(step.Refs)
+		}
+		if done {
+			return removed, nil
+		}
+	}
+}
+
+// purgeStepMax bounds the changes one purge entry removes.
+const purgeStepMax = 4096
+
+// findPurge reads the log from where retention got to and returns the next step: up to
+// purgeStepMax changes before cutoff that hold no current version, and the LSN the purge
+// reaches with them. done is set once the step reaches the first change at or after cutoff
+// (or the end of the log).
+func (p *Partition) findPurge(cutoff int64) (step *purgeStep, done bool, err error) {
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	st, err := p.snapshotState(snap, p.applied.Load())
+	if err != nil {
+		return nil, false, err
+	}
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return nil, false, err
+	}
+	defer docs.close()
+	docs.live = liveness{}
+	start, end := storage.ChangeSpan(p.container, p.id, 0)
+	it, err := snap.NewIter(start, end)
+	if err != nil {
+		return nil, false, err
+	}
+	defer it.Close()
+	step = &purgeStep{Through: st.Purged}
+	var key []byte
+	for it.First(); it.Valid(); it.Next() {
+		_, lsn, i, err := storage.ParseChangeKey(it.Key())
+		if err != nil {
+			return nil, false, err
+		}
+		if len(step.Refs) == purgeStepMax && lsn != step.Through {
+			return step, false, nil
+		}
+		e := string(it.Value())
+		key = storage.LogKey(key[:0], p.container, e, lsn, i)
+		v, err := snap.Get(nil, key)
+		if err != nil {
+			return nil, false, fault.New(fault.Internal, "partition %d: change %d.%d: %v", p.id, lsn, i, err)
+		}
+		ent, err := decodeEntry(v)
+		if err != nil {
+			return nil, false, err
+		}
+		if ent.ts >= cutoff {
+			break
+		}
+		step.Through = max(step.Through, lsn)
+		if ent.op != LogDelete {
+			d, found, err := docs.get([]byte(e), ent.seq)
+			if err != nil {
+				return nil, false, err
+			}
+			if found && d.log == (logPos{lsn: lsn, i: i}) {
+				continue // current
+			}
+		}
+		step.Refs = append(step.Refs, logRef{EPK: e, logPos: logPos{lsn: lsn, i: i}})
+	}
+	if err := it.Error(); err != nil {
+		return nil, false, err
+	}
+	if len(step.Refs) == 0 && step.Through == st.Purged {
+		return nil, true, nil
+	}
+	return step, true, nil
+}
+
+// stagePurge removes a purge step's changes.
+func (a *applyBatch) stagePurge(s *purgeStep) error {
+	p := a.p
+	for _, r := range s.Refs {
+		a.key = storage.LogKey(a.key[:0], p.container, r.EPK, r.lsn, r.i)
+		if err := a.b.Delete(a.key); err != nil {
+			return err
+		}
+		a.key = storage.LogImageKey(a.key[:0], p.container, r.EPK, r.lsn, r.i)
+		if err := a.b.Delete(a.key); err != nil {
+			return err
+		}
+		a.key = storage.ChangeKey(a.key[:0], p.container, p.id, r.lsn, r.i)
+		if err := a.b.Delete(a.key); err != nil {
+			return err
+		}
+	}
+	a.st.Purged = max(a.st.Purged, s.Through)
+	return nil
+}
