@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/script"
 
+	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
 )
@@ -109,7 +110,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if db.Format() != storage.FormatVersion {
-		if err := upgrade(db, opts.Logger); err != nil {
+		if err := upgrade(db, opts.Logger, partition.UpgradeOptions{}); err != nil {
 			db.Close()
 			return nil, err
 		}

@@ -102,9 +102,18 @@ var ErrFormat = errors.New("storage: the data directory uses another storage lay
 // its upgrade finishes (StampFormat).
 func (db *DB) Format() byte { return db.format }
 
-// StampFormat adds to b the record that the database holds layout FormatVersion: the last
-// write of an upgrade.
-func (db *DB) StampFormat(b *Batch) error { return b.Set(FormatKey(), []byte{FormatVersion}) }
+// FinishUpgrade commits b, synced, with the record that the database holds layout
+// FormatVersion: the last write of an upgrade.
+func (db *DB) FinishUpgrade(b *Batch) error {
+	if err := b.Set(FormatKey(), []byte{FormatVersion}); err != nil {
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	db.format = FormatVersion
+	return nil
+}
 
 // checkFormat refuses a database written in a layout this build cannot read or upgrade, so
 // that it is never misread, and stamps a new one with this build's.
@@ -138,11 +147,7 @@ func (db *DB) checkFormat(dir string) error {
 	}
 	b := db.NewBatch()
 	defer b.Close()
-	if err := db.StampFormat(b); err != nil {
-		return err
-	}
-	db.format = FormatVersion
-	return b.Commit()
+	return db.FinishUpgrade(b)
 }
 
 // Close closes the database. Every batch, iterator and snapshot must be closed first.

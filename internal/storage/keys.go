@@ -30,6 +30,8 @@ import (
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
 //	unique     'u' container(4) esc(EPK) entry         -> id of the item that holds the entry
 //	format     'v'                                     -> the layout's version, FormatVersion
+//	upgrade    'w'                                     -> JSON of an upgrade's progress, while one
+//	                                                      runs (the containers it has finished)
 //	index      'x' container(4) partition(4) esc(path) value seq(8) -> empty
 //	indexing   'z' container(4) partition(4)           -> JSON of the indexing policy a partition's
 //	                                                      index follows, with a rebuild in flight
@@ -84,9 +86,14 @@ const (
 	familyLogical   = 's'
 	familyUnique    = 'u'
 	familyFormat    = 'v'
+	familyUpgrade   = 'w'
 	familyIndex     = 'x'
 	familyIndexing  = 'z'
 )
+
+// UpgradeKey holds the progress of an upgrade of the layout in flight (see the engine); absent
+// when none is.
+func UpgradeKey() []byte { return []byte{familyUpgrade} }
 
 // Catalog record kinds.
 const (

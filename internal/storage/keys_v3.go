@@ -71,13 +71,12 @@ func (v3Keys) ParseRetainedKey(key []byte) (partition uint32, err error) {
 	return binary.BigEndian.Uint32(key[5:]), nil
 }
 
-// ContainerSpans are the spans of a container's layout-3 families (which a deleted container
-// must leave nothing in).
-func (v3Keys) ContainerSpans(container uint32) []Span {
+// Spans are the spans of layout 3's families, whole: what an upgrade leaves of them once every
+// container is done is garbage (the leftovers of a container whose creation failed).
+func (v3Keys) Spans() []Span {
 	var out []Span
 	for _, f := range []byte{familyDocumentV3, familyLogV3, familyRetainedV3} {
-		s, e := containerSpan(f, container)
-		out = append(out, Span{s, e})
+		out = append(out, Span{[]byte{f}, []byte{f + 1}})
 	}
 	return out
 }

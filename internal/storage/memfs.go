@@ -45,6 +45,43 @@ func (m *MemFS) Crash(keepUnsynced int, rng *rand.Rand) *MemFS {
 	return wrapMem(m.mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: keepUnsynced, RNG: rng}))
 }
 
+// WriteFile writes a file, creating the directories it needs, and syncs it: for tests that
+// start from a data directory copied into memory.
+func (m *MemFS) WriteFile(name string, data []byte) error {
+	if err := m.mem.MkdirAll(m.mem.PathDir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := m.mem.Create(name, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// The new entries of every directory on the way, down from the root.
+	for dir := m.mem.PathDir(name); ; dir = m.mem.PathDir(dir) {
+		d, err := m.mem.OpenDir(dir)
+		if err != nil {
+			return err
+		}
+		err = d.Sync()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil || dir == m.mem.PathDir(dir) {
+			return err
+		}
+	}
+}
+
 // BeforeSync makes fn run before every sync of a file or directory (nil: none), on the
 // goroutine that syncs, which is usually one of Pebble's own: a Crash taken in fn loses that
 // sync and what it would have made durable. fn must not write to the DB.
