@@ -47,13 +47,16 @@ func (k entryKind) String() string {
 type entry struct {
 	kind entryKind
 	// epoch is the lease the entry was decided under (state.Epoch); 0 on a single node.
-	epoch   uint64
-	cmd     *Command
-	lease   uint64 // entryLease: the epoch the lease starts
-	policy  *policyChange
-	reindex *reindexStep
-	purge   *purgeStep
-	split   *splitPlan // entrySplitStart
+	epoch uint64
+	// proposal names the entry among the proposals of the replica that proposed it, so that
+	// the replica finds whom to answer when it applies it; 0 on a single node.
+	proposal uint64
+	cmd      *Command
+	lease    uint64 // entryLease: the epoch the lease starts
+	policy   *policyChange
+	reindex  *reindexStep
+	purge    *purgeStep
+	split    *splitPlan // entrySplitStart
 	// sync is whether a single node must sync the entry before it answers; steps that are
 	// redone after a crash (index rebuild, purge) need not. Not part of the encoding: a
 	// replicated log syncs every entry.

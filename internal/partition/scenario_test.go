@@ -120,8 +120,8 @@ type scenario struct {
 	etags      map[string]string
 	pks        map[epk.EPK]string
 
-	split *Split
-	unique  *uniquekey.Policy // the container's unique keys; nil for none
+	split  *Split
+	unique *uniquekey.Policy // the container's unique keys; nil for none
 	// running is the hold the writer is blocked in; pending is what is queued behind it.
 	running *hold
 	pending []*queued

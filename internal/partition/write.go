@@ -679,4 +679,3 @@ func docRID(seq uint64) [8]byte {
 	binary.BigEndian.PutUint64(r[:], seq)
 	return r
 }
-
