@@ -171,6 +171,9 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 	// applied LSN alone would not do: it is stored after the batch is visible, so a snapshot
 	// may hold a command past it, which a read would pass now and again after it. Read before
 	// the snapshot, it is what a snapshot without a state record holds.
+	if err := p.readBarrier(); err != nil {
+		return 0, err
+	}
 	applied := p.applied.Load()
 	snap := p.db.NewSnapshot()
 	defer snap.Close()

@@ -96,6 +96,9 @@ func (p *Partition) IndexScan(path string, lo, hi []byte, ranges []epk.Range, fr
 	if len(clipped) == 0 {
 		return nil
 	}
+	if err := p.readBarrier(); err != nil {
+		return err
+	}
 	whole := len(clipped) == 1 && clipped[0] == p.rng
 	prefix := storage.IndexPathPrefix(path)
 	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], lo...))
@@ -170,6 +173,9 @@ func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc
 	clipped := p.clip([]epk.Range{r})
 	if len(clipped) == 0 {
 		return true, nil
+	}
+	if err := p.readBarrier(); err != nil {
+		return false, err
 	}
 	whole := clipped[0] == p.rng
 	prefix := storage.IndexPathPrefix(path)

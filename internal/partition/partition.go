@@ -47,6 +47,9 @@ type Config struct {
 	// OnSplit, when set, adds to the batch of a split's commit what the partition's host keeps
 	// of the two children (a replication group's first state), on every replica.
 	OnSplit func(b *storage.Batch, children [2]Child) error
+	// Replica, when set, makes the partition one replica of a replication group
+	// (replicated.go); nil is a single node's partition, whose log is its own batches.
+	Replica Replication
 }
 
 // Partition is one open physical partition.
@@ -97,6 +100,8 @@ type Partition struct {
 	closed  bool
 	queue   chan *request
 	stopped chan struct{}
+	// closing is closed when Close begins: a writer waiting for its group gives up.
+	closing chan struct{}
 
 	// defaultTTL is the container's default time to live (TTLOff, TTLNoDefault or seconds);
 	// it changes when the container is replaced, and reads and writes load it each time.
@@ -122,6 +127,7 @@ func Open(cfg Config) (*Partition, error) {
 		unique:     cfg.Unique,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
+		closing:    make(chan struct{}),
 		clock:      cfg.Now,
 		onSplit:    cfg.OnSplit,
 	}
@@ -129,6 +135,9 @@ func Open(cfg Config) (*Partition, error) {
 		return nil, fault.New(fault.Internal, "partition id %d is above the largest, %d", cfg.ID, MaxID)
 	}
 	p.log = localLog{p}
+	if cfg.Replica != nil {
+		p.log = newReplicatedLog(p, cfg.Replica)
+	}
 	p.defaultTTL.Store(cfg.DefaultTTL)
 	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index)
 	if err != nil {
@@ -200,6 +209,7 @@ func (p *Partition) Close() {
 	if !p.closed {
 		p.closed = true
 		close(p.queue)
+		close(p.closing)
 	}
 	p.closeMu.Unlock()
 	<-p.stopped
@@ -229,6 +239,9 @@ func (d Doc) ETag() string { return ETag(d.LSN) }
 
 // Read returns the item (e, id), or NotFound. Its JSON is appended to dst.
 func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
+	if err := p.readBarrier(); err != nil {
+		return Doc{}, err
+	}
 	var buf [256]byte
 	key := storage.ItemKey(buf[:0], p.container, string(e), id)
 	v, gen, cached := p.db.Rows.Lookup(key)
@@ -278,6 +291,9 @@ func (p *Partition) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) e
 	clipped := p.clip(ranges)
 	if len(clipped) == 0 {
 		return nil
+	}
+	if err := p.readBarrier(); err != nil {
+		return err
 	}
 	snap := p.db.NewSnapshot()
 	defer snap.Close()

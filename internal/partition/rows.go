@@ -24,6 +24,9 @@ func (p *Partition) ScanItems(lo, hi ItemPos, reverse bool, fn func(d Doc) bool)
 	if hi.EPK >= p.rng.Max {
 		hi = ItemPos{EPK: p.rng.Max}
 	}
+	if err := p.readBarrier(); err != nil {
+		return err
+	}
 	start := storage.ItemKey(nil, p.container, string(lo.EPK), lo.ID)
 	end := storage.ItemKey(nil, p.container, string(hi.EPK), hi.ID)
 	if string(start) >= string(end) {

@@ -334,7 +334,14 @@ func (p *Partition) commitGroup(w *writer, g *group, reqs []*request) {
 	if len(w.lpCache) > writerMemory {
 		clear(w.lpCache)
 	}
-	if err := p.refusal(st); err != nil {
+	err := p.refusal(st)
+	if err == nil {
+		var took bool
+		if st, took, err = p.leaseholder(st); took {
+			w.forget(st)
+		}
+	}
+	if err != nil {
 		for _, r := range reqs {
 			r.err = err
 		}
@@ -392,6 +399,14 @@ func (p *Partition) runStep(w *writer, r *request) {
 	if r.err = p.refusal(st); r.err != nil {
 		return
 	}
+	st, took, err := p.leaseholder(st)
+	if took {
+		w.forget(st)
+	}
+	if r.err = err; err != nil {
+		return
+	}
+	w.ix = p.ix.Load()
 	e, err := r.step(st, w.ix)
 	if err != nil || e == nil {
 		r.err = err

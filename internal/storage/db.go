@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"sync/atomic"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Options configure the node's database.
@@ -38,6 +40,12 @@ type DB struct {
 	cache *pebble.Cache
 	// format is the layout the database holds (Format).
 	format byte
+	// opts, fs and dir are what the database was opened with, for the sstables of snapshots.
+	opts *pebble.Options
+	fs   vfs.FS
+	dir  string
+	// ingests numbers the files of ingestions, which are written in dir before Pebble takes them.
+	ingests atomic.Uint64
 }
 
 // Open opens (creating if needed) the database in dir.
@@ -79,7 +87,10 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	d := &DB{db: db, Rows: NewRowCache(rows)}
+	d := &DB{db: db, Rows: NewRowCache(rows), opts: po, fs: po.FS, dir: dir}
+	if d.fs == nil {
+		d.fs = vfs.Default
+	}
 	if err := d.checkFormat(dir); err != nil {
 		db.Close()
 		return nil, err

@@ -29,6 +29,11 @@ import (
 //	order      'o' container(4) partition(4) seq(8)    -> raw EPK of the document
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
 //	unique     'u' container(4) esc(EPK) entry         -> id of the item that holds the entry
+//	store      'N'                                     -> this store's identity (replication)
+//	raft       'R' group(8) kind(1) [index(8)]         -> a Raft group's state on this node, not
+//	                                                      replicated: its log entries, hard state,
+//	                                                      truncated state, replica record and
+//	                                                      tombstone (see RaftKey)
 //	format     'v'                                     -> the layout's version, FormatVersion
 //	upgrade    'w'                                     -> JSON of an upgrade's progress, while one
 //	                                                      runs (the containers it has finished)
@@ -89,7 +94,62 @@ const (
 	familyUpgrade   = 'w'
 	familyIndex     = 'x'
 	familyIndexing  = 'z'
+	familyStore     = 'N'
+	familyRaft      = 'R'
 )
+
+// StoreKey holds this store's identity: a random number chosen when it was created, which
+// tells a store that was wiped and started again from the one that was (see replication).
+func StoreKey() []byte { return []byte{familyStore} }
+
+// Kinds of a Raft group's keys.
+const (
+	RaftEntry     = 'e' // index(8) -> a log entry
+	RaftHardState = 'h' // -> the hard state: term, vote, commit
+	RaftTruncated = 't' // -> the index and term of the last entry removed from the log
+	RaftReplica   = 'r' // -> the local replica's record: its id and what opens its state machine
+	RaftTombstone = 'x' // -> a removed replica's tombstone: the replica ids it may not come back as
+)
+
+// RaftKey is the key of kind of group's Raft state; a log entry's key ends with its index.
+func RaftKey(dst []byte, group uint64, kind byte, index uint64) []byte {
+	dst = append(dst, familyRaft)
+	dst = binary.BigEndian.AppendUint64(dst, group)
+	dst = append(dst, kind)
+	if kind == RaftEntry {
+		dst = binary.BigEndian.AppendUint64(dst, index)
+	}
+	return dst
+}
+
+// RaftLogSpan bounds group's log entries from index lo (inclusive) to hi (exclusive).
+func RaftLogSpan(group, lo, hi uint64) Span {
+	return Span{RaftKey(nil, group, RaftEntry, lo), RaftKey(nil, group, RaftEntry, hi)}
+}
+
+// RaftGroupSpan bounds all of group's Raft state on this node.
+func RaftGroupSpan(group uint64) Span {
+	start := binary.BigEndian.AppendUint64([]byte{familyRaft}, group)
+	if group == math.MaxUint64 {
+		return Span{start, []byte{familyRaft + 1}}
+	}
+	return Span{start, binary.BigEndian.AppendUint64([]byte{familyRaft}, group+1)}
+}
+
+// RaftGroupsSpan bounds the Raft state of every group on this node.
+func RaftGroupsSpan() Span { return Span{[]byte{familyRaft}, []byte{familyRaft + 1}} }
+
+// ParseRaftKey reads a Raft state key.
+func ParseRaftKey(key []byte) (group uint64, kind byte, index uint64, err error) {
+	if len(key) < 10 || key[0] != familyRaft || key[9] == RaftEntry && len(key) != 18 {
+		return 0, 0, 0, errors.New("storage: not a raft key")
+	}
+	group, kind = binary.BigEndian.Uint64(key[1:]), key[9]
+	if kind == RaftEntry {
+		index = binary.BigEndian.Uint64(key[10:])
+	}
+	return group, kind, index, nil
+}
 
 // UpgradeKey holds the progress of an upgrade of the layout in flight (see the engine); absent
 // when none is.

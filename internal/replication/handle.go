@@ -1,0 +1,110 @@
+package replication
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+)
+
+// Handle is a state machine's way to its group: from any goroutine but the host's, it
+// proposes entries and asks for the index a linearizable read must wait for; and it says
+// whether the replica leads the group.
+type Handle struct {
+	h *Host
+	g GroupID
+	// leading, leader and term are as of the host's last Ready of the group.
+	leading      atomic.Bool
+	leader, term atomic.Uint64
+	reads        atomic.Uint64 // numbers the read requests
+}
+
+// Errors of a Handle's requests.
+var (
+	// ErrNotLeader: the replica does not lead the group (or stopped leading it while the
+	// request waited); Leader says who does, when known.
+	ErrNotLeader = errors.New("replication: the replica does not lead its group")
+	// ErrTimeout: the group did not answer in time (no quorum); the request may still take
+	// effect.
+	ErrTimeout = errors.New("replication: the group did not answer in time")
+)
+
+// readTimeout bounds the wait for a ReadIndex.
+const readTimeout = 5 * time.Second
+
+// Leader reports whether the replica leads its group, and in which term.
+func (hd *Handle) Leader() (leading bool, term uint64) {
+	return hd.leading.Load(), hd.term.Load()
+}
+
+// LeaderReplica is the replica that leads the group, as far as this one knows (0: none known).
+func (hd *Handle) LeaderReplica() ReplicaID { return ReplicaID(hd.leader.Load()) }
+
+// Propose hands data to the group's log, to be applied by every replica once committed. It
+// returns once the replica's Raft took it (nil) or refused it (ErrNotLeader): nothing tells
+// the proposer when it commits but its own state machine applying it. A proposal taken may
+// still be lost if the replica loses its leadership; the state machine tells, when it applies
+// the entries that follow, whether its proposal was among them.
+func (hd *Handle) Propose(data []byte) error {
+	res := make(chan error, 1)
+	err := hd.h.enqueue(func() {
+		gr := hd.h.groups[hd.g]
+		if gr == nil {
+			res <- ErrNotLeader
+			return
+		}
+		hd.h.wakeGroup(gr)
+		hd.h.dirty[hd.g] = true
+		err := gr.rn.Propose(data)
+		if errors.Is(err, raft.ErrProposalDropped) {
+			err = ErrNotLeader
+		}
+		if err == nil {
+			hd.h.proposals.Add(1)
+		}
+		res <- err
+	})
+	if err != nil {
+		return err
+	}
+	return <-res
+}
+
+// ReadIndex returns an index such that a read served once the replica has applied it sees
+// every write acknowledged before ReadIndex was called: the replica led the group when a
+// quorum answered after the call (Raft's ReadIndex, ReadOnlySafe). It fails on a replica that
+// does not lead.
+func (hd *Handle) ReadIndex() (uint64, error) {
+	res := make(chan readResult, 1)
+	ctx := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(hd.g)), hd.reads.Add(1))
+	err := hd.h.enqueue(func() {
+		gr := hd.h.groups[hd.g]
+		if gr == nil || !gr.leading {
+			res <- readResult{err: ErrNotLeader}
+			return
+		}
+		hd.h.wakeGroup(gr)
+		gr.reads[string(ctx)] = res
+		gr.rn.ReadIndex(ctx)
+		hd.h.dirty[hd.g] = true
+	})
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case r := <-res:
+		return r.index, r.err
+	case <-time.After(readTimeout):
+		hd.h.enqueue(func() {
+			if gr := hd.h.groups[hd.g]; gr != nil {
+				delete(gr.reads, string(ctx))
+			}
+		})
+		return 0, ErrTimeout
+	}
+}
+
+// Group is the handle's group.
+func (hd *Handle) Group() GroupID { return hd.g }

@@ -1,0 +1,613 @@
+package replication
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
+
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Config configures a Host.
+type Config struct {
+	Node      NodeID
+	DB        *storage.DB
+	Transport Transport
+	Open      Opener
+	// TickInterval is the time between two ticks when the host runs by itself (Start); a host
+	// driven by hand (Tick, Process) ignores it. 0: 100 ms.
+	TickInterval time.Duration
+	// ElectionTicks and HeartbeatTicks are Raft's (0: 10 and 1): a follower that hears nothing
+	// from its leader for ElectionTicks to twice that campaigns.
+	ElectionTicks, HeartbeatTicks int
+	// QuiesceTicks is how many ticks a leader must find nothing to do before it quiesces its
+	// group (0: 3; negative: never).
+	QuiesceTicks int
+	Logger       *slog.Logger
+	// Notify, when set, is called whenever the host is handed work, for a host driven by hand
+	// (Process) whose driver waits for work.
+	Notify func()
+}
+
+// Host runs this node's replicas of many Raft groups. See doc.go.
+type Host struct {
+	cfg  Config
+	self Member // the node and store; Replica unset
+
+	// mu guards inbox and closed; the rest is the host goroutine's.
+	mu     sync.Mutex
+	inbox  []func()
+	closed bool
+	// wake is signalled when inbox gains work.
+	wake chan struct{}
+
+	groups map[GroupID]*group
+	// dirty are the groups whose RawNode may have a Ready: touched since their last one.
+	dirty map[GroupID]bool
+	// awake are the groups ticked: every group but the quiesced ones.
+	awake map[GroupID]bool
+	// live is what the host knows of other nodes' liveness (quiesce.go).
+	live liveness
+	// splits are the splits applied in the Ready being handled (split.go).
+	splits []pendingSplit
+
+	// proposals counts the proposals made through the host; syncs the batches synced.
+	proposals, syncs atomic.Uint64
+
+	stop, stopped chan struct{}
+}
+
+// New opens a host on cfg.DB and every replica the store holds.
+func New(cfg Config) (*Host, error) {
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = 100 * time.Millisecond
+	}
+	if cfg.ElectionTicks <= 0 {
+		cfg.ElectionTicks = 10
+	}
+	if cfg.HeartbeatTicks <= 0 {
+		cfg.HeartbeatTicks = 1
+	}
+	if cfg.QuiesceTicks == 0 {
+		cfg.QuiesceTicks = 3
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	store, err := storeID(cfg.DB)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, self: Member{Node: cfg.Node, Store: store}, wake: make(chan struct{}, 1),
+		groups: map[GroupID]*group{}, dirty: map[GroupID]bool{}, awake: map[GroupID]bool{}}
+	h.live.init()
+	if err := h.loadGroups(); err != nil {
+		h.closeGroups()
+		return nil, err
+	}
+	return h, nil
+}
+
+// storeID reads the store's identity, or makes one for a new store.
+func storeID(db *storage.DB) (StoreID, error) {
+	v, err := db.GetCopy(nil, storage.StoreKey())
+	if err == nil && len(v) == 8 {
+		return StoreID(binary.BigEndian.Uint64(v)), nil
+	}
+	if err != nil && !storage.IsNotFound(err) {
+		return 0, err
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	id := binary.BigEndian.Uint64(b[:]) | 1 // never 0
+	batch := db.NewBatch()
+	defer batch.Close()
+	if err := batch.Set(storage.StoreKey(), binary.BigEndian.AppendUint64(nil, id)); err != nil {
+		return 0, err
+	}
+	return StoreID(id), batch.Commit()
+}
+
+// loadGroups opens every replica whose record the store holds.
+func (h *Host) loadGroups() error {
+	span := storage.RaftGroupsSpan()
+	it, err := h.cfg.DB.NewIter(span.Start, span.End)
+	if err != nil {
+		return err
+	}
+	type found struct {
+		g   GroupID
+		rec replicaRecord
+	}
+	var recs []found
+	for it.First(); it.Valid(); it.Next() {
+		g, kind, _, err := storage.ParseRaftKey(it.Key())
+		if err != nil || kind != storage.RaftReplica {
+			continue
+		}
+		var rec replicaRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			it.Close()
+			return fmt.Errorf("group %d: replica record: %w", g, err)
+		}
+		recs = append(recs, found{GroupID(g), rec})
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	for _, f := range recs {
+		gr, err := h.openGroup(f.g, f.rec)
+		if err != nil {
+			return err
+		}
+		h.addGroup(gr)
+	}
+	return nil
+}
+
+func (h *Host) addGroup(gr *group) {
+	h.groups[gr.id] = gr
+	h.dirty[gr.id] = true
+	h.awake[gr.id] = true
+}
+
+// Store is this node's store's identity.
+func (h *Host) Store() StoreID { return h.self.Store }
+
+// Start runs the host by itself: it ticks every TickInterval and processes work as it comes.
+func (h *Host) Start() {
+	h.stop, h.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(h.stopped)
+		t := time.NewTicker(h.cfg.TickInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				h.Tick()
+			case <-h.wake:
+			}
+			for h.Process() {
+			}
+		}
+	}()
+}
+
+// Close stops the host and closes every state machine. Proposals and reads in flight fail.
+func (h *Host) Close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	if h.stop != nil {
+		close(h.stop)
+		<-h.stopped
+	}
+	h.closeGroups()
+}
+
+func (h *Host) closeGroups() {
+	for _, gr := range h.groups {
+		gr.failWaiters(errStopped)
+		h.releaseOutgoing(gr)
+		if gr.sm != nil {
+			gr.sm.Close()
+		}
+	}
+	h.groups = map[GroupID]*group{}
+}
+
+// enqueue hands fn to the host's goroutine.
+func (h *Host) enqueue(fn func()) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return errStopped
+	}
+	h.inbox = append(h.inbox, fn)
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+	if h.cfg.Notify != nil {
+		h.cfg.Notify()
+	}
+	return nil
+}
+
+// Deliver hands the host an envelope from another host (the transport's receiving side).
+func (h *Host) Deliver(env *Envelope) {
+	h.enqueue(func() { h.receive(env) })
+}
+
+// Tick advances the Raft clock of every group that is not quiesced, and sends this node's
+// heartbeats. A host that runs by itself ticks every TickInterval.
+func (h *Host) Tick() {
+	h.enqueue(func() {
+		for g := range h.awake {
+			gr := h.groups[g]
+			gr.rn.Tick()
+			h.dirty[g] = true
+			h.maybeQuiesce(gr)
+		}
+		h.heartbeat()
+	})
+}
+
+// Process does the work at hand: what other goroutines handed over, then every Ready. It
+// reports whether there was any; call it until there is none (Start does).
+func (h *Host) Process() bool {
+	h.mu.Lock()
+	inbox := h.inbox
+	h.inbox = nil
+	h.mu.Unlock()
+	for _, fn := range inbox {
+		fn()
+	}
+	return h.handleReadies() || len(inbox) > 0
+}
+
+// ready is one group's Ready, and what persisting it needs.
+type ready struct {
+	gr *group
+	rd raft.Ready
+}
+
+// handleReadies handles the Ready of every group that has one: it persists all of their
+// entries and hard states in one batch, with one sync, then sends their messages, applies
+// their committed entries and advances them, as the raft package documents.
+func (h *Host) handleReadies() bool {
+	var rds []ready
+	for g := range h.dirty {
+		gr := h.groups[g]
+		delete(h.dirty, g)
+		if gr == nil || !gr.rn.HasReady() {
+			continue
+		}
+		rds = append(rds, ready{gr, gr.rn.Ready()})
+	}
+	if len(rds) == 0 {
+		return false
+	}
+	// Persist: snapshots first (each ingested on its own), then one batch for every group's
+	// entries and hard state, synced once if any of them must be.
+	for i := range rds {
+		if !raft.IsEmptySnap(rds[i].rd.Snapshot) {
+			if err := h.installSnapshot(rds[i].gr, rds[i].rd.Snapshot); err != nil {
+				h.fatal(rds[i].gr, err)
+			}
+		}
+	}
+	b := h.cfg.DB.NewBatch()
+	sync := false
+	for _, r := range rds {
+		if err := r.gr.log.append(b, r.rd.Entries); err != nil {
+			h.fatal(r.gr, err)
+		}
+		if !raft.IsEmptyHardState(r.rd.HardState) {
+			if err := r.gr.log.setHardState(b, r.rd.HardState); err != nil {
+				h.fatal(r.gr, err)
+			}
+		}
+		sync = sync || r.rd.MustSync
+	}
+	if b.Count() > 0 {
+		var err error
+		if sync {
+			err = b.Commit()
+			h.syncs.Add(1)
+		} else {
+			err = b.CommitUnsynced()
+		}
+		if err != nil {
+			// What the log holds can no longer be trusted to match what Raft was told.
+			panic(fmt.Sprintf("replication: node %d: persisting Raft state: %v", h.cfg.Node, err))
+		}
+	}
+	b.Close()
+	// Send, then apply, then advance.
+	for _, r := range rds {
+		h.send(r.gr, r.rd.Messages)
+	}
+	for _, r := range rds {
+		gr := r.gr
+		if r.rd.SoftState != nil || !raft.IsEmptyHardState(r.rd.HardState) {
+			h.leadership(gr)
+		}
+		if len(r.rd.CommittedEntries) > 0 {
+			if err := h.apply(gr, r.rd.CommittedEntries); err != nil {
+				h.fatal(gr, err)
+			}
+		}
+		for _, rs := range r.rd.ReadStates {
+			if ch, ok := gr.reads[string(rs.RequestCtx)]; ok {
+				ch <- readResult{index: rs.Index}
+				delete(gr.reads, string(rs.RequestCtx))
+			}
+		}
+		gr.rn.Advance(r.rd)
+		h.dirty[gr.id] = true // a single voter commits at Advance: its next Ready applies
+	}
+	for _, r := range rds {
+		h.afterApply(r.gr)
+	}
+	return true
+}
+
+// fatal stops the host after a failure it cannot recover from: the node must restart, and
+// replay what is durable.
+func (h *Host) fatal(gr *group, err error) {
+	panic(fmt.Sprintf("replication: node %d group %d: %v", h.cfg.Node, gr.id, err))
+}
+
+// leadership tells the state machine when its replica starts or stops leading. Requests
+// waiting on a replica that stopped leading fail.
+func (h *Host) leadership(gr *group) {
+	st := gr.rn.BasicStatus()
+	leading, term := st.RaftState == raft.StateLeader, st.GetTerm()
+	gr.handle.leader.Store(st.Lead)
+	gr.handle.term.Store(term)
+	if leading == gr.leading && term == gr.term {
+		return
+	}
+	if gr.leading && !leading {
+		gr.failWaiters(ErrNotLeader)
+	}
+	gr.leading, gr.term = leading, term
+	gr.handle.leading.Store(leading)
+	if gr.sm != nil {
+		gr.sm.Leader(leading, term)
+	}
+	if leading {
+		h.wakeGroup(gr)
+	}
+}
+
+// apply hands committed entries to the state machine, applying configuration changes to Raft
+// first.
+func (h *Host) apply(gr *group, ents []*pb.Entry) error {
+	cs := make([]Committed, 0, len(ents))
+	for _, e := range ents {
+		c := Committed{Index: e.GetIndex(), Term: e.GetTerm()}
+		switch e.GetType() {
+		case pb.EntryNormal:
+			c.Data = e.GetData()
+		case pb.EntryConfChangeV2, pb.EntryConfChange:
+			desc, err := h.applyConfChange(gr, e)
+			if err != nil {
+				return err
+			}
+			c.Desc = desc.encode()
+		}
+		cs = append(cs, c)
+	}
+	if gr.sm == nil {
+		return fmt.Errorf("entries committed to a replica without a state machine")
+	}
+	if err := gr.sm.Apply(cs); err != nil {
+		return err
+	}
+	gr.applied = ents[len(ents)-1].GetIndex()
+	gr.sinceTruncation += len(ents)
+	return nil
+}
+
+// afterApply finishes what the Ready's entries started: a split's children are created, a
+// removed replica is destroyed, and the log is truncated now and then.
+func (h *Host) afterApply(gr *group) {
+	if gr.removed {
+		h.destroy(gr)
+		return
+	}
+	h.finishSplits()
+	if gr.sinceTruncation >= truncateEvery {
+		gr.sinceTruncation = 0
+		if err := h.truncate(gr); err != nil {
+			h.fatal(gr, err)
+		}
+	}
+}
+
+// send hands a Ready's messages to the transport.
+func (h *Host) send(gr *group, msgs []*pb.Message) {
+	for _, m := range msgs {
+		to, ok := gr.member(ReplicaID(m.GetTo()))
+		if !ok {
+			continue // a replica whose place is unknown yet: Raft tries again
+		}
+		from := h.self
+		from.Replica = gr.self
+		env := &Envelope{Group: gr.id, From: from, To: to, Msg: m}
+		if m.GetType() == pb.MsgSnap {
+			h.sendSnapshot(gr, env)
+			continue
+		}
+		h.cfg.Transport.Send(env)
+	}
+}
+
+// receive steps an envelope into its group, creating the replica when a leader addresses one
+// this node does not hold yet.
+func (h *Host) receive(env *Envelope) {
+	if env.To.Node != h.self.Node || env.To.Store != h.self.Store {
+		return // meant for another life of this node's store
+	}
+	h.live.heard(env.From.Node)
+	if env.isHeartbeat() {
+		if env.Quiesce {
+			h.quiesceFollower(env)
+		}
+		return
+	}
+	gr := h.groups[env.Group]
+	if gr == nil {
+		if gr = h.createReplica(env); gr == nil {
+			return
+		}
+	}
+	if gr.self != env.To.Replica {
+		return // for a replica of the group this node no longer holds
+	}
+	if _, known := gr.desc.member(env.From.Replica); !known {
+		gr.peers[env.From.Replica] = env.From
+	}
+	m := env.Msg
+	if m.GetType() == pb.MsgSnap {
+		if !h.acceptSnapshot(gr, env) {
+			return
+		}
+	}
+	h.wakeGroup(gr)
+	if err := gr.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		h.cfg.Logger.Debug("replication: step", "group", gr.id, "err", err)
+	}
+	h.dirty[gr.id] = true
+}
+
+// createReplica creates an empty replica for a message addressed to one this node does not
+// hold: a replica added to the group, which a snapshot will initialize. Not for a vote (an
+// empty replica must not vote) nor for a replica id its tombstone rules out (one removed from
+// the node, or the group of a split's parent).
+func (h *Host) createReplica(env *Envelope) *group {
+	switch env.Msg.GetType() {
+	case pb.MsgVote, pb.MsgPreVote, pb.MsgTimeoutNow:
+		return nil
+	}
+	if env.Msg.GetTerm() == 0 {
+		return nil // a local message or a response: nothing that creates a replica
+	}
+	g := env.Group
+	if v, err := h.cfg.DB.GetCopy(nil, storage.RaftKey(nil, uint64(g), storage.RaftTombstone, 0)); err == nil && len(v) == 8 {
+		if uint64(env.To.Replica) < binary.BigEndian.Uint64(v) {
+			return nil
+		}
+	}
+	rec := replicaRecord{Replica: env.To.Replica}
+	b := h.cfg.DB.NewBatch()
+	defer b.Close()
+	if err := h.putReplicaRecord(b, g, rec); err != nil || b.Commit() != nil {
+		return nil
+	}
+	gr, err := h.openGroup(g, rec)
+	if err != nil {
+		h.cfg.Logger.Error("replication: creating a replica", "group", g, "err", err)
+		return nil
+	}
+	h.addGroup(gr)
+	return gr
+}
+
+// destroy removes a replica that applied its own removal: its state machine's data, its Raft
+// state, and leaves a tombstone so that no message creates it again.
+func (h *Host) destroy(gr *group) {
+	gr.failWaiters(ErrNotLeader)
+	h.releaseOutgoing(gr)
+	var spans []storage.Span
+	if gr.sm != nil {
+		spans = gr.sm.Spans()
+		gr.sm.Close()
+	}
+	b := h.cfg.DB.NewBatch()
+	defer b.Close()
+	err := h.clearGroup(b, gr.id, max(gr.desc.Next, gr.self+1))
+	for _, s := range spans {
+		if err == nil {
+			err = b.DeleteRange(s.Start, s.End)
+		}
+	}
+	if err == nil {
+		err = b.Commit()
+	}
+	if err != nil {
+		h.fatal(gr, err)
+	}
+	delete(h.groups, gr.id)
+	delete(h.awake, gr.id)
+	delete(h.dirty, gr.id)
+	h.cfg.Logger.Info("replication: replica removed", "group", gr.id, "replica", gr.self)
+}
+
+// clearGroup adds to b the removal of a group's Raft state on this node and its tombstone:
+// replica ids below next never come back here.
+func (h *Host) clearGroup(b *storage.Batch, g GroupID, next ReplicaID) error {
+	span := storage.RaftGroupSpan(uint64(g))
+	if err := b.DeleteRange(span.Start, span.End); err != nil {
+		return err
+	}
+	return b.Set(storage.RaftKey(nil, uint64(g), storage.RaftTombstone, 0), binary.BigEndian.AppendUint64(nil, uint64(next)))
+}
+
+// truncateEvery is how many entries a replica applies between two looks at its log's length;
+// the log keeps at least keepEntries, and is truncated once it holds more than maxEntries.
+const (
+	truncateEvery = 256
+	keepEntries   = 512
+	maxEntries    = 4096
+	// farBehind is how far a follower may lag before the leader stops keeping the log for it:
+	// it will get a snapshot instead.
+	farBehind = 100_000
+)
+
+// truncate shortens gr's log when it grew long: up to what every follower that is not far
+// behind has, when gr leads, and never past what gr applied.
+func (h *Host) truncate(gr *group) error {
+	if gr.log.last-gr.log.first < maxEntries {
+		return nil
+	}
+	upto := gr.applied
+	if gr.leading {
+		gr.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if ReplicaID(id) != gr.self && gr.log.last-pr.Match < farBehind {
+				upto = min(upto, pr.Match)
+			}
+		})
+	}
+	if upto <= gr.log.first+keepEntries {
+		return nil
+	}
+	b := h.cfg.DB.NewBatch()
+	defer b.Close()
+	if err := gr.log.truncate(b, upto-keepEntries); err != nil {
+		return err
+	}
+	return b.CommitUnsynced()
+}
+
+// Groups lists the groups this node holds a replica of.
+func (h *Host) Groups() []GroupID {
+	out := make(chan []GroupID, 1)
+	if h.enqueue(func() {
+		var gs []GroupID
+		for g := range h.groups {
+			gs = append(gs, g)
+		}
+		slices.Sort(gs)
+		out <- gs
+	}) != nil {
+		return nil
+	}
+	return await(h, out)
+}
+
+// await waits for the host's goroutine to answer on ch; a host driven by hand is processed
+// meanwhile by whoever drives it, so await must not be called from that goroutine.
+func await[T any](h *Host, ch chan T) T {
+	return <-ch
+}
+
+// Syncs is how many synced batches the host has committed: each makes the appends of every
+// group of one Ready round durable.
+func (h *Host) Syncs() uint64 { return h.syncs.Load() }

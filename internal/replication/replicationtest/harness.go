@@ -1,0 +1,450 @@
+package replicationtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/rid"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Harness runs a cluster of nodes in one process: each node has its own Pebble on its own
+// in-memory file system (which remembers what was synced, so that the power can be cut), its
+// own replication host, and its replicas of physical partitions as state machines. A network
+// with faults (Network) carries what they send, and a manual clock drives Raft's ticks and the
+// partitions' time. A background pump processes every host and delivers the network's
+// envelopes; the test ticks, cuts links, crashes and restarts nodes, and runs operations on
+// whichever replica holds a group's lease.
+type Harness struct {
+	Net *Network
+	// Clock is the partitions' time in Unix seconds (items' _ts); it moves only when the test
+	// moves it.
+	Clock atomic.Int64
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	nodes map[replication.NodeID]*Node
+	kick  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+	// busy counts pump rounds that did work, quiet those that did not.
+	rounds atomic.Uint64
+	quiet  atomic.Uint64
+}
+
+// Node is one node of the harness.
+type Node struct {
+	ID   replication.NodeID
+	h    *Harness
+	fs   *storage.MemFS
+	db   *storage.DB
+	Host *replication.Host
+	// parts are the node's open replicas, by group.
+	mu    sync.Mutex
+	parts map[replication.GroupID]*partition.Partition
+	up    bool
+}
+
+// The harness's one container: its number, and what items' _rid and _self extend.
+const (
+	Container  = 7
+	databaseNo = 3
+)
+
+var containerRID = rid.ForContainer(rid.ForDatabase(databaseNo), Container)
+
+// Group is the group of the container's partition id.
+func Group(id uint32) replication.GroupID { return replication.GroupID(uint64(Container)<<32 | uint64(id)) }
+
+// PartitionOf is the partition id of a group.
+func PartitionOf(g replication.GroupID) uint32 { return uint32(g) }
+
+// meta is what opens a replica's partition: its id and range (the rest is the container's).
+type meta struct {
+	ID  uint32 `json:"id"`
+	Min string `json:"min"`
+	Max string `json:"max"`
+}
+
+// New starts a harness of n nodes, numbered from 1; seed drives the network's random faults.
+func New(n int, seed uint64, log *slog.Logger) (*Harness, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &Harness{Net: NewNetwork(seed), log: log, nodes: map[replication.NodeID]*Node{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	h.Clock.Store(1_780_000_000)
+	for i := 1; i <= n; i++ {
+		if _, err := h.AddNode(replication.NodeID(i)); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	go h.pump()
+	return h, nil
+}
+
+// AddNode starts a new, empty node.
+func (h *Harness) AddNode(id replication.NodeID) (*Node, error) {
+	node := &Node{ID: id, h: h, fs: storage.NewMemFS(), parts: map[replication.GroupID]*partition.Partition{}}
+	if err := node.start(); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.nodes[id] = node
+	h.mu.Unlock()
+	return node, nil
+}
+
+// start opens the node's store and host on its file system.
+func (node *Node) start() error {
+	db, err := storage.Open("/node/db", storage.Options{FS: node.fs, CacheSize: 8 << 20})
+	if err != nil {
+		return err
+	}
+	node.db = db
+	host, err := replication.New(replication.Config{
+		Node: node.ID, DB: db, Transport: node.h.Net, Open: node.open, Logger: node.h.log,
+		Notify: node.h.notify,
+	})
+	if err != nil {
+		db.Close()
+		return err
+	}
+	node.mu.Lock()
+	node.Host, node.up = host, true
+	node.mu.Unlock()
+	node.h.Net.attach(node.ID, host)
+	return nil
+}
+
+func (h *Harness) notify() {
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Node returns node id.
+func (h *Harness) Node(id replication.NodeID) *Node {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.nodes[id]
+}
+
+// Nodes lists the nodes, by id.
+func (h *Harness) Nodes() []*Node {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*Node
+	for _, n := range h.nodes {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b *Node) int { return int(a.ID) - int(b.ID) })
+	return out
+}
+
+// pump processes every live host and delivers the network's envelopes, round after round,
+// until the harness closes.
+func (h *Harness) pump() {
+	defer close(h.done)
+	for {
+		select {
+		case <-h.stop:
+			return
+		default:
+		}
+		work := false
+		for _, n := range h.Nodes() {
+			n.mu.Lock()
+			host, up := n.Host, n.up
+			n.mu.Unlock()
+			if up {
+				for host.Process() {
+					work = true
+				}
+			}
+		}
+		delivered, pending := h.Net.deliver()
+		work = work || delivered
+		h.rounds.Add(1)
+		if work || pending {
+			h.quiet.Store(0)
+			continue
+		}
+		h.quiet.Add(1)
+		select {
+		case <-h.kick:
+		case <-time.After(time.Millisecond):
+		case <-h.stop:
+			return
+		}
+	}
+}
+
+// Stabilize waits until the cluster is quiet: every host idle and nothing in flight on the
+// network, for several rounds in a row.
+func (h *Harness) Stabilize() {
+	for h.quiet.Load() < 5 {
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// Tick advances Raft's clock on every live node by n ticks, letting the cluster react to each.
+func (h *Harness) Tick(n int) {
+	for range n {
+		for _, node := range h.Nodes() {
+			node.mu.Lock()
+			if node.up {
+				node.Host.Tick()
+			}
+			node.mu.Unlock()
+		}
+		h.notify()
+		h.Stabilize()
+	}
+}
+
+// Close stops every node and the pump.
+func (h *Harness) Close() {
+	close(h.stop)
+	<-h.done
+	for _, n := range h.Nodes() {
+		n.stopProcess()
+	}
+}
+
+// stopProcess stops the node as a process that exits: its host and store close.
+func (node *Node) stopProcess() {
+	node.mu.Lock()
+	up, host, db := node.up, node.Host, node.db
+	node.up = false
+	node.mu.Unlock()
+	if !up {
+		return
+	}
+	node.h.Net.attach(node.ID, nil)
+	// The pump may be inside host.Process: Close waits for nothing it holds, and the pump
+	// checks up before the next round.
+	host.Close()
+	db.Close()
+}
+
+// Crash stops the node as a process killed at once: what it wrote survives, synced or not
+// (keep 100), or as a machine that lost its power: what was synced survives, and of the rest
+// each block with a chance of keep percent, drawn from seed.
+func (node *Node) Crash(keep int, seed uint64) {
+	var survived *storage.MemFS
+	if keep < 100 {
+		survived = node.fs.Crash(keep, rand.New(rand.NewPCG(seed, uint64(node.ID))))
+	}
+	node.stopProcess()
+	if survived != nil {
+		node.fs = survived
+	}
+}
+
+// Restart starts a crashed (or stopped) node again on what its disk holds.
+func (node *Node) Restart() error { return node.start() }
+
+// Wipe stops the node and loses its disk: it starts again empty, with another store
+// identity, so its replicas must be replaced.
+func (node *Node) Wipe() error {
+	node.stopProcess()
+	node.fs = storage.NewMemFS()
+	return node.start()
+}
+
+// Up reports whether the node runs.
+func (node *Node) Up() bool {
+	node.mu.Lock()
+	defer node.mu.Unlock()
+	return node.up
+}
+
+// Member is the node's place, for membership changes.
+func (node *Node) Member() replication.Member {
+	node.mu.Lock()
+	defer node.mu.Unlock()
+	return replication.Member{Node: node.ID, Store: node.Host.Store()}
+}
+
+// Replica is the node's open replica of g, if any.
+func (node *Node) Replica(g replication.GroupID) *partition.Partition {
+	node.mu.Lock()
+	defer node.mu.Unlock()
+	if !node.up {
+		return nil
+	}
+	return node.parts[g]
+}
+
+// open is the node's replication.Opener: it opens a partition replica.
+func (node *Node) open(g replication.GroupID, raw []byte, hd *replication.Handle) (replication.StateMachine, error) {
+	var m meta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	lo, err := epk.ParseHex(m.Min)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := epk.ParseHex(m.Max)
+	if err != nil {
+		return nil, err
+	}
+	h := node.h
+	p, err := partition.Open(partition.Config{
+		DB: node.db, Container: Container, ID: m.ID, Range: epk.Range{Min: lo, Max: hi}, ContainerRID: containerRID,
+		SelfPrefix:      "dbs/" + rid.ForDatabase(databaseNo).String() + "/colls/" + containerRID.String() + "/docs/",
+		MaxLogicalBytes: 1 << 30, KeepImages: true, Now: h.Clock.Load, Replica: hd,
+		OnSplit: func(b *storage.Batch, children [2]partition.Child) error {
+			var cs []replication.ChildGroup
+			for _, c := range children {
+				cs = append(cs, replication.ChildGroup{Group: Group(c.ID), Meta: metaOf(c.ID, c.Range)})
+			}
+			_, _, err := node.Host.SplitGroup(b, g, cs)
+			return err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	node.mu.Lock()
+	node.parts[g] = p
+	node.mu.Unlock()
+	return &replica{p: p, node: node, g: g}, nil
+}
+
+func metaOf(id uint32, r epk.Range) []byte {
+	b, _ := json.Marshal(meta{ID: id, Min: r.Min.Hex(), Max: r.Max.Hex()})
+	return b
+}
+
+// replica is a partition as a replication.StateMachine.
+type replica struct {
+	p    *partition.Partition
+	node *Node
+	g    replication.GroupID
+}
+
+func (r *replica) Applied() (uint64, uint64, []byte) { return r.p.AppliedIndex() }
+func (r *replica) Spans() []storage.Span             { return r.p.Spans() }
+func (r *replica) Leader(leading bool, term uint64)  { r.p.SetLeader(leading, term) }
+
+func (r *replica) Apply(ents []replication.Committed) error {
+	les := make([]partition.LogEntry, len(ents))
+	for i, e := range ents {
+		les[i] = partition.LogEntry{Index: e.Index, Term: e.Term, Data: e.Data, Group: e.Desc}
+	}
+	return r.p.ApplyLog(les)
+}
+
+func (r *replica) Close() {
+	r.node.mu.Lock()
+	if r.node.parts[r.g] == r.p {
+		delete(r.node.parts, r.g)
+	}
+	r.node.mu.Unlock()
+	r.p.Close()
+}
+
+// Bootstrap creates a group for partition id over r on nodes, which campaign in that order's
+// first.
+func (h *Harness) Bootstrap(id uint32, r epk.Range, nodes ...replication.NodeID) error {
+	var members []replication.Member
+	for i, n := range nodes {
+		m := h.Node(n).Member()
+		m.Replica = replication.ReplicaID(i + 1)
+		members = append(members, m)
+	}
+	for i, n := range nodes {
+		if err := h.Node(n).Host.Bootstrap(Group(id), metaOf(id, r), members, replication.ReplicaID(i+1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Leader is the node whose replica of g leads, or nil.
+func (h *Harness) Leader(g replication.GroupID) *Node {
+	for _, n := range h.Nodes() {
+		if p := n.Replica(g); p != nil && p.Leading() {
+			return n
+		}
+	}
+	return nil
+}
+
+// errNoLeader is what Execute returns when no replica of the group took the operation in time.
+var errNoLeader = errors.New("replicationtest: no leaseholder took the operation in time")
+
+// Execute runs ops on g's leaseholder, looking for it, and trying again elsewhere as long as
+// replicas refuse them without applying them, for up to timeout.
+func (h *Harness) Execute(g replication.GroupID, timeout time.Duration, ops ...partition.Operation) ([]partition.Result, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var tried bool
+		for _, n := range h.Nodes() {
+			p := n.Replica(g)
+			if p == nil || !p.Leading() {
+				continue
+			}
+			tried = true
+			res, err := p.Execute(ops...)
+			if err == nil || !retryable(err) {
+				return res, err
+			}
+		}
+		if time.Now().After(deadline) {
+			if tried {
+				return nil, partition.ErrNotLeaseholder
+			}
+			return nil, errNoLeader
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// retryable reports whether err left nothing applied and another replica may do better.
+func retryable(err error) bool {
+	return !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))
+}
+
+// StateHash is a hash of what node's replica of g holds in its key spans: replicas that applied
+// the same entries hold the same bytes, so the same hash. ok is false when the node holds no
+// replica of g.
+func (node *Node) StateHash(g replication.GroupID) (hash uint64, applied uint64, ok bool, err error) {
+	p := node.Replica(g)
+	if p == nil {
+		return 0, 0, false, nil
+	}
+	applied, _, _ = p.AppliedIndex()
+	f := fnv.New64a()
+	snap := node.db.NewSnapshot()
+	defer snap.Close()
+	for _, s := range p.Spans() {
+		it, err := snap.NewIter(s.Start, s.End)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		for it.First(); it.Valid(); it.Next() {
+			fmt.Fprintf(f, "%x=%x;", it.Key(), it.Value())
+		}
+		if err := it.Close(); err != nil {
+			return 0, 0, false, err
+		}
+	}
+	return f.Sum64(), applied, true, nil
+}

@@ -1,0 +1,166 @@
+package replication
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Snapshots. When a follower needs entries its leader's log no longer holds (it is new, wiped,
+// or fell far behind), Raft asks the leader's storage for a snapshot. The host answers with
+// the state machine's applied index, term and configuration, and takes a Pebble snapshot at
+// that point; when Raft sends the MsgSnap, the host writes one sstable per key span of the
+// state machine from the Pebble snapshot (off its goroutine) and sends them with it.
+//
+// The receiver refuses a snapshot whose spans overlap another replica it holds (a split's
+// child arriving before the local parent split): the leader sends it again later. Otherwise it
+// steps the message; when Raft hands the snapshot over in a Ready, the host ingests the
+// state machine's sstables and one more that replaces the replica's Raft state (log, hard
+// state, truncated state, replica record) in one ingestion, so a crash keeps all of it or
+// none, and reopens the state machine on what it ingested.
+
+// makeSnapshot is the group's raft.Storage.Snapshot.
+func (h *Host) makeSnapshot(gr *group) (*pb.Snapshot, error) {
+	if gr.sm == nil {
+		return nil, raft.ErrSnapshotTemporarilyUnavailable
+	}
+	index, term, desc := gr.sm.Applied()
+	d, err := decodeDescriptor(desc)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := gr.outgoing[index]; !ok {
+		gr.outgoing[index] = h.cfg.DB.NewSnapshot()
+	}
+	return &pb.Snapshot{Data: gr.meta, Metadata: &pb.SnapshotMetadata{Index: new(index), Term: new(term), ConfState: d.confState()}}, nil
+}
+
+// sendSnapshot writes the sstables of a MsgSnap's snapshot and sends it, off the host's
+// goroutine; Raft learns that it went (or failed) once it is sent.
+func (h *Host) sendSnapshot(gr *group, env *Envelope) {
+	index := env.Msg.GetSnapshot().GetMetadata().GetIndex()
+	snap := gr.outgoing[index]
+	delete(gr.outgoing, index)
+	to := uint64(env.To.Replica)
+	if snap == nil || gr.sm == nil {
+		gr.rn.ReportSnapshot(to, raft.SnapshotFailure)
+		return
+	}
+	spans, meta := gr.sm.Spans(), gr.meta
+	g := gr.id
+	go func() {
+		data := &SnapshotData{Meta: meta, Spans: spans}
+		var err error
+		for _, s := range spans {
+			var sst []byte
+			if sst, err = snap.SpanSST(h.cfg.DB, s); err != nil {
+				break
+			}
+			data.SSTs = append(data.SSTs, sst)
+		}
+		snap.Close()
+		status := raft.SnapshotFinish
+		if err != nil {
+			h.cfg.Logger.Error("replication: making a snapshot", "group", g, "err", err)
+			status = raft.SnapshotFailure
+		} else {
+			env.Snapshot = data
+			h.cfg.Transport.Send(env)
+		}
+		h.enqueue(func() {
+			if gr := h.groups[g]; gr != nil {
+				gr.rn.ReportSnapshot(to, status)
+				h.dirty[g] = true
+			}
+		})
+	}()
+}
+
+// releaseOutgoing closes the Pebble snapshots taken for snapshots that were not sent.
+func (h *Host) releaseOutgoing(gr *group) {
+	for i, s := range gr.outgoing {
+		s.Close()
+		delete(gr.outgoing, i)
+	}
+}
+
+// acceptSnapshot checks an incoming snapshot before Raft steps it, and keeps its data for the
+// Ready that installs it.
+func (h *Host) acceptSnapshot(gr *group, env *Envelope) bool {
+	data := env.Snapshot
+	if data == nil || len(data.SSTs) != len(data.Spans) {
+		return false
+	}
+	for _, other := range h.groups {
+		if other == gr || other.sm == nil {
+			continue
+		}
+		for _, a := range data.Spans {
+			for _, b := range other.sm.Spans() {
+				if bytes.Compare(a.Start, b.End) < 0 && bytes.Compare(b.Start, a.End) < 0 {
+					h.cfg.Logger.Debug("replication: snapshot overlaps another replica", "group", gr.id, "other", other.id)
+					return false
+				}
+			}
+		}
+	}
+	gr.incoming = data
+	return true
+}
+
+// installSnapshot replaces gr's state with the snapshot Raft handed over in a Ready.
+func (h *Host) installSnapshot(gr *group, snap *pb.Snapshot) error {
+	data := gr.incoming
+	gr.incoming = nil
+	if data == nil {
+		return fmt.Errorf("a snapshot without its data")
+	}
+	md := snap.GetMetadata()
+	index, term := md.GetIndex(), md.GetTerm()
+	hard := proto.Clone(gr.log.hard).(*pb.HardState)
+	hard.Commit = new(max(hard.GetCommit(), index))
+	hv, err := proto.Marshal(hard)
+	if err != nil {
+		return err
+	}
+	rv, err := json.Marshal(replicaRecord{Replica: gr.self, Meta: data.Meta})
+	if err != nil {
+		return err
+	}
+	g := uint64(gr.id)
+	raftSST, err := h.cfg.DB.BuildSST(storage.RaftGroupSpan(g), []storage.KV{
+		{Key: storage.RaftKey(nil, g, storage.RaftHardState, 0), Value: hv},
+		{Key: storage.RaftKey(nil, g, storage.RaftReplica, 0), Value: rv},
+		{Key: storage.RaftKey(nil, g, storage.RaftTruncated, 0), Value: truncatedValue(index, term)},
+	})
+	if err != nil {
+		return err
+	}
+	if gr.sm != nil {
+		gr.sm.Close()
+		gr.sm = nil
+	}
+	if err := h.cfg.DB.Ingest(append(append([][]byte(nil), data.SSTs...), raftSST)); err != nil {
+		return err
+	}
+	gr.log.hard = hard
+	gr.log.restart(index, term)
+	gr.meta = data.Meta
+	if err := h.openStateMachine(gr, nil); err != nil {
+		return err
+	}
+	if gr.applied != index {
+		return fmt.Errorf("the snapshot's state machine applied %d, its metadata says %d", gr.applied, index)
+	}
+	if gr.leading || gr.sm != nil {
+		gr.sm.Leader(gr.leading, gr.term)
+	}
+	h.cfg.Logger.Info("replication: snapshot installed", "group", gr.id, "index", index)
+	return nil
+}
