@@ -134,7 +134,11 @@ func (l *replicatedLog) commit(ents []*entry) []error {
 		select {
 		case errs[i] = <-w:
 		case <-l.p.closing:
-			errs[i] = ErrAmbiguous // the replica is going away: its proposal may still commit
+			select {
+			case errs[i] = <-w: // applied (a split's commit closes the partition at once)
+			default:
+				errs[i] = ErrAmbiguous // the replica is going away: its proposal may still commit
+			}
 		case <-timeout:
 			l.mu.Lock()
 			delete(l.waiting, ents[i].proposal)

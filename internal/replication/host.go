@@ -61,6 +61,9 @@ type Host struct {
 	live liveness
 	// splits are the splits applied in the Ready being handled (split.go).
 	splits []pendingSplit
+	// early are votes for groups this node does not hold yet, kept for a few ticks: the
+	// children of a split that this node has not applied yet (split.go).
+	early map[GroupID][]earlyVote
 
 	// proposals counts the proposals made through the host; syncs the batches synced.
 	proposals, syncs atomic.Uint64
@@ -90,7 +93,7 @@ func New(cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{cfg: cfg, self: Member{Node: cfg.Node, Store: store}, wake: make(chan struct{}, 1),
-		groups: map[GroupID]*group{}, dirty: map[GroupID]bool{}, awake: map[GroupID]bool{}}
+		groups: map[GroupID]*group{}, dirty: map[GroupID]bool{}, awake: map[GroupID]bool{}, early: map[GroupID][]earlyVote{}}
 	h.live.init()
 	if err := h.loadGroups(); err != nil {
 		h.closeGroups()
@@ -470,7 +473,9 @@ func (h *Host) receive(env *Envelope) {
 			return
 		}
 	}
-	h.wakeGroup(gr)
+	if t := m.GetType(); t != pb.MsgHeartbeat && t != pb.MsgHeartbeatResp {
+		h.wakeGroup(gr) // heartbeats and their answers are no work: they leave a group idle
+	}
 	if err := gr.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		h.cfg.Logger.Debug("replication: step", "group", gr.id, "err", err)
 	}
@@ -483,7 +488,10 @@ func (h *Host) receive(env *Envelope) {
 // the node, or the group of a split's parent).
 func (h *Host) createReplica(env *Envelope) *group {
 	switch env.Msg.GetType() {
-	case pb.MsgVote, pb.MsgPreVote, pb.MsgTimeoutNow:
+	case pb.MsgVote, pb.MsgPreVote:
+		h.keepEarlyVote(env)
+		return nil
+	case pb.MsgTimeoutNow:
 		return nil
 	}
 	if env.Msg.GetTerm() == 0 {
@@ -611,3 +619,43 @@ func await[T any](h *Host, ch chan T) T {
 // Syncs is how many synced batches the host has committed: each makes the appends of every
 // group of one Ready round durable.
 func (h *Host) Syncs() uint64 { return h.syncs.Load() }
+
+// Status is what a host says of its replica of a group.
+type Status struct {
+	Replica    ReplicaID
+	Leading    bool
+	Leader     ReplicaID
+	Term       uint64
+	Commit     uint64
+	Applied    uint64
+	Quiesced   bool
+	Descriptor Descriptor
+}
+
+// Status describes this node's replica of g; ok is false when it holds none.
+func (h *Host) Status(g GroupID) (st Status, ok bool) {
+	out := make(chan Status, 1)
+	if h.enqueue(func() {
+		gr := h.groups[g]
+		if gr == nil {
+			out <- Status{}
+			return
+		}
+		bs := gr.rn.BasicStatus()
+		out <- Status{Replica: gr.self, Leading: gr.leading, Leader: ReplicaID(bs.Lead), Term: bs.GetTerm(),
+			Commit: bs.GetCommit(), Applied: gr.applied, Quiesced: gr.quiesced, Descriptor: *gr.desc}
+	}) != nil {
+		return Status{}, false
+	}
+	st = await(h, out)
+	return st, st.Replica != 0
+}
+
+// Awake is how many of the host's groups are ticked (not quiesced).
+func (h *Host) Awake() int {
+	out := make(chan int, 1)
+	if h.enqueue(func() { out <- len(h.awake) }) != nil {
+		return 0
+	}
+	return await(h, out)
+}

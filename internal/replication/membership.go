@@ -244,4 +244,3 @@ func (h *Host) bootstrap(g GroupID, meta []byte, d *Descriptor, self ReplicaID) 
 	h.addGroup(gr)
 	return nil
 }
-

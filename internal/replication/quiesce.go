@@ -14,8 +14,9 @@ import (
 //
 // A quiesced follower does not notice its leader's death by itself: no tick, no election. The
 // hosts exchange one heartbeat per pair of nodes each tick instead (whatever the number of
-// groups), and when a node has not been heard from for twice the election timeout, every
-// group quiesced under a leader on it wakes, and elects another.
+// groups), and when a node has not been heard from for an election timeout, every group
+// quiesced under a leader on it wakes, with its election timeout already elapsed (the time it
+// slept counts), and elects another.
 
 // liveness is what a host knows of the other nodes.
 type liveness struct {
@@ -39,6 +40,7 @@ func (l *liveness) heard(n NodeID) {
 // groups, and wakes the groups quiesced under a leader that went silent.
 func (h *Host) heartbeat() {
 	h.live.ticks++
+	h.dropEarlyVotes()
 	peers := map[NodeID]Member{}
 	for _, gr := range h.groups {
 		for _, m := range gr.desc.Members {
@@ -52,7 +54,7 @@ func (h *Host) heartbeat() {
 		if _, ok := h.live.last[n]; !ok {
 			h.live.last[n] = h.live.ticks // not heard yet: counted from now
 		}
-		if !h.live.dead[n] && h.live.ticks-h.live.last[n] > int64(2*h.cfg.ElectionTicks) {
+		if !h.live.dead[n] && h.live.ticks-h.live.last[n] > int64(h.cfg.ElectionTicks) {
 			h.live.dead[n] = true
 			h.wakeLedBy(n)
 		}
@@ -67,6 +69,9 @@ func (h *Host) wakeLedBy(n NodeID) {
 		}
 		if m, ok := gr.member(ReplicaID(gr.rn.BasicStatus().Lead)); ok && m.Node == n {
 			h.wakeGroup(gr)
+			for range h.cfg.ElectionTicks {
+				gr.rn.TickQuiesced() //nolint:staticcheck // exactly its use: time slept counts
+			}
 		}
 	}
 }
@@ -107,7 +112,7 @@ func (h *Host) idle(gr *group) bool {
 	st := gr.rn.BasicStatus()
 	last := gr.log.last
 	if st.GetCommit() != last || gr.applied != last || st.LeadTransferee != 0 || len(gr.reads) > 0 ||
-		len(gr.confs) > 0 || gr.desc.AutoLeave || gr.rn.HasReady() {
+		len(gr.confs) > 0 || gr.desc.AutoLeave {
 		return false
 	}
 	caughtUp := true
@@ -125,7 +130,7 @@ func (h *Host) quiesceFollower(env *Envelope) {
 	}
 	st := gr.rn.BasicStatus()
 	if st.Lead != uint64(env.From.Replica) || st.GetTerm() != env.Term || gr.log.last != env.Commit ||
-		gr.applied != env.Commit || st.GetCommit() != env.Commit || gr.rn.HasReady() {
+		gr.applied != env.Commit || st.GetCommit() != env.Commit {
 		return
 	}
 	gr.quiesced = true

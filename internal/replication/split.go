@@ -130,7 +130,41 @@ func (h *Host) finishSplits() {
 			if s.campaign {
 				gr.rn.Campaign()
 			}
+			for _, v := range h.early[c.Group] {
+				h.receive(v.env)
+			}
+			delete(h.early, c.Group)
 		}
 		h.cfg.Logger.Info("replication: group split", "parent", s.parent, "children", len(s.children))
+	}
+}
+
+// earlyVote is a vote request for a group this node does not hold yet, and the tick it came at.
+type earlyVote struct {
+	env  *Envelope
+	tick int64
+}
+
+// Early votes are kept for earlyTicks ticks, at most earlyVotes per group: long enough for a
+// node that lags a little to apply the split that creates the group, so that the campaign of
+// the split's leader in the children does not have to wait for an election timeout.
+const (
+	earlyTicks = 3
+	earlyVotes = 8
+)
+
+// keepEarlyVote keeps a vote request for a group this node does not hold.
+func (h *Host) keepEarlyVote(env *Envelope) {
+	if len(h.early[env.Group]) < earlyVotes {
+		h.early[env.Group] = append(h.early[env.Group], earlyVote{env, h.live.ticks})
+	}
+}
+
+// dropEarlyVotes forgets the early votes kept for more than earlyTicks ticks.
+func (h *Host) dropEarlyVotes() {
+	for g, vs := range h.early {
+		if h.live.ticks-vs[0].tick > earlyTicks {
+			delete(h.early, g)
+		}
 	}
 }

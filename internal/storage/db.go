@@ -82,6 +82,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.FS != nil {
 		po.FS = opts.FS.fs
 	}
+	po.EnsureDefaults() // as Open does to its copy; the sstables of snapshots need them
 	db, err := pebble.Open(dir, po)
 	cache.Unref() // the DB holds its own reference
 	if err != nil {

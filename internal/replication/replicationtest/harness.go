@@ -54,6 +54,8 @@ type Node struct {
 	mu    sync.Mutex
 	parts map[replication.GroupID]*partition.Partition
 	up    bool
+	// running is held while the pump processes the node's host, and by whoever stops it.
+	running sync.Mutex
 }
 
 // The harness's one container: its number, and what items' _rid and _self extend.
@@ -65,7 +67,9 @@ const (
 var containerRID = rid.ForContainer(rid.ForDatabase(databaseNo), Container)
 
 // Group is the group of the container's partition id.
-func Group(id uint32) replication.GroupID { return replication.GroupID(uint64(Container)<<32 | uint64(id)) }
+func Group(id uint32) replication.GroupID {
+	return replication.GroupID(uint64(Container)<<32 | uint64(id))
+}
 
 // PartitionOf is the partition id of a group.
 func PartitionOf(g replication.GroupID) uint32 { return uint32(g) }
@@ -167,6 +171,7 @@ func (h *Harness) pump() {
 		}
 		work := false
 		for _, n := range h.Nodes() {
+			n.running.Lock()
 			n.mu.Lock()
 			host, up := n.Host, n.up
 			n.mu.Unlock()
@@ -175,6 +180,7 @@ func (h *Harness) pump() {
 					work = true
 				}
 			}
+			n.running.Unlock()
 		}
 		delivered, pending := h.Net.deliver()
 		work = work || delivered
@@ -196,6 +202,8 @@ func (h *Harness) pump() {
 // Stabilize waits until the cluster is quiet: every host idle and nothing in flight on the
 // network, for several rounds in a row.
 func (h *Harness) Stabilize() {
+	h.quiet.Store(0) // only rounds from now count: work handed over before may not be seen yet
+	h.notify()
 	for h.quiet.Load() < 5 {
 		time.Sleep(200 * time.Microsecond)
 	}
@@ -227,6 +235,8 @@ func (h *Harness) Close() {
 
 // stopProcess stops the node as a process that exits: its host and store close.
 func (node *Node) stopProcess() {
+	node.running.Lock()
+	defer node.running.Unlock()
 	node.mu.Lock()
 	up, host, db := node.up, node.Host, node.db
 	node.up = false
@@ -235,8 +245,6 @@ func (node *Node) stopProcess() {
 		return
 	}
 	node.h.Net.attach(node.ID, nil)
-	// The pump may be inside host.Process: Close waits for nothing it holds, and the pump
-	// checks up before the next round.
 	host.Close()
 	db.Close()
 }
@@ -385,6 +393,17 @@ func (h *Harness) Leader(g replication.GroupID) *Node {
 		}
 	}
 	return nil
+}
+
+// WaitLeader ticks until a replica of g leads (at most maxTicks), and returns its node.
+func (h *Harness) WaitLeader(g replication.GroupID, maxTicks int) *Node {
+	for range maxTicks {
+		if n := h.Leader(g); n != nil {
+			return n
+		}
+		h.Tick(1)
+	}
+	return h.Leader(g)
 }
 
 // errNoLeader is what Execute returns when no replica of the group took the operation in time.

@@ -1,6 +1,7 @@
 package replicationtest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
 )
 
 func create(t *testing.T, pk, id string, n int) partition.Operation {
@@ -50,6 +52,305 @@ func TestThreeReplicas(t *testing.T) {
 			first = hash
 		} else if hash != first {
 			t.Errorf("node %d's state differs", n.ID)
+		}
+	}
+}
+
+// checkAgreement stabilizes the cluster and checks that every replica of g holds the same
+// state at the same applied index.
+func checkAgreement(t *testing.T, h *Harness, g uint32) {
+	t.Helper()
+	h.Tick(3)
+	h.Stabilize()
+	hashes := map[uint64]uint64{}
+	for _, n := range h.Nodes() {
+		hash, applied, ok, err := n.StateHash(Group(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			continue
+		}
+		if prev, seen := hashes[applied]; seen && prev != hash {
+			t.Fatalf("node %d's replica of group %d differs from another's at applied index %d", n.ID, g, applied)
+		}
+		hashes[applied] = hash
+		t.Logf("node %d: group %d applied %d hash %x", n.ID, g, applied, hash)
+	}
+	if len(hashes) != 1 {
+		t.Fatalf("the replicas of group %d applied different indexes after stabilizing: %v", g, hashes)
+	}
+}
+
+func read(t *testing.T, h *Harness, g uint32, pk, id string) (partition.Doc, error) {
+	t.Helper()
+	e := epk.SchemeV2.Hash(epk.Key{epk.String(pk)})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if n := h.Leader(Group(g)); n != nil {
+			if p := n.Replica(Group(g)); p != nil {
+				d, err := p.Read(e, id, nil)
+				if err == nil || !retryable(err) {
+					return d, err
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader served the read of %s/%s", pk, id)
+		}
+		h.Tick(1)
+	}
+}
+
+func TestLeaderPowerLoss(t *testing.T) {
+	h, err := New(3, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	h.Node(1).Host.Campaign(Group(1))
+	h.Stabilize()
+	for i := range 10 {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, "a", fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := h.Leader(Group(1))
+	leader.Crash(0, 1)
+	if l := h.WaitLeader(Group(1), 200); l == nil || l == leader { // the others elect another
+		t.Fatalf("no new leader: %v", l)
+	}
+	for i := 10; i < 20; i++ {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, "a", fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := leader.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	checkAgreement(t, h, 1)
+	for i := range 20 {
+		if _, err := read(t, h, 1, "a", fmt.Sprint("i", i)); err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+	}
+}
+
+// changeMembers runs a membership change on g's leader.
+func changeMembers(t *testing.T, h *Harness, g uint32, changes ...replication.Change) []replication.Member {
+	t.Helper()
+	for range 50 {
+		l := h.Leader(Group(g))
+		if l == nil {
+			h.Tick(1)
+			continue
+		}
+		added, err := l.Host.ChangeMembers(Group(g), changes)
+		if err == nil {
+			return added
+		}
+		if !errors.Is(err, replication.ErrNotLeader) {
+			t.Fatalf("changing group %d's members: %v", g, err)
+		}
+		h.Tick(1)
+	}
+	t.Fatalf("no leader of group %d took the change", g)
+	return nil
+}
+
+func TestSnapshotToNewReplicaAndWipedReplica(t *testing.T) {
+	h, err := New(4, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	h.Node(1).Host.Campaign(Group(1))
+	h.Stabilize()
+	for i := range 30 {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%5), fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A learner on node 4 gets the state by snapshot, then votes.
+	added := changeMembers(t, h, 1, replication.Change{Kind: replication.AddLearner, Node: 4, Store: h.Node(4).Member().Store})
+	h.Tick(3)
+	checkAgreement(t, h, 1)
+	changeMembers(t, h, 1, replication.Change{Kind: replication.AddVoter, Replica: added[0].Replica})
+	// Node 3 loses its disk: its replica is replaced by a new one, which gets a snapshot.
+	if err := h.Node(3).Wipe(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 30; i < 40; i++ {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%5), fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	added = changeMembers(t, h, 1, replication.Change{Kind: replication.Remove, Replica: 3},
+		replication.Change{Kind: replication.AddLearner, Node: 3, Store: h.Node(3).Member().Store})
+	changeMembers(t, h, 1, replication.Change{Kind: replication.AddVoter, Replica: added[0].Replica})
+	checkAgreement(t, h, 1)
+	for _, n := range h.Nodes() {
+		if n.Replica(Group(1)) == nil {
+			t.Fatalf("node %d holds no replica", n.ID)
+		}
+	}
+	for i := range 40 {
+		if _, err := read(t, h, 1, fmt.Sprint("k", i%5), fmt.Sprint("i", i)); err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+	}
+}
+
+// owner is the group among gs whose range holds pk's EPK.
+func owner(h *Harness, pk string, gs ...uint32) uint32 {
+	e := epk.SchemeV2.Hash(epk.Key{epk.String(pk)})
+	for _, g := range gs {
+		for _, n := range h.Nodes() {
+			if p := n.Replica(Group(g)); p != nil && p.Range().Contains(e) {
+				return g
+			}
+		}
+	}
+	return 0
+}
+
+func TestSplitThenMoveAChild(t *testing.T) {
+	h, err := New(4, 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	h.Node(1).Host.Campaign(Group(1))
+	h.Stabilize()
+	const items = 60
+	for i := range items {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%12), fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := h.Leader(Group(1)).Replica(Group(1))
+	at, ok, err := p.SplitPoint()
+	if err != nil || !ok {
+		t.Fatalf("split point: %v %v", ok, err)
+	}
+	s, err := p.StartSplit(at, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Writes go on while the children are built.
+	for i := items; i < items+10; i++ {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%12), fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Backfill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	h.Stabilize()
+	checkAgreement(t, h, 2)
+	checkAgreement(t, h, 3)
+	// Move group 3's replica from node 3 to node 4.
+	added := changeMembers(t, h, 3, replication.Change{Kind: replication.AddLearner, Node: 4, Store: h.Node(4).Member().Store})
+	changeMembers(t, h, 3, replication.Change{Kind: replication.AddVoter, Replica: added[0].Replica},
+		replication.Change{Kind: replication.Remove, Replica: 3})
+	checkAgreement(t, h, 3)
+	if h.Node(3).Replica(Group(3)) != nil || h.Node(4).Replica(Group(3)) == nil {
+		t.Fatal("group 3's replica did not move from node 3 to node 4")
+	}
+	for i := range items + 10 {
+		pk := fmt.Sprint("k", i%12)
+		if _, err := read(t, h, owner(h, pk, 2, 3), pk, fmt.Sprint("i", i)); err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+	}
+	// The moved replica's data is gone from node 3.
+	if hash, _, ok, _ := h.Node(3).StateHash(Group(3)); ok {
+		t.Fatalf("node 3 still holds group 3: %x", hash)
+	}
+}
+
+func TestTransferLeaderAndQuiesce(t *testing.T) {
+	h, err := New(3, 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for id := uint32(1); id <= 20; id++ {
+		lo, hi := epk.EPK(fmt.Sprintf("%02d", id)), epk.EPK(fmt.Sprintf("%02d", id+1))
+		if err := h.Bootstrap(id, epk.Range{Min: lo, Max: hi}, 1, 2, 3); err != nil {
+			t.Fatal(err)
+		}
+		h.Node(1).Host.Campaign(Group(id))
+	}
+	h.Stabilize()
+	if err := h.Node(1).Host.TransferLeader(Group(7), 3); err != nil {
+		t.Fatal(err)
+	}
+	h.Tick(2)
+	if l := h.Leader(Group(7)); l == nil || l.ID != 3 {
+		t.Fatalf("the leader of group 7 is %v, not node 3", l)
+	}
+	// Idle, every group quiesces on every node: nothing is ticked.
+	h.Tick(10)
+	for _, n := range h.Nodes() {
+		if a := n.Host.Awake(); a != 0 {
+			t.Fatalf("node %d ticks %d idle groups", n.ID, a)
+		}
+	}
+	// The leader of group 7 dies: its followers notice through the nodes' heartbeats, wake,
+	// and elect another; the other groups, led by node 1, stay asleep.
+	h.Node(3).Crash(100, 0)
+	if l := h.WaitLeader(Group(7), 200); l == nil || l.ID == 3 {
+		t.Fatalf("no new leader for group 7: %v", l)
+	}
+	if a := h.Node(2).Host.Awake(); a > 1 {
+		t.Fatalf("node 2 ticks %d groups; only group 7 had to wake", a)
+	}
+}
+
+// Every node loses its power at once, keeping nothing that was not synced: every write that
+// was acknowledged is there after the restart, and the replicas agree.
+func TestWholeClusterPowerLoss(t *testing.T) {
+	h, err := New(3, 6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	h.Node(1).Host.Campaign(Group(1))
+	h.Stabilize()
+	for i := range 25 {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%3), fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range h.Nodes() {
+		n.Crash(0, 7)
+	}
+	for _, n := range h.Nodes() {
+		if err := n.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.WaitLeader(Group(1), 200)
+	checkAgreement(t, h, 1)
+	for i := range 25 {
+		if _, err := read(t, h, 1, fmt.Sprint("k", i%3), fmt.Sprint("i", i)); err != nil {
+			t.Fatalf("item %d: %v", i, err)
 		}
 	}
 }
