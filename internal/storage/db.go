@@ -2,11 +2,11 @@ package storage
 
 import (
 	"bytes"
-	"sync/atomic"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
