@@ -139,3 +139,40 @@ func TestCQLLanguageIsPure(t *testing.T) {
 		}
 	}
 }
+
+// The front ends see the engine's types only: what a physical partition is inside (its
+// operations, statistics, log records) stays behind the engine, which may change it, or
+// replicate it, without the front ends knowing.
+func TestFrontEndsDoNotImportPartition(t *testing.T) {
+	for path, p := range packages(t) {
+		if !strings.HasPrefix(path, module+"/internal/api/") {
+			continue
+		}
+		for _, imps := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+			for _, imp := range imps {
+				if imp == module+"/internal/partition" || strings.HasPrefix(imp, module+"/internal/partition/") {
+					t.Errorf("%s imports %s: front ends use the engine's types", path, imp)
+				}
+			}
+		}
+	}
+}
+
+// Replication and the partition know nothing of each other: the partition is a state machine
+// with an interface of its own (partition.Replication) and the replication host runs any
+// state machine (replication.StateMachine); only the code that wires them (a test harness,
+// later the cluster) imports both.
+func TestReplicationAndPartitionAreApart(t *testing.T) {
+	pkgs := packages(t)
+	for from, to := range map[string]string{"partition": "replication", "replication": "partition"} {
+		p, ok := pkgs[module+"/internal/"+from]
+		if !ok {
+			t.Fatalf("internal/%s not found", from)
+		}
+		for _, imp := range append(p.Imports, p.TestImports...) {
+			if imp == module+"/internal/"+to {
+				t.Errorf("internal/%s imports internal/%s", from, to)
+			}
+		}
+	}
+}

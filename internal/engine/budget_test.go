@@ -37,7 +37,7 @@ var heavyPad = `,"pad":"` + strings.Repeat("x", 4<<10) + `"`
 // that a budget of thousands of RU/s takes to run out. Budgets are set again, from the
 // throughput, only when the partitions or the throughput change.
 func slowBudgets(c *Container, perSecond float64) {
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		p.Budget().SetRate(perSecond)
 	}
 }
@@ -52,7 +52,7 @@ func TestThrottling(t *testing.T) {
 	if _, err := c.CreateItem(item("after", "hot", ""), ItemOptions{}); err != nil {
 		t.Fatalf("write after the retry-after: %v", err)
 	}
-	if s := c.Partitions()[0].Budget().Stats(); s.PerSecond != 400 || s.Throttled == 0 || s.NormalizedUse < 1 {
+	if s := c.partitions()[0].Budget().Stats(); s.PerSecond != 400 || s.Throttled == 0 || s.NormalizedUse < 1 {
 		t.Fatalf("budget stats %+v", s)
 	}
 }
@@ -60,7 +60,7 @@ func TestThrottling(t *testing.T) {
 // A hot partition is throttled while the container's other partitions are not.
 func TestHotPartitionThrottledAlone(t *testing.T) {
 	_, c := newContainer(t, Options{RateLimit: true}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
-	parts := c.Partitions()
+	parts := c.partitions()
 	if len(parts) != 2 {
 		t.Fatalf("%d partitions, want 2", len(parts))
 	}
@@ -95,7 +95,7 @@ func TestRateLimitOffStillCharges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := c.Partitions()[0].Budget().Stats(); s.Total < 200*4.4 || s.Throttled != 0 {
+	if s := c.partitions()[0].Budget().Stats(); s.Total < 200*4.4 || s.Throttled != 0 {
 		t.Fatalf("budget stats with rate limiting off: %+v", s)
 	}
 }

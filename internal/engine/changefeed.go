@@ -32,10 +32,36 @@ type FeedQuery struct {
 	Max         int  // changes per page (0: DefaultPageSize); a command's changes stay together
 }
 
+// ChangeOp is what a change did.
+type ChangeOp uint8
+
+const (
+	ChangeCreate ChangeOp = iota + 1
+	ChangeReplace
+	ChangeDelete
+)
+
+func (o ChangeOp) String() string {
+	switch o {
+	case ChangeCreate:
+		return "create"
+	case ChangeReplace:
+		return "replace"
+	case ChangeDelete:
+		return "delete"
+	}
+	return "unknown"
+}
+
+// changeOps maps the partition's log operations to the engine's.
+var changeOps = map[partition.LogOp]ChangeOp{
+	partition.LogCreate: ChangeCreate, partition.LogReplace: ChangeReplace, partition.LogDelete: ChangeDelete,
+}
+
 // FeedChange is one change of a page.
 type FeedChange struct {
 	LSN     uint64
-	Op      partition.LogOp
+	Op      ChangeOp
 	TS      int64  // commit time, Unix seconds
 	ID      string // the item's id
 	JSON    []byte // the version written; nil for a delete (and an all-versions image not kept)
@@ -107,7 +133,7 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 	}
 	bytes := 0
 	through, err := p.ReadLog(read, func(ch *partition.LogChange) bool {
-		fc := FeedChange{LSN: ch.LSN, Op: ch.Op, TS: ch.TS, ID: string(ch.ID), PrevLSN: ch.PrevLSN, Expired: ch.Expired}
+		fc := FeedChange{LSN: ch.LSN, Op: changeOps[ch.Op], TS: ch.TS, ID: string(ch.ID), PrevLSN: ch.PrevLSN, Expired: ch.Expired}
 		if ch.JSON != nil {
 			fc.JSON = append([]byte(nil), ch.JSON...)
 		}
@@ -156,7 +182,7 @@ func (e *Engine) purgeLogsOnce(now time.Time) {
 	}
 	e.mu.RUnlock()
 	for _, c := range cs {
-		for _, p := range c.Partitions() {
+		for _, p := range c.partitions() {
 			select {
 			case <-e.stop:
 				return

@@ -101,7 +101,7 @@ type PartitionInfo struct {
 	ID      uint32
 	Range   epk.Range
 	Parents []uint32
-	partition.Stats
+	PartitionStats
 }
 
 func (c *Container) info() ContainerInfo {
@@ -123,7 +123,7 @@ func (c *Container) info() ContainerInfo {
 		parents[r.ID] = r.Parents
 	}
 	for _, p := range c.routes.Load().parts {
-		info.Partitions = append(info.Partitions, PartitionInfo{ID: p.ID(), Range: p.Range(), Parents: parents[p.ID()], Stats: p.Stats()})
+		info.Partitions = append(info.Partitions, PartitionInfo{ID: p.ID(), Range: p.Range(), Parents: parents[p.ID()], PartitionStats: statsOf(p)})
 	}
 	return info
 }

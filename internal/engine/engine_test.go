@@ -112,7 +112,7 @@ func TestItemLifecycle(t *testing.T) {
 	if _, err := c.ReadItem(key("p1"), "a"); !errors.Is(err, fault.NotFound) {
 		t.Fatalf("read after delete: %v", err)
 	}
-	s := c.Partitions()[0].Stats()
+	s := c.partitions()[0].Stats()
 	if s.Items != 1 || s.Bytes <= 0 || s.LSN != 5 {
 		t.Fatalf("stats after 4 writes and a delete: %+v", s)
 	}
@@ -203,8 +203,8 @@ func TestPersistenceAcrossRestart(t *testing.T) {
 		t.Fatalf("container after restart: %+v", after)
 	}
 	for i := range after.Partitions {
-		if after.Partitions[i].Stats != before.Partitions[i].Stats {
-			t.Fatalf("partition %d stats %+v, before restart %+v", i, after.Partitions[i].Stats, before.Partitions[i].Stats)
+		if after.Partitions[i].PartitionStats != before.Partitions[i].PartitionStats {
+			t.Fatalf("partition %d stats %+v, before restart %+v", i, after.Partitions[i].PartitionStats, before.Partitions[i].PartitionStats)
 		}
 	}
 	c, _ = e.Container("db", "h")
@@ -216,7 +216,7 @@ func TestPersistenceAcrossRestart(t *testing.T) {
 		}
 	}
 	r := mustCreate(t, c, []byte(`{"id":"new","tenant":"t0","user":0}`))
-	if r.LSN <= before.Partitions[c.Partition(c.scheme.Hash(epk.Key{epk.String("t0"), epk.Number(0)})).ID()].LSN {
+	if r.LSN <= before.Partitions[c.PartitionID(c.scheme.Hash(epk.Key{epk.String("t0"), epk.Number(0)}))].LSN {
 		t.Fatal("LSN must continue after a restart")
 	}
 	if dbs := e.Databases(); len(dbs) != 1 || dbs[0].Throughput.AutoscaleMax != 20000 {
@@ -232,7 +232,7 @@ func TestItemsLandInTheirPartition(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s-v%d", def.Kind, def.Version), func(t *testing.T) {
 			_, c := newContainer(t, Options{}, ContainerSpec{PartitionKey: def, Throughput: &Throughput{Manual: 50000}})
-			parts := c.Partitions()
+			parts := c.partitions()
 			if len(parts) != 9 { // ceil(50,000 / 6,000)
 				t.Fatalf("%d partitions, want 9", len(parts))
 			}
@@ -317,7 +317,7 @@ func TestConcurrentWriters(t *testing.T) {
 	wg.Wait()
 	total := int64(0)
 	ids := map[string]int{}
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		total += p.Stats().Items
 		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { ids[d.ID()]++; return true })
 	}

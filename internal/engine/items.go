@@ -209,11 +209,11 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 	return c.executeOne(e, nil, partition.Operation{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 }
 
-// Partition returns the partition that owns e, for tests and tools that inspect placement.
-func (c *Container) Partition(e epk.EPK) *partition.Partition { return c.routes.Load().lookup(e) }
+// PartitionID is the id of the partition that owns e, for tests and tools that inspect placement.
+func (c *Container) PartitionID(e epk.EPK) uint32 { return c.routes.Load().lookup(e).ID() }
 
-// Partitions returns the container's partitions in EPK order.
-func (c *Container) Partitions() []*partition.Partition {
+// partitions returns the container's partitions in EPK order.
+func (c *Container) partitions() []*partition.Partition {
 	return append([]*partition.Partition(nil), c.routes.Load().parts...)
 }
 

@@ -15,11 +15,39 @@ type PartitionMetrics struct {
 	ID        uint32
 	Range     epk.Range
 	Parents   []uint32
-	partition.Stats
+	PartitionStats
 	ru.BudgetStats
-	Largest []partition.LogicalStat // by bytes; only when asked for
-	Hottest []partition.LogicalStat // by request units in the last minute or two
-	Trend   []ru.TrendPoint         // consumption over the last five minutes; only when asked for
+	Largest []LogicalStat   // by bytes; only when asked for
+	Hottest []LogicalStat   // by request units in the last minute or two
+	Trend   []ru.TrendPoint // consumption over the last five minutes; only when asked for
+}
+
+// PartitionStats are a physical partition's counters as of its last write.
+type PartitionStats struct {
+	LSN   uint64
+	Items int64
+	Bytes int64
+}
+
+func statsOf(p *partition.Partition) PartitionStats {
+	s := p.Stats()
+	return PartitionStats{LSN: s.LSN, Items: s.Items, Bytes: s.Bytes}
+}
+
+// LogicalStat describes one logical partition of a physical partition.
+type LogicalStat struct {
+	EPK   epk.EPK
+	Items int64
+	Bytes int64
+	RU    float64 // request units charged to it in the last minute or so
+}
+
+func logicalStats(ls []partition.LogicalStat) []LogicalStat {
+	out := make([]LogicalStat, len(ls))
+	for i, l := range ls {
+		out[i] = LogicalStat{EPK: l.EPK, Items: l.Items, Bytes: l.Bytes, RU: l.RU}
+	}
+	return out
 }
 
 // Metrics describes every physical partition of every container. With top > 0 it also names
@@ -61,13 +89,13 @@ func (c *Container) metrics(top int) ([]PartitionMetrics, error) {
 	var out []PartitionMetrics
 	for _, p := range c.routes.Load().parts {
 		m := PartitionMetrics{Database: c.db.rec.ID, Container: c.rec.ID, ID: p.ID(), Range: p.Range(),
-			Parents: parents[p.ID()], Stats: p.Stats(), BudgetStats: p.Budget().Stats()}
+			Parents: parents[p.ID()], PartitionStats: statsOf(p), BudgetStats: p.Budget().Stats()}
 		if top > 0 {
-			var err error
-			if m.Largest, err = p.Largest(top); err != nil {
+			largest, err := p.Largest(top)
+			if err != nil {
 				return nil, err
 			}
-			m.Hottest = p.Hottest(top)
+			m.Largest, m.Hottest = logicalStats(largest), logicalStats(p.Hottest(top))
 			m.Trend = p.Budget().Trend(time.Now())
 		}
 		out = append(out, m)

@@ -90,7 +90,7 @@ type plVersion struct {
 // plChange is a change as the model expects the all-versions feed to list it: the op and the
 // version written (-1 for a delete).
 type plChange struct {
-	op partition.LogOp
+	op ChangeOp
 	v  int
 }
 
@@ -113,9 +113,9 @@ type plWriter struct {
 func (w *plWriter) replay(k int) (map[string]plVersion, map[string][]plChange) {
 	items, hist := map[string]plVersion{}, map[string][]plChange{}
 	write := func(id, pk string, v, pad int) {
-		op := partition.LogReplace
+		op := ChangeReplace
 		if _, ok := items[id]; !ok {
-			op = partition.LogCreate
+			op = ChangeCreate
 		}
 		items[id] = plVersion{pk: pk, v: v, pad: pad}
 		hist[id] = append(hist[id], plChange{op, v})
@@ -126,7 +126,7 @@ func (w *plWriter) replay(k int) (map[string]plVersion, map[string][]plChange) {
 			write(op.id, op.pk, v, op.pad)
 		case plDelete:
 			delete(items, op.id)
-			hist[op.id] = append(hist[op.id], plChange{partition.LogDelete, -1})
+			hist[op.id] = append(hist[op.id], plChange{ChangeDelete, -1})
 		case plBatch:
 			write(op.id, op.pk, v, op.pad)
 			write(op.other, op.pk, v, op.pad)
@@ -416,7 +416,7 @@ func (r *plRun) verify(e *Engine, c *Container, round int) {
 	}
 	seen := map[string]bool{}
 	perPartition := map[uint32]int64{}
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		err := p.Scan([]epk.Range{epk.All}, 0, func(d partition.Doc) bool {
 			var doc plDoc
 			if err := json.Unmarshal(d.JSON, &doc); err != nil || doc.W < 0 || doc.W >= plWriters {
@@ -493,7 +493,7 @@ func (r *plRun) verify(e *Engine, c *Container, round int) {
 	}
 	count := queries["SELECT VALUE COUNT(1) FROM c"]
 	var total int64
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		for text, q := range queries {
 			res, err := c.Query(q, p.Range(), query.Options{})
 			if err != nil || len(res.Results) != 1 || res.Results[0].Num() != float64(perPartition[p.ID()]) {
@@ -513,7 +513,7 @@ func (r *plRun) verify(e *Engine, c *Container, round int) {
 	// surviving operations once, in LSN order, and no other.
 	feed := map[string][]plChange{}
 	latest := map[string]int{}
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		for _, all := range []bool{true, false} {
 			q := FeedQuery{Range: p.Range(), AllVersions: all, Max: 50}
 			last := uint64(0)

@@ -330,7 +330,7 @@ func TestCountFromPartitionStatistics(t *testing.T) {
 		if got := count(c, scanned, epk.All); got != want {
 			t.Fatalf("COUNT(1) by scan: %s, want %s", got, want)
 		}
-		for _, p := range c.Partitions() { // half a partition: counted by scanning
+		for _, p := range c.partitions() { // half a partition: counted by scanning
 			r := p.Range()
 			mid := epk.Range{Min: r.Min, Max: epk.EPK(string(r.Min) + "8")}
 			if a, b := count(c, counted, mid), count(c, scanned, mid); a != b {

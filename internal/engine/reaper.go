@@ -63,7 +63,7 @@ func (e *Engine) reapOnce(now time.Time, fresh bool) int {
 	live := map[*partition.Partition]bool{}
 	deleted := 0
 	for _, c := range cs {
-		for _, p := range c.Partitions() {
+		for _, p := range c.partitions() {
 			select {
 			case <-e.stop:
 				return deleted

@@ -8,7 +8,7 @@ import "math/rand/v2"
 // read; the sample is uniform over the container when scan covers all of it. The generator is
 // seeded with a constant, so the same data gives the same sample.
 func (c *Container) Sample(n, scan int) ([][]byte, error) {
-	parts := c.Partitions()
+	parts := c.partitions()
 	if n <= 0 || len(parts) == 0 {
 		return nil, nil
 	}

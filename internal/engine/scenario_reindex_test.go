@@ -93,7 +93,7 @@ func scenarioProgress(t *testing.T, e *Engine, c *Container) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "progress %d%%", info.IndexProgress)
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		done, items, settled := p.ReindexProgress()
 		state := "settled"
 		if !settled {
@@ -153,7 +153,7 @@ func scenarioCheck(t *testing.T, c *Container, input string) string {
 		}
 		fmt.Fprintf(&b, "%s: %d results, as a scan; %s\n", sql, len(got), how)
 	}
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		if err := p.CheckIndex(); err != nil {
 			fmt.Fprintf(&b, "index: %v\n", err)
 		}

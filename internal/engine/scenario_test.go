@@ -177,7 +177,7 @@ func TestScenarios(t *testing.T) {
 						}
 					}
 				}
-				return fmt.Sprintf("%d partitions", len(c.Partitions()))
+				return fmt.Sprintf("%d partitions", len(c.partitions()))
 			case "hammer":
 				var id, key string
 				td.ScanArgs(t, "container", &id)
@@ -280,7 +280,7 @@ func TestScenarios(t *testing.T) {
 					return err.Error()
 				}
 				var b strings.Builder
-				for _, p := range c.Partitions() {
+				for _, p := range c.partitions() {
 					fmt.Fprintf(&b, "%d ", p.ID())
 				}
 				return "partitions " + strings.TrimSpace(b.String())
@@ -553,7 +553,7 @@ func scenarioPartitions(t *testing.T, e *Engine, c *Container, written map[strin
 	}
 	tiles = tiles && next == epk.Max
 	seen := map[string]int{}
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { seen[d.ID()]++; return true })
 	}
 	once := len(seen) == len(written)

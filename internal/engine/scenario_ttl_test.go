@@ -170,7 +170,7 @@ func scenarioTTL(t *testing.T, e *Engine, td *datadriven.TestData, clock *fakeCl
 	case "stored":
 		// how many items the partitions still hold, expired ones included
 		var n int64
-		for _, p := range c.Partitions() {
+		for _, p := range c.partitions() {
 			n += p.Stats().Items
 		}
 		return fmt.Sprintf("%d stored", n), true

@@ -189,7 +189,7 @@ func TestScriptsSurviveRestartAndSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := len(c.routes.Load().parts)
-	if err := e.split(c, c.Partition(at).ID(), at); err != nil {
+	if err := e.split(c, c.PartitionID(at), at); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.routes.Load().parts) != parts+1 {

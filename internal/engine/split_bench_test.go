@@ -39,7 +39,7 @@ func BenchmarkSplit(b *testing.B) {
 			}()
 		}
 		wg.Wait()
-		p := c.Partitions()[0]
+		p := c.partitions()[0]
 		at, ok, err := p.SplitPoint()
 		if err != nil || !ok {
 			b.Fatal(err)

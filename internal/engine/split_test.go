@@ -95,7 +95,7 @@ func TestSplitWhileWriting(t *testing.T) {
 		t.Fatalf("partitions %+v: %d with parents, %d items", info.Partitions, children, total)
 	}
 	seen := map[string]int{}
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		p.Scan([]epk.Range{epk.All}, 0, func(d partitionDoc) bool { seen[d.ID()]++; return true })
 	}
 	if len(seen) != writers*each {
@@ -121,9 +121,9 @@ func TestSplitWhileWriting(t *testing.T) {
 		t.Fatalf("count through the index after splits: %v (%d loaded) %v", res.Results, res.Stats.ItemsLoaded, err)
 	}
 	// Writes continue after the splits, with LSNs that keep growing.
-	before := c.Partitions()[0].Stats().LSN
+	before := c.partitions()[0].Stats().LSN
 	r := mustCreate(t, c, []byte(`{"id":"after","pk":"k0"}`))
-	if r.LSN <= before && c.Partition(c.scheme.Hash(key("k0"))).ID() == c.Partitions()[0].ID() {
+	if r.LSN <= before && c.PartitionID(c.scheme.Hash(key("k0"))) == c.partitions()[0].ID() {
 		t.Fatal("LSN went back after a split")
 	}
 }
@@ -133,7 +133,7 @@ func TestSplitForThroughput(t *testing.T) {
 	for i := range 300 {
 		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i), ""))
 	}
-	if n := len(c.Partitions()); n != 2 {
+	if n := len(c.partitions()); n != 2 {
 		t.Fatalf("10,000 RU/s: %d partitions, want 2", n)
 	}
 	offers := e.Offers()
@@ -153,7 +153,7 @@ func TestSplitForThroughput(t *testing.T) {
 	if len(info.Partitions) != 4 {
 		t.Fatalf("40,000 RU/s: %d partitions, want 4", len(info.Partitions))
 	}
-	for _, p := range c.Partitions() {
+	for _, p := range c.partitions() {
 		if s := p.Budget().Stats(); s.PerSecond != 10000 {
 			t.Fatalf("partition budget %v, want 10,000 RU/s", s.PerSecond)
 		}
@@ -215,7 +215,7 @@ func TestSplitKeepsIndexExactUnderWrites(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	if got := len(c.Partitions()); got != 8 {
+	if got := len(c.partitions()); got != 8 {
 		t.Fatalf("%d partitions, want 8", got)
 	}
 	for _, sql := range []string{
@@ -243,7 +243,7 @@ func TestPatchThatGrowsItemsSplits(t *testing.T) {
 	for i := range 64 {
 		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i), ""))
 	}
-	if n := len(c.Partitions()); n != 1 {
+	if n := len(c.partitions()); n != 1 {
 		t.Fatalf("%d partitions before the patches, want 1", n)
 	}
 	pad := strings.Repeat("x", 2000)

@@ -10,7 +10,6 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/partition"
 )
 
 // Expiry is computed from stored data: after a restart the default is still set, an item
@@ -56,7 +55,7 @@ func TestTTLSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := page.Changes[len(page.Changes)-1]
-	if last.Op != partition.LogDelete || !last.Expired || last.ID != "a" || last.Prev == nil {
+	if last.Op != ChangeDelete || !last.Expired || last.ID != "a" || last.Prev == nil {
 		t.Fatalf("last change %+v, want the expiry of a with its deleted version", last)
 	}
 	if u := c.Usage(); u.Items != 1 {
@@ -74,7 +73,7 @@ func TestReaperUsesSpareUnitsOnly(t *testing.T) {
 		mustCreate(t, c, item(id, "p", ""))
 	}
 	clock.advance(time.Second)
-	p := c.Partitions()[0]
+	p := c.partitions()[0]
 	now := time.Now()
 	p.Budget().Spend(now, 400) // users spent the whole second
 	before := p.Budget().Stats().Total

@@ -60,7 +60,7 @@ func TestUniqueKeysUnderConcurrentWriters(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		if err := e.split(c, c.Partition(at).ID(), at); err != nil {
+		if err := e.split(c, c.PartitionID(at), at); err != nil {
 			t.Errorf("split: %v", err)
 		}
 	}()
@@ -73,7 +73,7 @@ func TestUniqueKeysUnderConcurrentWriters(t *testing.T) {
 			}
 		}
 	}
-	if n := len(c.Partitions()); n < 2 {
+	if n := len(c.partitions()); n < 2 {
 		t.Errorf("the container has %d partitions after the split", n)
 	}
 	if u := c.Usage(); u.Items != int64(len(pks)*values) {

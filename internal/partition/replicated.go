@@ -126,11 +126,12 @@ func (l *replicatedLog) commit(ents []*entry) []error {
 		}
 		waits[i] = w.done
 	}
-	timeout := time.After(proposalTimeout)
+	deadline := time.Now().Add(proposalTimeout)
 	for i, w := range waits {
 		if w == nil {
 			continue
 		}
+		timeout := time.NewTimer(time.Until(deadline))
 		select {
 		case errs[i] = <-w:
 		case <-l.p.closing:
@@ -139,12 +140,13 @@ func (l *replicatedLog) commit(ents []*entry) []error {
 			default:
 				errs[i] = ErrAmbiguous // the replica is going away: its proposal may still commit
 			}
-		case <-timeout:
+		case <-timeout.C:
 			l.mu.Lock()
 			delete(l.waiting, ents[i].proposal)
 			l.mu.Unlock()
 			errs[i] = ErrAmbiguous
 		}
+		timeout.Stop()
 	}
 	return errs
 }
@@ -176,6 +178,12 @@ func (l *replicatedLog) leaseApplied(epoch uint64) {
 	}
 }
 
+// isLocal reports whether the partition is a single node's, whose log is its own batches.
+func (p *Partition) isLocal() bool {
+	_, ok := p.log.(localLog)
+	return ok
+}
+
 // SetLeader tells the partition whether its replica leads the group, and in which term (the
 // host calls it). A replica that starts leading takes the lease at its writer's next request.
 func (p *Partition) SetLeader(leading bool, term uint64) {
@@ -184,39 +192,46 @@ func (p *Partition) SetLeader(leading bool, term uint64) {
 		return
 	}
 	l.mu.Lock()
+	took := leading && (!l.leading || l.term != term)
 	l.leading, l.term = leading, term
 	l.mu.Unlock()
+	if took {
+		// Take the lease at once, not at the first request: once it is applied, every
+		// replica's proposals of earlier leases fail at once (leaseApplied), instead of waiting
+		// for their time out, when they were lost with the leadership. The writer would take
+		// it too; whichever comes second is refused as stale, harmlessly. Not from this
+		// goroutine: the host that calls SetLeader must go on to handle the proposal.
+		go l.r.Propose(encodeEntry(nil, &entry{kind: entryLease, lease: term}))
+	}
 }
 
 // leaseholder checks, on the writer, that the partition may decide entries in state st: on a
 // single node always; replicated, when its replica leads and holds the lease of its term,
 // which it takes first if it has not (a lease entry, applied before anything it decides). It
-// returns the state to decide against, and whether it took the lease: then the entries
-// applied since the writer last decided were another leaseholder's, and what it remembers of
-// storage is stale.
-func (p *Partition) leaseholder(st state) (state, bool, error) {
+// returns the state to decide against.
+func (p *Partition) leaseholder(st state) (state, error) {
 	l, ok := p.log.(*replicatedLog)
 	if !ok {
-		return st, false, nil
+		return st, nil
 	}
 	leading, term := l.r.Leader()
 	if !leading {
-		return st, false, ErrNotLeaseholder
+		return st, ErrNotLeaseholder
 	}
 	if st.Epoch == term {
-		return st, false, nil
+		return st, nil
 	}
 	if err := l.commit([]*entry{{kind: entryLease, lease: term, epoch: st.Epoch}})[0]; err != nil {
 		if errors.Is(err, errStaleLease) || errors.Is(err, ErrAmbiguous) {
 			err = ErrNotLeaseholder
 		}
-		return st, true, err
+		return st, err
 	}
 	st = *p.published.Load()
 	if st.Epoch != term {
-		return st, true, ErrNotLeaseholder
+		return st, ErrNotLeaseholder
 	}
-	return st, true, nil
+	return st, nil
 }
 
 // readBarrier waits, on a replicated partition, until the replica has applied everything a

@@ -293,6 +293,10 @@ type writer struct {
 	lpCache map[string]counts
 	// ix is the index state the current group is decided under.
 	ix *indexState
+	// lsn and epoch are the applied state's as the writer last left it: when a group finds
+	// another, commands the writer did not decide were applied (another leaseholder's), and
+	// what it remembers is stale.
+	lsn, epoch uint64
 }
 
 // forget clears what the writer remembers, as of the applied state st.
@@ -300,6 +304,14 @@ func (w *writer) forget(st state) {
 	clear(w.recent)
 	clear(w.lpCache)
 	w.horizon = st.LSN
+	w.lsn, w.epoch = st.LSN, st.Epoch
+}
+
+// sync forgets what the writer remembers if st is not the state it last left.
+func (w *writer) sync(st state) {
+	if st.LSN != w.lsn || st.Epoch != w.epoch {
+		w.forget(st)
+	}
 }
 
 // writerMemory is small because what the maps hold is live heap that paces the garbage
@@ -336,10 +348,8 @@ func (p *Partition) commitGroup(w *writer, g *group, reqs []*request) {
 	}
 	err := p.refusal(st)
 	if err == nil {
-		var took bool
-		if st, took, err = p.leaseholder(st); took {
-			w.forget(st)
-		}
+		st, err = p.leaseholder(st)
+		w.sync(st)
 	}
 	if err != nil {
 		for _, r := range reqs {
@@ -351,33 +361,54 @@ func (p *Partition) commitGroup(w *writer, g *group, reqs []*request) {
 	now := p.now()
 	var ents []*entry
 	var owners []*request
+	// answered are the requests decided without an entry (reads, and writes refused by their
+	// checks), with how many entries of the group were decided before each: what it saw.
+	type answered struct {
+		r     *request
+		after int
+	}
+	var none []answered
 	for _, r := range reqs {
 		cmd, results, err := p.decide(next, w, g, r, now)
-		if err != nil {
-			r.err = err
+		if err != nil || len(cmd.Changes) == 0 {
+			r.results, r.err = results, err
+			none = append(none, answered{r, len(ents)})
 			continue
 		}
 		r.results = results
-		if len(cmd.Changes) == 0 {
-			continue // reads only: nothing to apply
-		}
 		g.remember(p, w, cmd)
 		next = cmd.After
 		ents = append(ents, &entry{kind: entryWrite, epoch: st.Epoch, cmd: cmd, sync: true})
 		owners = append(owners, r)
 	}
-	if len(ents) == 0 {
-		return
-	}
-	refused := false
-	for i, err := range p.log.commit(ents) {
-		if err != nil {
-			owners[i].results, owners[i].err = nil, err
-			refused = true
+	failed := len(ents) // the first entry that was not applied
+	if len(ents) > 0 {
+		for i, err := range p.log.commit(ents) {
+			if err != nil {
+				owners[i].results, owners[i].err = nil, err
+				failed = min(failed, i)
+			}
+		}
+		if failed < len(ents) {
+			w.forget(*p.published.Load())
+		} else {
+			w.lsn = next.LSN // every command of the group applied, and only they
 		}
 	}
-	if refused {
-		w.forget(*p.published.Load())
+	if len(none) == 0 || p.isLocal() {
+		return
+	}
+	// A replicated partition answers what it decided without an entry only once it knows that
+	// it still held the lease after deciding (a read barrier: no other leaseholder has written
+	// since), and that every entry decided before it was applied (what it saw happened).
+	barrier := p.readBarrier()
+	for _, a := range none {
+		switch {
+		case barrier != nil:
+			a.r.results, a.r.err = nil, ErrNotLeaseholder
+		case a.after > failed:
+			a.r.results, a.r.err = nil, errOutOfOrder
+		}
 	}
 }
 
@@ -399,10 +430,8 @@ func (p *Partition) runStep(w *writer, r *request) {
 	if r.err = p.refusal(st); r.err != nil {
 		return
 	}
-	st, took, err := p.leaseholder(st)
-	if took {
-		w.forget(st)
-	}
+	st, err := p.leaseholder(st)
+	w.sync(st)
 	if r.err = err; err != nil {
 		return
 	}

@@ -43,7 +43,8 @@ func (hd *Handle) Leader() (leading bool, term uint64) {
 func (hd *Handle) LeaderReplica() ReplicaID { return ReplicaID(hd.leader.Load()) }
 
 // Propose hands data to the group's log, to be applied by every replica once committed. It
-// returns once the replica's Raft took it (nil) or refused it (ErrNotLeader): nothing tells
+// returns once the replica's Raft took it (nil) or refused it (ErrNotLeader, or an error
+// because the host was stopped before it could look at it): nothing tells
 // the proposer when it commits but its own state machine applying it. A proposal taken may
 // still be lost if the replica loses its leadership; the state machine tells, when it applies
 // the entries that follow, whether its proposal was among them.
@@ -69,7 +70,14 @@ func (hd *Handle) Propose(data []byte) error {
 	if err != nil {
 		return err
 	}
-	return <-res
+	select {
+	case err := <-res:
+		return err
+	case <-hd.h.gone:
+		// Raft may have taken it before the host stopped: not an error, since that would say
+		// it was not taken. Its fate shows when the replica, restarted, applies its log.
+		return nil
+	}
 }
 
 // ReadIndex returns an index such that a read served once the replica has applied it sees
@@ -96,6 +104,8 @@ func (hd *Handle) ReadIndex() (uint64, error) {
 	select {
 	case r := <-res:
 		return r.index, r.err
+	case <-hd.h.gone:
+		return 0, errStopped
 	case <-time.After(readTimeout):
 		hd.h.enqueue(func() {
 			if gr := hd.h.groups[hd.g]; gr != nil {

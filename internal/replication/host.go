@@ -49,6 +49,8 @@ type Host struct {
 	mu     sync.Mutex
 	inbox  []func()
 	closed bool
+	// gone is closed when the host closes: whoever waits for its goroutine gives up.
+	gone chan struct{}
 	// wake is signalled when inbox gains work.
 	wake chan struct{}
 
@@ -92,7 +94,7 @@ func New(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, self: Member{Node: cfg.Node, Store: store}, wake: make(chan struct{}, 1),
+	h := &Host{cfg: cfg, self: Member{Node: cfg.Node, Store: store}, wake: make(chan struct{}, 1), gone: make(chan struct{}),
 		groups: map[GroupID]*group{}, dirty: map[GroupID]bool{}, awake: map[GroupID]bool{}, early: map[GroupID][]earlyVote{}}
 	h.live.init()
 	if err := h.loadGroups(); err != nil {
@@ -192,7 +194,10 @@ func (h *Host) Start() {
 // Close stops the host and closes every state machine. Proposals and reads in flight fail.
 func (h *Host) Close() {
 	h.mu.Lock()
-	h.closed = true
+	if !h.closed {
+		h.closed = true
+		close(h.gone)
+	}
 	h.mu.Unlock()
 	if h.stop != nil {
 		close(h.stop)
@@ -610,10 +615,17 @@ func (h *Host) Groups() []GroupID {
 	return await(h, out)
 }
 
-// await waits for the host's goroutine to answer on ch; a host driven by hand is processed
-// meanwhile by whoever drives it, so await must not be called from that goroutine.
+// await waits for the host's goroutine to answer on ch (the zero value once the host closed);
+// a host driven by hand is processed meanwhile by whoever drives it, so await must not be
+// called from that goroutine.
 func await[T any](h *Host, ch chan T) T {
-	return <-ch
+	select {
+	case v := <-ch:
+		return v
+	case <-h.gone:
+		var zero T
+		return zero
+	}
 }
 
 // Syncs is how many synced batches the host has committed: each makes the appends of every

@@ -114,10 +114,17 @@ func (h *Host) ChangeMembers(g GroupID, changes []Change) ([]Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := <-res
+	var r result
+	select {
+	case r = <-res:
+	case <-h.gone:
+		return nil, errStopped
+	}
 	select {
 	case err := <-r.done:
 		return r.added, err
+	case <-h.gone:
+		return r.added, errStopped
 	case <-time.After(confTimeout):
 		return r.added, ErrTimeout
 	}
@@ -190,7 +197,14 @@ func (h *Host) TransferLeader(g GroupID, to ReplicaID) error {
 		res <- nil
 	})
 	if err == nil {
-		err = <-res
+		err = await(h, res)
+		if err == nil {
+			select {
+			case <-h.gone:
+				err = errStopped
+			default:
+			}
+		}
 	}
 	return err
 }
@@ -221,7 +235,12 @@ func (h *Host) Bootstrap(g GroupID, meta []byte, members []Member, self ReplicaI
 	if err := h.enqueue(func() { res <- h.bootstrap(g, meta, d, self) }); err != nil {
 		return err
 	}
-	return <-res
+	select {
+	case err := <-res:
+		return err
+	case <-h.gone:
+		return errStopped
+	}
 }
 
 func (h *Host) bootstrap(g GroupID, meta []byte, d *Descriptor, self ReplicaID) error {

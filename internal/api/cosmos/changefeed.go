@@ -11,7 +11,6 @@ import (
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/partition"
 )
 
 // The change feed is a read feed (GET .../docs) with A-IM set:
@@ -140,7 +139,7 @@ func versionRecord(ch engine.FeedChange, paths []string) []byte {
 	}
 	b.WriteString(`,"timeToLiveExpired":`)
 	b.WriteString(strconv.FormatBool(ch.Expired))
-	if ch.Op == partition.LogDelete {
+	if ch.Op == engine.ChangeDelete {
 		id, _ := json.Marshal(ch.ID)
 		b.WriteString(`,"id":`)
 		b.Write(id)

@@ -170,7 +170,7 @@ func TestInjectByRange(t *testing.T) {
 	for i := 0; len(in) < 2; i++ {
 		k := string(rune('a' + i))
 		e, _ := ct.EPK(epk.Key{epk.String(k)})
-		in[ct.Partition(e).ID()] = k
+		in[ct.PartitionID(e)] = k
 	}
 	expect(t, s.manager(s.key, "POST", "/_partita/faults", `{"database":"db","container":"c","partitionKeyRangeId":"1","status":449}`), http.StatusCreated, "rule")
 	expect(t, s.master("GET", "/dbs/db/colls/c/docs/x", "", pk(in[1])), 449, "read in range 1")

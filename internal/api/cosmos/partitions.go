@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/partita-db/partita/internal/engine"
-	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
 )
 
@@ -55,7 +54,7 @@ type LogicalJSON struct {
 	RU    float64 `json:"ru,omitempty"`
 }
 
-func logicalJSON(ls []partition.LogicalStat) []LogicalJSON {
+func logicalJSON(ls []engine.LogicalStat) []LogicalJSON {
 	out := make([]LogicalJSON, len(ls))
 	for i, l := range ls {
 		out[i] = LogicalJSON{EPK: l.EPK.Hex(), Items: l.Items, Bytes: l.Bytes, RU: l.RU}

@@ -6,13 +6,12 @@ import (
 	"testing"
 
 	"github.com/partita-db/partita/internal/engine"
-	"github.com/partita-db/partita/internal/partition"
 )
 
 // A delete made by time to live says so in the all-versions feed's metadata; a client's does not.
 func TestVersionRecordMarksExpiry(t *testing.T) {
 	for _, expired := range []bool{false, true} {
-		rec := versionRecord(engine.FeedChange{LSN: 9, Op: partition.LogDelete, ID: "a", PrevLSN: 3, Expired: expired}, []string{"/pk"})
+		rec := versionRecord(engine.FeedChange{LSN: 9, Op: engine.ChangeDelete, ID: "a", PrevLSN: 3, Expired: expired}, []string{"/pk"})
 		var v struct {
 			Metadata struct {
 				OperationType     string `json:"operationType"`

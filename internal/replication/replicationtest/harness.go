@@ -56,6 +56,9 @@ type Node struct {
 	up    bool
 	// running is held while the pump processes the node's host, and by whoever stops it.
 	running sync.Mutex
+	// calls is held shared by clients while they call into the node's replicas, and
+	// exclusively to close its store, which they read.
+	calls sync.RWMutex
 }
 
 // The harness's one container: its number, and what items' _rid and _self extend.
@@ -224,6 +227,19 @@ func (h *Harness) Tick(n int) {
 	}
 }
 
+// TickAsync advances Raft's clock on every live node by one tick without waiting for the
+// cluster to settle (for runs with clients at work, which it never does).
+func (h *Harness) TickAsync() {
+	for _, node := range h.Nodes() {
+		node.mu.Lock()
+		if node.up {
+			node.Host.Tick()
+		}
+		node.mu.Unlock()
+	}
+	h.notify()
+}
+
 // Close stops every node and the pump.
 func (h *Harness) Close() {
 	close(h.stop)
@@ -234,7 +250,13 @@ func (h *Harness) Close() {
 }
 
 // stopProcess stops the node as a process that exits: its host and store close.
-func (node *Node) stopProcess() {
+func (node *Node) stopProcess() { node.die(nil) }
+
+// die stops the node at once: the pump stops processing it and the network stops carrying
+// what it sends, so that nothing it does after the instant of its death reaches anyone; then
+// at returns what its disk holds at that instant (nil: everything it wrote), and its host and
+// store are closed (they write to the disk that died, not to what at returned).
+func (node *Node) die(at func() *storage.MemFS) {
 	node.running.Lock()
 	defer node.running.Unlock()
 	node.mu.Lock()
@@ -245,22 +267,28 @@ func (node *Node) stopProcess() {
 		return
 	}
 	node.h.Net.attach(node.ID, nil)
-	host.Close()
+	var survived *storage.MemFS
+	if at != nil {
+		survived = at()
+	}
+	host.Close() // clients waiting on its replicas give up
+	node.calls.Lock()
 	db.Close()
+	node.calls.Unlock()
+	if survived != nil {
+		node.fs = survived
+	}
 }
 
 // Crash stops the node as a process killed at once: what it wrote survives, synced or not
 // (keep 100), or as a machine that lost its power: what was synced survives, and of the rest
 // each block with a chance of keep percent, drawn from seed.
 func (node *Node) Crash(keep int, seed uint64) {
-	var survived *storage.MemFS
-	if keep < 100 {
-		survived = node.fs.Crash(keep, rand.New(rand.NewPCG(seed, uint64(node.ID))))
+	if keep >= 100 {
+		node.die(nil)
+		return
 	}
-	node.stopProcess()
-	if survived != nil {
-		node.fs = survived
-	}
+	node.die(func() *storage.MemFS { return node.fs.Crash(keep, rand.New(rand.NewPCG(seed, uint64(node.ID)))) })
 }
 
 // Restart starts a crashed (or stopped) node again on what its disk holds.
@@ -416,12 +444,16 @@ func (h *Harness) Execute(g replication.GroupID, timeout time.Duration, ops ...p
 	for {
 		var tried bool
 		for _, n := range h.Nodes() {
-			p := n.Replica(g)
-			if p == nil || !p.Leading() {
+			var res []partition.Result
+			err := n.call(g, func(p *partition.Partition) error {
+				tried = true
+				var err error
+				res, err = p.Execute(ops...)
+				return err
+			})
+			if err == errNotHere {
 				continue
 			}
-			tried = true
-			res, err := p.Execute(ops...)
 			if err == nil || !retryable(err) {
 				return res, err
 			}
@@ -434,6 +466,49 @@ func (h *Harness) Execute(g replication.GroupID, timeout time.Duration, ops ...p
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// Read reads item (e, id) on g's leaseholder, looking for it as Execute does.
+func (h *Harness) Read(g replication.GroupID, timeout time.Duration, e epk.EPK, id string) (partition.Doc, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, n := range h.Nodes() {
+			var d partition.Doc
+			err := n.call(g, func(p *partition.Partition) error {
+				var err error
+				d, err = p.Read(e, id, nil)
+				return err
+			})
+			if err == errNotHere {
+				continue
+			}
+			if err == nil || !retryable(err) {
+				return d, err
+			}
+		}
+		if time.Now().After(deadline) {
+			return partition.Doc{}, errNoLeader
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// errNotHere: the node holds no replica of the group that leads.
+var errNotHere = errors.New("replicationtest: no leading replica here")
+
+// call runs fn on the node's replica of g if it leads, while the node cannot die under it.
+func (node *Node) call(g replication.GroupID, fn func(p *partition.Partition) error) error {
+	node.calls.RLock()
+	defer node.calls.RUnlock()
+	p := node.Replica(g)
+	if p == nil || !p.Leading() {
+		return errNotHere
+	}
+	err := fn(p)
+	if !node.Up() && err != nil {
+		return partition.ErrAmbiguous // it died under the call: the outcome is not known
+	}
+	return err
 }
 
 // retryable reports whether err left nothing applied and another replica may do better.

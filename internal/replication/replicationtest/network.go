@@ -53,6 +53,9 @@ func (n *Network) Send(env *replication.Envelope) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.sent++
+	if n.hosts[env.From.Node] == nil {
+		return // from a node that is down: it died before it could send
+	}
 	if n.cut[[2]replication.NodeID{env.From.Node, env.To.Node}] {
 		n.dropped++
 		return

@@ -1,4 +1,4 @@
-package partition
+package partitiontest
 
 import (
 	"bytes"
@@ -11,14 +11,15 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/uniquekey"
 	"github.com/partita-db/partita/internal/value"
 )
 
-// scenarioUnique reads open's unique=(/a,/b+/c) as a unique key policy.
-func scenarioUnique(t *testing.T, td *datadriven.TestData) *uniquekey.Policy {
-	arg, ok := td.Arg("unique")
+// parseUnique reads open's unique=(/a,/b+/c) as a unique key policy; nil without unique=.
+func parseUnique(t testing.TB, d *datadriven.TestData) *uniquekey.Policy {
+	arg, ok := d.Arg("unique")
 	if !ok {
 		return nil
 	}
@@ -33,38 +34,41 @@ func scenarioUnique(t *testing.T, td *datadriven.TestData) *uniquekey.Policy {
 	return pol
 }
 
-// uniqueEntries prints the container's unique key entries and checks them against the items
-// of the open partitions: each item holds exactly the entries of its current values.
-func (s *scenario) uniqueEntries() string {
+// handleUniqueEntries prints the container's unique key entries in storage and checks them
+// against the items of the open partitions: each item holds exactly the entries of its
+// current values.
+//
+//	unique-entries
+func (env *Env) handleUniqueEntries(t *testing.T, _ *datadriven.TestData) string {
 	want := map[string]string{} // storage key -> id
-	for _, p := range s.parts {
-		err := p.Scan([]epk.Range{epk.All}, 0, func(d Doc) bool {
+	for _, p := range env.parts {
+		err := p.Scan([]epk.Range{epk.All}, 0, func(d partition.Doc) bool {
 			v, err := value.Parse(d.JSON)
 			if err != nil {
-				s.t.Fatal(err)
+				t.Fatal(err)
 			}
-			for _, e := range s.unique.Entries(v) {
-				want[string(storage.UniqueKey(nil, scenarioContainer, string(d.EPK()), e))] = d.ID()
+			for _, e := range env.unique.Entries(v) {
+				want[string(storage.UniqueKey(nil, container, string(d.EPK()), e))] = d.ID()
 			}
 			return true
 		})
 		if err != nil {
-			s.t.Fatal(err)
+			t.Fatal(err)
 		}
 	}
-	lo, hi := storage.UniqueContainerSpan(scenarioContainer)
-	it, err := s.db.NewIter(lo, hi)
+	lo, hi := storage.UniqueContainerSpan(container)
+	it, err := env.db.NewIter(lo, hi)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var lines, problems []string
 	for it.First(); it.Valid(); it.Next() {
 		e, entry, err := storage.ParseUniqueKey(it.Key())
 		if err != nil {
-			s.t.Fatal(err)
+			t.Fatal(err)
 		}
 		id := string(it.Value())
-		line := fmt.Sprintf("%s: %d(%s) -> %s", s.pkName(epk.EPK(e)), uniquekey.Key(entry), decodeUniqueEntry(entry[1:]), id)
+		line := fmt.Sprintf("%s: %d(%s) -> %s", env.items.PKName(epk.EPK(e)), uniquekey.Key(entry), decodeUniqueEntry(entry[1:]), id)
 		lines = append(lines, line)
 		switch w, ok := want[string(it.Key())]; {
 		case !ok:
@@ -75,11 +79,11 @@ func (s *scenario) uniqueEntries() string {
 		delete(want, string(it.Key()))
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	for k, id := range want {
 		e, entry, _ := storage.ParseUniqueKey([]byte(k))
-		problems = append(problems, fmt.Sprintf("MISSING %s: %d(%s) -> %s", s.pkName(epk.EPK(e)), uniquekey.Key(entry), decodeUniqueEntry(entry[1:]), id))
+		problems = append(problems, fmt.Sprintf("MISSING %s: %d(%s) -> %s", env.items.PKName(epk.EPK(e)), uniquekey.Key(entry), decodeUniqueEntry(entry[1:]), id))
 	}
 	sort.Strings(lines)
 	sort.Strings(problems)
