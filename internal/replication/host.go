@@ -67,8 +67,10 @@ type Host struct {
 	// children of a split that this node has not applied yet (split.go).
 	early map[GroupID][]earlyVote
 
-	// proposals counts the proposals made through the host; syncs the batches synced.
-	proposals, syncs atomic.Uint64
+	// proposals counts the proposals made through the host; syncs the batches synced;
+	// snapshots the snapshots sent and installed.
+	proposals, syncs           atomic.Uint64
+	snapshotsSent, snapshotsIn atomic.Uint64
 
 	stop, stopped chan struct{}
 }
@@ -670,4 +672,36 @@ func (h *Host) Awake() int {
 		return 0
 	}
 	return await(h, out)
+}
+
+// Snapshots is how many snapshots the host has sent and installed.
+func (h *Host) Snapshots() (sent, installed uint64) { return h.snapshotsSent.Load(), h.snapshotsIn.Load() }
+
+// CompactLog truncates this node's log of g up to the entry it applied last, as the host does
+// once a log grows long: a follower that needs an entry it removed gets a snapshot instead.
+// For tests and tools.
+func (h *Host) CompactLog(g GroupID) error {
+	res := make(chan error, 1)
+	if err := h.enqueue(func() {
+		gr := h.groups[g]
+		if gr == nil {
+			res <- fmt.Errorf("replication: node %d holds no replica of group %d", h.cfg.Node, g)
+			return
+		}
+		b := h.cfg.DB.NewBatch()
+		defer b.Close()
+		err := gr.log.truncate(b, gr.applied)
+		if err == nil {
+			err = b.Commit()
+		}
+		res <- err
+	}); err != nil {
+		return err
+	}
+	select {
+	case err := <-res:
+		return err
+	case <-h.gone:
+		return errStopped
+	}
 }

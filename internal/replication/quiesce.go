@@ -16,7 +16,8 @@ import (
 // hosts exchange one heartbeat per pair of nodes each tick instead (whatever the number of
 // groups), and when a node has not been heard from for an election timeout, every group
 // quiesced under a leader on it wakes, with its election timeout already elapsed (the time it
-// slept counts), and elects another.
+// slept counts), and elects another; and every group quiesced under a leader here with a
+// replica on it wakes too, so that a leader cut off from its followers steps down.
 
 // liveness is what a host knows of the other nodes.
 type liveness struct {
@@ -61,10 +62,21 @@ func (h *Host) heartbeat() {
 	}
 }
 
-// wakeLedBy wakes every quiesced group whose leader lives on node n.
+// wakeLedBy wakes every quiesced group whose leader lives on node n, and every one this node
+// leads with a replica on n: a leader cut off from its followers learns it so, and steps
+// down (CheckQuorum) once it ticks, rather than claim its leadership while it sleeps.
 func (h *Host) wakeLedBy(n NodeID) {
 	for _, gr := range h.groups {
 		if !gr.quiesced {
+			continue
+		}
+		if gr.leading {
+			for _, m := range gr.desc.Members {
+				if m.Node == n {
+					h.wakeGroup(gr)
+					break
+				}
+			}
 			continue
 		}
 		if m, ok := gr.member(ReplicaID(gr.rn.BasicStatus().Lead)); ok && m.Node == n {
@@ -107,13 +119,19 @@ func (h *Host) maybeQuiesce(gr *group) {
 }
 
 // idle reports whether gr, which leads, has nothing in flight: every entry committed, applied
-// and on every replica, no read, configuration change or leadership transfer in flight.
+// and on every replica, no read, configuration change or leadership transfer in flight, and
+// no replica on a node that went silent.
 func (h *Host) idle(gr *group) bool {
 	st := gr.rn.BasicStatus()
 	last := gr.log.last
 	if st.GetCommit() != last || gr.applied != last || st.LeadTransferee != 0 || len(gr.reads) > 0 ||
 		len(gr.confs) > 0 || gr.desc.AutoLeave {
 		return false
+	}
+	for _, m := range gr.desc.Members {
+		if h.live.dead[m.Node] {
+			return false // a follower whose node went silent: tick on, and step down without a quorum
+		}
 	}
 	caughtUp := true
 	gr.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {

@@ -72,6 +72,7 @@ func (h *Host) sendSnapshot(gr *group, env *Envelope) {
 		} else {
 			env.Snapshot = data
 			h.cfg.Transport.Send(env)
+			h.snapshotsSent.Add(1)
 		}
 		h.enqueue(func() {
 			if gr := h.groups[g]; gr != nil {
@@ -161,6 +162,7 @@ func (h *Host) installSnapshot(gr *group, snap *pb.Snapshot) error {
 	if gr.leading || gr.sm != nil {
 		gr.sm.Leader(gr.leading, gr.term)
 	}
+	h.snapshotsIn.Add(1)
 	h.cfg.Logger.Info("replication: snapshot installed", "group", gr.id, "index", index)
 	return nil
 }

@@ -413,14 +413,38 @@ func (h *Harness) Bootstrap(id uint32, r epk.Range, nodes ...replication.NodeID)
 	return nil
 }
 
-// Leader is the node whose replica of g leads, or nil.
+// Leader is the node whose replica of g leads, or nil: of those that think they lead (one
+// cut off may not know yet that another was elected), the one of the highest term.
 func (h *Harness) Leader(g replication.GroupID) *Node {
-	for _, n := range h.Nodes() {
-		if p := n.Replica(g); p != nil && p.Leading() {
-			return n
+	var best *Node
+	var bestTerm uint64
+	for _, n := range h.leaders(g) {
+		if st, ok := n.Host.Status(g); ok && st.Leading && (best == nil || st.Term > bestTerm) {
+			best, bestTerm = n, st.Term
 		}
 	}
-	return nil
+	return best
+}
+
+// leaders are the nodes whose replicas of g think they lead, the highest term first.
+func (h *Harness) leaders(g replication.GroupID) []*Node {
+	type cand struct {
+		n    *Node
+		term uint64
+	}
+	var cs []cand
+	for _, n := range h.Nodes() {
+		if p := n.Replica(g); p != nil && p.Leading() {
+			st, _ := n.Host.Status(g)
+			cs = append(cs, cand{n, st.Term})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return int(b.term) - int(a.term) })
+	out := make([]*Node, len(cs))
+	for i, c := range cs {
+		out[i] = c.n
+	}
+	return out
 }
 
 // WaitLeader ticks until a replica of g leads (at most maxTicks), and returns its node.
@@ -443,7 +467,7 @@ func (h *Harness) Execute(g replication.GroupID, timeout time.Duration, ops ...p
 	deadline := time.Now().Add(timeout)
 	for {
 		var tried bool
-		for _, n := range h.Nodes() {
+		for _, n := range h.leaders(g) {
 			var res []partition.Result
 			err := n.call(g, func(p *partition.Partition) error {
 				tried = true
@@ -472,7 +496,7 @@ func (h *Harness) Execute(g replication.GroupID, timeout time.Duration, ops ...p
 func (h *Harness) Read(g replication.GroupID, timeout time.Duration, e epk.EPK, id string) (partition.Doc, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		for _, n := range h.Nodes() {
+		for _, n := range h.leaders(g) {
 			var d partition.Doc
 			err := n.call(g, func(p *partition.Partition) error {
 				var err error
