@@ -675,7 +675,9 @@ func (h *Host) Awake() int {
 }
 
 // Snapshots is how many snapshots the host has sent and installed.
-func (h *Host) Snapshots() (sent, installed uint64) { return h.snapshotsSent.Load(), h.snapshotsIn.Load() }
+func (h *Host) Snapshots() (sent, installed uint64) {
+	return h.snapshotsSent.Load(), h.snapshotsIn.Load()
+}
 
 // CompactLog truncates this node's log of g up to the entry it applied last, as the host does
 // once a log grows long: a follower that needs an entry it removed gets a snapshot instead.

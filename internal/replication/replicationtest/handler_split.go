@@ -106,4 +106,3 @@ func (in *Interaction) check(d *datadriven.TestData) string {
 	}
 	return strings.Join(out, "\n")
 }
-
