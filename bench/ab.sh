@@ -42,7 +42,7 @@ for x in A B; do
 	port=${PORT[$x]}
 	# A server already on the port would be measured in place of ours.
 	if portopen "$port"; then echo "ab.sh: port $port is taken" >&2; exit 1; fi
-	"${BIN[$x]}" serve --data "$WORK/data-$x" --addr "127.0.0.1:$port" --tls=false --rate-limit=false --log-level warn \
+	"${BIN[$x]}" serve --data "$WORK/data-$x" --addr "127.0.0.1:$port" --cql-addr "" --tls=false --rate-limit=false --log-level warn \
 		>"$OUT/ab-${LABEL[$x]}.log" 2>&1 &
 	PID[$x]=$!
 	waitport "$port" || { echo "ab.sh: ${LABEL[$x]} did not open port $port" >&2; exit 1; }

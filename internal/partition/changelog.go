@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -10,20 +9,21 @@ import (
 	"github.com/partita-db/partita/internal/storage"
 )
 
-// The change log is a partition's change feed: one entry per change, kept under the item's
-// EPK and keyed by the LSN of its command and its place in it, and indexed in LSN order under
-// the partition's id (storage's changes family), both written in the command's batch, so there
-// is never a write without its entry nor an entry without its write.
+// The change log is a partition's change feed: one entry per change, keyed by the partition,
+// the LSN of its command and its place in it, written in the command's batch, so there is
+// never a write without its entry nor an entry without its write.
 //
 // An entry names the item and the version it replaced; it does not copy the document. While a
 // version is current its JSON is the document itself; when a later change replaces or deletes
-// it, that change's batch writes the version's JSON as the entry's image (when the partition
-// keeps images, for the all-versions feed). So a create costs a small entry, and a replace one
-// more copy of the version it replaces, which the all-versions feed must keep anyway.
+// it, that change's batch writes the version's JSON as an image, keyed by the item's EPK and
+// the position of the entry that wrote it (when the partition keeps images, for the
+// all-versions feed). So a create costs a small entry, and a replace one more copy of the
+// version it replaces, which the all-versions feed must keep anyway.
 //
 // The children of a split continue their parent's LSNs, and the split gives each child the
-// parent's changes index of its range (split.go): a position the parent handed out is valid
-// in both children, and no change is lost or repeated.
+// parent's entries of its range (split.go); images, keyed by EPK, stay where they are. A
+// position the parent handed out is valid in both children, and no change is lost or
+// repeated.
 
 // LogOp is what a logged change did.
 type LogOp uint8
@@ -52,22 +52,25 @@ func (o LogOp) String() string {
 
 // logEntry is a decoded entry value:
 // op(1, with logExpired on an expiry's delete) uvarint(seq) varint(ts) uvarint(prev.lsn)
-// uvarint(prev.i) uvarint(len(id)) id. Its EPK is in its key.
+// uvarint(prev.i) uvarint(len(EPK)) EPK uvarint(len(id)) id.
 type logEntry struct {
 	op   LogOp
 	seq  uint64
 	ts   int64
 	prev logPos // the version this change replaced or deleted; zero for a create
+	epk  []byte
 	id   []byte
 	// expired marks a delete made by time to live.
 	expired bool
 }
 
-func appendEntry(dst []byte, op LogOp, seq uint64, ts int64, prev logPos, id string) []byte {
+func appendEntry(dst []byte, op LogOp, seq uint64, ts int64, prev logPos, e, id string) []byte {
 	dst = append(dst, byte(op))
 	dst = binary.AppendUvarint(dst, seq)
 	dst = binary.AppendVarint(dst, ts)
 	dst = prev.append(dst)
+	dst = binary.AppendUvarint(dst, uint64(len(e)))
+	dst = append(dst, e...)
 	dst = binary.AppendUvarint(dst, uint64(len(id)))
 	return append(dst, id...)
 }
@@ -84,17 +87,15 @@ func decodeEntry(v []byte) (logEntry, error) {
 	}
 	f := fields{v: v[1:], ok: true}
 	e := logEntry{op: op, expired: expired, seq: f.uvarint(), ts: f.varint(), prev: f.logPos()}
-	e.id = f.bytes()
+	e.epk, e.id = f.bytes(), f.bytes()
 	if !f.ok || len(f.v) != 0 {
 		return logEntry{}, errBadEntry
 	}
 	return e, nil
 }
 
-// stageLog adds the entry of change i of c, its place in the partition's changes, and the
-// image of the version it replaces.
-func (a *applyBatch) stageLog(c *Command, i int) error {
-	p := a.p
+// entryOf is the log entry of change i of c: its value, appended to dst.
+func entryOf(dst []byte, c *Command, i int) []byte {
 	ch := &c.Changes[i]
 	op := LogReplace
 	switch {
@@ -103,23 +104,28 @@ func (a *applyBatch) stageLog(c *Command, i int) error {
 	case ch.New:
 		op = LogCreate
 	}
-	a.key = storage.LogKey(a.key[:0], p.container, ch.EPK, c.LSN, uint16(i))
-	n := len(a.key)
-	a.key = appendEntry(a.key, op, ch.Seq, c.TS, ch.Prev, ch.ID)
+	n := len(dst)
+	dst = appendEntry(dst, op, ch.Seq, c.TS, ch.Prev, ch.EPK, ch.ID)
 	if ch.Expired {
-		a.key[n] |= logExpired
+		dst[n] |= logExpired
 	}
+	return dst
+}
+
+// stageLog adds the entry of change i of c, and the image of the version it replaces.
+func (a *applyBatch) stageLog(c *Command, i int) error {
+	p := a.p
+	ch := &c.Changes[i]
+	a.key = storage.LogKey(a.key[:0], p.container, p.id, c.LSN, uint16(i))
+	n := len(a.key)
+	a.key = entryOf(a.key, c, i)
 	if err := a.b.Set(a.key[:n], a.key[n:]); err != nil {
-		return err
-	}
-	a.key = storage.ChangeKey(a.key[:0], p.container, p.id, c.LSN, uint16(i))
-	if err := a.b.Set(a.key, []byte(ch.EPK)); err != nil {
 		return err
 	}
 	if ch.Prev.lsn == 0 || !c.Images {
 		return nil
 	}
-	a.key = storage.LogImageKey(a.key[:0], p.container, ch.EPK, ch.Prev.lsn, ch.Prev.i)
+	a.key = storage.ImageKey(a.key[:0], p.container, ch.EPK, ch.Prev.lsn, ch.Prev.i)
 	return a.b.Set(a.key, ch.PrevJSON)
 }
 
@@ -195,57 +201,39 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 	live := docs.live
 	docs.live = liveness{}
 	lo, hi := max(q.Range.Min, p.rng.Min), min(q.Range.Max, p.rng.Max)
-	start, end := storage.ChangeSpan(p.container, p.id, q.After)
+	start, end := storage.LogSpan(p.container, p.id, q.After)
 	it, err := snap.NewIter(start, end)
 	if err != nil {
 		return 0, err
 	}
 	defer it.Close()
-	llo, lhi := storage.LogSpan(p.container, string(p.rng.Min), string(p.rng.Max))
-	logs, err := snap.NewIter(llo, lhi)
-	if err != nil {
-		return 0, err
-	}
-	defer logs.Close()
 	var (
 		c       LogChange
 		stopAt  uint64 // once fn said enough: the LSN whose changes are still passed
 		stopped bool
 		key     []byte
-		epkBuf  []byte
 	)
 	for it.First(); it.Valid(); it.Next() {
-		_, lsn, i, err := storage.ParseChangeKey(it.Key())
+		_, lsn, i, err := storage.ParseLogKey(it.Key())
 		if err != nil {
 			return 0, err
 		}
 		if stopped && lsn != stopAt {
 			return stopAt, nil
 		}
-		if k := epk.EPK(it.Value()); k < lo || k >= hi {
-			continue
-		}
-		epkBuf = append(epkBuf[:0], it.Value()...)
-		key = storage.LogKey(key[:0], p.container, string(epkBuf), lsn, i)
-		if !logs.SeekGE(key) || !bytes.Equal(logs.Key(), key) {
-			if err := logs.Error(); err != nil {
-				return 0, err
-			}
-			return 0, fault.New(fault.Internal, "partition %d: change %d.%d has no log entry", p.id, lsn, i)
-		}
-		e, err := decodeEntry(logs.Value())
+		e, err := decodeEntry(it.Value())
 		if err != nil {
 			return 0, err
 		}
-		if e.ts < q.Since || e.op == LogDelete && !q.AllVersions {
+		if k := epk.EPK(e.epk); k < lo || k >= hi || e.ts < q.Since || e.op == LogDelete && !q.AllVersions {
 			continue
 		}
 		// A version is current when the document still names this entry as its own.
-		cur, found, err := docs.get(epkBuf, e.seq)
+		cur, found, err := docs.get(e.epk, e.seq)
 		if err != nil {
 			return 0, err
 		}
-		c = LogChange{LSN: lsn, Op: e.op, TS: e.ts, EPK: epkBuf, ID: e.id, PrevLSN: e.prev.lsn, Expired: e.expired,
+		c = LogChange{LSN: lsn, Op: e.op, TS: e.ts, EPK: e.epk, ID: e.id, PrevLSN: e.prev.lsn, Expired: e.expired,
 			Current: found && cur.log == logPos{lsn: lsn, i: i} && e.op != LogDelete}
 		switch {
 		case c.Current && !q.AllVersions && live.expired(cur.json):
@@ -256,19 +244,19 @@ func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64
 			continue
 		case e.op == LogDelete:
 			if e.prev.lsn != 0 {
-				key = storage.LogImageKey(key[:0], p.container, string(epkBuf), e.prev.lsn, e.prev.i)
+				key = storage.ImageKey(key[:0], p.container, string(e.epk), e.prev.lsn, e.prev.i)
 				if v, err := snap.Get(nil, key); err == nil {
 					c.Prev = v
 				} else if !storage.IsNotFound(err) {
 					return 0, err
 				}
 			}
-		default: // a replaced version: its image, if kept, is the log's next key
-			c.ID = append([]byte(nil), e.id...)
-			if logs.Next() {
-				if _, l, j, img, _ := storage.ParseLogKey(logs.Key()); img && l == lsn && j == i {
-					c.JSON = logs.Value()
-				}
+		default: // a replaced version: its image, if kept
+			key = storage.ImageKey(key[:0], p.container, string(e.epk), lsn, i)
+			if v, err := snap.Get(nil, key); err == nil {
+				c.JSON = v
+			} else if !storage.IsNotFound(err) {
+				return 0, err
 			}
 		}
 		if !fn(&c) && !stopped {
@@ -345,29 +333,22 @@ func (p *Partition) findPurge(cutoff int64) (step *purgeStep, done bool, err err
 	}
 	defer docs.close()
 	docs.live = liveness{}
-	start, end := storage.ChangeSpan(p.container, p.id, 0)
+	start, end := storage.LogSpan(p.container, p.id, 0)
 	it, err := snap.NewIter(start, end)
 	if err != nil {
 		return nil, false, err
 	}
 	defer it.Close()
 	step = &purgeStep{Through: st.Purged}
-	var key []byte
 	for it.First(); it.Valid(); it.Next() {
-		_, lsn, i, err := storage.ParseChangeKey(it.Key())
+		_, lsn, i, err := storage.ParseLogKey(it.Key())
 		if err != nil {
 			return nil, false, err
 		}
 		if len(step.Refs) == purgeStepMax && lsn != step.Through {
 			return step, false, nil
 		}
-		e := string(it.Value())
-		key = storage.LogKey(key[:0], p.container, e, lsn, i)
-		v, err := snap.Get(nil, key)
-		if err != nil {
-			return nil, false, fault.New(fault.Internal, "partition %d: change %d.%d: %v", p.id, lsn, i, err)
-		}
-		ent, err := decodeEntry(v)
+		ent, err := decodeEntry(it.Value())
 		if err != nil {
 			return nil, false, err
 		}
@@ -376,7 +357,7 @@ func (p *Partition) findPurge(cutoff int64) (step *purgeStep, done bool, err err
 		}
 		step.Through = max(step.Through, lsn)
 		if ent.op != LogDelete {
-			d, found, err := docs.get([]byte(e), ent.seq)
+			d, found, err := docs.get(ent.epk, ent.seq)
 			if err != nil {
 				return nil, false, err
 			}
@@ -384,7 +365,7 @@ func (p *Partition) findPurge(cutoff int64) (step *purgeStep, done bool, err err
 				continue // current
 			}
 		}
-		step.Refs = append(step.Refs, logRef{EPK: e, logPos: logPos{lsn: lsn, i: i}})
+		step.Refs = append(step.Refs, logRef{EPK: string(ent.epk), logPos: logPos{lsn: lsn, i: i}})
 	}
 	if err := it.Error(); err != nil {
 		return nil, false, err
@@ -399,15 +380,11 @@ func (p *Partition) findPurge(cutoff int64) (step *purgeStep, done bool, err err
 func (a *applyBatch) stagePurge(s *purgeStep) error {
 	p := a.p
 	for _, r := range s.Refs {
-		a.key = storage.LogKey(a.key[:0], p.container, r.EPK, r.lsn, r.i)
+		a.key = storage.LogKey(a.key[:0], p.container, p.id, r.lsn, r.i)
 		if err := a.b.Delete(a.key); err != nil {
 			return err
 		}
-		a.key = storage.LogImageKey(a.key[:0], p.container, r.EPK, r.lsn, r.i)
-		if err := a.b.Delete(a.key); err != nil {
-			return err
-		}
-		a.key = storage.ChangeKey(a.key[:0], p.container, p.id, r.lsn, r.i)
+		a.key = storage.ImageKey(a.key[:0], p.container, r.EPK, r.lsn, r.i)
 		if err := a.b.Delete(a.key); err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import "testing"
 // flag, and the flag on anything but a delete is refused.
 func TestLogEntryExpiredFlag(t *testing.T) {
 	prev := logPos{lsn: 7, i: 0}
-	old := appendEntry(nil, LogDelete, 3, 100, prev, "id")
+	old := appendEntry(nil, LogDelete, 3, 100, prev, "e", "id")
 	e, err := decodeEntry(old)
 	if err != nil || e.op != LogDelete || e.expired || e.seq != 3 || e.prev != prev {
 		t.Fatalf("plain delete: %+v, %v", e, err)
@@ -17,7 +17,7 @@ func TestLogEntryExpiredFlag(t *testing.T) {
 	if err != nil || e.op != LogDelete || !e.expired || string(e.id) != "id" {
 		t.Fatalf("expired delete: %+v, %v", e, err)
 	}
-	create := appendEntry(nil, LogCreate, 3, 100, logPos{}, "id")
+	create := appendEntry(nil, LogCreate, 3, 100, logPos{}, "e", "id")
 	create[0] |= logExpired
 	if _, err := decodeEntry(create); err == nil {
 		t.Fatal("an expired create decoded")

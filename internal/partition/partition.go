@@ -3,6 +3,7 @@ package partition
 import (
 	"bytes"
 	"cmp"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -246,24 +247,10 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	key := storage.ItemKey(buf[:0], p.container, string(e), id)
 	v, gen, cached := p.db.Rows.Lookup(key)
 	if !cached {
-		sv, closer, err := p.db.Get(key)
-		if storage.IsNotFound(err) {
-			return Doc{}, notFound()
-		}
-		if err != nil {
-			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
-		}
-		seq, err := storage.DecodeSeq(sv)
-		closer.Close()
-		if err != nil {
-			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
-		}
-		v, closer, err = p.db.Get(storage.DocKey(key[len(key):], p.container, string(e), seq))
-		if storage.IsNotFound(err) {
-			return Doc{}, notFound() // deleted between the two reads
-		}
-		if err != nil {
-			return Doc{}, fault.New(fault.Internal, "reading item: %v", err)
+		var closer io.Closer
+		var err error
+		if v, closer, err = p.readItem(key, e); err != nil {
+			return Doc{}, err
 		}
 		defer closer.Close()
 		p.db.Rows.Fill(key, v, gen)
@@ -277,6 +264,38 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	}
 	// Pebble's buffer is only valid until closer.Close.
 	return Doc{JSON: append(dst, d.json...), LSN: d.lsn()}, nil
+}
+
+// readItem reads the document the item key key (of EPK e) names, without the row cache. The two
+// reads are not one snapshot: when a command deleted the item and created it again (under a
+// new creation sequence) between them, the first names a document the second no longer finds,
+// and the item key is read again.
+func (p *Partition) readItem(key []byte, e epk.EPK) ([]byte, io.Closer, error) {
+	var prev uint64
+	for {
+		sv, closer, err := p.db.Get(key)
+		if storage.IsNotFound(err) {
+			return nil, nil, notFound()
+		}
+		if err != nil {
+			return nil, nil, fault.New(fault.Internal, "reading item: %v", err)
+		}
+		seq, err := storage.DecodeSeq(sv)
+		closer.Close()
+		if err != nil {
+			return nil, nil, fault.New(fault.Internal, "reading item: %v", err)
+		}
+		v, closer, err := p.db.Get(storage.DocKey(key[len(key):], p.container, string(e), seq))
+		switch {
+		case err == nil:
+			return v, closer, nil
+		case !storage.IsNotFound(err):
+			return nil, nil, fault.New(fault.Internal, "reading item: %v", err)
+		case seq == prev:
+			return nil, nil, fault.New(fault.Internal, "item key names document %d, which is not stored", seq)
+		}
+		prev = seq
+	}
 }
 
 // Scan calls fn, in creation order, for every item of the partition whose EPK lies in one of

@@ -527,12 +527,13 @@ func (s *childWriter) child(e epk.EPK) uint32 {
 	return s.plan.Right
 }
 
-// copySnapshot copies the snapshot's changes, and its order entries, learning from them which
-// child each creation sequence goes to, then its index entries, a chunk of sequences at a time.
+// copySnapshot copies the snapshot's log entries, then its order entries, learning from them
+// which child each creation sequence goes to, then its index entries, a chunk of sequences at a
+// time.
 func (s *childWriter) copySnapshot(snap *storage.Snapshot) error {
 	p := s.p
-	cstart, cend := storage.ChangeSpan(p.container, p.id, 0)
-	if err := s.copyByValue(snap, cstart, cend); err != nil {
+	lstart, lend := storage.LogSpan(p.container, p.id, 0)
+	if err := s.copyLog(snap, lstart, lend); err != nil {
 		return err
 	}
 	ostart, oend := storage.OrderPartitionSpan(p.container, p.id)
@@ -553,16 +554,19 @@ func (s *childWriter) copySnapshot(snap *storage.Snapshot) error {
 	}
 }
 
-// copyByValue copies every entry of [start, end), whose value is its EPK, to the child that
-// owns the EPK.
-func (s *childWriter) copyByValue(snap *storage.Snapshot, start, end []byte) error {
+// copyLog copies every log entry of [start, end) to the child that owns its item's EPK.
+func (s *childWriter) copyLog(snap *storage.Snapshot, start, end []byte) error {
 	it, err := snap.NewIter(start, end)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		if err := s.w.set(storage.ForPartition(it.Key(), s.child(epk.EPK(it.Value()))), it.Value()); err != nil {
+		e, err := decodeEntry(it.Value())
+		if err != nil {
+			return err
+		}
+		if err := s.w.set(storage.ForPartition(it.Key(), s.child(epk.EPK(e.epk))), it.Value()); err != nil {
 			return err
 		}
 	}
@@ -641,7 +645,7 @@ func (s *childWriter) replay(captured []any) error {
 			}
 		case *purgeStep:
 			for _, r := range x.Refs {
-				s.key = storage.ChangeKey(s.key[:0], s.p.container, s.child(epk.EPK(r.EPK)), r.lsn, r.i)
+				s.key = storage.LogKey(s.key[:0], s.p.container, s.child(epk.EPK(r.EPK)), r.lsn, r.i)
 				if err = s.w.delete(s.key); err != nil {
 					break
 				}
@@ -666,8 +670,10 @@ func (s *childWriter) replayCommand(c *Command) error {
 	for i := range c.Changes {
 		ch := &c.Changes[i]
 		child := s.child(epk.EPK(ch.EPK))
-		s.key = storage.ChangeKey(s.key[:0], p.container, child, c.LSN, uint16(i))
-		if err := s.w.set(s.key, []byte(ch.EPK)); err != nil {
+		s.key = storage.LogKey(s.key[:0], p.container, child, c.LSN, uint16(i))
+		n := len(s.key)
+		s.key = entryOf(s.key, c, i)
+		if err := s.w.set(s.key[:n], s.key[n:]); err != nil {
 			return err
 		}
 		var err error

@@ -13,16 +13,17 @@ import (
 // The upgrade of a container's data from layout 3 (storage's keys_v3.go) to layout 4, in place.
 // Layout 3 kept documents under (container, seq) and each partition's log under its id; a
 // value named its log entry by (partition, LSN, index), and a state record had no version.
-// Layout 4 keys both by EPK, indexes the log per live partition, versions the state record,
-// and keeps a partition's purge horizon and indexing policy in its own records.
+// Layout 4 keys documents and images by EPK, keeps the log of every live partition whole
+// (its ancestors' entries of its range included), versions the state record, and keeps a
+// partition's purge horizon and indexing policy in its own records.
 //
 // It runs in steps, each of which can be cut short by a crash at any point and done again:
 //
 //  1. documents, a batch at a time: each batch writes the layout-4 keys of some documents and
 //     deletes their layout-3 keys, so a document is in one layout or the other, never both
 //     nor neither, whatever survives;
-//  2. log entries (with their images, in the same batch), likewise, each indexed under the
-//     live partition that owns its EPK;
+//  2. log entries (with their images, in the same batch), likewise, each moved to the log of
+//     the live partition that owns its EPK, its image under its EPK;
 //  3. one synced batch: every live partition's state record in layout 4 (with the purge
 //     horizon of the logs it read, from layout 3's retention records, which it deletes, and
 //     the container's highest creation sequence, so that sequences stay unique), and its
@@ -179,15 +180,11 @@ func (u *upgrader) logs() error {
 		if err != nil {
 			return false, err
 		}
-		op := e.op
-		v := appendEntry(nil, op, e.seq, e.ts, logPos{lsn: e.prevLSN, i: e.prevI}, string(e.id))
+		v := appendEntry(nil, e.op, e.seq, e.ts, logPos{lsn: e.prevLSN, i: e.prevI}, string(e.epk), string(e.id))
 		if e.expired {
 			v[0] |= logExpired
 		}
-		if err := b.Set(storage.LogKey(nil, u.c, string(e.epk), lsn, i), v); err != nil {
-			return false, err
-		}
-		if err := b.Set(storage.ChangeKey(nil, u.c, owner, lsn, i), e.epk); err != nil {
+		if err := b.Set(storage.LogKey(nil, u.c, owner, lsn, i), v); err != nil {
 			return false, err
 		}
 		if err := b.Delete(it.Key()); err != nil {
@@ -198,7 +195,7 @@ func (u *upgrader) logs() error {
 		ok := it.Next()
 		if ok {
 			if p2, l2, i2, img, err := storage.V3.ParseLogKey(it.Key()); err == nil && img && p2 == part && l2 == lsn && i2 == i {
-				if err := b.Set(storage.LogImageKey(nil, u.c, string(e.epk), lsn, i), it.Value()); err != nil {
+				if err := b.Set(storage.ImageKey(nil, u.c, string(e.epk), lsn, i), it.Value()); err != nil {
 					return false, err
 				}
 				if err := b.Delete(it.Key()); err != nil {

@@ -19,12 +19,12 @@ import (
 //	                                                      user (with its permissions)
 //	catalogSeq 'c' 'N'                                 -> JSON of the catalog's id counters
 //	document   'e' container(4) esc(EPK) seq(8)        -> item value (see the partition package)
-//	changes    'g' container(4) partition(4) lsn(8) i(2) -> raw EPK of the i-th change of command
-//	                                                      lsn: the partition's log in LSN order
+//	log        'g' container(4) partition(4) lsn(8) i(2) -> the i-th change of command lsn, with
+//	                                                      the item's EPK and id
 //	item       'k' container(4) esc(EPK) esc(id)       -> seq(8) of the item's document
-//	log        'l' container(4) esc(EPK) lsn(8) i(2)   -> the i-th change of command lsn
-//	log image  'l' container(4) esc(EPK) lsn(8) i(2) 1 -> JSON of the version that change wrote,
-//	                                                      once a later change replaced or deleted it
+//	image      'l' container(4) esc(EPK) lsn(8) i(2)   -> JSON of the version change (lsn, i) of
+//	                                                      EPK wrote, once a later change replaced
+//	                                                      or deleted it
 //	partition  'm' container(4) partition(4)           -> a physical partition's state record
 //	order      'o' container(4) partition(4) seq(8)    -> raw EPK of the document
 //	logical    's' container(4) esc(EPK)               -> items and bytes of one logical partition
@@ -42,8 +42,8 @@ import (
 //	                                                      index follows, with a rebuild in flight
 //
 // A physical partition's state is a set of key spans: the families keyed by EPK (documents,
-// items, log, logical partitions, unique key entries) between its range's bounds, and the
-// families keyed by its id (changes, state, order, index, indexing). So a replica's state can
+// items, images, logical partitions, unique key entries) between its range's bounds, and the
+// families keyed by its id (log, state, order, index, indexing). So a replica's state can
 // be cut out, shipped and replaced span by span (a snapshot), and a split, which divides an
 // EPK range, moves none of the EPK-keyed data: only the families keyed by partition id are
 // built anew for the children. PartitionSpans lists them.
@@ -59,13 +59,13 @@ import (
 // span of it. The order family lists each physical partition's items in creation order, with
 // their EPK, so that a split can divide it without reading documents.
 //
-// The log (the change feed) is keyed by EPK, so that a logical partition's changes are one
-// span in LSN order, and indexed per physical partition in LSN order by the changes family,
-// whose value says the EPK under which the entry is kept. It is written in the batch of the
-// change it records. The children of a split continue their parent's LSNs; the split gives
-// each child the parent's changes entries of its range, so a child reads one index. A
-// version's image is written under its log entry when a later change replaces or deletes it;
-// until then the document itself holds it.
+// The log (the change feed) is per physical partition and in LSN order, written in the batch
+// of the change it records; its entries are small (they name the item, they do not copy it).
+// The children of a split continue their parent's LSNs, and the split gives each child the
+// parent's entries of its range, so a child reads one log. A version's JSON is written as an
+// image, keyed by EPK and the position of the entry that wrote it, when a later change
+// replaces or deletes it (until then the document itself holds it): images are documents,
+// and a split, which divides the EPK space, moves none.
 //
 // A unique key entry (see the uniquekey package: the key's number, then its values, each
 // self-delimiting) records that an item of the logical partition EPK holds those values; the
@@ -83,9 +83,9 @@ import (
 const (
 	familyCatalog   = 'c'
 	familyDocument  = 'e'
-	familyChanges   = 'g'
+	familyLog       = 'g'
 	familyItem      = 'k'
-	familyLog       = 'l'
+	familyImage     = 'l'
 	familyPartition = 'm'
 	familyOrder     = 'o'
 	familyLogical   = 's'
@@ -258,66 +258,43 @@ func OrderPartitionSpan(container, partition uint32) (start, end []byte) {
 	return partitionSpan(familyOrder, container, partition)
 }
 
-// LogKey is the key of the i-th change of the command numbered lsn to the logical partition epk.
-func LogKey(dst []byte, container uint32, epk string, lsn uint64, i uint16) []byte {
+// LogKey is the key of the i-th change of command lsn in a partition's log.
+func LogKey(dst []byte, container, partition uint32, lsn uint64, i uint16) []byte {
 	dst = append(dst, familyLog)
-	dst = binary.BigEndian.AppendUint32(dst, container)
-	dst = appendEscaped(dst, epk)
-	dst = binary.BigEndian.AppendUint64(dst, lsn)
-	return binary.BigEndian.AppendUint16(dst, i)
-}
-
-// LogImageKey is the key of the image of the version that change (lsn, i) of epk wrote: the
-// key right after the change's own.
-func LogImageKey(dst []byte, container uint32, epk string, lsn uint64, i uint16) []byte {
-	return append(LogKey(dst, container, epk, lsn, i), 1)
-}
-
-// LogSpan bounds the log entries (and images) whose EPK lies in [minEPK, maxEPK).
-func LogSpan(container uint32, minEPK, maxEPK string) (start, end []byte) {
-	return containerEscaped(familyLog, container, minEPK), containerEscaped(familyLog, container, maxEPK)
-}
-
-// ParseLogKey reads a log or log image key; the EPK is a copy.
-func ParseLogKey(key []byte) (epk string, lsn uint64, i uint16, image bool, err error) {
-	if len(key) < 5 || key[0] != familyLog {
-		return "", 0, 0, false, errors.New("storage: not a log key")
-	}
-	e, rest, err := readEscaped(key[5:])
-	if err != nil || len(rest) != 10 && (len(rest) != 11 || rest[10] != 1) {
-		return "", 0, 0, false, errors.New("storage: malformed log key")
-	}
-	return e, binary.BigEndian.Uint64(rest), binary.BigEndian.Uint16(rest[8:]), len(rest) == 11, nil
-}
-
-// ChangeKey is the key of the i-th change of command lsn in a partition's log order; its
-// value is the EPK the change's log entry is kept under.
-func ChangeKey(dst []byte, container, partition uint32, lsn uint64, i uint16) []byte {
-	dst = append(dst, familyChanges)
 	dst = binary.BigEndian.AppendUint32(dst, container)
 	dst = binary.BigEndian.AppendUint32(dst, partition)
 	dst = binary.BigEndian.AppendUint64(dst, lsn)
 	return binary.BigEndian.AppendUint16(dst, i)
 }
 
-// changeKeyLen is the length of a ChangeKey.
-const changeKeyLen = 19
+// logKeyLen is the length of a LogKey.
+const logKeyLen = 19
 
-// ChangeSpan bounds a partition's changes after LSN after.
-func ChangeSpan(container, partition uint32, after uint64) (start, end []byte) {
-	start, end = partitionSpan(familyChanges, container, partition)
+// LogSpan bounds a partition's log after LSN after.
+func LogSpan(container, partition uint32, after uint64) (start, end []byte) {
+	start, end = partitionSpan(familyLog, container, partition)
 	if after == math.MaxUint64 { // nothing comes after it (after+1 would wrap to the start)
 		return end, end
 	}
-	return ChangeKey(nil, container, partition, after+1, 0), end
+	return LogKey(nil, container, partition, after+1, 0), end
 }
 
-// ParseChangeKey reads a changes key.
-func ParseChangeKey(key []byte) (partition uint32, lsn uint64, i uint16, err error) {
-	if len(key) != changeKeyLen || key[0] != familyChanges {
-		return 0, 0, 0, errors.New("storage: not a changes key")
+// ParseLogKey reads a log key.
+func ParseLogKey(key []byte) (partition uint32, lsn uint64, i uint16, err error) {
+	if len(key) != logKeyLen || key[0] != familyLog {
+		return 0, 0, 0, errors.New("storage: not a log key")
 	}
 	return binary.BigEndian.Uint32(key[5:]), binary.BigEndian.Uint64(key[9:]), binary.BigEndian.Uint16(key[17:]), nil
+}
+
+// ImageKey is the key of the image of the version that change (lsn, i) of the logical
+// partition epk wrote.
+func ImageKey(dst []byte, container uint32, epk string, lsn uint64, i uint16) []byte {
+	dst = append(dst, familyImage)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = appendEscaped(dst, epk)
+	dst = binary.BigEndian.AppendUint64(dst, lsn)
+	return binary.BigEndian.AppendUint16(dst, i)
 }
 
 // SeqOf returns the creation sequence that ends a document, order or index key.
@@ -379,10 +356,10 @@ type Span struct{ Start, End []byte }
 // a container that owns the EPKs [minEPK, maxEPK): a replica of it is exactly these spans.
 func PartitionSpans(container, partition uint32, minEPK, maxEPK string) []Span {
 	var out []Span
-	for _, f := range []byte{familyDocument, familyItem, familyLog, familyLogical, familyUnique} {
+	for _, f := range []byte{familyDocument, familyItem, familyImage, familyLogical, familyUnique} {
 		out = append(out, Span{containerEscaped(f, container, minEPK), containerEscaped(f, container, maxEPK)})
 	}
-	for _, f := range []byte{familyChanges, familyPartition, familyOrder, familyIndex, familyIndexing} {
+	for _, f := range []byte{familyLog, familyPartition, familyOrder, familyIndex, familyIndexing} {
 		s, e := partitionSpan(f, container, partition)
 		out = append(out, Span{s, e})
 	}
@@ -390,12 +367,11 @@ func PartitionSpans(container, partition uint32, minEPK, maxEPK string) []Span {
 	return out
 }
 
-// PartitionOwnSpans are the spans of the families keyed by partition id alone (changes,
-// state, order, index, indexing): what a split builds anew for each child and drops for the
-// parent.
+// PartitionOwnSpans are the spans of the families keyed by partition id alone (log, state,
+// order, index, indexing): what a split builds anew for each child and drops for the parent.
 func PartitionOwnSpans(container, partition uint32) []Span {
 	var out []Span
-	for _, f := range []byte{familyChanges, familyPartition, familyOrder, familyIndex, familyIndexing} {
+	for _, f := range []byte{familyLog, familyPartition, familyOrder, familyIndex, familyIndexing} {
 		s, e := partitionSpan(f, container, partition)
 		out = append(out, Span{s, e})
 	}
@@ -405,7 +381,7 @@ func PartitionOwnSpans(container, partition uint32) []Span {
 // ContainerSpans are the spans of every key of a container, live partitions and leftovers alike.
 func ContainerSpans(container uint32) []Span {
 	var out []Span
-	for _, f := range []byte{familyDocument, familyChanges, familyItem, familyLog, familyPartition, familyOrder,
+	for _, f := range []byte{familyDocument, familyLog, familyItem, familyImage, familyPartition, familyOrder,
 		familyLogical, familyUnique, familyIndex, familyIndexing} {
 		s, e := containerSpan(f, container)
 		out = append(out, Span{s, e})
@@ -548,8 +524,8 @@ func ParseIndexEntry(key []byte, pathLen int) (value []byte, seq uint64, err err
 	return value, binary.BigEndian.Uint64(key[len(key)-8:]), nil
 }
 
-// ForPartition rewrites a key of a family keyed by (container, partition) (order, index,
-// changes) as the same key of another partition of the container, for splits: the rest of the
+// ForPartition rewrites a key of a family keyed by (container, partition) (order, index, log)
+// as the same key of another partition of the container, for splits: the rest of the
 // key is unchanged.
 func ForPartition(key []byte, partition uint32) []byte {
 	out := append([]byte(nil), key...)

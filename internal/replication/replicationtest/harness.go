@@ -41,6 +41,8 @@ type Harness struct {
 	// busy counts pump rounds that did work, quiet those that did not.
 	rounds atomic.Uint64
 	quiet  atomic.Uint64
+	// dir, when set, holds the nodes' stores on disk (NewOnDisk).
+	dir string
 }
 
 // Node is one node of the harness.
@@ -85,11 +87,19 @@ type meta struct {
 }
 
 // New starts a harness of n nodes, numbered from 1; seed drives the network's random faults.
-func New(n int, seed uint64, log *slog.Logger) (*Harness, error) {
+func New(n int, seed uint64, log *slog.Logger) (*Harness, error) { return newHarness(n, seed, log, "") }
+
+// NewOnDisk starts a harness whose nodes keep their stores in directories under dir, on the
+// machine's disk, where a sync costs what it costs (benchmarks); their power cannot be cut.
+func NewOnDisk(n int, dir string, log *slog.Logger) (*Harness, error) {
+	return newHarness(n, 1, log, dir)
+}
+
+func newHarness(n int, seed uint64, log *slog.Logger, dir string) (*Harness, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &Harness{Net: NewNetwork(seed), log: log, nodes: map[replication.NodeID]*Node{},
+	h := &Harness{Net: NewNetwork(seed), log: log, nodes: map[replication.NodeID]*Node{}, dir: dir,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	h.Clock.Store(1_780_000_000)
 	for i := 1; i <= n; i++ {
@@ -116,7 +126,11 @@ func (h *Harness) AddNode(id replication.NodeID) (*Node, error) {
 
 // start opens the node's store and host on its file system.
 func (node *Node) start() error {
-	db, err := storage.Open("/node/db", storage.Options{FS: node.fs, CacheSize: 8 << 20})
+	path, fs := "/node/db", node.fs
+	if node.h.dir != "" {
+		path, fs = fmt.Sprintf("%s/n%d", node.h.dir, node.ID), nil
+	}
+	db, err := storage.Open(path, storage.Options{FS: fs, CacheSize: 8 << 20})
 	if err != nil {
 		return err
 	}

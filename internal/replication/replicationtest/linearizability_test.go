@@ -1,6 +1,7 @@
 package replicationtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -399,6 +401,7 @@ func runLinearizable(t *testing.T, seed uint64, d time.Duration) {
 		if err := porcupine.VisualizePath(lzModel.ToModel(), info, path); err == nil {
 			t.Logf("the history is drawn in %s", path)
 		}
+		t.Logf("the logical partitions that fail, as text: %s", writeFailing(t, seed, history))
 		t.Fatalf("seed %d: the history is not linearizable (%v)", seed, res)
 	}
 }
@@ -471,4 +474,46 @@ func resultOf(t *testing.T, d partition.Doc) lzRes {
 		t.Fatal(err)
 	}
 	return lzRes{ETag: d.ETag(), V: v.V, Found: true}
+}
+
+var idleGroups = flag.Int("idle.groups", 0, "groups for TestIdleGroupsCostLittle")
+
+// writeFailing writes, for each logical partition whose history alone is not linearizable, its
+// operations in the order they were called, to a text file, and returns the file's path.
+func writeFailing(t *testing.T, seed uint64, history []porcupine.Operation) string {
+	model := lzModel.ToModel()
+	var b strings.Builder
+	for _, part := range model.Partition(history) {
+		if porcupine.CheckOperations(model, part) {
+			continue
+		}
+		ops := slices.Clone(part)
+		slices.SortFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+		// The shortest prefix, by call, that is not linearizable ends with the operation that
+		// cannot fit: print from there back.
+		lo, hi := 1, len(ops)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if porcupine.CheckOperations(model, ops[:mid]) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		fmt.Fprintf(&b, "the first %d operations by call are not linearizable; the last:\n", lo)
+		ops = ops[max(0, lo-60):lo]
+		for _, op := range ops {
+			ret := fmt.Sprint(op.Return)
+			if op.Return == 1<<62 {
+				ret = "?"
+			}
+			fmt.Fprintf(&b, "c%d [%d, %s] %s\n", op.ClientId, op.Call, ret, model.DescribeOperation(op.Input, op.Output))
+		}
+		b.WriteString("\n")
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("partita-linearizability-%d.txt", seed))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Log(err)
+	}
+	return path
 }
