@@ -22,8 +22,10 @@ import (
 // Replication is what a replicated partition needs of its group; replication.Handle provides
 // it.
 type Replication interface {
-	// Propose hands an encoded entry to the group's log; an error means it was not taken.
-	Propose(data []byte) error
+	// Propose hands encoded entries to the group's log, in order, all in the same round, so
+	// that one sync makes them durable. It returns how many were taken; err says why the
+	// next one was not (an entry not taken is never applied).
+	Propose(data ...[]byte) (taken int, err error)
 	// ReadIndex is the index a linearizable read must wait for the partition to apply.
 	ReadIndex() (uint64, error)
 	// Leader reports whether the replica leads its group, and in which term.
@@ -107,8 +109,9 @@ func newReplicatedLog(p *Partition, r Replication) *replicatedLog {
 func (l *replicatedLog) commit(ents []*entry) []error {
 	errs := make([]error, len(ents))
 	waits := make([]chan error, len(ents))
+	data := make([][]byte, len(ents))
+	l.mu.Lock()
 	for i, e := range ents {
-		l.mu.Lock()
 		l.next++
 		e.proposal = l.salt | l.next&(1<<32-1)
 		w := proposal{done: make(chan error, 1), epoch: e.epoch}
@@ -116,15 +119,19 @@ func (l *replicatedLog) commit(ents []*entry) []error {
 			w.epoch = e.lease
 		}
 		l.waiting[e.proposal] = w
-		l.mu.Unlock()
-		if err := l.r.Propose(encodeEntry(nil, e)); err != nil {
-			l.mu.Lock()
-			delete(l.waiting, e.proposal)
-			l.mu.Unlock()
-			errs[i] = ErrNotLeaseholder
-			continue
-		}
 		waits[i] = w.done
+	}
+	l.mu.Unlock()
+	for i, e := range ents {
+		data[i] = encodeEntry(nil, e)
+	}
+	if taken, err := l.r.Propose(data...); err != nil {
+		l.mu.Lock()
+		for i := taken; i < len(ents); i++ {
+			delete(l.waiting, ents[i].proposal)
+			errs[i], waits[i] = ErrNotLeaseholder, nil
+		}
+		l.mu.Unlock()
 	}
 	deadline := time.Now().Add(proposalTimeout)
 	for i, w := range waits {

@@ -40,8 +40,10 @@
 // # Proposing and reading
 //
 // A state machine that leads its group (StateMachine.Leader tells it) proposes through its
-// Handle: Propose hands data to Raft and returns; the state machine learns the fate of its
-// proposal when it applies it, or applies a later entry that shows it was lost (Partita's
+// Handle: Propose hands entries to Raft and returns; entries proposed together join the same
+// round, so hand over a whole group of decisions at once (proposed one call at a time, each
+// would wait for the round before to finish its sync). The state machine learns the fate of
+// its proposal when it applies it, or applies a later entry that shows it was lost (Partita's
 // partitions carry a lease epoch in every entry for that). A follower's Propose is refused
 // (ErrNotLeader): proposals are not forwarded, so the replica that decides is the one that
 // leads. Handle.ReadIndex returns the index a linearizable read must wait for, after a round

@@ -42,41 +42,50 @@ func (hd *Handle) Leader() (leading bool, term uint64) {
 // LeaderReplica is the replica that leads the group, as far as this one knows (0: none known).
 func (hd *Handle) LeaderReplica() ReplicaID { return ReplicaID(hd.leader.Load()) }
 
-// Propose hands data to the group's log, to be applied by every replica once committed. It
-// returns once the replica's Raft took it (nil) or refused it (ErrNotLeader, or an error
-// because the host was stopped before it could look at it): nothing tells
-// the proposer when it commits but its own state machine applying it. A proposal taken may
-// still be lost if the replica loses its leadership; the state machine tells, when it applies
-// the entries that follow, whether its proposal was among them.
-func (hd *Handle) Propose(data []byte) error {
-	res := make(chan error, 1)
-	err := hd.h.enqueue(func() {
+// Propose hands data to the group's log, in order, to be applied by every replica once
+// committed. It returns once the replica's Raft took or refused them: taken counts those it
+// took, all in one round, and err says why the next was not (ErrNotLeader, or an error
+// because the host was stopped before it could look at them). Nothing tells the proposer when
+// an entry commits but its own state machine applying it. An entry taken may still be lost if
+// the replica loses its leadership; the state machine tells, when it applies the entries that
+// follow, whether its proposal was among them.
+func (hd *Handle) Propose(data ...[]byte) (taken int, err error) {
+	type result struct {
+		taken int
+		err   error
+	}
+	res := make(chan result, 1)
+	err = hd.h.enqueue(func() {
 		gr := hd.h.groups[hd.g]
 		if gr == nil {
-			res <- ErrNotLeader
+			res <- result{0, ErrNotLeader}
 			return
 		}
 		hd.h.wakeGroup(gr)
 		hd.h.dirty[hd.g] = true
-		err := gr.rn.Propose(data)
-		if errors.Is(err, raft.ErrProposalDropped) {
-			err = ErrNotLeader
-		}
-		if err == nil {
+		for i, d := range data {
+			err := gr.rn.Propose(d)
+			if errors.Is(err, raft.ErrProposalDropped) {
+				err = ErrNotLeader
+			}
+			if err != nil {
+				res <- result{i, err}
+				return
+			}
 			hd.h.proposals.Add(1)
 		}
-		res <- err
+		res <- result{len(data), nil}
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	select {
-	case err := <-res:
-		return err
+	case r := <-res:
+		return r.taken, r.err
 	case <-hd.h.gone:
-		// Raft may have taken it before the host stopped: not an error, since that would say
-		// it was not taken. Its fate shows when the replica, restarted, applies its log.
-		return nil
+		// Raft may have taken them before the host stopped: not an error, since that would say
+		// they were not taken. Their fate shows when the replica, restarted, applies its log.
+		return len(data), nil
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/storage"
 )
 
 // BenchmarkReplicatedCreates measures 1 KB creates on three replicas in one process, each node
@@ -22,20 +24,37 @@ import (
 //	go test -run '^$' -bench ReplicatedCreates -benchtime 20000x ./internal/replication/replicationtest/
 func BenchmarkReplicatedCreates(b *testing.B) {
 	for _, groups := range []int{1, 16, 64} {
-		b.Run(fmt.Sprintf("groups=%d", groups), func(b *testing.B) { benchCreates(b, groups) })
+		b.Run(fmt.Sprintf("groups=%d", groups), func(b *testing.B) { benchRaft(b, 3, groups) })
 	}
 }
 
-func benchCreates(b *testing.B, groups int) {
-	h, err := NewOnDisk(3, b.TempDir(), nil)
+// BenchmarkSingleNode compares the two ways a single node could run a partition, side by side
+// in one run, with the same creates as BenchmarkReplicatedCreates: the direct path, which
+// partita serve takes (the partition's log is its own apply batch, synced once per group of
+// commands), and a one-replica Raft group (every command appended to the Raft log, synced,
+// then applied in the next round).
+//
+//	go test -run '^$' -bench SingleNode -benchtime 20000x -count 3 ./internal/replication/replicationtest/
+func BenchmarkSingleNode(b *testing.B) {
+	b.Run("path=direct", benchDirect)
+	b.Run("path=raft", func(b *testing.B) { benchRaft(b, 1, 1) })
+}
+
+// benchRaft drives creates into groups that divide the EPK space, each replicated on nodes.
+func benchRaft(b *testing.B, nodes, groups int) {
+	h, err := NewOnDisk(nodes, b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer h.Close()
 	// The groups divide the EPK space between them, as a container's partitions do.
 	ranges := epk.InitialRanges(epk.SchemeV2, groups)
+	members := make([]replication.NodeID, nodes)
+	for i := range members {
+		members[i] = replication.NodeID(i + 1)
+	}
 	for i, r := range ranges {
-		if err := h.Bootstrap(uint32(i+1), r, 1, 2, 3); err != nil {
+		if err := h.Bootstrap(uint32(i+1), r, members...); err != nil {
 			b.Fatal(err)
 		}
 		h.Node(1).Host.Campaign(Group(uint32(i + 1)))
@@ -53,14 +72,48 @@ func benchCreates(b *testing.B, groups int) {
 		}
 	}()
 	defer close(stop)
+	syncs0 := make([]uint64, nodes)
+	for i, n := range h.Nodes() {
+		syncs0[i] = n.Host.Syncs()
+	}
+	elapsed := drive(b, func(op partition.Operation) error {
+		g := Group(uint32(1 + slices.IndexFunc(ranges, func(r epk.Range) bool { return r.Contains(op.EPK) })))
+		_, err := h.Execute(g, 10*time.Second, op)
+		return err
+	})
+	var syncs uint64
+	for i, n := range h.Nodes() {
+		syncs = max(syncs, n.Host.Syncs()-syncs0[i])
+	}
+	b.ReportMetric(float64(syncs)/elapsed.Seconds(), "syncs/s/node")
+}
+
+// benchDirect drives the same creates into one partition on the direct path.
+func benchDirect(b *testing.B) {
+	db, err := storage.Open(b.TempDir(), storage.Options{CacheSize: 8 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	p, err := partition.Open(partition.Config{DB: db, Container: Container, ID: 1, Range: epk.All,
+		ContainerRID: containerRID, MaxLogicalBytes: 1 << 30, KeepImages: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	drive(b, func(op partition.Operation) error {
+		_, err := p.Execute(op)
+		return err
+	})
+}
+
+// drive runs b.N creates of 1 KB items from 64 writers through exec, reports the writes a
+// second and their latency (p50, p99), and returns the time they took.
+func drive(b *testing.B, exec func(partition.Operation) error) time.Duration {
 	const writers = 64
 	var next atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
-	syncs0 := make([]uint64, 3)
-	for i, n := range h.Nodes() {
-		syncs0[i] = n.Host.Syncs()
-	}
 	b.ResetTimer()
 	began := time.Now()
 	var wg sync.WaitGroup
@@ -81,10 +134,8 @@ func benchCreates(b *testing.B, groups int) {
 					b.Error(err)
 					return
 				}
-				e := epk.SchemeV2.Hash(key)
-				g := Group(uint32(1 + slices.IndexFunc(ranges, func(r epk.Range) bool { return r.Contains(e) })))
 				start := time.Now()
-				if _, err := h.Execute(g, 10*time.Second, partition.Operation{Kind: partition.Create, EPK: e, ID: item.ID, Item: item}); err != nil {
+				if err := exec(partition.Operation{Kind: partition.Create, EPK: epk.SchemeV2.Hash(key), ID: item.ID, Item: item}); err != nil {
 					b.Error(err)
 					return
 				}
@@ -100,14 +151,10 @@ func benchCreates(b *testing.B, groups int) {
 	b.StopTimer()
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
-	var syncs uint64
-	for i, n := range h.Nodes() {
-		syncs = max(syncs, n.Host.Syncs()-syncs0[i])
-	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "writes/s")
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(syncs)/elapsed.Seconds(), "syncs/s/node")
+	return elapsed
 }
 
 // TestIdleGroupsCostLittle starts three nodes with many groups, lets them quiesce, and
