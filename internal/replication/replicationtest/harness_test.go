@@ -3,11 +3,14 @@ package replicationtest
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
 )
@@ -353,4 +356,113 @@ func TestWholeClusterPowerLoss(t *testing.T) {
 			t.Fatalf("item %d: %v", i, err)
 		}
 	}
+}
+
+// The leader loses its power while writers keep it busy, so that it dies with groups of
+// commands proposed, appended on some replicas and not others, applied on some and answered to
+// none: every transactional batch it acknowledged is there after the failover, one that was
+// refused is not, and one of unknown outcome is there whole or not at all.
+func TestLeaderKilledMidBatch(t *testing.T) {
+	h, err := New(3, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	h.Node(1).Host.Campaign(Group(1))
+	h.Stabilize()
+
+	const writers, size = 8, 3
+	type outcome int
+	const (
+		acked outcome = iota
+		refused
+		unknown
+	)
+	type batch struct {
+		pk  string
+		ids []string
+		out outcome
+	}
+	var (
+		mu      sync.Mutex
+		batches []batch
+		acks    atomic.Int64
+		stop    atomic.Bool
+		wg      sync.WaitGroup
+	)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; !stop.Load(); j++ {
+				b := batch{pk: fmt.Sprint("w", w)}
+				var ops []partition.Operation
+				for k := range size {
+					id := fmt.Sprintf("w%d-%d-%d", w, j, k)
+					b.ids = append(b.ids, id)
+					ops = append(ops, create(t, b.pk, id, j))
+				}
+				_, err := h.Execute(Group(1), time.Second, ops...)
+				switch {
+				case err == nil:
+					b.out = acked
+					acks.Add(1)
+				case partition.Ambiguous(err):
+					b.out = unknown
+				default:
+					b.out = refused
+				}
+				mu.Lock()
+				batches = append(batches, b)
+				mu.Unlock()
+			}
+		}()
+	}
+	for acks.Load() < 50 {
+		time.Sleep(time.Millisecond)
+	}
+	leader := h.Leader(Group(1))
+	leader.Crash(0, 9)
+	for range 1000 { // the others elect another (Tick would wait for a quiet the writers deny)
+		if l := h.Leader(Group(1)); l != nil && l != leader {
+			break
+		}
+		h.TickAsync()
+		time.Sleep(time.Millisecond)
+	}
+	for n := acks.Load(); acks.Load() < n+50; { // and take writes again
+		time.Sleep(time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	if err := leader.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	checkAgreement(t, h, 1)
+	counts := map[outcome]int{}
+	for _, b := range batches {
+		counts[b.out]++
+		found := 0
+		for _, id := range b.ids {
+			_, err := read(t, h, 1, b.pk, id)
+			switch {
+			case err == nil:
+				found++
+			case fault.KindOf(err) != fault.NotFound:
+				t.Fatalf("reading %s: %v", id, err)
+			}
+		}
+		switch {
+		case b.out == acked && found != size:
+			t.Errorf("acknowledged batch %v: %d of its items found", b.ids, found)
+		case b.out == refused && found != 0:
+			t.Errorf("refused batch %v: %d of its items found", b.ids, found)
+		case found != 0 && found != size:
+			t.Errorf("batch %v of unknown outcome: %d of its items found", b.ids, found)
+		}
+	}
+	t.Logf("%d batches acknowledged, %d refused, %d of unknown outcome", counts[acked], counts[refused], counts[unknown])
 }
