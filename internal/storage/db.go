@@ -137,9 +137,13 @@ func (db *DB) checkFormat(dir string) error {
 			db.format = v[0]
 			return nil
 		}
-		return fmt.Errorf("%w: %s holds storage layout %x; this Partita reads layout %d and upgrades layout %d. "+
+		held := fmt.Sprintf("%x", v) // not a layout this or an earlier build wrote
+		if len(v) == 1 {
+			held = fmt.Sprint(v[0])
+		}
+		return fmt.Errorf("%w: %s holds storage layout %s; this Partita reads layout %d and upgrades layout %d. "+
 			"Run the Partita version that wrote it, or move the directory aside and start on an empty one",
-			ErrFormat, dir, v, FormatVersion, UpgradableFormat)
+			ErrFormat, dir, held, FormatVersion, UpgradableFormat)
 	case !IsNotFound(err):
 		return err
 	}
