@@ -142,7 +142,8 @@ type purgeStep struct {
 	Refs    []logRef
 }
 
-// logRef names a log entry: the EPK it is kept under and its position.
+// logRef names a log entry by its position, with its item's EPK, under which the entry's
+// image is kept.
 type logRef struct {
 	EPK string
 	logPos

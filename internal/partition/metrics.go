@@ -77,31 +77,40 @@ func (p *Partition) Hottest(n int) []LogicalStat {
 
 // Largest returns up to n logical partitions of this partition by bytes stored.
 func (p *Partition) Largest(n int) ([]LogicalStat, error) {
-	lo, hi := storage.LogicalSpan(p.container, string(p.rng.Min), string(p.rng.Max))
-	it, err := p.db.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
 	var out []LogicalStat
-	for it.First(); it.Valid(); it.Next() {
-		e, err := storage.ParseLogicalKey(it.Key())
-		if err != nil {
-			return nil, err
-		}
-		c, _, err := decodeCounts(it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, LogicalStat{EPK: epk.EPK(e), Items: c.Items, Bytes: c.Bytes})
+	err := eachLogical(p.db, p.container, p.rng, func(ls LogicalStat) {
+		out = append(out, ls)
 		// Keep the list short: sort and cut whenever it doubles.
 		if len(out) > 2*n {
 			sortBySize(out)
 			out = out[:n]
 		}
-	}
+	})
 	sortBySize(out)
-	return out[:min(n, len(out))], it.Error()
+	return out[:min(n, len(out))], err
+}
+
+// eachLogical calls fn with the statistics record of every logical partition of container
+// whose EPK lies in r, in EPK order (their RU is zero).
+func eachLogical(db *storage.DB, container uint32, r epk.Range, fn func(LogicalStat)) error {
+	lo, hi := storage.LogicalSpan(container, string(r.Min), string(r.Max))
+	it, err := db.NewIter(lo, hi)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		e, err := storage.ParseLogicalKey(it.Key())
+		if err != nil {
+			return err
+		}
+		c, _, err := decodeCounts(it.Value())
+		if err != nil {
+			return err
+		}
+		fn(LogicalStat{EPK: epk.EPK(e), Items: c.Items, Bytes: c.Bytes})
+	}
+	return it.Error()
 }
 
 func sortBySize(ls []LogicalStat) {

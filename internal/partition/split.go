@@ -712,58 +712,28 @@ func (s *childWriter) replayTerms(e string, seq uint64, del, add [][]byte) error
 // partition: the start of the first logical partition past the middle. ok is false when the
 // partition holds fewer than two logical partitions.
 func (p *Partition) SplitPoint() (at epk.EPK, ok bool, err error) {
-	lo, hi := storage.LogicalSpan(p.container, string(p.rng.Min), string(p.rng.Max))
-	it, err := p.db.NewIter(lo, hi)
-	if err != nil {
-		return "", false, err
-	}
-	defer it.Close()
-	type lp struct {
-		e     epk.EPK
-		bytes int64
-	}
-	var lps []lp
+	var lps []LogicalStat
 	var total int64
-	for it.First(); it.Valid(); it.Next() {
-		e, err := storage.ParseLogicalKey(it.Key())
-		if err != nil {
-			return "", false, err
-		}
-		c, _, err := decodeCounts(it.Value())
-		if err != nil {
-			return "", false, err
-		}
-		lps = append(lps, lp{epk.EPK(e), c.Bytes})
-		total += c.Bytes
-	}
-	if err := it.Error(); err != nil || len(lps) < 2 {
+	err = eachLogical(p.db, p.container, p.rng, func(ls LogicalStat) {
+		lps = append(lps, ls)
+		total += ls.Bytes
+	})
+	if err != nil || len(lps) < 2 {
 		return "", false, err
 	}
 	var sum int64
 	for i := 0; i < len(lps)-1; i++ {
-		sum += lps[i].bytes
+		sum += lps[i].Bytes
 		if 2*sum >= total {
-			return lps[i+1].e, true, nil
+			return lps[i+1].EPK, true, nil
 		}
 	}
-	return lps[len(lps)-1].e, true, nil
+	return lps[len(lps)-1].EPK, true, nil
 }
 
 // sumLogical totals the logical partitions within r.
 func (p *Partition) sumLogical(r epk.Range) (counts, error) {
-	lo, hi := storage.LogicalSpan(p.container, string(r.Min), string(r.Max))
-	it, err := p.db.NewIter(lo, hi)
-	if err != nil {
-		return counts{}, err
-	}
-	defer it.Close()
 	var total counts
-	for it.First(); it.Valid(); it.Next() {
-		c, _, err := decodeCounts(it.Value())
-		if err != nil {
-			return counts{}, err
-		}
-		total = total.add(c.Items, c.Bytes)
-	}
-	return total, it.Error()
+	err := eachLogical(p.db, p.container, r, func(ls LogicalStat) { total = total.add(ls.Items, ls.Bytes) })
+	return total, err
 }

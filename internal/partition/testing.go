@@ -77,25 +77,9 @@ func StateRecord(db *storage.DB, container, id uint32) (st Stats, ok bool, err e
 //
 // For tests and tools; requests never use it.
 func LogicalRecords(db *storage.DB, container uint32, r epk.Range) ([]LogicalStat, error) {
-	lo, hi := storage.LogicalSpan(container, string(r.Min), string(r.Max))
-	it, err := db.NewIter(lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
 	var out []LogicalStat
-	for it.First(); it.Valid(); it.Next() {
-		e, err := storage.ParseLogicalKey(it.Key())
-		if err != nil {
-			return nil, err
-		}
-		c, _, err := decodeCounts(it.Value())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, LogicalStat{EPK: epk.EPK(e), Items: c.Items, Bytes: c.Bytes})
-	}
-	return out, it.Error()
+	err := eachLogical(db, container, r, func(ls LogicalStat) { out = append(out, ls) })
+	return out, err
 }
 
 // ItemAt names the item whose creation sequence is seq in the creation order of partition of

@@ -344,7 +344,7 @@ func decodeValueV3(v []byte) (storedV3, error) {
 	f := fields{v: v, ok: true}
 	var s storedV3
 	s.lsn = f.uvarint()
-	f.uint32() // the partition whose log held the version's entry: layout 4 keys it by EPK
+	f.uint32() // the partition whose log held the version's entry: in layout 4, its owner's
 	pos := f.uvarint()
 	if pos > 0xFFFF {
 		f.ok = false
@@ -381,7 +381,7 @@ func decodeEntryV3(v []byte) (entryV3, error) {
 	f := fields{v: v[1:], ok: true}
 	e.seq, e.ts = f.uvarint(), f.varint()
 	e.prevLSN = f.uvarint()
-	f.uint32() // the previous version's log partition: layout 4 keys its entry by EPK
+	f.uint32() // the previous version's log partition: in layout 4, the item's owner
 	pi := f.uvarint()
 	if pi > 0xFFFF {
 		f.ok = false

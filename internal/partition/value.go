@@ -50,7 +50,8 @@ func decodeValue(v []byte) (stored, error) {
 }
 
 // logPos names a log entry of an item: the LSN of its command and its index among the
-// command's changes (the entry is kept under the item's EPK). The zero logPos names none.
+// command's changes (the entry is in the log of the partition that owns the item, which keeps
+// its ancestors' entries of its range too). The zero logPos names none.
 type logPos struct {
 	lsn uint64
 	i   uint16

@@ -630,6 +630,21 @@ func await[T any](h *Host, ch chan T) T {
 	}
 }
 
+// do runs fn on the host's goroutine and returns its error, or errStopped if the host closed
+// first. Like await, not from the goroutine that drives the host.
+func (h *Host) do(fn func() error) error {
+	res := make(chan error, 1)
+	if err := h.enqueue(func() { res <- fn() }); err != nil {
+		return err
+	}
+	select {
+	case err := <-res:
+		return err
+	case <-h.gone:
+		return errStopped
+	}
+}
+
 // Syncs is how many synced batches the host has committed: each makes the appends of every
 // group of one Ready round durable.
 func (h *Host) Syncs() uint64 { return h.syncs.Load() }
@@ -683,27 +698,16 @@ func (h *Host) Snapshots() (sent, installed uint64) {
 // once a log grows long: a follower that needs an entry it removed gets a snapshot instead.
 // For tests and tools.
 func (h *Host) CompactLog(g GroupID) error {
-	res := make(chan error, 1)
-	if err := h.enqueue(func() {
+	return h.do(func() error {
 		gr := h.groups[g]
 		if gr == nil {
-			res <- fmt.Errorf("replication: node %d holds no replica of group %d", h.cfg.Node, g)
-			return
+			return fmt.Errorf("replication: node %d holds no replica of group %d", h.cfg.Node, g)
 		}
 		b := h.cfg.DB.NewBatch()
 		defer b.Close()
-		err := gr.log.truncate(b, gr.applied)
-		if err == nil {
-			err = b.Commit()
+		if err := gr.log.truncate(b, gr.applied); err != nil {
+			return err
 		}
-		res <- err
-	}); err != nil {
-		return err
-	}
-	select {
-	case err := <-res:
-		return err
-	case <-h.gone:
-		return errStopped
-	}
+		return b.Commit()
+	})
 }

@@ -181,32 +181,20 @@ func (h *Host) applyConfChange(gr *group, e *pb.Entry) (*Descriptor, error) {
 	return gr.desc, nil
 }
 
-// TransferLeader asks g's leader here to hand its leadership to replica to, and returns once
-// to leads (or the transfer timed out).
+// TransferLeader asks g's leader here to hand its leadership to replica to. It returns once
+// Raft took the request; the transfer itself takes a round of messages (or is given up after
+// an election timeout), which Status shows.
 func (h *Host) TransferLeader(g GroupID, to ReplicaID) error {
-	res := make(chan error, 1)
-	err := h.enqueue(func() {
+	return h.do(func() error {
 		gr := h.groups[g]
 		if gr == nil || !gr.leading {
-			res <- ErrNotLeader
-			return
+			return ErrNotLeader
 		}
 		h.wakeGroup(gr)
 		gr.rn.TransferLeader(uint64(to))
 		h.dirty[g] = true
-		res <- nil
+		return nil
 	})
-	if err == nil {
-		err = await(h, res)
-		if err == nil {
-			select {
-			case <-h.gone:
-				err = errStopped
-			default:
-			}
-		}
-	}
-	return err
 }
 
 // Campaign makes this node's replica of g stand for election now (tests, and a split's
@@ -231,16 +219,7 @@ func (h *Host) Bootstrap(g GroupID, meta []byte, members []Member, self ReplicaI
 		d.Voters = append(d.Voters, m.Replica)
 		d.Next = max(d.Next, m.Replica+1)
 	}
-	res := make(chan error, 1)
-	if err := h.enqueue(func() { res <- h.bootstrap(g, meta, d, self) }); err != nil {
-		return err
-	}
-	select {
-	case err := <-res:
-		return err
-	case <-h.gone:
-		return errStopped
-	}
+	return h.do(func() error { return h.bootstrap(g, meta, d, self) })
 }
 
 func (h *Host) bootstrap(g GroupID, meta []byte, d *Descriptor, self ReplicaID) error {

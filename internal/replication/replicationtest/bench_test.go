@@ -54,10 +54,9 @@ func benchRaft(b *testing.B, nodes, groups int) {
 		members[i] = replication.NodeID(i + 1)
 	}
 	for i, r := range ranges {
-		if err := h.Bootstrap(uint32(i+1), r, members...); err != nil {
+		if err := h.StartGroup(uint32(i+1), r, members...); err != nil {
 			b.Fatal(err)
 		}
-		h.Node(1).Host.Campaign(Group(uint32(i + 1)))
 	}
 	h.Stabilize()
 	stop := make(chan struct{})
@@ -172,10 +171,9 @@ func TestIdleGroupsCostLittle(t *testing.T) {
 	defer h.Close()
 	ranges := epk.InitialRanges(epk.SchemeV2, *idleGroups)
 	for i, r := range ranges {
-		if err := h.Bootstrap(uint32(i+1), r, 1, 2, 3); err != nil {
+		if err := h.StartGroup(uint32(i+1), r, 1, 2, 3); err != nil {
 			t.Fatal(err)
 		}
-		h.Node(1).Host.Campaign(Group(uint32(i + 1)))
 	}
 	h.Stabilize()
 	h.Tick(10)

@@ -410,8 +410,8 @@ func (r *replica) Close() {
 	r.p.Close()
 }
 
-// Bootstrap creates a group for partition id over r on nodes, which campaign in that order's
-// first.
+// Bootstrap creates a group for partition id over r on nodes, replicas 1, 2... in that order.
+// Nobody campaigns: elections start once the group is ticked (or see StartGroup).
 func (h *Harness) Bootstrap(id uint32, r epk.Range, nodes ...replication.NodeID) error {
 	var members []replication.Member
 	for i, n := range nodes {
@@ -425,6 +425,15 @@ func (h *Harness) Bootstrap(id uint32, r epk.Range, nodes ...replication.NodeID)
 		}
 	}
 	return nil
+}
+
+// StartGroup bootstraps a group as Bootstrap does and has its first node campaign, without
+// waiting for the election (Stabilize does).
+func (h *Harness) StartGroup(id uint32, r epk.Range, nodes ...replication.NodeID) error {
+	if err := h.Bootstrap(id, r, nodes...); err != nil {
+		return err
+	}
+	return h.Node(nodes[0]).Host.Campaign(Group(id))
 }
 
 // Leader is the node whose replica of g leads, or nil: of those that think they lead (one
@@ -472,60 +481,52 @@ func (h *Harness) WaitLeader(g replication.GroupID, maxTicks int) *Node {
 	return h.Leader(g)
 }
 
-// errNoLeader is what Execute returns when no replica of the group took the operation in time.
+// errNoLeader is what Execute and Read return when no replica of the group took the request
+// in time.
 var errNoLeader = errors.New("replicationtest: no leaseholder took the operation in time")
 
 // Execute runs ops on g's leaseholder, looking for it, and trying again elsewhere as long as
 // replicas refuse them without applying them, for up to timeout.
-func (h *Harness) Execute(g replication.GroupID, timeout time.Duration, ops ...partition.Operation) ([]partition.Result, error) {
+func (h *Harness) Execute(g replication.GroupID, timeout time.Duration, ops ...partition.Operation) (res []partition.Result, err error) {
+	err = h.onLeaseholder(g, timeout, func(p *partition.Partition) (err error) {
+		res, err = p.Execute(ops...)
+		return err
+	})
+	return res, err
+}
+
+// Read reads item (e, id) on g's leaseholder, looking for it as Execute does.
+func (h *Harness) Read(g replication.GroupID, timeout time.Duration, e epk.EPK, id string) (d partition.Doc, err error) {
+	err = h.onLeaseholder(g, timeout, func(p *partition.Partition) (err error) {
+		d, err = p.Read(e, id, nil)
+		return err
+	})
+	return d, err
+}
+
+// onLeaseholder runs fn on the replica of g that leads in the highest term, and on the others
+// that lead, and again, for up to timeout, as long as fn fails without having done anything.
+func (h *Harness) onLeaseholder(g replication.GroupID, timeout time.Duration, fn func(*partition.Partition) error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var tried bool
 		for _, n := range h.leaders(g) {
-			var res []partition.Result
 			err := n.call(g, func(p *partition.Partition) error {
 				tried = true
-				var err error
-				res, err = p.Execute(ops...)
-				return err
+				return fn(p)
 			})
 			if err == errNotHere {
 				continue
 			}
 			if err == nil || !retryable(err) {
-				return res, err
+				return err
 			}
 		}
 		if time.Now().After(deadline) {
 			if tried {
-				return nil, partition.ErrNotLeaseholder
+				return partition.ErrNotLeaseholder
 			}
-			return nil, errNoLeader
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// Read reads item (e, id) on g's leaseholder, looking for it as Execute does.
-func (h *Harness) Read(g replication.GroupID, timeout time.Duration, e epk.EPK, id string) (partition.Doc, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		for _, n := range h.leaders(g) {
-			var d partition.Doc
-			err := n.call(g, func(p *partition.Partition) error {
-				var err error
-				d, err = p.Read(e, id, nil)
-				return err
-			})
-			if err == errNotHere {
-				continue
-			}
-			if err == nil || !retryable(err) {
-				return d, err
-			}
-		}
-		if time.Now().After(deadline) {
-			return partition.Doc{}, errNoLeader
+			return errNoLeader
 		}
 		time.Sleep(time.Millisecond)
 	}

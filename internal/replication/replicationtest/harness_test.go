@@ -24,17 +24,24 @@ func create(t *testing.T, pk, id string, n int) partition.Operation {
 	return partition.Operation{Kind: partition.Create, EPK: epk.SchemeV2.Hash(key), ID: id, Item: item}
 }
 
-func TestThreeReplicas(t *testing.T) {
-	h, err := New(3, 1, nil)
+// startCluster starts a harness of n nodes, closed when the test ends, with group 1 over the
+// whole EPK space on nodes 1 to 3, led by node 1.
+func startCluster(t *testing.T, n int, seed uint64) *Harness {
+	t.Helper()
+	h, err := New(n, seed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close()
-	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
+	t.Cleanup(h.Close)
+	if err := h.StartGroup(1, epk.All, 1, 2, 3); err != nil {
 		t.Fatal(err)
 	}
-	h.Node(1).Host.Campaign(Group(1))
 	h.Stabilize()
+	return h
+}
+
+func TestThreeReplicas(t *testing.T) {
+	h := startCluster(t, 3, 1)
 	for i := range 20 {
 		res, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%4), fmt.Sprint("i", i), i))
 		if err != nil {
@@ -106,16 +113,7 @@ func read(t *testing.T, h *Harness, g uint32, pk, id string) (partition.Doc, err
 }
 
 func TestLeaderPowerLoss(t *testing.T) {
-	h, err := New(3, 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
-		t.Fatal(err)
-	}
-	h.Node(1).Host.Campaign(Group(1))
-	h.Stabilize()
+	h := startCluster(t, 3, 2)
 	for i := range 10 {
 		if _, err := h.Execute(Group(1), 5*time.Second, create(t, "a", fmt.Sprint("i", i), i)); err != nil {
 			t.Fatal(err)
@@ -165,16 +163,7 @@ func changeMembers(t *testing.T, h *Harness, g uint32, changes ...replication.Ch
 }
 
 func TestSnapshotToNewReplicaAndWipedReplica(t *testing.T) {
-	h, err := New(4, 3, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
-		t.Fatal(err)
-	}
-	h.Node(1).Host.Campaign(Group(1))
-	h.Stabilize()
+	h := startCluster(t, 4, 3)
 	for i := range 30 {
 		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%5), fmt.Sprint("i", i), i)); err != nil {
 			t.Fatal(err)
@@ -224,16 +213,7 @@ func owner(h *Harness, pk string, gs ...uint32) uint32 {
 }
 
 func TestSplitThenMoveAChild(t *testing.T) {
-	h, err := New(4, 4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
-		t.Fatal(err)
-	}
-	h.Node(1).Host.Campaign(Group(1))
-	h.Stabilize()
+	h := startCluster(t, 4, 4)
 	const items = 60
 	for i := range items {
 		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%12), fmt.Sprint("i", i), i)); err != nil {
@@ -292,10 +272,9 @@ func TestTransferLeaderAndQuiesce(t *testing.T) {
 	defer h.Close()
 	for id := uint32(1); id <= 20; id++ {
 		lo, hi := epk.EPK(fmt.Sprintf("%02d", id)), epk.EPK(fmt.Sprintf("%02d", id+1))
-		if err := h.Bootstrap(id, epk.Range{Min: lo, Max: hi}, 1, 2, 3); err != nil {
+		if err := h.StartGroup(id, epk.Range{Min: lo, Max: hi}, 1, 2, 3); err != nil {
 			t.Fatal(err)
 		}
-		h.Node(1).Host.Campaign(Group(id))
 	}
 	h.Stabilize()
 	if err := h.Node(1).Host.TransferLeader(Group(7), 3); err != nil {
@@ -326,16 +305,7 @@ func TestTransferLeaderAndQuiesce(t *testing.T) {
 // Every node loses its power at once, keeping nothing that was not synced: every write that
 // was acknowledged is there after the restart, and the replicas agree.
 func TestWholeClusterPowerLoss(t *testing.T) {
-	h, err := New(3, 6, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
-		t.Fatal(err)
-	}
-	h.Node(1).Host.Campaign(Group(1))
-	h.Stabilize()
+	h := startCluster(t, 3, 6)
 	for i := range 25 {
 		if _, err := h.Execute(Group(1), 5*time.Second, create(t, fmt.Sprint("k", i%3), fmt.Sprint("i", i), i)); err != nil {
 			t.Fatal(err)
@@ -363,16 +333,7 @@ func TestWholeClusterPowerLoss(t *testing.T) {
 // none: every transactional batch it acknowledged is there after the failover, one that was
 // refused is not, and one of unknown outcome is there whole or not at all.
 func TestLeaderKilledMidBatch(t *testing.T) {
-	h, err := New(3, 8, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
-		t.Fatal(err)
-	}
-	h.Node(1).Host.Campaign(Group(1))
-	h.Stabilize()
+	h := startCluster(t, 3, 8)
 
 	const writers, size = 8, 3
 	type outcome int

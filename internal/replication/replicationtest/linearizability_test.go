@@ -206,19 +206,8 @@ func simulate(s lzState, in lzIn, out lzOut) (next lzState, failAt int, failKind
 	return next, -1, ""
 }
 
-// lzPoint models a lone read of an absent item as NotFound at index 0, as simulate does.
-
 func runLinearizable(t *testing.T, seed uint64, d time.Duration) {
-	h, err := New(3, seed, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := h.Bootstrap(1, epk.All, 1, 2, 3); err != nil {
-		t.Fatal(err)
-	}
-	h.Node(1).Host.Campaign(Group(1))
-	h.Stabilize()
+	h := startCluster(t, 3, seed)
 	h.Net.SetFaults(0.02, 0.02, 0.05, 3, true)
 
 	var (
