@@ -191,11 +191,13 @@ func (u *upgrader) logs() error {
 			return false, err
 		}
 		// The entry's image, if kept, is the next key: it moves in the same batch, since only
-		// the entry says the EPK it moves under.
+		// the entry says the EPK it moves under. The EPK is copied first: e's slices are the
+		// iterator's, which the step to the image may reuse.
+		imageKey := storage.ImageKey(nil, u.c, string(e.epk), lsn, i)
 		ok := it.Next()
 		if ok {
 			if p2, l2, i2, img, err := storage.V3.ParseLogKey(it.Key()); err == nil && img && p2 == part && l2 == lsn && i2 == i {
-				if err := b.Set(storage.ImageKey(nil, u.c, string(e.epk), lsn, i), it.Value()); err != nil {
+				if err := b.Set(imageKey, it.Value()); err != nil {
 					return false, err
 				}
 				if err := b.Delete(it.Key()); err != nil {

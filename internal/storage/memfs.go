@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"sync/atomic"
 
@@ -55,7 +56,9 @@ func (m *MemFS) WriteFile(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	// A copy: in race and invariants builds Pebble's MemFS scrambles what it is given to
+	// write, to catch callers that reuse it, and data is the caller's.
+	if _, err := f.Write(bytes.Clone(data)); err != nil {
 		f.Close()
 		return err
 	}

@@ -60,6 +60,9 @@ func (in *Interaction) cluster(d *datadriven.TestData) string {
 		in.h.Stabilize()
 		return "ok"
 	case "status":
+		// The cluster runs by itself: a write returns once a quorum has it, and the other
+		// replicas apply it when the next messages arrive. A status shows the settled state.
+		in.h.Stabilize()
 		in.noIndex = d.HasArg("noindex")
 		defer func() { in.noIndex = false }()
 		if d.HasArg("group") {
