@@ -66,7 +66,7 @@ func TestValidSessionTokens(t *testing.T) {
 			t.Errorf("%q refused", ok)
 		}
 	}
-	for _, bad := range []string{"0:-1#x", "x:-1#1", "0:-1", "0#1", "0:-1#1#2", "0:-1#1#=2", ",", "0:a#1", "-1"} {
+	for _, bad := range []string{"0:-1#x", "x:-1#1", "0:-1", "0#1", "0:-1#1#2", "0:-1#1#=2", ",", "0:a#1", "-1", "0:+0#00"} {
 		if validSessionTokens(bad) {
 			t.Errorf("%q accepted", bad)
 		}

@@ -59,7 +59,8 @@ func validSessionTokens(h string) bool {
 			return false
 		}
 		version, rest, ok := strings.Cut(rest, "#")
-		if _, err := strconv.ParseInt(version, 10, 64); !ok || err != nil {
+		// A version may be negative (-1 before any split) but carries no plus sign.
+		if _, err := strconv.ParseInt(version, 10, 64); !ok || err != nil || strings.HasPrefix(version, "+") {
 			return false
 		}
 		for i, f := range strings.Split(rest, "#") {
