@@ -28,6 +28,15 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 		return nil // already split
 	}
 	parent := rt.parts[idx]
+	// Once the split committed, the parent refuses every write (its requests go on to the
+	// children) and its writer stops; closing it waits for that, so it runs after the locks
+	// below are released, as requests refused there may be waiting for them.
+	committed := false
+	defer func() {
+		if committed {
+			parent.Close()
+		}
+	}()
 	e.mu.RLock()
 	left, right, closed := c.rec.NextRangeID, c.rec.NextRangeID+1, e.closed
 	e.mu.RUnlock()
@@ -90,6 +99,7 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 		next.parts = append(next.parts, p)
 	}
 	c.routes.Store(next)
+	committed = true
 	e.refreshBudgets()
 	e.log.Info("partition split", "database", c.db.rec.ID, "container", rec.ID, "parent", parentID,
 		"children", fmt.Sprint(left, ",", right), "at", at.Hex())

@@ -156,16 +156,17 @@ func (p *Partition) stopBuild() {
 	s := &p.split
 	s.mu.Lock()
 	stop, done := s.stop, s.done
+	if stop != nil {
+		select { // closed under the lock: Close and split-abort may both stop it
+		case <-stop:
+		default:
+			close(stop)
+		}
+	}
 	s.mu.Unlock()
-	if stop == nil {
-		return
+	if stop != nil {
+		<-done
 	}
-	select {
-	case <-stop:
-	default:
-		close(stop)
-	}
-	<-done
 }
 
 // The build writes in batches of backfillBatch bytes, paced to backfillRate bytes per
