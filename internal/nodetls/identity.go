@@ -121,4 +121,3 @@ func (id *Identity) Client() *tls.Config {
 // Authority names the cluster's authority: equal on two nodes exactly when they hold the
 // same secret (for logs and status, never the secret itself).
 func (id *Identity) Authority() string { return fmt.Sprintf("%x", id.caFingerprint[:8]) }
-

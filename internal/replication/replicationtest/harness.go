@@ -43,7 +43,14 @@ type Harness struct {
 	quiet  atomic.Uint64
 	// dir, when set, holds the nodes' stores on disk (NewOnDisk).
 	dir string
+	// transport, when set, gives each node the transport its host sends with, in place of Net
+	// (NewOverTransport).
+	transport TransportFunc
 }
+
+// TransportFunc makes the transport a node's host sends with; deliver hands what arrives for
+// the node to its host.
+type TransportFunc func(node replication.NodeID, deliver func(*replication.Envelope)) replication.Transport
 
 // Node is one node of the harness.
 type Node struct {
@@ -87,19 +94,27 @@ type meta struct {
 }
 
 // New starts a harness of n nodes, numbered from 1; seed drives the network's random faults.
-func New(n int, seed uint64, log *slog.Logger) (*Harness, error) { return newHarness(n, seed, log, "") }
+func New(n int, seed uint64, log *slog.Logger) (*Harness, error) {
+	return newHarness(n, seed, log, "", nil)
+}
 
 // NewOnDisk starts a harness whose nodes keep their stores in directories under dir, on the
 // machine's disk, where a sync costs what it costs (benchmarks); their power cannot be cut.
 func NewOnDisk(n int, dir string, log *slog.Logger) (*Harness, error) {
-	return newHarness(n, 1, log, dir)
+	return newHarness(n, 1, log, dir, nil)
 }
 
-func newHarness(n int, seed uint64, log *slog.Logger, dir string) (*Harness, error) {
+// NewOverTransport starts a harness of n nodes whose hosts send with the transports tf makes
+// (a real network, say) instead of the harness's network, whose faults then do nothing.
+func NewOverTransport(n int, tf TransportFunc, log *slog.Logger) (*Harness, error) {
+	return newHarness(n, 1, log, "", tf)
+}
+
+func newHarness(n int, seed uint64, log *slog.Logger, dir string, tf TransportFunc) (*Harness, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &Harness{Net: NewNetwork(seed), log: log, nodes: map[replication.NodeID]*Node{}, dir: dir,
+	h := &Harness{Net: NewNetwork(seed), log: log, nodes: map[replication.NodeID]*Node{}, dir: dir, transport: tf,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	h.Clock.Store(1_780_000_000)
 	for i := 1; i <= n; i++ {
@@ -135,8 +150,12 @@ func (node *Node) start() error {
 		return err
 	}
 	node.db = db
+	var tr replication.Transport = node.h.Net
+	if node.h.transport != nil {
+		tr = node.h.transport(node.ID, node.deliver)
+	}
 	host, err := replication.New(replication.Config{
-		Node: node.ID, DB: db, Transport: node.h.Net, Open: node.open, Logger: node.h.log,
+		Node: node.ID, DB: db, Transport: tr, Open: node.open, Logger: node.h.log,
 		Notify: node.h.notify,
 	})
 	if err != nil {
@@ -148,6 +167,16 @@ func (node *Node) start() error {
 	node.mu.Unlock()
 	node.h.Net.attach(node.ID, host)
 	return nil
+}
+
+// deliver hands env to the node's host, if it is up.
+func (node *Node) deliver(env *replication.Envelope) {
+	node.mu.Lock()
+	host, up := node.Host, node.up
+	node.mu.Unlock()
+	if up {
+		host.Deliver(env)
+	}
 }
 
 func (h *Harness) notify() {

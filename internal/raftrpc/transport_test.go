@@ -1,0 +1,157 @@
+package raftrpc
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/nodetls"
+	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// inbox collects what a transport delivers.
+type inbox struct {
+	mu   sync.Mutex
+	envs []*replication.Envelope
+	more chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{more: make(chan struct{}, 1)} }
+
+func (in *inbox) deliver(env *replication.Envelope) {
+	in.mu.Lock()
+	in.envs = append(in.envs, env)
+	in.mu.Unlock()
+	select {
+	case in.more <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns once n envelopes arrived, or fails the test after a while.
+func (in *inbox) wait(t *testing.T, n int) []*replication.Envelope {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		in.mu.Lock()
+		got := append([]*replication.Envelope(nil), in.envs...)
+		in.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-in.more:
+		case <-deadline:
+			t.Fatalf("%d envelopes arrived, want %d", len(got), n)
+		}
+	}
+}
+
+// node is a transport serving on loopback.
+type node struct {
+	id    replication.NodeID
+	t     *Transport
+	in    *inbox
+	addr  string
+	serve chan error
+}
+
+// startNodes starts transports for the given secrets, each able to reach the others.
+func startNodes(t *testing.T, secrets ...string) []*node {
+	t.Helper()
+	addrs := map[replication.NodeID]string{}
+	var mu sync.Mutex
+	resolve := func(id replication.NodeID) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		a, ok := addrs[id]
+		return a, ok
+	}
+	var nodes []*node
+	for i, secret := range secrets {
+		id, err := nodetls.New([]byte(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := &node{id: replication.NodeID(i + 1), in: newInbox(), addr: l.Addr().String(), serve: make(chan error, 1)}
+		n.t = New(Config{Node: n.id, TLS: id, Resolve: resolve, Deliver: n.in.deliver})
+		mu.Lock()
+		addrs[n.id] = n.addr
+		mu.Unlock()
+		go func() { n.serve <- n.t.Serve(l) }()
+		t.Cleanup(func() {
+			n.t.Close()
+			if err := <-n.serve; err != nil {
+				t.Errorf("node %d: serve: %v", n.id, err)
+			}
+		})
+		nodes = append(nodes, n)
+	}
+	return nodes
+}
+
+func to(from, dst *node, group replication.GroupID) *replication.Envelope {
+	return &replication.Envelope{Group: group, From: replication.Member{Replica: 1, Node: from.id, Store: 1},
+		To: replication.Member{Replica: 2, Node: dst.id, Store: 1}}
+}
+
+// Envelopes arrive whole and in order, a snapshot of several megabytes included.
+func TestEnvelopesArrive(t *testing.T) {
+	nodes := startNodes(t, "one cluster's secret", "one cluster's secret")
+	a, b := nodes[0], nodes[1]
+	var sent []*replication.Envelope
+	for i := range 50 {
+		env := to(a, b, replication.GroupID(i))
+		env.Term, env.Commit = uint64(i), uint64(2*i)
+		if i == 20 {
+			sst := bytes.Repeat([]byte("sstable bytes "), 400_000) // 5.6 MB: six frames
+			env.Snapshot = &replication.SnapshotData{Meta: []byte("meta"),
+				Spans: []storage.Span{{Start: []byte("a"), End: []byte("z")}}, SSTs: [][]byte{sst}}
+		}
+		sent = append(sent, env)
+		a.t.Send(env)
+	}
+	got := b.in.wait(t, len(sent))
+	for i := range sent {
+		if !equalEnvelopes(got[i], sent[i]) {
+			t.Fatalf("envelope %d arrived as %+v, sent %+v", i, got[i].Group, sent[i].Group)
+		}
+	}
+	// To itself, a node delivers at once.
+	a.t.Send(to(a, a, 7))
+	if got := a.in.wait(t, 1); got[0].Group != 7 {
+		t.Fatalf("delivered to itself: %+v", got[0])
+	}
+}
+
+// A process with another secret reaches no node, and no node sends it anything.
+func TestOtherSecretCutOff(t *testing.T) {
+	nodes := startNodes(t, "one cluster's secret", "another cluster's secret")
+	member, stranger := nodes[0], nodes[1]
+	for _, pair := range [][2]*node{{stranger, member}, {member, stranger}} {
+		from, dst := pair[0], pair[1]
+		deadline := time.Now().Add(20 * time.Second)
+		for from.t.Dropped.Load() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d kept sending to node %d of another cluster without a failure", from.id, dst.id)
+			}
+			from.t.Send(to(from, dst, 1))
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for _, n := range nodes {
+		n.in.mu.Lock()
+		got := len(n.in.envs)
+		n.in.mu.Unlock()
+		if got != 0 {
+			t.Fatalf("node %d received %d envelopes from another cluster", n.id, got)
+		}
+	}
+}
