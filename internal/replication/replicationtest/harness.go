@@ -48,8 +48,8 @@ type Harness struct {
 	transport TransportFunc
 }
 
-// TransportFunc makes the transport a node's host sends with; deliver hands what arrives for
-// the node to its host.
+// TransportFunc makes the transport a node's host sends with, at each start of the node;
+// deliver hands what arrives for the node to its host.
 type TransportFunc func(node replication.NodeID, deliver func(*replication.Envelope)) replication.Transport
 
 // Node is one node of the harness.
