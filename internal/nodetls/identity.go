@@ -8,8 +8,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -31,10 +35,14 @@ type Identity struct {
 	// that holds the secret.
 	caFingerprint [32]byte
 	cert          tls.Certificate
+	// caDER and keyDER are the authority's certificate and the node's key, for WriteFiles.
+	caDER, keyDER []byte
 }
 
-// New derives the cluster's authority from secret and issues this node a certificate.
-func New(secret []byte) (*Identity, error) {
+// New derives the cluster's authority from secret and issues this node a certificate. hosts
+// are the names and IP addresses the node is reached at, which its certificate names beside
+// the name every node answers to (for clients that check the host they dialled, as etcd's do).
+func New(secret []byte, hosts ...string) (*Identity, error) {
 	if len(secret) < MinSecretLen {
 		return nil, ErrShortSecret
 	}
@@ -83,13 +91,26 @@ func New(secret []byte) (*Identity, error) {
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			nodeTemplate.IPAddresses = append(nodeTemplate.IPAddresses, ip)
+		} else if h != "" {
+			nodeTemplate.DNSNames = append(nodeTemplate.DNSNames, h)
+		}
+	}
 	nodeDER, err := x509.CreateCertificate(rand.Reader, nodeTemplate, ca, pub, caKey)
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
 	return &Identity{
+		caDER:         caDER,
+		keyDER:        keyDER,
 		authority:     pool,
 		caFingerprint: sha256.Sum256(caDER),
 		cert:          tls.Certificate{Certificate: [][]byte{nodeDER, caDER}, PrivateKey: key},
@@ -121,3 +142,33 @@ func (id *Identity) Client() *tls.Config {
 // Authority names the cluster's authority: equal on two nodes exactly when they hold the
 // same secret (for logs and status, never the secret itself).
 func (id *Identity) Authority() string { return fmt.Sprintf("%x", id.caFingerprint[:8]) }
+
+// Files are the paths WriteFiles wrote: PEM files for a program that takes TLS as files (the
+// embedded etcd).
+type Files struct {
+	Authority, Cert, Key string
+}
+
+// WriteFiles writes the authority's certificate, the node's certificate and its key to dir
+// (created if needed; the key readable by the owner only), replacing what is there.
+func (id *Identity) WriteFiles(dir string) (Files, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Files{}, err
+	}
+	f := Files{Authority: filepath.Join(dir, "authority.pem"), Cert: filepath.Join(dir, "node.pem"),
+		Key: filepath.Join(dir, "node-key.pem")}
+	for _, w := range []struct {
+		path  string
+		block *pem.Block
+		mode  os.FileMode
+	}{
+		{f.Authority, &pem.Block{Type: "CERTIFICATE", Bytes: id.caDER}, 0o644},
+		{f.Cert, &pem.Block{Type: "CERTIFICATE", Bytes: id.cert.Certificate[0]}, 0o644},
+		{f.Key, &pem.Block{Type: "PRIVATE KEY", Bytes: id.keyDER}, 0o600},
+	} {
+		if err := os.WriteFile(w.path, pem.EncodeToMemory(w.block), w.mode); err != nil {
+			return Files{}, err
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,222 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/partita-db/partita/internal/nodetls"
+)
+
+// Config is what Start needs.
+type Config struct {
+	// Dir holds the etcd member's data and the TLS files it reads.
+	Dir string
+	// Addr is this node's cluster address, host:port.
+	Addr string
+	// Join are the cluster addresses of the founding nodes, the same list on every node.
+	Join []string
+	TLS  *nodetls.Identity
+}
+
+// LeaseTTL is how long a node's record outlives the node.
+const LeaseTTL = 5 * time.Second
+
+// ControlPlane is a node's part in the control plane: its etcd member, if it runs one, and its
+// client.
+type ControlPlane struct {
+	etcd   *embed.Etcd // nil on a node that is not on the join list
+	client *clientv3.Client
+	cancel context.CancelFunc
+	lease  clientv3.LeaseID
+	closed sync.Once
+}
+
+// ErrBadAddress is what Start returns for an address that is not host:port with a port that
+// leaves room for the two derived from it.
+var ErrBadAddress = errors.New("controlplane: a cluster address must be host:port, with a port below 65534")
+
+// ports derives the etcd member's peer and client addresses from a cluster address.
+func ports(addr string) (peer, client string, err error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %q", ErrBadAddress, addr)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n <= 0 || n >= 65534 {
+		return "", "", fmt.Errorf("%w: %q", ErrBadAddress, addr)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1)), net.JoinHostPort(host, strconv.Itoa(n+2)), nil
+}
+
+// memberName is the etcd member name of a founding node: its cluster address, the same on
+// every node's list.
+func memberName(addr string) string {
+	return strings.NewReplacer(":", "_", "[", "", "]", "").Replace(addr)
+}
+
+// Start starts this node's part of the control plane and returns once the etcd cluster
+// answers (a majority of the join list is up), or ctx ends.
+func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
+	if len(cfg.Join) == 0 {
+		return nil, errors.New("controlplane: an empty join list")
+	}
+	var clientURLs []string
+	var initial []string
+	for _, a := range cfg.Join {
+		peer, client, err := ports(a)
+		if err != nil {
+			return nil, err
+		}
+		clientURLs = append(clientURLs, "https://"+client)
+		initial = append(initial, memberName(a)+"=https://"+peer)
+	}
+	cp := &ControlPlane{}
+	if slices.Contains(cfg.Join, cfg.Addr) {
+		e, err := startMember(cfg, strings.Join(initial, ","))
+		if err != nil {
+			return nil, err
+		}
+		cp.etcd = e
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: clientURLs, TLS: cfg.TLS.Client(), DialTimeout: 5 * time.Second,
+		Logger: quietLogger()})
+	if err != nil {
+		cp.Close()
+		return nil, err
+	}
+	cp.client = client
+	// Ready once the cluster answers a linearizable read: a majority of the members is up.
+	for {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := client.Get(c, "/partita/ready")
+		cancel()
+		if err == nil {
+			return cp, nil
+		}
+		if ctx.Err() != nil {
+			cp.Close()
+			return nil, fmt.Errorf("controlplane: the cluster did not answer: %w", err)
+		}
+	}
+}
+
+// startMember starts this node's etcd member.
+func startMember(cfg Config, initialCluster string) (*embed.Etcd, error) {
+	peer, client, err := ports(cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	files, err := cfg.TLS.WriteFiles(cfg.Dir + "/tls")
+	if err != nil {
+		return nil, err
+	}
+	ec := embed.NewConfig()
+	ec.Name = memberName(cfg.Addr)
+	ec.Dir = cfg.Dir + "/etcd"
+	peerURL, err := url.Parse("https://" + peer)
+	if err != nil {
+		return nil, err
+	}
+	clientURL, err := url.Parse("https://" + client)
+	if err != nil {
+		return nil, err
+	}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*peerURL}, []url.URL{*peerURL}
+	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*clientURL}, []url.URL{*clientURL}
+	ec.InitialCluster = initialCluster
+	// Nodes of another cluster, or started with another join list, do not form one with ours.
+	ec.InitialClusterToken = "partita-" + cfg.TLS.Authority()
+	ec.PeerTLSInfo.CertFile, ec.PeerTLSInfo.KeyFile, ec.PeerTLSInfo.TrustedCAFile = files.Cert, files.Key, files.Authority
+	ec.PeerTLSInfo.ClientCertAuth = true
+	ec.ClientTLSInfo.CertFile, ec.ClientTLSInfo.KeyFile, ec.ClientTLSInfo.TrustedCAFile = files.Cert, files.Key, files.Authority
+	ec.ClientTLSInfo.ClientCertAuth = true
+	// etcd's own log, warnings and errors, stays beside its data for the operator.
+	ec.LogLevel = "warn"
+	ec.LogOutputs = []string{cfg.Dir + "/etcd.log"}
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: starting etcd: %w", err)
+	}
+	return e, nil
+}
+
+// Node is what a node registers about itself.
+type Node struct {
+	Addr string `json:"addr"` // cluster address
+	API  string `json:"api"`  // Cosmos REST address
+	CQL  string `json:"cql,omitempty"`
+}
+
+const nodesPrefix = "/partita/nodes/"
+
+// Register records n as live for as long as this control plane runs.
+func (cp *ControlPlane) Register(ctx context.Context, n Node) error {
+	lease, err := cp.client.Grant(ctx, int64(LeaseTTL/time.Second))
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	if _, err := cp.client.Put(ctx, nodesPrefix+n.Addr, string(b), clientv3.WithLease(lease.ID)); err != nil {
+		return err
+	}
+	kctx, cancel := context.WithCancel(context.Background())
+	ch, err := cp.client.KeepAlive(kctx, lease.ID)
+	if err != nil {
+		cancel()
+		return err
+	}
+	go func() {
+		for range ch { // the client renews; its answers are drained here
+		}
+	}()
+	cp.cancel, cp.lease = cancel, lease.ID
+	return nil
+}
+
+// Nodes lists the live nodes, by cluster address.
+func (cp *ControlPlane) Nodes(ctx context.Context) ([]Node, error) {
+	resp, err := cp.client.Get(ctx, nodesPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	var out []Node
+	for _, kv := range resp.Kvs {
+		var n Node
+		if err := json.Unmarshal(kv.Value, &n); err != nil {
+			return nil, fmt.Errorf("controlplane: node record %s: %w", kv.Key, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Close stops renewing this node's record and stops its etcd member, if any. It may be
+// called more than once.
+func (cp *ControlPlane) Close() {
+	cp.closed.Do(func() {
+		if cp.cancel != nil {
+			cp.cancel()
+		}
+		if cp.client != nil {
+			cp.client.Close()
+		}
+		if cp.etcd != nil {
+			cp.etcd.Close()
+		}
+	})
+}
