@@ -204,8 +204,8 @@ func censusCases(ids censusIDs) []censusCase {
 	add("headers", "two pre-triggers", "POST", docs, `{"id":"hdr","pk":"p"}`, 400, with(pkP, "x-ms-documentdb-pre-trigger-include", "a,b")...)
 
 	// paths
-	for _, p := range []string{"//dbs/census", "/dbs//census", "/dbs/census//colls", "/dbs/census/colls/c/docs//keep",
-		"//", "/dbs/census/colls/c/docs/keep//"} {
+	for _, p := range []string{"///dbs/census", "/dbs//census", "/dbs/census//colls", "/dbs/census/colls/c/docs//keep",
+		"///", "/dbs/census/colls/c/docs/keep//"} {
 		add("paths", "GET "+p, "GET", p, "", 400, pkP...)
 	}
 	for _, p := range []string{"/dbs/%zz", keep + "%2", docs + "/k%ZZ"} {

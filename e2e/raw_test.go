@@ -299,3 +299,31 @@ func TestQueryPlanRequest(t *testing.T) {
 		t.Fatalf("plan: %s", b)
 	}
 }
+
+// A client that joins the endpoint the account advertises (which ends in "/") with a path that
+// begins with "/" sends "//dbs/...": the service serves such requests, signed for the resource
+// as usual, and so does Partita. Three slashes are still refused (the census).
+func TestDoubledLeadingSlash(t *testing.T) {
+	s := startServer(t, false)
+	c := rawClient{s: s, key: emulatorKey, now: time.Now}
+	pk := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}
+	for _, step := range []struct{ method, path, body string }{
+		{"POST", "//dbs", `{"id":"db"}`},
+		{"POST", "//dbs/db/colls", `{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`},
+		{"POST", "//dbs/db/colls/c/docs", `{"id":"one","pk":"p"}`},
+	} {
+		if code, _, b := c.do(t, step.method, step.path, []byte(step.body), pk); code != 201 {
+			t.Fatalf("%s %s: %d %s", step.method, step.path, code, b)
+		}
+	}
+	for _, path := range []string{"//dbs/db/colls/c/docs/one", "/dbs/db/colls/c/docs/one"} {
+		code, _, b := c.do(t, "GET", path, nil, pk)
+		var item struct{ ID string }
+		if err := json.Unmarshal(b, &item); code != 200 || err != nil || item.ID != "one" {
+			t.Fatalf("GET %s: %d %s", path, code, b)
+		}
+	}
+	if code, _, b := c.do(t, "GET", "//", nil, nil); code != 200 || !strings.Contains(string(b), `"writableLocations"`) {
+		t.Fatalf("GET //: %d %s", code, b)
+	}
+}

@@ -18,13 +18,15 @@ type resource struct {
 // parseResource reads the escaped URL path. A feed (odd number of segments, e.g.
 // dbs/d/colls) is typed by its last segment and linked to its parent; a single resource (even
 // number) is typed by the second to last and linked to itself. Offers are linked by their rid,
-// in lower case. One slash may end the path (SDKs address offers as "offers/<rid>/"); any
-// other empty segment, a leading "//" included, is refused rather than read as if it were not
-// there.
+// in lower case. One slash may end the path (SDKs address offers as "offers/<rid>/"), and one
+// more may begin it: clients that join the endpoint the account advertises, which ends in "/",
+// with a path that begins with one send "//dbs/...", which the service serves. Any other empty
+// segment is refused rather than read as if it were not there.
 func parseResource(escapedPath string) (resource, error) {
+	escapedPath = strings.TrimPrefix(escapedPath, "/")
 	trimmed := strings.TrimSuffix(strings.TrimPrefix(escapedPath, "/"), "/")
 	var res resource
-	if trimmed == "" && len(escapedPath) <= 1 {
+	if trimmed == "" && escapedPath == "" || escapedPath == "/" {
 		return res, nil
 	}
 	res.segs = make([]string, 0, strings.Count(trimmed, "/")+1)

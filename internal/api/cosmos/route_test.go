@@ -18,6 +18,9 @@ func TestParseResource(t *testing.T) {
 		{"/dbs/my%20db/colls/c%2F1/docs", "docs", "dbs/my db/colls/c/1", "dbs/*/colls/*/docs", []string{"dbs", "my db", "colls", "c/1", "docs"}},
 		{"/dbs/d/colls/c/docs/a%25b", "docs", "dbs/d/colls/c/docs/a%b", "dbs/*/colls/*/docs/*", []string{"dbs", "d", "colls", "c", "docs", "a%b"}},
 		{"/offers/AbC=", "offers", "abc=", "offers/*", []string{"offers", "AbC="}},
+		// The advertised endpoint ends in "/", and clients that join it with "/dbs/..." send this.
+		{"//dbs/d1", "dbs", "dbs/d1", "dbs/*", []string{"dbs", "d1"}},
+		{"//", "", "", "", nil},
 	} {
 		res, err := parseResource(tc.path)
 		if err != nil {
@@ -27,7 +30,7 @@ func TestParseResource(t *testing.T) {
 			t.Errorf("%s: got typ %q link %q shape %q segs %q", tc.path, res.typ, res.link, res.shape(), res.segs)
 		}
 	}
-	for _, bad := range []string{"/dbs//colls", "/dbs/%zz", "/dbs/%2", "//dbs/d1", "/dbs/d1//", "//", "/dbs/d1/colls//"} {
+	for _, bad := range []string{"/dbs//colls", "/dbs/%zz", "/dbs/%2", "///dbs/d1", "/dbs/d1//", "///", "/dbs/d1/colls//"} {
 		if _, err := parseResource(bad); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
