@@ -625,27 +625,31 @@ for (const transport of transports()) {
       });
 
       test("eachRow with autoPage: every row once, partitions in token order, rows in clustering order", async () => {
-        const seen = new Uint8Array(ROWS);
-        let count = 0;
-        let lastToken = Long.MIN_VALUE;
-        const lastSeq = new Map();
-        await new Promise((resolve, reject) => {
-          client.eachRow(
-            "SELECT bucket, seq, body, token(bucket) AS t FROM shop.events",
-            [],
-            { prepare: true, autoPage: true, fetchSize: 500 },
-            (n, row) => {
-              seen[row.seq]++;
-              count++;
-              assert.equal(row.body, `event ${row.seq}`);
-              assert.equal(row.seq % BUCKETS, row.bucket);
-              assert.ok(row.t.greaterThanOrEqual(lastToken), `token ${row.t} after ${lastToken}`);
-              lastToken = row.t;
-              assert.ok(row.seq > (lastSeq.get(row.bucket) ?? -1), `bucket ${row.bucket}: seq ${row.seq} out of order`);
-              lastSeq.set(row.bucket, row.seq);
-            },
-            (err) => (err ? reject(err) : resolve()),
-          );
+        let seen, count, lastToken, lastSeq;
+        // A throttled page starts the statement again, from no rows.
+        await retryOverloaded(() => {
+          seen = new Uint8Array(ROWS);
+          count = 0;
+          lastToken = Long.MIN_VALUE;
+          lastSeq = new Map();
+          return new Promise((resolve, reject) => {
+            client.eachRow(
+              "SELECT bucket, seq, body, token(bucket) AS t FROM shop.events",
+              [],
+              { prepare: true, autoPage: true, fetchSize: 500 },
+              (n, row) => {
+                seen[row.seq]++;
+                count++;
+                assert.equal(row.body, `event ${row.seq}`);
+                assert.equal(row.seq % BUCKETS, row.bucket);
+                assert.ok(row.t.greaterThanOrEqual(lastToken), `token ${row.t} after ${lastToken}`);
+                lastToken = row.t;
+                assert.ok(row.seq > (lastSeq.get(row.bucket) ?? -1), `bucket ${row.bucket}: seq ${row.seq} out of order`);
+                lastSeq.set(row.bucket, row.seq);
+              },
+              (err) => (err ? reject(err) : resolve()),
+            );
+          });
         });
         assert.equal(count, ROWS);
         assert.ok(seen.every((n) => n === 1), "some row was not read exactly once");
@@ -657,11 +661,13 @@ for (const transport of transports()) {
         let pageState;
         let pages = 0;
         do {
-          const rs = await client.execute("SELECT seq FROM shop.events WHERE bucket = ?", [42], {
-            prepare: true,
-            fetchSize: 7,
-            pageState,
-          });
+          const rs = await retryOverloaded(() =>
+            client.execute("SELECT seq FROM shop.events WHERE bucket = ?", [42], {
+              prepare: true,
+              fetchSize: 7,
+              pageState,
+            }),
+          );
           assert.ok(rs.rows.length <= 7);
           seqs.push(...rs.rows.map((r) => r.seq));
           pageState = rs.pageState;
@@ -678,10 +684,12 @@ for (const transport of transports()) {
         const desc = [];
         pageState = undefined;
         do {
-          const rs = await client.execute(
-            "SELECT seq FROM shop.events WHERE bucket = ? AND seq >= ? ORDER BY seq DESC",
-            [42, 5042],
-            { prepare: true, fetchSize: 9, pageState },
+          const rs = await retryOverloaded(() =>
+            client.execute(
+              "SELECT seq FROM shop.events WHERE bucket = ? AND seq >= ? ORDER BY seq DESC",
+              [42, 5042],
+              { prepare: true, fetchSize: 9, pageState },
+            ),
           );
           desc.push(...rs.rows.map((r) => r.seq));
           pageState = rs.pageState;
@@ -693,7 +701,8 @@ for (const transport of transports()) {
       });
 
       test("queries: IN, DISTINCT, LIMIT, PER PARTITION LIMIT, count, ALLOW FILTERING", async () => {
-        const q = async (stmt, params = []) => (await client.execute(stmt, params, { prepare: true })).rows;
+        const q = async (stmt, params = []) =>
+          (await retryOverloaded(() => client.execute(stmt, params, { prepare: true }))).rows;
         const distinct = await q("SELECT DISTINCT bucket FROM shop.events");
         assert.deepEqual(
           distinct.map((r) => r.bucket).sort((a, b) => a - b),
@@ -728,19 +737,21 @@ for (const transport of transports()) {
         await expectCode(client.execute("SELECT seq FROM shop.events WHERE body = 'event 1'"), codes.invalid);
 
         // Limits and DISTINCT hold across pages.
-        const paged = async (stmt, fetchSize) => {
-          const rows = [];
-          await new Promise((resolve, reject) =>
-            client.eachRow(
-              stmt,
-              [],
-              { prepare: true, autoPage: true, fetchSize },
-              (n, row) => rows.push(row),
-              (err) => (err ? reject(err) : resolve()),
-            ),
-          );
-          return rows;
-        };
+        // A throttled page starts the statement again, from no rows.
+        const paged = (stmt, fetchSize) =>
+          retryOverloaded(async () => {
+            const rows = [];
+            await new Promise((resolve, reject) =>
+              client.eachRow(
+                stmt,
+                [],
+                { prepare: true, autoPage: true, fetchSize },
+                (n, row) => rows.push(row),
+                (err) => (err ? reject(err) : resolve()),
+              ),
+            );
+            return rows;
+          });
         const first1234 = await paged("SELECT seq FROM shop.events LIMIT 1234", 500);
         assert.equal(first1234.length, 1234);
         assert.equal(new Set(first1234.map((r) => r.seq)).size, 1234);
@@ -765,17 +776,20 @@ for (const transport of transports()) {
             const start = part.start.getValue();
             // (start, min] is (start, end of the ring].
             const open = part.end.equals(minToken);
-            const rs = await client.execute(
-              open
-                ? "SELECT seq, token(bucket) AS t FROM shop.events WHERE token(bucket) > ?"
-                : "SELECT seq, token(bucket) AS t FROM shop.events WHERE token(bucket) > ? AND token(bucket) <= ?",
-              open ? [start] : [start, part.end.getValue()],
-              { prepare: true, fetchSize: 5000 },
+            const rs = await retryOverloaded(() =>
+              client.execute(
+                open
+                  ? "SELECT seq, token(bucket) AS t FROM shop.events WHERE token(bucket) > ?"
+                  : "SELECT seq, token(bucket) AS t FROM shop.events WHERE token(bucket) > ? AND token(bucket) <= ?",
+                open ? [start] : [start, part.end.getValue()],
+                { prepare: true, fetchSize: 5000 },
+              ),
             );
             let rows = rs.rows;
             let page = rs;
             while (page.pageState) {
-              page = await page.nextPage();
+              const from = page;
+              page = await retryOverloaded(() => from.nextPage());
               rows = rows.concat(page.rows);
             }
             if (rows.length > 0) nonEmpty++;
