@@ -66,7 +66,7 @@ func (c *call) batch() error {
 		if results, failed, err = ct.ExecuteBatch(o.PartitionKey, ops); err != nil {
 			return err
 		}
-		c.w.Header()["X-Ms-Session-Token"] = []string{sessionToken(ct.Session(o.PartitionKey))}
+		c.w.Header()["x-ms-session-token"] = []string{sessionToken(ct.Session(o.PartitionKey))}
 	} else {
 		if len(ops) > engine.MaxBatchOperations {
 			return fault.New(fault.BadRequest, "A bulk request has at most %d operations; got %d", engine.MaxBatchOperations, len(ops))
@@ -98,7 +98,7 @@ func (c *call) batch() error {
 	if failed >= 0 {
 		code = http.StatusMultiStatus
 	}
-	c.w.Header()["X-Ms-Content-Path"] = []string{ct.RID()}
+	c.w.Header()["x-ms-content-path"] = []string{ct.RID()}
 	return c.replyJSON(code, out)
 }
 

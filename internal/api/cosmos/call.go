@@ -84,12 +84,14 @@ func (c *call) decodeJSON(v any) error {
 
 // reply writes a successful response with a JSON body (nil writes none).
 //
-// Response headers throughout the gateway are stored under their canonical keys directly
-// (c.set, or hdr["X-Ms-Substatus"] = ...): Header().Set canonicalizes every key it is given,
-// which showed in profiles of point reads.
+// Response headers throughout the gateway are stored under their keys directly (c.set, or
+// hdr["x-ms-substatus"] = ...), and the service's own, x-ms-*, etag and lsn, in lower case as
+// the service sends them: clients that look headers up case-sensitively (the Python SDK) see
+// nothing under Go's canonical capitalisation, which Header().Set would impose (and its
+// canonicalizing showed in profiles of point reads).
 func (c *call) reply(code int, body []byte) {
-	c.set("X-Ms-Request-Charge", strconv.FormatFloat(c.charge, 'f', 2, 64))
-	c.set("X-Ms-Request-Duration-Ms", strconv.FormatFloat(float64(time.Since(c.start).Microseconds())/1000, 'f', 3, 64))
+	c.set("x-ms-request-charge", strconv.FormatFloat(c.charge, 'f', 2, 64))
+	c.set("x-ms-request-duration-ms", strconv.FormatFloat(float64(time.Since(c.start).Microseconds())/1000, 'f', 3, 64))
 	if body != nil {
 		c.set("Content-Type", "application/json")
 		c.set("Content-Length", strconv.Itoa(len(body)))
@@ -113,7 +115,7 @@ func (c *call) replyJSON(code int, v any) error {
 // replyResource writes one catalog resource (a database, container, offer or script) with its
 // etag, or 304 Not Modified to a read whose If-None-Match names that etag, as items answer.
 func (c *call) replyResource(code int, etag string, v any) error {
-	c.set("Etag", quoted(etag))
+	c.set("etag", quoted(etag))
 	if c.r.Method == http.MethodGet {
 		if inm := c.r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || unquoted(inm) == etag) {
 			c.reply(http.StatusNotModified, nil)
@@ -135,13 +137,13 @@ func (c *call) fail(err error) {
 		c.h.log.Debug("request refused", "method", c.r.Method, "path", c.r.URL.Path, "status", w.status, "err", e.Message)
 	}
 	if w.substatus != 0 {
-		c.w.Header()["X-Ms-Substatus"] = []string{strconv.Itoa(w.substatus)}
+		c.w.Header()["x-ms-substatus"] = []string{strconv.Itoa(w.substatus)}
 	}
 	if e.Kind == fault.Throttled && c.charge == 0 {
 		c.charge = ru.Throttled()
 	}
 	if e.RetryAfter > 0 {
-		c.w.Header()["X-Ms-Retry-After-Ms"] = []string{strconv.FormatInt(max(1, e.RetryAfter.Milliseconds()), 10)}
+		c.w.Header()["x-ms-retry-after-ms"] = []string{strconv.FormatInt(max(1, e.RetryAfter.Milliseconds()), 10)}
 	}
 	body, _ := json.Marshal(struct {
 		Code    string `json:"code"`

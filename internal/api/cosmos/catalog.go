@@ -141,7 +141,7 @@ func (c *call) page(n int, id func(int) string) (lo, hi int, err error) {
 	hi = n
 	if max > 0 && lo+max < n {
 		hi = lo + max
-		c.w.Header().Set("x-ms-continuation", base64.RawURLEncoding.EncodeToString([]byte(id(hi-1))))
+		c.set("x-ms-continuation", base64.RawURLEncoding.EncodeToString([]byte(id(hi-1))))
 	}
 	return lo, hi, nil
 }

@@ -54,10 +54,10 @@ func (c *call) changeFeed(aim string) error {
 		return err
 	}
 	h := c.w.Header()
-	h["Etag"] = []string{quoted(strconv.FormatUint(page.Through, 10))}
-	h["X-Ms-Session-Token"] = []string{sessionToken(page.Partition, page.LSN)}
-	h["X-Ms-Content-Path"] = []string{ct.RID()}
-	h["X-Ms-Item-Count"] = []string{strconv.Itoa(len(page.Changes))}
+	h["etag"] = []string{quoted(strconv.FormatUint(page.Through, 10))}
+	h["x-ms-session-token"] = []string{sessionToken(page.Partition, page.LSN)}
+	h["x-ms-content-path"] = []string{ct.RID()}
+	h["x-ms-item-count"] = []string{strconv.Itoa(len(page.Changes))}
 	if len(page.Changes) == 0 {
 		c.reply(http.StatusNotModified, nil)
 		return nil

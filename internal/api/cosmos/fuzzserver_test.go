@@ -103,7 +103,7 @@ func (s *fuzzServer) do(method, path string, body []byte, hdr map[string]string)
 	}
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, req)
-	return w
+	return received(w)
 }
 
 // checkAnswer fails t unless w is an answer a client can act on: never a 5xx; a refusal

@@ -69,9 +69,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if activity == "" {
 		activity = newActivityID()
 	}
-	c.set("X-Ms-Activity-Id", activity)
-	c.set("X-Ms-Gatewayversion", "version=2.14.0")
-	c.set("X-Ms-Serviceversion", "version=2.14.0.0")
+	c.set("x-ms-activity-id", activity)
+	c.set("x-ms-gatewayversion", "version=2.14.0")
+	c.set("x-ms-serviceversion", "version=2.14.0.0")
 	if strings.HasPrefix(r.URL.Path, managementPrefix) {
 		c.manage()
 		return

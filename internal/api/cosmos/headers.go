@@ -49,8 +49,8 @@ func (c *call) setQuota(u engine.Usage) {
 	b = append(append(b, kb...), ";documentsCount="...)
 	b = append(strconv.AppendInt(b, u.Items, 10), ";collectionSize="...)
 	b = append(append(b, kb...), ';')
-	c.set("X-Ms-Resource-Quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
-	c.set("X-Ms-Resource-Usage", string(b))
+	c.set("x-ms-resource-quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
+	c.set("x-ms-resource-usage", string(b))
 }
 
 // maxItemCount reads x-ms-max-item-count: absent or -1 lets the server choose.

@@ -59,7 +59,7 @@ func signedRequests(t *testing.T, e *engine.Engine) func(method, path, resType, 
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		return w
+		return received(w)
 	}
 }
 

@@ -15,5 +15,5 @@ func (c *call) setIndexProgress(info engine.ContainerInfo) {
 	if !isTrue(c.r.Header.Get("X-Ms-Documentdb-Populatequotainfo")) {
 		return
 	}
-	c.set("X-Ms-Documentdb-Collection-Index-Transformation-Progress", strconv.Itoa(info.IndexProgress))
+	c.set("x-ms-documentdb-collection-index-transformation-progress", strconv.Itoa(info.IndexProgress))
 }

@@ -34,7 +34,7 @@ func (c *call) inject() bool {
 	if !ok {
 		return false
 	}
-	activity := c.w.Header().Get("X-Ms-Activity-Id")
+	activity := c.w.Header()["x-ms-activity-id"][0] // set by ServeHTTP before anything else
 	if hit.Latency > 0 {
 		t := time.NewTimer(hit.Latency)
 		select {
@@ -52,10 +52,10 @@ func (c *call) inject() bool {
 		"method", c.r.Method, "path", c.r.URL.Path, "activity", activity)
 	hdr := c.w.Header()
 	if hit.Substatus != 0 {
-		hdr["X-Ms-Substatus"] = []string{strconv.Itoa(hit.Substatus)}
+		hdr["x-ms-substatus"] = []string{strconv.Itoa(hit.Substatus)}
 	}
 	if hit.RetryAfter > 0 {
-		hdr["X-Ms-Retry-After-Ms"] = []string{strconv.FormatInt(hit.RetryAfter.Milliseconds(), 10)}
+		hdr["x-ms-retry-after-ms"] = []string{strconv.FormatInt(hit.RetryAfter.Milliseconds(), 10)}
 	}
 	body, _ := json.Marshal(struct {
 		Code    string `json:"code"`

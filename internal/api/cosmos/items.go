@@ -78,11 +78,11 @@ func (c *call) triggerNames(header string) ([]string, error) {
 // itemReply writes the outcome of an item operation with its headers.
 func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, withBody bool) {
 	if r.ETag != "" {
-		c.set("Etag", quoted(r.ETag))
+		c.set("etag", quoted(r.ETag))
 	}
-	c.set("X-Ms-Session-Token", sessionToken(r.PartitionID, r.LSN))
-	c.set("Lsn", strconv.FormatUint(r.LSN, 10))
-	c.set("X-Ms-Content-Path", ct.RID())
+	c.set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
+	c.set("lsn", strconv.FormatUint(r.LSN, 10))
+	c.set("x-ms-content-path", ct.RID())
 	c.setQuota(ct.Usage())
 	if !withBody || preferMinimal(c.r) {
 		c.reply(code, nil)
@@ -140,7 +140,7 @@ func (c *call) readItem() error {
 		return err
 	}
 	if inm := c.r.Header.Get("If-None-Match"); inm != "" && unquoted(inm) == r.ETag {
-		c.w.Header()["Etag"] = []string{quoted(r.ETag)}
+		c.w.Header()["etag"] = []string{quoted(r.ETag)}
 		c.reply(http.StatusNotModified, nil)
 		return nil
 	}

@@ -72,7 +72,7 @@ func (s *tokenServer) send(auth, method, path, body string, hdr map[string]strin
 	}
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, req)
-	return w
+	return received(w)
 }
 
 // master sends a request signed with the account key for the resource its path names.

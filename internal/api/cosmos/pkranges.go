@@ -16,7 +16,7 @@ func (c *call) partitionKeyRanges() error {
 	}
 	c.charge = ru.Catalog()
 	etag := quoted(info.RID + ":" + strconv.FormatUint(uint64(info.RangeGeneration), 10))
-	c.w.Header()["Etag"] = []string{etag}
+	c.w.Header()["etag"] = []string{etag}
 	if c.r.Header.Get("If-None-Match") == etag {
 		c.reply(http.StatusNotModified, nil)
 		return nil
@@ -35,6 +35,6 @@ func (c *call) partitionKeyRanges() error {
 			"status": "online", "parents": parents, "lsn": p.LSN,
 		}
 	}
-	c.w.Header()["X-Ms-Content-Path"] = []string{info.RID}
+	c.w.Header()["x-ms-content-path"] = []string{info.RID}
 	return c.replyJSON(http.StatusOK, map[string]any{"_rid": info.RID, "PartitionKeyRanges": ranges, "_count": len(ranges)})
 }

@@ -79,14 +79,14 @@ func (c *call) queryItems() error {
 	}
 	hdr := c.w.Header()
 	if res.Next != "" {
-		hdr["X-Ms-Continuation"] = []string{res.Next}
+		hdr["x-ms-continuation"] = []string{res.Next}
 	}
-	hdr["X-Ms-Session-Token"] = []string{sessionTokens(res.Partitions)}
-	hdr["X-Ms-Content-Path"] = []string{ct.RID()}
-	hdr["X-Ms-Item-Count"] = []string{strconv.Itoa(len(res.Results))}
-	hdr["X-Ms-Documentdb-Query-Metrics"] = []string{queryMetrics(res.Stats, prepared, time.Since(started))}
+	hdr["x-ms-session-token"] = []string{sessionTokens(res.Partitions)}
+	hdr["x-ms-content-path"] = []string{ct.RID()}
+	hdr["x-ms-item-count"] = []string{strconv.Itoa(len(res.Results))}
+	hdr["x-ms-documentdb-query-metrics"] = []string{queryMetrics(res.Stats, prepared, time.Since(started))}
 	if isTrue(c.r.Header.Get("X-Ms-Cosmos-Populateindexmetrics")) {
-		hdr["X-Ms-Cosmos-Index-Utilization"] = []string{indexUtilization(ct.IndexMetrics(prepared, res.Stats.Index))}
+		hdr["x-ms-cosmos-index-utilization"] = []string{indexUtilization(ct.IndexMetrics(prepared, res.Stats.Index))}
 	}
 	c.reply(http.StatusOK, resultList(ct.RID(), res.Results))
 	return nil
@@ -279,7 +279,7 @@ func (c *call) querySlice(key string, resources []map[string]any) error {
 		return err
 	}
 	if page.Next != "" {
-		c.w.Header()["X-Ms-Continuation"] = []string{page.Next}
+		c.w.Header()["x-ms-continuation"] = []string{page.Next}
 	}
 	out := make([]json.RawMessage, len(page.Results))
 	for i, v := range page.Results {

@@ -30,11 +30,11 @@ func (c *call) readFeed() error {
 		return err
 	}
 	if page.Next != "" {
-		c.w.Header()["X-Ms-Continuation"] = []string{page.Next}
+		c.w.Header()["x-ms-continuation"] = []string{page.Next}
 	}
-	c.w.Header()["X-Ms-Session-Token"] = []string{sessionTokens(page.Partitions)}
-	c.w.Header()["X-Ms-Content-Path"] = []string{ct.RID()}
-	c.w.Header()["X-Ms-Item-Count"] = []string{strconv.Itoa(len(page.Docs))}
+	c.w.Header()["x-ms-session-token"] = []string{sessionTokens(page.Partitions)}
+	c.w.Header()["x-ms-content-path"] = []string{ct.RID()}
+	c.w.Header()["x-ms-item-count"] = []string{strconv.Itoa(len(page.Docs))}
 	c.reply(http.StatusOK, documentList(ct.RID(), page.Docs))
 	return nil
 }

@@ -197,14 +197,14 @@ func (c *call) executeProcedure() error {
 	r, err := ct.ExecuteProcedure(c.res.segs[5], args, engine.ProcedureOptions{PartitionKey: key, Log: logging})
 	c.charge = r.Charge
 	if logging { // also when the script failed: its log may say why
-		c.set("X-Ms-Documentdb-Script-Log-Results", url.PathEscape(r.Log))
+		c.set("x-ms-documentdb-script-log-results", url.PathEscape(r.Log))
 	}
 	if err != nil {
 		return err
 	}
-	c.set("X-Ms-Session-Token", sessionToken(r.PartitionID, r.LSN))
-	c.set("Lsn", strconv.FormatUint(r.LSN, 10))
-	c.set("X-Ms-Content-Path", ct.RID())
+	c.set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
+	c.set("lsn", strconv.FormatUint(r.LSN, 10))
+	c.set("x-ms-content-path", ct.RID())
 	c.reply(http.StatusOK, r.Body)
 	return nil
 }
