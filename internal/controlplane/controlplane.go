@@ -161,8 +161,14 @@ type Node struct {
 
 const nodesPrefix = "/partita/nodes/"
 
-// Register records n as live for as long as this control plane runs.
+// ErrRegistered is what Register returns when the node registered already.
+var ErrRegistered = errors.New("controlplane: this node is registered already")
+
+// Register records n as live for as long as this control plane runs; a node registers once.
 func (cp *ControlPlane) Register(ctx context.Context, n Node) error {
+	if cp.cancel != nil {
+		return ErrRegistered
+	}
 	lease, err := cp.client.Grant(ctx, int64(LeaseTTL/time.Second))
 	if err != nil {
 		return err

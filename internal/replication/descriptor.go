@@ -77,16 +77,6 @@ func (d *Descriptor) member(id ReplicaID) (Member, bool) {
 	return Member{}, false
 }
 
-// onStore is the replica the store holds, if any.
-func (d *Descriptor) onStore(s StoreID) (Member, bool) {
-	for _, m := range d.Members {
-		if m.Store == s {
-			return m, true
-		}
-	}
-	return Member{}, false
-}
-
 func ids(rs []ReplicaID) []uint64 {
 	out := make([]uint64, len(rs))
 	for i, r := range rs {

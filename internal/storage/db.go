@@ -36,8 +36,7 @@ const DefaultCacheSize = 128 << 20
 type DB struct {
 	db *pebble.DB
 	// Rows caches hot items in front of Pebble; see RowCache for the rule its users keep.
-	Rows  *RowCache
-	cache *pebble.Cache
+	Rows *RowCache
 	// format is the layout the database holds (Format).
 	format byte
 	// opts, fs and dir are what the database was opened with, for the sstables of snapshots.

@@ -272,7 +272,7 @@ const logKeyLen = 19
 
 // LogSpan bounds a partition's log after LSN after.
 func LogSpan(container, partition uint32, after uint64) (start, end []byte) {
-	start, end = partitionSpan(familyLog, container, partition)
+	_, end = partitionSpan(familyLog, container, partition)
 	if after == math.MaxUint64 { // nothing comes after it (after+1 would wrap to the start)
 		return end, end
 	}

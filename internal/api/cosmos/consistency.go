@@ -60,7 +60,7 @@ func validSessionTokens(h string) bool {
 		}
 		version, rest, ok := strings.Cut(rest, "#")
 		// A version may be negative (-1 before any split) but carries no plus sign.
-		if _, err := strconv.ParseInt(version, 10, 64); !ok || err != nil || strings.HasPrefix(version, "+") {
+		if !ok || !digits(strings.TrimPrefix(version, "-")) {
 			return false
 		}
 		for i, f := range strings.Split(rest, "#") {

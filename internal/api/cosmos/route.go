@@ -26,7 +26,7 @@ func parseResource(escapedPath string) (resource, error) {
 	escapedPath = strings.TrimPrefix(escapedPath, "/")
 	trimmed := strings.TrimSuffix(strings.TrimPrefix(escapedPath, "/"), "/")
 	var res resource
-	if trimmed == "" && escapedPath == "" || escapedPath == "/" {
+	if escapedPath == "" || escapedPath == "/" {
 		return res, nil
 	}
 	res.segs = make([]string, 0, strings.Count(trimmed, "/")+1)

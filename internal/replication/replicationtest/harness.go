@@ -258,14 +258,7 @@ func (h *Harness) Stabilize() {
 // Tick advances Raft's clock on every live node by n ticks, letting the cluster react to each.
 func (h *Harness) Tick(n int) {
 	for range n {
-		for _, node := range h.Nodes() {
-			node.mu.Lock()
-			if node.up {
-				node.Host.Tick()
-			}
-			node.mu.Unlock()
-		}
-		h.notify()
+		h.TickAsync()
 		h.Stabilize()
 	}
 }

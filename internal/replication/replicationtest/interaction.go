@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -194,5 +193,3 @@ func nodeName(n *Node) string {
 	}
 	return fmt.Sprintf("n%d", n.ID)
 }
-
-func lines(ls []string) string { return strings.Join(ls, "\n") }
