@@ -139,7 +139,7 @@ func (c *call) page(n int, id func(int) string) (lo, hi int, err error) {
 		lo = sort.Search(n, func(i int) bool { return id(i) > string(last) })
 	}
 	hi = n
-	if max > 0 && lo+max < n {
+	if max > 0 && max < n-lo { // not lo+max < n: a huge max would wrap around
 		hi = lo + max
 		c.set("x-ms-continuation", base64.RawURLEncoding.EncodeToString([]byte(id(hi-1))))
 	}
