@@ -30,6 +30,12 @@ type Config struct {
 	TLS  *nodetls.Identity
 }
 
+// The etcd members' limits on one transaction: operations, and bytes.
+const (
+	MaxTxnOps       = 4096
+	MaxRequestBytes = 8 << 20
+)
+
 // LeaseTTL is how long a node's record outlives the node.
 const LeaseTTL = 5 * time.Second
 
@@ -91,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		cp.etcd = e
 	}
 	client, err := clientv3.New(clientv3.Config{Endpoints: clientURLs, TLS: cfg.TLS.Client(), DialTimeout: 5 * time.Second,
-		Logger: quietLogger()})
+		MaxCallSendMsgSize: MaxRequestBytes + 1<<20, Logger: quietLogger()})
 	if err != nil {
 		cp.Close()
 		return nil, err
@@ -143,6 +149,12 @@ func startMember(cfg Config, initialCluster string) (*embed.Etcd, error) {
 	ec.ClientTLSInfo.CertFile, ec.ClientTLSInfo.KeyFile, ec.ClientTLSInfo.TrustedCAFile = files.Cert, files.Key, files.Authority
 	ec.ClientTLSInfo.ClientCertAuth = true
 	// etcd's own log, warnings and errors, stays beside its data for the operator.
+	// The catalog's changes are transactions (internal/catalog): a database's deletion holds
+	// one operation per container and user it deletes, and a container's record holds its
+	// scripts. Both limits are raised from etcd's defaults (128 operations, 1.5 MiB) to what
+	// the catalog may need.
+	ec.MaxTxnOps = MaxTxnOps
+	ec.MaxRequestBytes = MaxRequestBytes
 	ec.LogLevel = "warn"
 	ec.LogOutputs = []string{cfg.Dir + "/etcd.log"}
 	e, err := embed.StartEtcd(ec)
@@ -210,6 +222,9 @@ func (cp *ControlPlane) Nodes(ctx context.Context) ([]Node, error) {
 	}
 	return out, nil
 }
+
+// Client is the node's etcd client, for the stores kept in the control plane (the catalog).
+func (cp *ControlPlane) Client() *clientv3.Client { return cp.client }
 
 // Close stops renewing this node's record and stops its etcd member, if any. It may be
 // called more than once.

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/storage"
 )
 
 // The catalog is persisted as one JSON record per database, per container and per user (with
-// its permissions, users.go), written with a synced batch on every change, and read whole at
-// start-up.
+// its permissions, users.go), kept in a catalog.Store: every change writes the counters and
+// the records it changes, synced, and the whole is read at start-up.
 
 type databaseRecord struct {
 	ID         string      `json:"id"`
@@ -77,14 +77,6 @@ type catalogSeq struct {
 	Version       uint64 `json:"version"`
 }
 
-func putJSON(b *storage.Batch, key []byte, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return b.Set(key, data)
-}
-
 // catalogRecords are the catalog's records as stored.
 type catalogRecords struct {
 	seq        catalogSeq
@@ -93,53 +85,64 @@ type catalogRecords struct {
 	users      []userRecord
 }
 
-func loadCatalog(db *storage.DB) (recs catalogRecords, err error) {
-	v, err := db.GetCopy(nil, storage.CatalogSeqKey())
-	switch {
-	case err == nil:
-		if err = json.Unmarshal(v, &recs.seq); err != nil {
+func loadCatalog(store catalog.Store) (recs catalogRecords, err error) {
+	cur, err := store.Load()
+	if err != nil {
+		return recs, err
+	}
+	if cur.Counters != nil {
+		if err = json.Unmarshal(cur.Counters, &recs.seq); err != nil {
 			return recs, fmt.Errorf("catalog counters: %w", err)
 		}
-	case !storage.IsNotFound(err):
-		return recs, err
 	}
-	if err := scanRecords(db, storage.CatalogDatabase, func(d databaseRecord) { recs.databases = append(recs.databases, d) }); err != nil {
-		return recs, err
+	for _, r := range cur.Records {
+		switch r.Kind {
+		case catalog.Databases:
+			err = decodeRecord(r, &recs.databases)
+		case catalog.Containers:
+			err = decodeRecord(r, &recs.containers)
+		case catalog.Users:
+			err = decodeRecord(r, &recs.users)
+		}
+		if err != nil {
+			return recs, err
+		}
 	}
-	if err := scanRecords(db, storage.CatalogContainer, func(c containerRecord) { recs.containers = append(recs.containers, c) }); err != nil {
-		return recs, err
-	}
-	err = scanRecords(db, storage.CatalogUser, func(u userRecord) { recs.users = append(recs.users, u) })
-	return recs, err
+	return recs, nil
 }
 
-func scanRecords[T any](db *storage.DB, kind byte, fn func(T)) error {
-	lo, hi := storage.CatalogSpan(kind)
-	it, err := db.NewIter(lo, hi)
+func decodeRecord[T any](r catalog.Record, into *[]T) error {
+	var rec T
+	if err := json.Unmarshal(r.Value, &rec); err != nil {
+		return fmt.Errorf("catalog record %s: %w", r.Key, err)
+	}
+	*into = append(*into, rec)
+	return nil
+}
+
+// change is a catalog change that writes the counters and deletes dels. Callers hold e.mu.
+func (e *Engine) change(dels ...catalog.Key) (catalog.Change, error) {
+	counters, err := json.Marshal(e.seq)
+	return catalog.Change{Counters: counters, Delete: dels}, err
+}
+
+// changeRecord is a catalog change that writes the counters and rec as the record of kind and
+// num. Callers hold e.mu.
+func (e *Engine) changeRecord(kind catalog.Kind, num uint32, rec any) (catalog.Change, error) {
+	ch, err := e.change()
 	if err != nil {
-		return err
+		return ch, err
 	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		var rec T
-		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			return fmt.Errorf("catalog record %x: %w", it.Key(), err)
-		}
-		fn(rec)
-	}
-	return it.Error()
+	v, err := json.Marshal(rec)
+	ch.Put = []catalog.Record{{Key: catalog.Key{Kind: kind, Num: num}, Value: v}}
+	return ch, err
 }
 
 // persist writes one catalog record with the counters, synced. Callers hold e.mu.
-func (e *Engine) persist(key []byte, rec any) error {
-	b := e.db.NewBatch()
-	defer b.Close()
-	err := putJSON(b, storage.CatalogSeqKey(), e.seq)
+func (e *Engine) persist(kind catalog.Kind, num uint32, rec any) error {
+	ch, err := e.changeRecord(kind, num, rec)
 	if err == nil {
-		err = putJSON(b, key, rec)
-	}
-	if err == nil {
-		err = b.Commit()
+		_, err = e.catalog.Commit(ch)
 	}
 	if err != nil {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)

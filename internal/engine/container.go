@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -201,7 +202,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		e.seq = seq
 		return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
 	}
-	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
 		c.close()
 		e.seq = seq
 		return ContainerInfo{}, err
@@ -271,13 +272,10 @@ func (c *Container) close() {
 	}
 }
 
-// deleteInto adds to b the deletion of the container's record and all its data.
-func (c *Container) deleteInto(b *storage.Batch) error {
-	n := c.rec.Num
-	if err := b.Delete(storage.CatalogKey(storage.CatalogContainer, n)); err != nil {
-		return err
-	}
-	for _, span := range storage.ContainerSpans(n) {
+// deleteData adds to b the deletion of all the container's data; its record's deletion goes
+// into the same batch through the catalog (catalog.Local.Stage).
+func (c *Container) deleteData(b *storage.Batch) error {
+	for _, span := range storage.ContainerSpans(c.rec.Num) {
 		if err := b.DeleteRange(span.Start, span.End); err != nil {
 			return err
 		}
@@ -347,11 +345,17 @@ func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
 	if err := checkVersion(fmt.Sprintf("container %q", id), c.rec.Version, ifMatch); err != nil {
 		return err
 	}
-	c.close() // queued writes finish first, so none lands after the range deletion
-	e.drops++
+	c.close()       // queued writes finish first, so none lands after the range deletion
+	e.nextVersion() // the catalog changed; its version says so
 	b := e.db.NewBatch()
 	defer b.Close()
-	err = c.deleteInto(b)
+	ch, err := e.change(catalog.Key{Kind: catalog.Containers, Num: c.rec.Num})
+	if err == nil {
+		err = c.deleteData(b)
+	}
+	if err == nil {
+		err = e.catalog.Stage(b, ch)
+	}
 	if err == nil {
 		err = b.Commit()
 	}
@@ -438,7 +442,7 @@ func (e *Engine) replaceContainer(dbID, id string, r ContainerReplace) (Containe
 	rec.Indexing = policy
 	rec.DefaultTTL = r.DefaultTTL
 	rec.Version = e.nextVersion()
-	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
 		return ContainerInfo{}, nil, nil, err
 	}
 	c.rec = rec

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
-	"github.com/partita-db/partita/internal/storage"
 )
 
 // Database is a database of the account. Its record changes only under Engine.mu.
@@ -82,7 +82,7 @@ func (e *Engine) createDatabase(id string, shared *Throughput, meta json.RawMess
 	seq := e.seq
 	e.seq.NextDB++
 	rec := databaseRecord{ID: id, Num: e.seq.NextDB, Throughput: shared, TS: now(), Version: e.nextVersion(), Meta: meta}
-	if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Databases, rec.Num, rec); err != nil {
 		e.seq = seq
 		return DatabaseInfo{}, err
 	}
@@ -125,20 +125,24 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 	if err := checkVersion(fmt.Sprintf("database %q", id), d.rec.Version, ifMatch); err != nil {
 		return err
 	}
-	e.drops++
+	e.nextVersion() // the catalog changed; its version says so
 	b := e.db.NewBatch()
 	defer b.Close()
+	dels := []catalog.Key{{Kind: catalog.Databases, Num: d.rec.Num}}
 	for _, c := range d.containers {
-		if err := c.deleteInto(b); err != nil {
+		dels = append(dels, catalog.Key{Kind: catalog.Containers, Num: c.rec.Num})
+		if err := c.deleteData(b); err != nil {
 			return fault.New(fault.Internal, "%v", err)
 		}
 	}
 	for _, u := range d.users {
-		if err := b.Delete(storage.CatalogKey(storage.CatalogUser, u.rec.Num)); err != nil {
-			return fault.New(fault.Internal, "%v", err)
-		}
+		dels = append(dels, catalog.Key{Kind: catalog.Users, Num: u.rec.Num})
 	}
-	if err := b.Delete(storage.CatalogKey(storage.CatalogDatabase, d.rec.Num)); err != nil {
+	ch, err := e.change(dels...)
+	if err == nil {
+		err = e.catalog.Stage(b, ch)
+	}
+	if err != nil {
 		return fault.New(fault.Internal, "%v", err)
 	}
 	for _, c := range d.containers {

@@ -15,6 +15,6 @@
 // For the partition key advisor a container also keeps, in memory only, a small log of the
 // query texts it recently ran (querylog.go), and can sample its items (sample.go).
 //
-// It owns the catalog's persistence (records under the catalog key family) and the rules for
+// It owns the catalog's records (kept in a catalog.Store, the node's own for now) and the rules for
 // partition key definitions and throughput. It must never know about HTTP or wire formats.
 package engine

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/script"
 
@@ -62,9 +63,11 @@ const DefaultMaxLogicalPartitionBytes = 20 << 30
 
 // Engine is one account: its databases, containers and their partitions.
 type Engine struct {
-	db   *storage.DB
-	opts Options
-	log  *slog.Logger
+	db *storage.DB
+	// catalog keeps the catalog's records, in db.
+	catalog *catalog.Local
+	opts    Options
+	log     *slog.Logger
 
 	// mu guards the catalog: the maps and seq. Item operations take it only to look up their
 	// container; catalog changes hold it while their record is synced.
@@ -75,9 +78,6 @@ type Engine struct {
 	// users indexes every database's users by their number, which is unique in the account:
 	// a resource token names its permission by rid, and is checked on every request.
 	users map[uint32]*User
-	// drops counts the databases and containers deleted since the engine opened: deletions
-	// leave no record to version, and CatalogVersion must move with them too.
-	drops uint64
 
 	// background counts split goroutines and the log purger, which Close waits for before
 	// closing storage; stop tells the purger to end.
@@ -115,7 +115,7 @@ func Open(opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
+	e := &Engine{db: db, catalog: catalog.NewLocal(db), opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
 		scripts: script.NewRunner(opts.Scripts)}
 	if err := e.load(); err != nil {
 		e.closePartitions()
@@ -130,7 +130,7 @@ func Open(opts Options) (*Engine, error) {
 }
 
 func (e *Engine) load() error {
-	recs, err := loadCatalog(e.db)
+	recs, err := loadCatalog(e.catalog)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/storage"
 )
 
 // An offer is the throughput of a database (shared) or of a container (its own), as a
@@ -125,7 +125,7 @@ func (e *Engine) replaceOffer(id string, r OfferReplace) (OfferInfo, *Container,
 			}
 			rec := d.rec
 			rec.Throughput, rec.Version = &t, e.nextVersion()
-			if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
+			if err := e.persist(catalog.Databases, rec.Num, rec); err != nil {
 				return OfferInfo{}, nil, err
 			}
 			d.rec = rec
@@ -139,7 +139,7 @@ func (e *Engine) replaceOffer(id string, r OfferReplace) (OfferInfo, *Container,
 				}
 				rec := c.rec
 				rec.Throughput, rec.Version = &t, e.nextVersion()
-				if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+				if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
 					return OfferInfo{}, nil, err
 				}
 				c.rec = rec

@@ -3,8 +3,8 @@ package engine
 import (
 	"time"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/storage"
 )
 
 // Changing a container's indexing policy. The new policy is recorded, and followed by every
@@ -66,7 +66,7 @@ func (e *Engine) changeIndexing(c *Container, dbID, id string, r ContainerReplac
 			return ContainerInfo{}, e.reopen(c, fault.New(fault.Unavailable, "The indexing policy could not be changed: %v", err))
 		}
 	}
-	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
 		return ContainerInfo{}, e.reopen(c, err)
 	}
 	c.rec = rec

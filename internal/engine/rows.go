@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
-	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -76,7 +76,7 @@ func (e *Engine) SetTableMeta(dbID, id string, meta json.RawMessage) (ContainerI
 	rec := c.rec
 	rec.Meta = meta
 	rec.Version = e.nextVersion()
-	if err := e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
 		return ContainerInfo{}, err
 	}
 	c.rec = rec
@@ -97,7 +97,7 @@ func (e *Engine) SetKeyspaceMeta(id string, meta json.RawMessage) (DatabaseInfo,
 	rec := d.rec
 	rec.Meta = meta
 	rec.Version = e.nextVersion()
-	if err := e.persist(storage.CatalogKey(storage.CatalogDatabase, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Databases, rec.Num, rec); err != nil {
 		return DatabaseInfo{}, err
 	}
 	d.rec = rec
@@ -278,7 +278,7 @@ func (c *Container) MutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, er
 func (e *Engine) CatalogVersion() uint64 {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.seq.Version + e.drops
+	return e.seq.Version
 }
 
 // SetTableThroughput changes a table's own throughput (ALTER TABLE ... WITH

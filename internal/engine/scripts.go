@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
-	"github.com/partita-db/partita/internal/storage"
 )
 
 // A container's scripts (stored procedures, triggers, user-defined functions) are catalog
@@ -316,7 +316,7 @@ func (c *Container) live() error {
 // saveScripts writes the container's new record, synced, and publishes its scripts. Callers
 // hold e.mu and have advanced the catalog version.
 func (c *Container) saveScripts(rec containerRecord) error {
-	if err := c.e.persist(storage.CatalogKey(storage.CatalogContainer, rec.Num), rec); err != nil {
+	if err := c.e.persist(catalog.Containers, rec.Num, rec); err != nil {
 		return err
 	}
 	c.rec = rec

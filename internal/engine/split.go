@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
@@ -77,10 +78,11 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	}
 	rec.Ranges = ranges
 	err = s.Commit(func(b *storage.Batch) error {
-		if err := putJSON(b, storage.CatalogSeqKey(), e.seq); err != nil {
+		ch, err := e.changeRecord(catalog.Containers, rec.Num, rec)
+		if err != nil {
 			return err
 		}
-		return putJSON(b, storage.CatalogKey(storage.CatalogContainer, rec.Num), rec)
+		return e.catalog.Stage(b, ch)
 	})
 	if err != nil {
 		return e.reopen(c, err) // the parent is closed: serve again from the catalog as it was

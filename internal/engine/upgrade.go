@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/storage"
 )
@@ -20,7 +21,7 @@ func upgrade(db *storage.DB, log *slog.Logger, o partition.UpgradeOptions) error
 	if db.Format() != storage.UpgradableFormat {
 		return fmt.Errorf("%w: layout %d", storage.ErrFormat, db.Format())
 	}
-	recs, err := loadCatalog(db)
+	recs, err := loadCatalog(catalog.NewLocal(db))
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,11 @@ func upgrade(db *storage.DB, log *slog.Logger, o partition.UpgradeOptions) error
 			ranges[i] = partition.UpgradeRange{ID: r.ID, Range: er, Parents: r.Parents}
 		}
 		err := partition.UpgradeContainer(db, c.Num, ranges, c.Indexing, o, func(b *storage.Batch) error {
-			return putJSON(b, storage.UpgradeKey(), append(slices.Clone(done), c.Num))
+			progress, err := json.Marshal(append(slices.Clone(done), c.Num))
+			if err != nil {
+				return err
+			}
+			return b.Set(storage.UpgradeKey(), progress)
 		})
 		if err != nil {
 			return fmt.Errorf("upgrading container %q: %w", c.ID, err)

@@ -3,10 +3,10 @@ package engine
 import (
 	"fmt"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
-	"github.com/partita-db/partita/internal/storage"
 )
 
 // A database's users are catalog resources: one record per user, which also holds the user's
@@ -87,7 +87,7 @@ func (e *Engine) changeUser(dbID, id, ifMatch string) (*User, error) {
 // saveUser writes a user's new record, synced. Callers hold e.mu and have advanced the
 // catalog version.
 func (e *Engine) saveUser(u *User, rec userRecord) error {
-	if err := e.persist(storage.CatalogKey(storage.CatalogUser, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Users, rec.Num, rec); err != nil {
 		return err
 	}
 	u.rec = rec
@@ -119,7 +119,7 @@ func (e *Engine) createUser(d *Database, id string) (UserInfo, error) {
 	seq := e.seq
 	e.seq.NextUser++
 	rec := userRecord{ID: id, DB: d.rec.Num, Num: e.seq.NextUser, TS: now(), Version: e.nextVersion()}
-	if err := e.persist(storage.CatalogKey(storage.CatalogUser, rec.Num), rec); err != nil {
+	if err := e.persist(catalog.Users, rec.Num, rec); err != nil {
 		e.seq = seq
 		return UserInfo{}, err
 	}
@@ -214,15 +214,10 @@ func (e *Engine) DeleteUser(dbID, id, ifMatch string) error {
 	if err != nil {
 		return err
 	}
-	b := e.db.NewBatch()
-	defer b.Close()
 	e.nextVersion() // the catalog changed; its version says so
-	err = putJSON(b, storage.CatalogSeqKey(), e.seq)
+	ch, err := e.change(catalog.Key{Kind: catalog.Users, Num: u.rec.Num})
 	if err == nil {
-		err = b.Delete(storage.CatalogKey(storage.CatalogUser, u.rec.Num))
-	}
-	if err == nil {
-		err = b.Commit()
+		_, err = e.catalog.Commit(ch)
 	}
 	if err != nil {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
