@@ -8,15 +8,19 @@ import (
 )
 
 func TestPlan(t *testing.T) {
-	p, err := Prepare("SELECT DISTINCT TOP @n c.city, COUNT(1) AS n FROM c WHERE c.x > 1 GROUP BY c.city ORDER BY c.city DESC")
+	p, err := Prepare("SELECT DISTINCT TOP @n c.city, COUNT(1) AS n FROM c WHERE c.x > 1 GROUP BY c.city")
 	if err != nil {
 		t.Fatal(err)
 	}
 	pl := p.Plan(map[string]value.Value{"@n": value.Num(5)})
-	if pl.DistinctType != "Ordered" || pl.Top == nil || *pl.Top != 5 || pl.Offset != nil || pl.HasSelectValue ||
-		!reflect.DeepEqual(pl.OrderBy, []string{"Descending"}) || !reflect.DeepEqual(pl.OrderByExpressions, []string{`c["city"]`}) ||
-		!reflect.DeepEqual(pl.GroupByExpressions, []string{`c["city"]`}) || !reflect.DeepEqual(pl.Aggregates, []string{"Count"}) ||
+	if pl.DistinctType != "Unordered" || pl.Top == nil || *pl.Top != 5 || pl.Offset != nil || pl.HasSelectValue ||
+		pl.OrderBy != nil || !reflect.DeepEqual(pl.GroupByExpressions, []string{`c["city"]`}) || !reflect.DeepEqual(pl.Aggregates, []string{"Count"}) ||
 		!reflect.DeepEqual(pl.GroupByAliases, []string{"city", "n"}) {
+		t.Fatalf("%+v", pl)
+	}
+	p, _ = Prepare("SELECT DISTINCT VALUE c.city FROM c ORDER BY c.city DESC")
+	pl = p.Plan(nil)
+	if pl.DistinctType != "Ordered" || !reflect.DeepEqual(pl.OrderBy, []string{"Descending"}) || !reflect.DeepEqual(pl.OrderByExpressions, []string{`c["city"]`}) {
 		t.Fatalf("%+v", pl)
 	}
 	p, _ = Prepare("SELECT VALUE AVG(c.n * 2) FROM c OFFSET 1 LIMIT 2")

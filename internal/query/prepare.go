@@ -137,9 +137,15 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 		return nil, fault.New(fault.BadRequest, "SELECT * cannot be used with GROUP BY or aggregates")
 	}
 	if len(q.GroupBy) > 0 {
+		if err := checkGroupBy(q); err != nil {
+			return nil, err
+		}
 		if err := selectsOnlyGroups(s, q.GroupBy); err != nil {
 			return nil, err
 		}
+	}
+	if len(p.aggs) > 0 && q.From != nil && groupsInFrom(q.From) {
+		return nil, fault.New(fault.BadRequest, "Aggregate functions over a subquery that has a GROUP BY clause are not supported")
 	}
 
 	// Every other expression: functions must exist with the right number of arguments, no
@@ -394,6 +400,51 @@ func (p *Prepared) CheckParams(params map[string]value.Value) error {
 // Ordered reports whether the query fixes the order of its results (ORDER BY). Without it,
 // results come in the order items are stored, which clients must not rely on.
 func (p *Prepared) Ordered() bool { return len(p.q.OrderBy) > 0 }
+
+// checkGroupBy applies the service's rules for GROUP BY: each expression reads a property and
+// holds no subquery and no aggregate, and the query has no ORDER BY.
+func checkGroupBy(q *Query) error {
+	for _, g := range q.GroupBy {
+		if err := noAggregates(g); err != nil {
+			return err
+		}
+		reads := false
+		var sub bool
+		walk(g, func(x Expr) {
+			switch x.(type) {
+			case Ident:
+				reads = true
+			case Subquery, Exists, ArrayQuery:
+				sub = true
+			}
+		})
+		if sub {
+			return fault.New(fault.BadRequest, "Subqueries are not supported in the GROUP BY clause")
+		}
+		if !reads {
+			return fault.New(fault.BadRequest, "Each GROUP BY expression must contain at least one property reference: '%s' contains none", FormatExpr(g))
+		}
+	}
+	if len(q.OrderBy) > 0 {
+		return fault.New(fault.BadRequest, "ORDER BY is not supported in a query with a GROUP BY clause")
+	}
+	return nil
+}
+
+// groupsInFrom reports whether a subquery in f (or in a subquery's own FROM) has GROUP BY: the
+// service does not run an aggregate over such a subquery.
+func groupsInFrom(f *From) bool {
+	for _, src := range append([]Source{f.Source}, f.Joins...) {
+		sq, ok := src.Expr.(Subquery)
+		if !ok {
+			continue
+		}
+		if len(sq.Q.GroupBy) > 0 || sq.Q.From != nil && groupsInFrom(sq.Q.From) {
+			return true
+		}
+	}
+	return false
+}
 
 // selectsOnlyGroups refuses a grouped projection that reads an item's properties other than
 // through its GROUP BY expressions or aggregates (s's aggregates are already aggRefs): such a

@@ -106,3 +106,37 @@ func TestGroupedSelectReadsOnlyGroups(t *testing.T) {
 		}
 	}
 }
+
+// The forms the GROUP BY documentation rules out are refused, each with its reason, and their
+// neighbours that it allows are accepted.
+func TestGroupByRules(t *testing.T) {
+	for _, sql := range []string{
+		"SELECT x.a FROM (SELECT c.a FROM c GROUP BY c.a) x",
+		"SELECT COUNT(1) FROM (SELECT DISTINCT c.a FROM c) x",
+		"SELECT COUNT(1) FROM (SELECT TOP 4 * FROM c) x",
+		"SELECT c.a, 1 AS one FROM c GROUP BY c.a",
+		"SELECT c.a FROM c GROUP BY c.a OFFSET 1 LIMIT 2",
+		"SELECT * FROM c WHERE EXISTS (SELECT VALUE COUNT(1) FROM t IN c.tags GROUP BY t)",
+		"SELECT VALUE COUNT(1) FROM c GROUP BY LOWER(c.a)",
+	} {
+		if _, err := Prepare(sql); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+	for sql, why := range map[string]string{
+		"SELECT COUNT(x) FROM (SELECT c.a FROM c GROUP BY c.a) AS x":                  "over a subquery that has a GROUP BY",
+		"SELECT VALUE COUNT(1) FROM (SELECT c.a FROM c GROUP BY c.a)":                 "over a subquery that has a GROUP BY",
+		"SELECT SUM(x.n) FROM (SELECT COUNT(1) AS n FROM c GROUP BY c.a) x":           "over a subquery that has a GROUP BY",
+		"SELECT COUNT(1) FROM (SELECT y.a FROM (SELECT c.a FROM c GROUP BY c.a) y) x": "over a subquery that has a GROUP BY",
+		"SELECT c.a FROM c GROUP BY c.a ORDER BY c.a":                                 "ORDER BY is not supported",
+		"SELECT c.a FROM c GROUP BY (SELECT VALUE 1)":                                 "Subqueries are not supported",
+		"SELECT c.a FROM c GROUP BY c.a, EXISTS(SELECT VALUE 1)":                      "Subqueries are not supported",
+		"SELECT c.a FROM c GROUP BY COUNT(c.a)":                                       "only allowed in the SELECT clause",
+		"SELECT COUNT(1) FROM c GROUP BY 1":                                           "at least one property reference",
+		"SELECT COUNT(1) FROM c GROUP BY @p":                                          "at least one property reference",
+	} {
+		if _, err := Prepare(sql); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: got %v, want a refusal: %s", sql, err, why)
+		}
+	}
+}
