@@ -350,3 +350,47 @@ func TestCountFromPartitionStatistics(t *testing.T) {
 	c2, _ := e2.Container("db", "c")
 	check(c2, "[280]")
 }
+
+// A subquery that reads the container and needs all of it (DISTINCT, TOP, GROUP BY, ORDER BY,
+// OFFSET) is a table the outer query reads, over a logical partition and across partitions:
+// counting distinct values counts values, not items.
+func TestQueryOverDerivedTable(t *testing.T) {
+	_, c := newContainer(t, Options{MinPartitions: 4}, ContainerSpec{})
+	for i := range 200 {
+		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprintf("k%d", i%10), fmt.Sprintf(`,"n":%d,"color":"c%d"`, i, i%7)))
+	}
+	for _, tc := range []struct {
+		sql  string
+		key  string // the partition key the query is scoped to; "" for all
+		want string
+	}{
+		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.color FROM c)", "", "[7]"},
+		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.color FROM c) x", "k3", "[7]"},
+		{"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.pk FROM c) x", "", "[10]"},
+		{"SELECT VALUE COUNT(1) FROM (SELECT TOP 4 * FROM c) x", "", "[4]"},
+		{"SELECT VALUE SUM(x.n) FROM (SELECT TOP 3 c.n FROM c ORDER BY c.n DESC) x", "", "[594]"},
+		{"SELECT VALUE x.pk FROM (SELECT c.pk FROM c GROUP BY c.pk) x", "k3", `["k3"]`},
+		{"SELECT VALUE x FROM (SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 2 LIMIT 2) x", "", "[2,3]"},
+		{"SELECT VALUE y FROM (SELECT DISTINCT VALUE x FROM (SELECT VALUE c.color FROM c) x) y WHERE y > 'c4'", "", `["c5","c6"]`},
+		// A subquery that needs one item at a time is read item by item, as before.
+		{"SELECT VALUE COUNT(1) FROM (SELECT c.color FROM c WHERE c.n < 50) x", "", "[50]"},
+	} {
+		p, err := query.Prepare(tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := epk.All
+		if tc.key != "" {
+			if r, err = c.KeyRange(epk.Key{epk.String(tc.key)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := c.Query(p, r, query.Options{MaxItems: 1000})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if got := value.Arr(res.Results).String(); got != tc.want {
+			t.Errorf("%s (key %q): %s, want %s", tc.sql, tc.key, got, tc.want)
+		}
+	}
+}

@@ -286,19 +286,36 @@ func (p *Prepared) itemRows(ev *evaluator, pos Position, doc []byte, emit func(v
 // rows expands the FROM clause over one item and filters by WHERE.
 func (p *Prepared) rows(ev *evaluator, doc value.Value, emit func(row) (bool, error)) error {
 	ev.doc = doc
-	_, err := ev.expand(p.q, nil, doc, func(r row) (bool, error) {
-		if p.q.Where != nil {
-			w, err := ev.eval(p.q.Where, r)
-			if err != nil {
-				return false, err
-			}
-			if !w.IsTrue() {
-				return true, nil
-			}
+	_, err := ev.expand(p.q, nil, doc, p.where(ev, emit))
+	return err
+}
+
+// where calls emit with the rows that pass the query's WHERE clause.
+func (p *Prepared) where(ev *evaluator, emit func(row) (bool, error)) func(row) (bool, error) {
+	if p.q.Where == nil {
+		return emit
+	}
+	return func(r row) (bool, error) {
+		w, err := ev.eval(p.q.Where, r)
+		if err != nil || !w.IsTrue() {
+			return err == nil, err
 		}
 		return emit(r)
-	})
-	return err
+	}
+}
+
+// derivedRows feeds the rows of a query over a derived table (p.derived): the first source's
+// alias bound to each of the table's values, expanded by the JOINs and filtered by WHERE.
+func (p *Prepared) derivedRows(ev *evaluator, table []value.Value, emit func(row) (bool, error)) error {
+	ev.doc = value.Value{}
+	emit = p.where(ev, emit)
+	for _, v := range table {
+		more, err := ev.expandFrom(p.q, 1, row{{p.q.From.Source.Alias, v}}, ev.doc, emit)
+		if !more || err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // expand binds the FROM sources of q, starting from the outer row, calling emit for every
@@ -308,6 +325,12 @@ func (ev *evaluator) expand(q *Query, outer row, doc value.Value, emit func(row)
 	if q.From == nil {
 		return emit(outer)
 	}
+	return ev.expandFrom(q, 0, outer, doc, emit)
+}
+
+// expandFrom is expand from the source at index start of q's FROM (0 its first source, 1 its
+// first JOIN), with the aliases of those before it bound in outer.
+func (ev *evaluator) expandFrom(q *Query, start int, outer row, doc value.Value, emit func(row) (bool, error)) (bool, error) {
 	sources := append([]Source{q.From.Source}, q.From.Joins...)
 	var rec func(i int, r row) (bool, error)
 	rec = func(i int, r row) (bool, error) {
@@ -361,7 +384,7 @@ func (ev *evaluator) expand(q *Query, outer row, doc value.Value, emit func(row)
 		}
 		return true, nil
 	}
-	return rec(0, outer)
+	return rec(start, outer)
 }
 
 // rootName is the identifier a source expression starts from: c in c, c.a, c.a[0].
@@ -480,7 +503,9 @@ func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error)
 		return p.finish(ev, pa)
 	}
 	parts := []Reader{src}
-	if s, ok := src.(Splitter); ok {
+	if s, ok := src.(Splitter); ok && p.derived == nil {
+		// A derived table is one table over all the parts: its own query reads them in
+		// parallel (scanInput).
 		parts = s.Parts()
 	}
 	partials := make([]*partial, len(parts))
@@ -524,6 +549,13 @@ func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error)
 // come out as Cosmos computes them.
 func (p *Prepared) scanInput(ev *evaluator, src Reader) func(emit func(row) (bool, error)) error {
 	return func(emit func(row) (bool, error)) error {
+		if p.derived != nil {
+			table, err := p.derived.materialize(ev, src)
+			if err != nil {
+				return err
+			}
+			return p.derivedRows(ev, table, emit)
+		}
 		if c, ok := src.(Counter); ok && !p.needsItems {
 			if n, ok := c.Count(); ok {
 				// The items would be fed as empty objects anyway (see decode); the charge still

@@ -27,6 +27,9 @@ func FuzzEval(f *testing.F) {
 		"SELECT VALUE ARRAY(SELECT VALUE x FROM x IN c.arr WHERE IS_NUMBER(x)) FROM c",
 		"SELECT VALUE EXISTS(SELECT VALUE 1 FROM x IN c.arr) FROM c",
 		"SELECT VALUE (SELECT VALUE MAX(x) FROM x IN c.arr) FROM c",
+		// Derived tables: a subquery source that needs all the items.
+		"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.n FROM c) x",
+		"SELECT VALUE y FROM (SELECT TOP 2 VALUE x FROM (SELECT VALUE c.n FROM c ORDER BY c.n) x) y",
 		"SELECT TOP @n c.id FROM c ORDER BY c.n",
 		"SELECT VALUE c.n ?? c.s ?: 1 FROM c",
 		"SELECT VALUE [c.n << 3, ~c.n, c.n | 1, c.s || 'x', c.o.p.q[0]] FROM c",

@@ -29,6 +29,11 @@ type Prepared struct {
 	// needsItems is false when no expression reads the items (SELECT VALUE COUNT(1) FROM c):
 	// they are then counted without being decoded.
 	needsItems bool
+	// derived is set when the query reads the container through a subquery, its first
+	// source, that needs all of its input (wholeInput): that subquery is run over the items
+	// first, as a table, and this query over its results. Any other subquery source is
+	// evaluated item by item, which gives the same rows.
+	derived *Prepared
 }
 
 // aggSpec is one aggregate call of the SELECT clause, replaced there by an aggRef.
@@ -69,7 +74,42 @@ func prepareTree(q *Query, src string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.markDerived()
 	return p, nil
+}
+
+// markDerived sets derived on a query that reads the container through a subquery that needs
+// all its input, and on such subqueries of that subquery.
+func (p *Prepared) markDerived() {
+	inner := p.fromSubquery()
+	if inner == nil || !inner.wholeInput() {
+		return
+	}
+	p.derived, p.streaming, p.needsItems = inner, false, true
+	inner.markDerived()
+}
+
+// fromSubquery is the query's first source when it is a subquery.
+func (p *Prepared) fromSubquery() *Prepared {
+	if p.q.From == nil {
+		return nil
+	}
+	if sq, ok := p.q.From.Source.Expr.(Subquery); ok {
+		return p.subs[sq.Q]
+	}
+	return nil
+}
+
+// wholeInput reports whether the query's results depend on more than one item at a time:
+// it groups or aggregates, orders, removes duplicates, counts (TOP, OFFSET), or reads such a
+// subquery.
+func (p *Prepared) wholeInput() bool {
+	q := p.q
+	if p.grouped || len(q.OrderBy) > 0 || q.Select.Distinct || q.Select.Top != nil || q.Offset != nil {
+		return true
+	}
+	inner := p.fromSubquery()
+	return inner != nil && inner.wholeInput()
 }
 
 func isAggregate(name string) bool {

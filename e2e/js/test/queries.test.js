@@ -389,6 +389,21 @@ suite("queries", (ctx) => {
     await expectStatus(container.items.query("SELECT VALUE NO_SUCH_FUNCTION(c.n) FROM c").fetchAll(), 400);
   });
 
+  test("the forms the GROUP BY documentation rules out give 400, their neighbours run", async () => {
+    for (const options of [{}, { partitionKey: "k01" }]) {
+      for (const q of [
+        "SELECT VALUE COUNT(1) FROM (SELECT c.pk FROM c GROUP BY c.pk) x",
+        "SELECT c.pk FROM c GROUP BY c.pk ORDER BY c.pk",
+        "SELECT VALUE COUNT(1) FROM c GROUP BY 1",
+      ]) {
+        const err = await expectStatus(container.items.query(q, options).fetchAll(), 400);
+        assert.equal(err.body?.code, "BadRequest", `${q}: ${JSON.stringify(err.body)}`);
+      }
+    }
+    const { resources } = await container.items.query("SELECT x.pk FROM (SELECT c.pk FROM c GROUP BY c.pk) x", { partitionKey: "k01" }).fetchAll();
+    assert.deepEqual(resources, [{ pk: "k01" }]);
+  });
+
   // ---- readAll ------------------------------------------------------------------------------
 
   test("items.readAll().fetchAll() (SELECT * from c) returns every item", async () => {
