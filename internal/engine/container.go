@@ -22,10 +22,15 @@ import (
 // Container is an open container. Its partition key definition never changes; its partitions
 // are published as an immutable routing table that is swapped whole when they change.
 type Container struct {
-	e      *Engine
-	db     *Database
-	rec    containerRecord // changes only under Engine.mu
-	def    PartitionKeyDef // fixed at creation; readable without the lock
+	e   *Engine
+	db  *Database
+	rec containerRecord // changes only under Engine.mu
+	def PartitionKeyDef // fixed at creation; readable without the lock
+	id  string          // the container's id, c.rec.ID, readable without the lock
+	num uint32          // the container's number, c.rec.Num, readable without the lock
+	// ttl is the default time to live as partitions take it (ttlSetting of c.rec.DefaultTTL),
+	// readable without the lock.
+	ttl    atomic.Int64
 	rid    rid.Container
 	scheme epk.Scheme
 	paths  [][]string // the partition key paths, split into segments
@@ -196,24 +201,56 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))
-	// Open first: a record is persisted only for a container that could be opened.
-	c, err := e.openContainer(d, rec)
-	if err != nil {
-		e.seq = seq
-		return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
-	}
-	if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
-		c.close()
-		e.seq = seq
-		return ContainerInfo{}, err
+	var c *Container
+	if e.replicas == nil {
+		// Open first: a record is persisted only for a container that could be opened.
+		if c, err = e.openContainer(d, rec); err != nil {
+			e.seq = seq
+			return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
+		}
+		if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
+			c.close()
+			e.seq = seq
+			return ContainerInfo{}, err
+		}
+	} else {
+		// The record first: it takes the container's number for good, and groups are
+		// bootstrapped for it after, or at the next start if this one stops before.
+		if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
+			e.seq = seq
+			return ContainerInfo{}, err
+		}
+		if c, err = e.openContainer(d, rec); err != nil {
+			if ch, cerr := e.change(catalog.Key{Kind: catalog.Containers, Num: rec.Num}); cerr == nil {
+				e.catalog.Commit(ch) // best effort: a record left is opened at the next start
+			}
+			return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
+		}
 	}
 	d.containers[spec.ID] = c
 	e.refreshBudgets()
 	return c.info(), nil
 }
 
+// openContainer opens a container and its partitions (replicated, bootstrapping a group for
+// each that has none).
 func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, error) {
-	c := &Container{e: e, db: d, rec: rec, def: rec.PartitionKey, rid: rid.ForContainer(d.rid, rec.Num), scheme: rec.PartitionKey.scheme()}
+	c, err := e.newContainer(d, rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.openPartitions(true); err != nil {
+		c.forget()
+		return nil, err
+	}
+	return c, nil
+}
+
+// newContainer makes the container of rec, without its partitions (openPartitions).
+func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, error) {
+	c := &Container{e: e, db: d, rec: rec, def: rec.PartitionKey, id: rec.ID, num: rec.Num, rid: rid.ForContainer(d.rid, rec.Num),
+		scheme: rec.PartitionKey.scheme()}
+	c.ttl.Store(ttlSetting(rec.DefaultTTL))
 	pol, err := indexing.Parse(rec.Indexing)
 	if err != nil {
 		return nil, err
@@ -230,45 +267,86 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 		}
 		c.paths = append(c.paths, segs)
 	}
+	if rs := e.replicas; rs != nil {
+		rs.mu.Lock()
+		rs.containers[rec.Num] = c
+		rs.mu.Unlock()
+	}
+	return c, nil
+}
+
+// openPartitions opens the partitions of the container's ranges and publishes their routing.
+func (c *Container) openPartitions(bootstrap bool) error {
 	rt := &routing{}
-	for _, r := range rec.Ranges {
-		p, err := c.openPartition(r)
+	for _, r := range c.rec.Ranges {
+		p, err := c.openPartition(r, bootstrap)
 		if err != nil {
-			for _, q := range rt.parts {
-				q.Close()
+			if c.e.replicas == nil {
+				for _, q := range rt.parts {
+					q.Close()
+				}
 			}
-			return nil, err
+			return err
 		}
 		rt.parts = append(rt.parts, p)
 	}
 	c.routes.Store(rt)
-	return c, nil
+	return nil
+}
+
+// forget removes a container that is deleted, or that failed to open, from the replicas'
+// registry.
+func (c *Container) forget() {
+	if rs := c.e.replicas; rs != nil {
+		rs.mu.Lock()
+		if rs.containers[c.num] == c {
+			delete(rs.containers, c.num)
+		}
+		rs.mu.Unlock()
+	}
 }
 
 // PartitionKeyPaths are the container's partition key paths ("/pk").
 func (c *Container) PartitionKeyPaths() []string { return c.rec.PartitionKey.Paths }
 
-// openPartition opens the partition of one of the container's ranges.
-func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
+// openPartition opens the partition of one of the container's ranges: on a single node
+// itself; replicated, the replica the host holds, or a new group's when bootstrap is set.
+func (c *Container) openPartition(r rangeRecord, bootstrap bool) (*partition.Partition, error) {
+	if c.e.replicas != nil {
+		return c.openReplicated(r, bootstrap)
+	}
+	cfg, err := c.partitionConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	return partition.Open(cfg)
+}
+
+// partitionConfig is what opens the partition of one of the container's ranges. It reads no
+// field that changes under Engine.mu (a replica is opened on the host's goroutine, see
+// replicas.go).
+func (c *Container) partitionConfig(r rangeRecord) (partition.Config, error) {
 	er, err := r.epkRange()
 	if err != nil {
-		return nil, fmt.Errorf("container %q range %d: %w", c.rec.ID, r.ID, err)
+		return partition.Config{}, fmt.Errorf("container %q range %d: %w", c.id, r.ID, err)
 	}
-	return partition.Open(partition.Config{
-		DB: c.e.db, Container: c.rec.Num, ID: r.ID, Range: er, ContainerRID: c.rid,
+	return partition.Config{
+		DB: c.e.db, Container: c.num, ID: r.ID, Range: er, ContainerRID: c.rid,
 		SelfPrefix:      "dbs/" + c.db.rid.String() + "/colls/" + c.rid.String() + "/docs/",
 		MaxLogicalBytes: c.e.opts.MaxLogicalPartitionBytes,
 		Index:           c.policy(),
 		KeepImages:      c.e.opts.ChangeFeedRetention > 0,
-		DefaultTTL:      ttlSetting(c.rec.DefaultTTL),
+		DefaultTTL:      c.ttl.Load(),
 		Now:             c.e.unixClock(),
 		Unique:          c.unique,
-	})
+	}, nil
 }
 
 func (c *Container) close() {
-	for _, p := range c.routes.Load().parts {
-		p.Close()
+	if rt := c.routes.Load(); rt != nil {
+		for _, p := range rt.parts {
+			p.Close()
+		}
 	}
 }
 
@@ -360,15 +438,31 @@ func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
 		err = b.Commit()
 	}
 	if err != nil {
-		// The container still exists: open it again rather than leave it refusing writes.
-		if reopened, oerr := e.openContainer(c.db, c.rec); oerr == nil {
-			c.db.containers[id] = reopened
+		// The container still exists: open it again rather than leave it refusing writes (a
+		// replicated one's groups are the host's: it serves again after a restart).
+		if e.replicas == nil {
+			if reopened, oerr := e.openContainer(c.db, c.rec); oerr == nil {
+				c.db.containers[id] = reopened
+			}
 		}
 		return fault.New(fault.Unavailable, "Storage failed to delete the container: %v", err)
 	}
 	delete(c.db.containers, id)
+	e.dropContainer(c)
 	e.refreshBudgets()
 	return nil
+}
+
+// dropContainer forgets a container whose deletion committed, and drops its replicas: groups
+// left by a stop before are dropped at the next start (replication.ErrGone).
+func (e *Engine) dropContainer(c *Container) {
+	if e.replicas == nil {
+		return
+	}
+	c.forget()
+	if err := c.dropReplicas(); err != nil {
+		e.log.Warn("dropping a deleted container's replicas", "container", c.id, "err", err)
+	}
 }
 
 // ContainerReplace is a container replace: the whole of what may change, and the checks

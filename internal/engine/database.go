@@ -152,6 +152,9 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
 	}
 	delete(e.dbs, id)
+	for _, c := range d.containers {
+		e.dropContainer(c)
+	}
 	for _, u := range d.users {
 		delete(e.users, u.rec.Num)
 	}

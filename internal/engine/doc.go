@@ -15,6 +15,9 @@
 // For the partition key advisor a container also keeps, in memory only, a small log of the
 // query texts it recently ran (querylog.go), and can sample its items (sample.go).
 //
+// With Options.Replicated every partition is a Raft group on the node's replication host
+// (replicas.go), the path a cluster's nodes take; otherwise each partition is its own log.
+//
 // It owns the catalog's records (kept in a catalog.Store, the node's own for now) and the rules for
 // partition key definitions and throughput. It must never know about HTTP or wire formats.
 package engine

@@ -49,6 +49,10 @@ type Options struct {
 	// as many as its throughput gives, as in Cosmos; at most MaxMinPartitions), so that local
 	// tests exercise cross-partition paths without provisioning throughput for them.
 	MinPartitions int
+	// Replicated runs every physical partition as a Raft group on the node's replication host
+	// (replicas.go), of one replica, as a cluster's nodes run them; false keeps the direct
+	// path (docs/design/replication.md, "Single node").
+	Replicated bool
 }
 
 // MaxMinPartitions bounds Options.MinPartitions: every partition costs a budget and a key span
@@ -89,6 +93,10 @@ type Engine struct {
 
 	// scripts runs the containers' JavaScript.
 	scripts *script.Runner
+
+	// replicas is the replication host and its partitions when Options.Replicated; nil on the
+	// direct path.
+	replicas *replicaSet
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -117,6 +125,9 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e := &Engine{db: db, catalog: catalog.NewLocal(db), opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
 		scripts: script.NewRunner(opts.Scripts)}
+	if opts.Replicated {
+		e.replicas = newReplicaSet()
+	}
 	if err := e.load(); err != nil {
 		e.closePartitions()
 		db.Close()
@@ -141,18 +152,31 @@ func (e *Engine) load() error {
 		e.dbs[r.ID] = d
 		byNum[r.Num] = d
 	}
+	var cs []*Container
 	for _, r := range recs.containers {
 		d := byNum[r.DB]
 		if d == nil {
 			return fmt.Errorf("catalog: container %q belongs to unknown database %d", r.ID, r.DB)
 		}
-		c, err := e.openContainer(d, r)
+		c, err := e.newContainer(d, r)
 		if err != nil {
 			return err
 		}
 		d.containers[r.ID] = c
+		cs = append(cs, c)
+	}
+	if e.replicas != nil {
+		// The host opens the replicas it holds: every container they belong to is known.
+		if err := e.startHost(); err != nil {
+			return err
+		}
+	}
+	for _, c := range cs {
+		if err := c.openPartitions(true); err != nil {
+			return err
+		}
 		if err := c.reconcile(); err != nil {
-			return fmt.Errorf("container %q: %w", r.ID, err)
+			return fmt.Errorf("container %q: %w", c.id, err)
 		}
 	}
 	for _, r := range recs.users {
@@ -183,6 +207,9 @@ func (e *Engine) Close() error {
 }
 
 func (e *Engine) closePartitions() {
+	if e.replicas != nil && e.replicas.host != nil {
+		e.replicas.host.Close() // which closes the partitions it holds
+	}
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
 			c.close()

@@ -94,7 +94,7 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 			next.parts = append(next.parts, rt.parts[indexOf(rt.parts, r.ID)])
 			continue
 		}
-		p, err := c.openPartition(r)
+		p, err := c.openPartition(r, false)
 		if err != nil {
 			return e.reopen(c, err)
 		}
@@ -123,8 +123,12 @@ func indexOf(parts []*partition.Partition, id uint32) int {
 	return -1
 }
 
-// reopen restores a container's partitions from its catalog record after a failed split.
+// reopen restores a container's partitions from its catalog record after a failed split. A
+// replicated container's partitions are the host's: they stay as they are.
 func (e *Engine) reopen(c *Container, cause error) error {
+	if e.replicas != nil {
+		return cause
+	}
 	if fresh, err := e.openContainer(c.db, c.rec); err == nil {
 		for _, p := range c.routes.Load().parts {
 			p.Close()

@@ -72,7 +72,8 @@ func (c *Container) checkItemTTL(item value.Value) error {
 // older than a new, shorter default expires now. Callers hold e.mu, which a split holds while
 // it opens children from c.rec: every partition, old or new, ends with the new setting.
 func (c *Container) applyDefaultTTL() {
+	c.ttl.Store(ttlSetting(c.rec.DefaultTTL))
 	for _, p := range c.routes.Load().parts {
-		p.SetDefaultTTL(ttlSetting(c.rec.DefaultTTL))
+		p.SetDefaultTTL(c.ttl.Load())
 	}
 }

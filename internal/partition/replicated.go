@@ -229,10 +229,11 @@ func (p *Partition) leaseholder(st state) (state, error) {
 		return st, nil
 	}
 	if err := l.commit([]*entry{{kind: entryLease, lease: term, epoch: st.Epoch}})[0]; err != nil {
-		if errors.Is(err, errStaleLease) || errors.Is(err, ErrAmbiguous) {
-			err = ErrNotLeaseholder
+		if !errors.Is(err, errStaleLease) && !errors.Is(err, ErrAmbiguous) {
+			return st, err
 		}
-		return st, err
+		// Refused as stale: the lease SetLeader proposed for the same term may have been
+		// applied first, which is this replica's lease all the same.
 	}
 	st = *p.published.Load()
 	if st.Epoch != term {

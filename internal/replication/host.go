@@ -155,12 +155,30 @@ func (h *Host) loadGroups() error {
 	}
 	for _, f := range recs {
 		gr, err := h.openGroup(f.g, f.rec)
+		if errors.Is(err, ErrGone) {
+			if err := h.forget(f.g, f.rec.Replica); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		h.addGroup(gr)
 	}
 	return nil
+}
+
+// forget deletes the Raft state of replica self of g, whose state machine is gone, and leaves
+// its tombstone.
+func (h *Host) forget(g GroupID, self ReplicaID) error {
+	b := h.cfg.DB.NewBatch()
+	defer b.Close()
+	if err := h.clearGroup(b, g, self+1); err != nil {
+		return err
+	}
+	h.cfg.Logger.Info("replication: a replica whose state machine is gone removed", "group", g, "replica", self)
+	return b.Commit()
 }
 
 func (h *Host) addGroup(gr *group) {

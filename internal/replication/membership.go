@@ -197,6 +197,19 @@ func (h *Host) TransferLeader(g GroupID, to ReplicaID) error {
 	})
 }
 
+// Drop destroys this node's replica of g as a replica that applied its own removal is: its
+// state machine is closed, its data and Raft state deleted, and a tombstone left. It is for a
+// group that ends on every node at once (its partition's container was deleted); a replica
+// leaves a group that goes on through ChangeMembers.
+func (h *Host) Drop(g GroupID) error {
+	return h.do(func() error {
+		if gr := h.groups[g]; gr != nil {
+			h.destroy(gr)
+		}
+		return nil
+	})
+}
+
 // Campaign makes this node's replica of g stand for election now (tests, and a split's
 // children, whose parent's leader campaigns for them).
 func (h *Host) Campaign(g GroupID) error {

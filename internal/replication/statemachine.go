@@ -1,6 +1,10 @@
 package replication
 
-import "github.com/partita-db/partita/internal/storage"
+import (
+	"errors"
+
+	"github.com/partita-db/partita/internal/storage"
+)
 
 // StateMachine is what a group replicates. The host calls its methods from one goroutine at a
 // time, the one that drives the group.
@@ -42,3 +46,8 @@ type Committed struct {
 // the snapshot sender's), opaque to the host. h is the replica's handle, through which the
 // state machine proposes and reads.
 type Opener func(g GroupID, meta []byte, h *Handle) (StateMachine, error)
+
+// ErrGone is what an Opener returns, at start-up, for a replica whose state machine no longer
+// exists (its owner deleted it, or stopped before it finished creating it): the host deletes
+// the replica's Raft state and leaves a tombstone, instead of failing to start.
+var ErrGone = errors.New("replication: the replica's state machine is gone")

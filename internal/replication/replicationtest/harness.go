@@ -14,6 +14,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
@@ -396,40 +397,32 @@ func (node *Node) open(g replication.GroupID, raw []byte, hd *replication.Handle
 	node.mu.Lock()
 	node.parts[g] = p
 	node.mu.Unlock()
-	return &replica{p: p, node: node, g: g}, nil
+	return closing{replica.Of(p), func() { node.forget(g, p) }}, nil
+}
+
+// closing is a replica's state machine that the node forgets once it is closed.
+type closing struct {
+	replication.StateMachine
+	forget func()
+}
+
+func (c closing) Close() {
+	c.forget()
+	c.StateMachine.Close()
+}
+
+// forget removes p, the replica of g, from the node's open replicas.
+func (node *Node) forget(g replication.GroupID, p *partition.Partition) {
+	node.mu.Lock()
+	if node.parts[g] == p {
+		delete(node.parts, g)
+	}
+	node.mu.Unlock()
 }
 
 func metaOf(id uint32, r epk.Range) []byte {
 	b, _ := json.Marshal(meta{ID: id, Min: r.Min.Hex(), Max: r.Max.Hex()})
 	return b
-}
-
-// replica is a partition as a replication.StateMachine.
-type replica struct {
-	p    *partition.Partition
-	node *Node
-	g    replication.GroupID
-}
-
-func (r *replica) Applied() (uint64, uint64, []byte) { return r.p.AppliedIndex() }
-func (r *replica) Spans() []storage.Span             { return r.p.Spans() }
-func (r *replica) Leader(leading bool, term uint64)  { r.p.SetLeader(leading, term) }
-
-func (r *replica) Apply(ents []replication.Committed) error {
-	les := make([]partition.LogEntry, len(ents))
-	for i, e := range ents {
-		les[i] = partition.LogEntry{Index: e.Index, Term: e.Term, Data: e.Data, Group: e.Desc}
-	}
-	return r.p.ApplyLog(les)
-}
-
-func (r *replica) Close() {
-	r.node.mu.Lock()
-	if r.node.parts[r.g] == r.p {
-		delete(r.node.parts, r.g)
-	}
-	r.node.mu.Unlock()
-	r.p.Close()
 }
 
 // Bootstrap creates a group for partition id over r on nodes, replicas 1, 2... in that order.

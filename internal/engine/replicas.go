@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
+	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// Replicated partitions (Options.Replicated). Every physical partition is a Raft group of its
+// own on the node's replication host, the shape a cluster's nodes run (issue 29); on one node
+// each group has one replica, which leads it. The host owns the partitions and opens them
+// through the engine (openReplica): at start-up those the store holds, a new container's when
+// the engine bootstraps their groups, and a split's children once the split is applied. The
+// engine takes each one it opened into its container's routing table (take).
+
+// groupOf is the Raft group of partition id of the container numbered num.
+func groupOf(num, id uint32) replication.GroupID {
+	return replication.GroupID(uint64(num)<<32 | uint64(id))
+}
+
+// replicaMeta is what opens a replica's partition: its container and range.
+type replicaMeta struct {
+	Container uint32 `json:"container"`
+	ID        uint32 `json:"id"`
+	Min       string `json:"min"`
+	Max       string `json:"max"`
+}
+
+func replicaMetaOf(num, id uint32, r epk.Range) []byte {
+	b, _ := json.Marshal(replicaMeta{Container: num, ID: id, Min: r.Min.Hex(), Max: r.Max.Hex()}) // cannot fail
+	return b
+}
+
+// replicaSet is the engine's side of the host.
+type replicaSet struct {
+	host *replication.Host
+	// mu guards what follows. The host's goroutine reads containers while Engine.mu may be
+	// held by a split that waits for the host, so they are kept here, not under Engine.mu.
+	mu      sync.Mutex
+	changed *sync.Cond // signalled when opened gains a partition
+	// containers are the open containers by number.
+	containers map[uint32]*Container
+	// opened are partitions the host opened that no container has taken yet.
+	opened map[replication.GroupID]*partition.Partition
+}
+
+func newReplicaSet() *replicaSet {
+	rs := &replicaSet{containers: map[uint32]*Container{}, opened: map[replication.GroupID]*partition.Partition{}}
+	rs.changed = sync.NewCond(&rs.mu)
+	return rs
+}
+
+// startHost opens the replication host on the engine's storage, which opens every replica the
+// store holds, and runs it. Every container of the catalog is registered before.
+func (e *Engine) startHost() error {
+	h, err := replication.New(replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, Logger: e.log})
+	if err != nil {
+		return err
+	}
+	e.replicas.host = h
+	h.Start()
+	return nil
+}
+
+// noTransport is the transport of a node alone: its groups have no other replica to talk to.
+type noTransport struct{}
+
+func (noTransport) Send(*replication.Envelope) {}
+
+// openReplica is the host's Opener: it opens the partition of a replica. It runs on the host's
+// goroutine, so it takes no engine lock.
+func (e *Engine) openReplica(g replication.GroupID, raw []byte, hd *replication.Handle) (replication.StateMachine, error) {
+	var m replicaMeta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("group %d: %w", g, err)
+	}
+	rs := e.replicas
+	rs.mu.Lock()
+	c := rs.containers[m.Container]
+	rs.mu.Unlock()
+	if c == nil {
+		// A group of a container deleted, or whose creation stopped before its record was
+		// written: the host drops it at start-up.
+		return nil, fmt.Errorf("group %d: container %d is not in the catalog: %w", g, m.Container, replication.ErrGone)
+	}
+	cfg, err := c.partitionConfig(rangeRecord{ID: m.ID, Min: m.Min, Max: m.Max})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Replica = hd
+	cfg.OnSplit = func(b *storage.Batch, children [2]partition.Child) error {
+		var cs []replication.ChildGroup
+		for _, ch := range children {
+			cs = append(cs, replication.ChildGroup{Group: groupOf(m.Container, ch.ID), Meta: replicaMetaOf(m.Container, ch.ID, ch.Range)})
+		}
+		_, _, err := rs.host.SplitGroup(b, g, cs)
+		return err
+	}
+	p, err := partition.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rs.mu.Lock()
+	rs.opened[g] = p
+	rs.changed.Broadcast()
+	rs.mu.Unlock()
+	return replica.Of(p), nil
+}
+
+// openTimeout bounds the wait for the host to open a replica, and for its election.
+const openTimeout = 10 * time.Second
+
+// take returns the partition the host opened for g, waiting for it up to openTimeout; nil if
+// it did not come.
+func (rs *replicaSet) take(g replication.GroupID, wait bool) *partition.Partition {
+	deadline := time.Now().Add(openTimeout)
+	timer := time.AfterFunc(openTimeout, func() {
+		rs.mu.Lock()
+		rs.changed.Broadcast()
+		rs.mu.Unlock()
+	})
+	defer timer.Stop()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for {
+		if p := rs.opened[g]; p != nil {
+			delete(rs.opened, g)
+			return p
+		}
+		if !wait || time.Now().After(deadline) {
+			return nil
+		}
+		rs.changed.Wait()
+	}
+}
+
+// openReplicated opens the replica of range r of c: the one the host holds, or, when bootstrap
+// is set and it holds none, a new group of one replica. It returns once the replica leads.
+func (c *Container) openReplicated(r rangeRecord, bootstrap bool) (*partition.Partition, error) {
+	rs := c.e.replicas
+	g := groupOf(c.rec.Num, r.ID)
+	p := rs.take(g, !bootstrap)
+	if p == nil && bootstrap {
+		er, err := r.epkRange()
+		if err != nil {
+			return nil, err
+		}
+		self := replication.Member{Replica: 1, Node: 1, Store: rs.host.Store()}
+		if err := rs.host.Bootstrap(g, replicaMetaOf(c.rec.Num, r.ID, er), []replication.Member{self}, 1); err != nil {
+			return nil, err
+		}
+		p = rs.take(g, true)
+	}
+	if p == nil {
+		return nil, fmt.Errorf("container %q: the replica of partition %d did not open in time", c.rec.ID, r.ID)
+	}
+	// The only voter: it is elected at once, instead of after an election timeout.
+	if err := rs.host.Campaign(g); err != nil {
+		return nil, err
+	}
+	for deadline := time.Now().Add(openTimeout); !p.Leading(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("container %q: partition %d was not elected in time", c.rec.ID, r.ID)
+		}
+	}
+	return p, nil
+}
+
+// dropReplicas destroys the replicas of c's partitions (c is being deleted).
+func (c *Container) dropReplicas() error {
+	for _, p := range c.routes.Load().parts {
+		if err := c.e.replicas.host.Drop(groupOf(c.rec.Num, p.ID())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
