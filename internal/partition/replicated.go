@@ -26,8 +26,12 @@ type Replication interface {
 	// that one sync makes them durable. It returns how many were taken; err says why the
 	// next one was not (an entry not taken is never applied).
 	Propose(data ...[]byte) (taken int, err error)
-	// ReadIndex is the index a linearizable read must wait for the partition to apply.
+	// ReadIndex is the index a linearizable read must wait for the partition to apply; a
+	// follower asks its leader.
 	ReadIndex() (uint64, error)
+	// LeaderReadIndex is ReadIndex on the leader only: it also confirms that the replica
+	// still led its group after the call.
+	LeaderReadIndex() (uint64, error)
 	// Leader reports whether the replica leads its group, and in which term.
 	Leader() (leading bool, term uint64)
 }
@@ -243,14 +247,24 @@ func (p *Partition) leaseholder(st state) (state, error) {
 }
 
 // readBarrier waits, on a replicated partition, until the replica has applied everything a
-// linearizable read must see: the read index its leadership was confirmed at. A replica that
-// does not lead refuses.
-func (p *Partition) readBarrier() error {
+// linearizable read must see: the read index the group's leadership was confirmed at. A
+// follower asks its leader; a replica that knows no leader refuses.
+func (p *Partition) readBarrier() error { return p.barrier(false) }
+
+// leaseBarrier is readBarrier on the leader only, which also confirms that the replica still
+// led its group after the decisions it is about to answer.
+func (p *Partition) leaseBarrier() error { return p.barrier(true) }
+
+func (p *Partition) barrier(leaderOnly bool) error {
 	l, ok := p.log.(*replicatedLog)
 	if !ok {
 		return nil
 	}
-	index, err := l.r.ReadIndex()
+	readIndex := l.r.ReadIndex
+	if leaderOnly {
+		readIndex = l.r.LeaderReadIndex
+	}
+	index, err := readIndex()
 	if err != nil {
 		return ErrNotLeaseholder
 	}

@@ -401,7 +401,7 @@ func (p *Partition) commitGroup(w *writer, g *group, reqs []*request) {
 	// A replicated partition answers what it decided without an entry only once it knows that
 	// it still held the lease after deciding (a read barrier: no other leaseholder has written
 	// since), and that every entry decided before it was applied (what it saw happened).
-	barrier := p.readBarrier()
+	barrier := p.leaseBarrier()
 	for _, a := range none {
 		switch {
 		case barrier != nil:

@@ -18,6 +18,7 @@ type Handle struct {
 	// leading, leader and term are as of the host's last Ready of the group.
 	leading      atomic.Bool
 	leader, term atomic.Uint64
+	leaderNode   atomic.Uint64 // the node of leader, when the descriptor names it
 	reads        atomic.Uint64 // numbers the read requests
 }
 
@@ -41,6 +42,10 @@ func (hd *Handle) Leader() (leading bool, term uint64) {
 
 // LeaderReplica is the replica that leads the group, as far as this one knows (0: none known).
 func (hd *Handle) LeaderReplica() ReplicaID { return ReplicaID(hd.leader.Load()) }
+
+// LeaderNode is the node of the replica that leads the group, as far as this one knows (0: none
+// known): where requests that need the leader go.
+func (hd *Handle) LeaderNode() NodeID { return NodeID(hd.leaderNode.Load()) }
 
 // Propose hands data to the group's log, in order, to be applied by every replica once
 // committed. It returns once the replica's Raft took or refused them: taken counts those it
@@ -90,15 +95,22 @@ func (hd *Handle) Propose(data ...[]byte) (taken int, err error) {
 }
 
 // ReadIndex returns an index such that a read served once the replica has applied it sees
-// every write acknowledged before ReadIndex was called: the replica led the group when a
-// quorum answered after the call (Raft's ReadIndex, ReadOnlySafe). It fails on a replica that
-// does not lead.
-func (hd *Handle) ReadIndex() (uint64, error) {
+// every write acknowledged before ReadIndex was called: the leader led the group when a
+// quorum answered after the call (Raft's ReadIndex, ReadOnlySafe). A follower asks its leader
+// for it; a replica that knows no leader fails at once.
+func (hd *Handle) ReadIndex() (uint64, error) { return hd.readIndex(false) }
+
+// LeaderReadIndex is ReadIndex on the leader only: it fails on a replica that does not lead
+// when the host takes the request, so that it also confirms that this replica still led the
+// group after the call.
+func (hd *Handle) LeaderReadIndex() (uint64, error) { return hd.readIndex(true) }
+
+func (hd *Handle) readIndex(leaderOnly bool) (uint64, error) {
 	res := make(chan readResult, 1)
 	ctx := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(hd.g)), hd.reads.Add(1))
 	err := hd.h.enqueue(func() {
 		gr := hd.h.groups[hd.g]
-		if gr == nil || !gr.leading {
+		if gr == nil || !gr.leading && (leaderOnly || gr.rn.BasicStatus().Lead == 0) {
 			res <- readResult{err: ErrNotLeader}
 			return
 		}

@@ -387,6 +387,11 @@ func (h *Host) leadership(gr *group) {
 	st := gr.rn.BasicStatus()
 	leading, term := st.RaftState == raft.StateLeader, st.GetTerm()
 	gr.handle.leader.Store(st.Lead)
+	if m, ok := gr.desc.member(ReplicaID(st.Lead)); ok {
+		gr.handle.leaderNode.Store(uint64(m.Node))
+	} else {
+		gr.handle.leaderNode.Store(0)
+	}
 	gr.handle.term.Store(term)
 	if leading == gr.leading && term == gr.term {
 		return

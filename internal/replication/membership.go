@@ -236,8 +236,15 @@ func (h *Host) Bootstrap(g GroupID, meta []byte, members []Member, self ReplicaI
 }
 
 func (h *Host) bootstrap(g GroupID, meta []byte, d *Descriptor, self ReplicaID) error {
-	if h.groups[g] != nil {
-		return fmt.Errorf("replication: group %d exists on node %d", g, h.cfg.Node)
+	if gr := h.groups[g]; gr != nil {
+		if gr.sm != nil {
+			return fmt.Errorf("%w: group %d on node %d", ErrExists, g, h.cfg.Node)
+		}
+		// An empty replica that a message of the group created before this node bootstrapped
+		// it: the bootstrap replaces it (keeping the term and vote it may hold).
+		delete(h.groups, g)
+		delete(h.awake, g)
+		delete(h.dirty, g)
 	}
 	b := h.cfg.DB.NewBatch()
 	defer b.Close()
@@ -253,5 +260,9 @@ func (h *Host) bootstrap(g GroupID, meta []byte, d *Descriptor, self ReplicaID) 
 		return err
 	}
 	h.addGroup(gr)
+	h.replayEarlyVotes(g) // a member that bootstrapped first may be campaigning already
 	return nil
 }
+
+// ErrExists refuses to bootstrap a group this node holds a replica of already.
+var ErrExists = errors.New("replication: the group exists on this node")

@@ -130,10 +130,7 @@ func (h *Host) finishSplits() {
 			if s.campaign {
 				gr.rn.Campaign()
 			}
-			for _, v := range h.early[c.Group] {
-				h.receive(v.env)
-			}
-			delete(h.early, c.Group)
+			h.replayEarlyVotes(c.Group)
 		}
 		h.cfg.Logger.Info("replication: group split", "parent", s.parent, "children", len(s.children))
 	}
@@ -152,6 +149,14 @@ const (
 	earlyTicks = 3
 	earlyVotes = 8
 )
+
+// replayEarlyVotes hands the group g, just opened, the vote requests kept for it.
+func (h *Host) replayEarlyVotes(g GroupID) {
+	for _, v := range h.early[g] {
+		h.receive(v.env)
+	}
+	delete(h.early, g)
+}
 
 // keepEarlyVote keeps a vote request for a group this node does not hold.
 func (h *Host) keepEarlyVote(env *Envelope) {

@@ -427,3 +427,46 @@ func TestLeaderKilledMidBatch(t *testing.T) {
 	}
 	t.Logf("%d batches acknowledged, %d refused, %d of unknown outcome", counts[acked], counts[refused], counts[unknown])
 }
+
+// A follower serves linearizable reads: its ReadIndex comes from the leader, and it answers
+// once it has applied that index, so every write acknowledged before the read is in it. Cut
+// off from the leader it knows no index, and refuses.
+func TestFollowerReadsThroughReadIndex(t *testing.T) {
+	h := startCluster(t, 3, 1)
+	leader := h.WaitLeader(Group(1), 50)
+	e := epk.SchemeV2.Hash(epk.Key{epk.String("k")})
+	for i := range 10 {
+		if _, err := h.Execute(Group(1), 5*time.Second, create(t, "k", fmt.Sprint("i", i), i)); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range h.Nodes() {
+			if n == leader {
+				continue
+			}
+			d, err := n.Replica(Group(1)).Read(e, fmt.Sprint("i", i), nil)
+			if err != nil {
+				t.Fatalf("node %d reads item %d: %v", n.ID, i, err)
+			}
+			if len(d.JSON) == 0 {
+				t.Fatalf("node %d reads item %d as empty", n.ID, i)
+			}
+		}
+	}
+	var follower *Node
+	for _, n := range h.Nodes() {
+		if n != leader {
+			follower = n
+		}
+	}
+	var others []replication.NodeID
+	for _, n := range h.Nodes() {
+		if n != follower {
+			others = append(others, n.ID)
+		}
+	}
+	h.Net.Cut([]replication.NodeID{follower.ID}, others)
+	h.Tick(30) // it loses its leader: its election timeout passes with no word from it
+	if _, err := follower.Replica(Group(1)).Read(e, "i0", nil); err == nil {
+		t.Fatal("a follower cut off from its group served a read")
+	}
+}
