@@ -78,6 +78,18 @@ func (s *Etcd) Load() (Contents, error) {
 	return c, nil
 }
 
+// Revision is the catalog's revision now (a linearizable read): every change committed before
+// the call has it or a smaller one.
+func (s *Etcd) Revision() (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	resp, err := s.client.Get(ctx, s.countersKey())
+	if err != nil || len(resp.Kvs) == 0 {
+		return 0, err
+	}
+	return resp.Kvs[0].ModRevision, nil
+}
+
 // Commit applies ch in one etcd transaction, if the catalog's revision is still ch.After,
 // and returns the revision of the change; ErrStale otherwise.
 func (s *Etcd) Commit(ch Change) (int64, error) {

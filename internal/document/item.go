@@ -195,6 +195,9 @@ type System struct {
 	TS   int64  // seconds since the Unix epoch
 }
 
+// Body is the item as the client sent it, which Parse reads back to the same item.
+func (it *Item) Body() []byte { return it.body }
+
 // Stamp appends to dst the item as it is stored: its own members followed by the system
 // properties, which replace any the client sent.
 func (it *Item) Stamp(dst []byte, sys System) []byte {

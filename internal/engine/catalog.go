@@ -2,11 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/storage"
 )
 
 // The catalog is persisted as one JSON record per database, per container and per user (with
@@ -58,6 +61,9 @@ type rangeRecord struct {
 	Min     string   `json:"min"` // hex EPK
 	Max     string   `json:"max"` // hex EPK
 	Parents []uint32 `json:"parents,omitempty"`
+	// Members, in a cluster, are the replicas the range's group was bootstrapped with, which
+	// every node bootstraps alike; the group's own descriptor says where they are after.
+	Members []replication.Member `json:"members,omitempty"`
 }
 
 func (r rangeRecord) epkRange() (epk.Range, error) {
@@ -79,6 +85,7 @@ type catalogSeq struct {
 
 // catalogRecords are the catalog's records as stored.
 type catalogRecords struct {
+	rev        int64 // the catalog's revision (catalog.Contents)
 	seq        catalogSeq
 	databases  []databaseRecord
 	containers []containerRecord
@@ -90,6 +97,7 @@ func loadCatalog(store catalog.Store) (recs catalogRecords, err error) {
 	if err != nil {
 		return recs, err
 	}
+	recs.rev = cur.Revision
 	if cur.Counters != nil {
 		if err = json.Unmarshal(cur.Counters, &recs.seq); err != nil {
 			return recs, fmt.Errorf("catalog counters: %w", err)
@@ -141,8 +149,37 @@ func (e *Engine) changeRecord(kind catalog.Kind, num uint32, rec any) (catalog.C
 // persist writes one catalog record with the counters, synced. Callers hold e.mu.
 func (e *Engine) persist(kind catalog.Kind, num uint32, rec any) error {
 	ch, err := e.changeRecord(kind, num, rec)
-	if err == nil {
-		_, err = e.catalog.Commit(ch)
+	if err != nil {
+		return fault.New(fault.Internal, "%v", err)
+	}
+	return e.commitCatalog(ch, nil)
+}
+
+// commitCatalog commits ch, and with it data, writes of the node's own storage (nil for none):
+// in one synced batch on a single node; in a cluster, ch in the cluster's catalog first, if
+// it has not changed since this node last read it, then data. Callers hold e.mu.
+func (e *Engine) commitCatalog(ch catalog.Change, data *storage.Batch) error {
+	var err error
+	switch {
+	case e.local != nil && data != nil:
+		err = e.local.Stage(data, ch)
+		if err == nil {
+			err = data.Commit()
+		}
+	case e.local != nil:
+		_, err = e.local.Commit(ch)
+	default:
+		ch.After = e.rev
+		var rev int64
+		if rev, err = e.catalog.Commit(ch); errors.Is(err, catalog.ErrStale) {
+			return fault.New(fault.Unavailable, "The catalog changed on another node meanwhile; retry the request")
+		}
+		if err == nil {
+			e.caughtUp(rev)
+			if data != nil {
+				err = data.Commit()
+			}
+		}
 	}
 	if err != nil {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)

@@ -188,6 +188,9 @@ func (e *Engine) purgeLogsOnce(now time.Time) {
 				return
 			default:
 			}
+			if e.cluster != nil && !p.Leading() {
+				continue // its leader's node purges it, for every replica
+			}
 			// A split that closes p meanwhile refuses this; its children are purged next time.
 			removed, err := p.PurgeLog(cutoff)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/uniquekey"
@@ -138,6 +139,9 @@ func (c *Container) info() ContainerInfo {
 // Cosmos would give it for its throughput, and at least Options.MinPartitions. Either way they
 // are created as Cosmos creates them: ids 0..n-1, no parents, the hash space split evenly.
 func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo, error) {
+	if err := e.fresh(); err != nil {
+		return ContainerInfo{}, err
+	}
 	if err := document.ValidateID(spec.ID); err != nil {
 		return ContainerInfo{}, err
 	}
@@ -197,8 +201,15 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
 		UniqueKeys: uniqueKeys, Meta: spec.Meta,
 	}
+	var members []replication.Member
+	if e.cluster != nil {
+		if members, err = e.placement(); err != nil {
+			e.seq = seq
+			return ContainerInfo{}, err
+		}
+	}
 	for i, r := range epk.InitialRanges(pk.scheme(), max(initialPartitions(ownT, shared), e.opts.MinPartitions)) {
-		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex()})
+		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex(), Members: members})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))
 	var c *Container
@@ -222,9 +233,16 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		}
 		if c, err = e.openContainer(d, rec); err != nil {
 			if ch, cerr := e.change(catalog.Key{Kind: catalog.Containers, Num: rec.Num}); cerr == nil {
-				e.catalog.Commit(ch) // best effort: a record left is opened at the next start
+				e.commitCatalog(ch, nil) // best effort: a record left is opened at the next start
 			}
 			return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
+		}
+		if e.cluster != nil {
+			// This node campaigns at once in the new groups; the other members vote once
+			// they have bootstrapped theirs (replication keeps the early votes).
+			for _, r := range rec.Ranges {
+				e.replicas.host.Campaign(groupOf(rec.Num, r.ID))
+			}
 		}
 	}
 	d.containers[spec.ID] = c
@@ -350,8 +368,8 @@ func (c *Container) close() {
 	}
 }
 
-// deleteData adds to b the deletion of all the container's data; its record's deletion goes
-// into the same batch through the catalog (catalog.Local.Stage).
+// deleteData adds to b the deletion of all the container's data, which commits with its
+// record's deletion (commitCatalog).
 func (c *Container) deleteData(b *storage.Batch) error {
 	for _, span := range storage.ContainerSpans(c.rec.Num) {
 		if err := b.DeleteRange(span.Start, span.End); err != nil {
@@ -376,6 +394,10 @@ func (e *Engine) container(dbID, id string) (*Container, error) {
 // Container returns an open container for item operations. A CQL table is not one: its rows
 // are read and written through the CQL engine (Table).
 func (e *Engine) Container(dbID, id string) (*Container, error) {
+	return missFresh(e, func() (*Container, error) { return e.openedContainer(dbID, id) })
+}
+
+func (e *Engine) openedContainer(dbID, id string) (*Container, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	c, err := e.container(dbID, id)
@@ -387,6 +409,10 @@ func (e *Engine) Container(dbID, id string) (*Container, error) {
 
 // ContainerInfo describes a container.
 func (e *Engine) ContainerInfo(dbID, id string) (ContainerInfo, error) {
+	return missFresh(e, func() (ContainerInfo, error) { return e.containerInfo(dbID, id) })
+}
+
+func (e *Engine) containerInfo(dbID, id string) (ContainerInfo, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	c, err := e.container(dbID, id)
@@ -414,6 +440,9 @@ func (e *Engine) Containers(dbID string) ([]ContainerInfo, error) {
 // DeleteContainer deletes a container and all its items. ifMatch, when not empty, is the
 // etag the container must have.
 func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
+	if err := e.fresh(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, err := e.container(dbID, id)
@@ -432,10 +461,7 @@ func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
 		err = c.deleteData(b)
 	}
 	if err == nil {
-		err = e.catalog.Stage(b, ch)
-	}
-	if err == nil {
-		err = b.Commit()
+		err = e.commitCatalog(ch, b)
 	}
 	if err != nil {
 		// The container still exists: open it again rather than leave it refusing writes (a
@@ -482,6 +508,9 @@ type ContainerReplace struct {
 // default time to live. Nothing changes unless every check passes. A new indexing policy is
 // returned at once and the index is rebuilt in the background (reindex.go).
 func (e *Engine) ReplaceContainer(dbID, id string, r ContainerReplace) (ContainerInfo, error) {
+	if err := e.fresh(); err != nil {
+		return ContainerInfo{}, err
+	}
 	if len(r.Indexing) > 0 && !json.Valid(r.Indexing) {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
 	}

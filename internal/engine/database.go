@@ -47,12 +47,18 @@ func (e *Engine) database(id string) (*Database, error) {
 
 // CreateDatabase creates a database, optionally with throughput shared by its containers.
 func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, error) {
+	if err := e.fresh(); err != nil {
+		return DatabaseInfo{}, err
+	}
 	return e.createDatabase(id, shared, nil)
 }
 
 // CreateKeyspace creates a database that is a CQL keyspace: meta holds what the CQL engine
 // keeps about it (its options and user types), and is what tells keyspaces apart.
 func (e *Engine) CreateKeyspace(id string, meta json.RawMessage) (DatabaseInfo, error) {
+	if err := e.fresh(); err != nil {
+		return DatabaseInfo{}, err
+	}
 	if meta == nil {
 		return DatabaseInfo{}, fault.New(fault.BadRequest, "A keyspace needs its metadata")
 	}
@@ -93,6 +99,10 @@ func (e *Engine) createDatabase(id string, shared *Throughput, meta json.RawMess
 
 // Database returns a database.
 func (e *Engine) Database(id string) (DatabaseInfo, error) {
+	return missFresh(e, func() (DatabaseInfo, error) { return e.databaseInfo(id) })
+}
+
+func (e *Engine) databaseInfo(id string) (DatabaseInfo, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	d, err := e.database(id)
@@ -116,6 +126,9 @@ func (e *Engine) Databases() []DatabaseInfo {
 // DeleteDatabase deletes a database with all its containers and their items, and its users
 // with their permissions. ifMatch, when not empty, is the etag the database must have.
 func (e *Engine) DeleteDatabase(id, ifMatch string) error {
+	if err := e.fresh(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, err := e.database(id)
@@ -139,17 +152,14 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 		dels = append(dels, catalog.Key{Kind: catalog.Users, Num: u.rec.Num})
 	}
 	ch, err := e.change(dels...)
-	if err == nil {
-		err = e.catalog.Stage(b, ch)
-	}
 	if err != nil {
 		return fault.New(fault.Internal, "%v", err)
 	}
 	for _, c := range d.containers {
 		c.close()
 	}
-	if err := b.Commit(); err != nil {
-		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
+	if err := e.commitCatalog(ch, b); err != nil {
+		return err
 	}
 	delete(e.dbs, id)
 	for _, c := range d.containers {

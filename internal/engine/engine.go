@@ -49,6 +49,8 @@ type Options struct {
 	// as many as its throughput gives, as in Cosmos; at most MaxMinPartitions), so that local
 	// tests exercise cross-partition paths without provisioning throughput for them.
 	MinPartitions int
+	// Cluster makes the engine a node of a cluster (cluster.go); nil for a node alone.
+	Cluster *Cluster
 	// Replicated runs every physical partition as a Raft group on the node's replication host
 	// (replicas.go), of one replica, as a cluster's nodes run them; false keeps the direct
 	// path (docs/design/replication.md, "Single node").
@@ -68,8 +70,10 @@ const DefaultMaxLogicalPartitionBytes = 20 << 30
 // Engine is one account: its databases, containers and their partitions.
 type Engine struct {
 	db *storage.DB
-	// catalog keeps the catalog's records, in db.
-	catalog *catalog.Local
+	// catalog keeps the catalog's records: local, in db, on a single node; the cluster's
+	// otherwise (cluster.go).
+	catalog catalog.Store
+	local   *catalog.Local // nil in a cluster
 	opts    Options
 	log     *slog.Logger
 
@@ -97,6 +101,13 @@ type Engine struct {
 	// replicas is the replication host and its partitions when Options.Replicated; nil on the
 	// direct path.
 	replicas *replicaSet
+
+	// cluster is Options.Cluster; nil on a node alone (cluster.go). rev is the revision of
+	// the cluster's catalog that the engine holds (under mu), and caught is closed, and
+	// replaced, whenever it moves.
+	cluster *Cluster
+	rev     int64
+	caught  chan struct{}
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -123,8 +134,16 @@ func Open(opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e := &Engine{db: db, catalog: catalog.NewLocal(db), opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
+	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
 		scripts: script.NewRunner(opts.Scripts)}
+	if opts.Cluster != nil {
+		e.cluster, e.catalog, opts.Replicated = opts.Cluster, opts.Cluster.Catalog, true
+		e.opts.Replicated = true
+		e.caught = make(chan struct{})
+	} else {
+		e.local = catalog.NewLocal(db)
+		e.catalog = e.local
+	}
 	if opts.Replicated {
 		e.replicas = newReplicaSet()
 	}
@@ -132,6 +151,10 @@ func Open(opts Options) (*Engine, error) {
 		e.closePartitions()
 		db.Close()
 		return nil, err
+	}
+	if e.cluster != nil {
+		e.background.Add(1)
+		go e.follow()
 	}
 	e.background.Add(2)
 	go e.every(e.purgeEvery(), e.purgeLogsOnce)
@@ -145,7 +168,7 @@ func (e *Engine) load() error {
 	if err != nil {
 		return err
 	}
-	e.seq = recs.seq
+	e.seq, e.rev = recs.seq, recs.rev
 	byNum := map[uint32]*Database{}
 	for _, r := range recs.databases {
 		d := newDatabase(r)

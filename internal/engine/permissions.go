@@ -211,6 +211,9 @@ func (u *User) checkUnique(r permissionRecord, skip int) error {
 
 // CreatePermission gives a user a permission.
 func (e *Engine) CreatePermission(dbID, userID string, s PermissionSpec) (PermissionInfo, error) {
+	if err := e.fresh(); err != nil {
+		return PermissionInfo{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	u, err := e.user(dbID, userID)
@@ -224,6 +227,9 @@ func (e *Engine) CreatePermission(dbID, userID string, s PermissionSpec) (Permis
 // current etag; s.ID may rename it. Tokens it issued before stop working unless it grants
 // the same as before.
 func (e *Engine) ReplacePermission(dbID, userID, id string, s PermissionSpec, ifMatch string) (PermissionInfo, error) {
+	if err := e.fresh(); err != nil {
+		return PermissionInfo{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	u, err := e.user(dbID, userID)
@@ -239,6 +245,9 @@ func (e *Engine) ReplacePermission(dbID, userID, id string, s PermissionSpec, if
 
 // UpsertPermission creates a permission, or replaces the one with its id. created says which.
 func (e *Engine) UpsertPermission(dbID, userID string, s PermissionSpec) (p PermissionInfo, created bool, err error) {
+	if err := e.fresh(); err != nil {
+		return PermissionInfo{}, false, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	u, err := e.user(dbID, userID)
@@ -328,6 +337,9 @@ func (e *Engine) Permissions(dbID, userID string) ([]PermissionInfo, error) {
 // DeletePermission deletes a permission of a user, when ifMatch is empty or its current etag.
 // The resource tokens it issued stop working with it.
 func (e *Engine) DeletePermission(dbID, userID, id, ifMatch string) error {
+	if err := e.fresh(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	u, err := e.user(dbID, userID)

@@ -15,7 +15,8 @@ import (
 //
 //	route   the partition that owns the logical partition's EPK
 //	admit   refused (Throttled) when that partition has spent this second's request units
-//	apply   a lone point read on the partition's read path; anything else as one command
+//	apply   a lone point read on the partition's read path; anything else as one command,
+//	        in a cluster on the node that holds the partition's lease (forward.go)
 //	charge  what was done, priced by opCharge; the minimum when the operation failed
 //	record  the charge spent from the partition's budget and counted for its logical partition
 //	split   a background split when a write left the partition over its size limit
@@ -69,6 +70,14 @@ func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (
 // other request does. Refusing its commit would throw away work the client is charged for,
 // and the SDK's retry would run the script again, only to be refused again.
 func (c *Container) apply(e epk.EPK, dst []byte, admit bool, ops ...partition.Operation) (executed, error) {
+	if c.e.cluster != nil && (len(ops) > 1 || ops[0].Kind.Writes()) {
+		return c.applyLed(e, admit, ops) // on the leaseholder's node (forward.go)
+	}
+	return c.applyHere(e, dst, admit, ops...)
+}
+
+// applyHere is apply on this node's partition.
+func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partition.Operation) (executed, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	p := c.routes.Load().lookup(e)

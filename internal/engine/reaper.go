@@ -70,6 +70,9 @@ func (e *Engine) reapOnce(now time.Time, fresh bool) int {
 			default:
 			}
 			live[p] = true
+			if e.cluster != nil && !p.Leading() {
+				continue // its leader's node reaps it
+			}
 			deleted += e.reapPartition(p, now)
 		}
 	}

@@ -36,6 +36,9 @@ const (
 // changeIndexing replaces c's indexing policy with policy, which indexes other paths than the
 // current one, and starts the rebuild.
 func (e *Engine) changeIndexing(c *Container, dbID, id string, r ContainerReplace) (ContainerInfo, error) {
+	if e.cluster != nil {
+		return ContainerInfo{}, errNotInCluster("Changing a container's indexing policy")
+	}
 	c.splitOne.Lock()
 	defer c.splitOne.Unlock()
 	c.splitMu.Lock()

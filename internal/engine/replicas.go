@@ -2,7 +2,9 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,10 +51,34 @@ type replicaSet struct {
 	containers map[uint32]*Container
 	// opened are partitions the host opened that no container has taken yet.
 	opened map[replication.GroupID]*partition.Partition
+	// handles are the replicas' handles, by group: where the engine learns who leads.
+	handles map[replication.GroupID]*replication.Handle
+}
+
+// hostOf is the host, once started; nil before, and for an engine without replicas.
+func (rs *replicaSet) hostOf() *replication.Host {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.host
+}
+
+// leaderNode is the node whose replica of g leads, as far as this node knows (0: none known).
+func (rs *replicaSet) leaderNode(g replication.GroupID) replication.NodeID {
+	rs.mu.Lock()
+	hd := rs.handles[g]
+	rs.mu.Unlock()
+	if hd == nil {
+		return 0
+	}
+	return hd.LeaderNode()
 }
 
 func newReplicaSet() *replicaSet {
-	rs := &replicaSet{containers: map[uint32]*Container{}, opened: map[replication.GroupID]*partition.Partition{}}
+	rs := &replicaSet{containers: map[uint32]*Container{}, opened: map[replication.GroupID]*partition.Partition{},
+		handles: map[replication.GroupID]*replication.Handle{}}
 	rs.changed = sync.NewCond(&rs.mu)
 	return rs
 }
@@ -60,11 +86,17 @@ func newReplicaSet() *replicaSet {
 // startHost opens the replication host on the engine's storage, which opens every replica the
 // store holds, and runs it. Every container of the catalog is registered before.
 func (e *Engine) startHost() error {
-	h, err := replication.New(replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, Logger: e.log})
+	cfg := replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, Logger: e.log}
+	if e.cluster != nil {
+		cfg.Node, cfg.Transport = e.cluster.Node, e.cluster.Transport
+	}
+	h, err := replication.New(cfg)
 	if err != nil {
 		return err
 	}
+	e.replicas.mu.Lock()
 	e.replicas.host = h
+	e.replicas.mu.Unlock()
 	h.Start()
 	return nil
 }
@@ -109,6 +141,7 @@ func (e *Engine) openReplica(g replication.GroupID, raw []byte, hd *replication.
 	}
 	rs.mu.Lock()
 	rs.opened[g] = p
+	rs.handles[g] = hd
 	rs.changed.Broadcast()
 	rs.mu.Unlock()
 	return replica.Of(p), nil
@@ -142,7 +175,8 @@ func (rs *replicaSet) take(g replication.GroupID, wait bool) *partition.Partitio
 }
 
 // openReplicated opens the replica of range r of c: the one the host holds, or, when bootstrap
-// is set and it holds none, a new group of one replica. It returns once the replica leads.
+// is set and it holds none, its replica of a new group: the only one on a node alone, one of
+// r.Members in a cluster. On a node alone it returns once the replica leads.
 func (c *Container) openReplicated(r rangeRecord, bootstrap bool) (*partition.Partition, error) {
 	rs := c.e.replicas
 	g := groupOf(c.rec.Num, r.ID)
@@ -152,14 +186,25 @@ func (c *Container) openReplicated(r rangeRecord, bootstrap bool) (*partition.Pa
 		if err != nil {
 			return nil, err
 		}
-		self := replication.Member{Replica: 1, Node: 1, Store: rs.host.Store()}
-		if err := rs.host.Bootstrap(g, replicaMetaOf(c.rec.Num, r.ID, er), []replication.Member{self}, 1); err != nil {
+		members := []replication.Member{{Replica: 1, Node: 1, Store: rs.host.Store()}}
+		if c.e.cluster != nil {
+			members = r.Members
+		}
+		i := slices.IndexFunc(members, func(m replication.Member) bool { return m.Node == rs.host.Node() })
+		if i < 0 {
+			return nil, fmt.Errorf("container %q: partition %d has no replica on this node", c.rec.ID, r.ID)
+		}
+		err = rs.host.Bootstrap(g, replicaMetaOf(c.rec.Num, r.ID, er), members, members[i].Replica)
+		if err != nil && !errors.Is(err, replication.ErrExists) { // a snapshot may have made it first
 			return nil, err
 		}
 		p = rs.take(g, true)
 	}
 	if p == nil {
 		return nil, fmt.Errorf("container %q: the replica of partition %d did not open in time", c.rec.ID, r.ID)
+	}
+	if c.e.cluster != nil {
+		return p, nil // elections elect a leader; requests find it (forward.go)
 	}
 	// The only voter: it is elected at once, instead of after an election timeout.
 	if err := rs.host.Campaign(g); err != nil {

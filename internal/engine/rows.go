@@ -39,6 +39,10 @@ func (c *Container) splitBytes() int64 {
 
 // Table returns the CQL table id of keyspace dbID.
 func (e *Engine) Table(dbID, id string) (*Container, error) {
+	return missFresh(e, func() (*Container, error) { return e.openedTable(dbID, id) })
+}
+
+func (e *Engine) openedTable(dbID, id string) (*Container, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	c, err := e.container(dbID, id)
@@ -51,6 +55,9 @@ func (e *Engine) Table(dbID, id string) (*Container, error) {
 // CreateTable creates a CQL table in keyspace dbID, with schema meta and throughput t (nil
 // for the default).
 func (e *Engine) CreateTable(dbID, id string, t *Throughput, meta json.RawMessage) (ContainerInfo, error) {
+	if err := e.fresh(); err != nil {
+		return ContainerInfo{}, err
+	}
 	if meta == nil {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "A table needs its schema")
 	}
@@ -64,6 +71,9 @@ func (e *Engine) CreateTable(dbID, id string, t *Throughput, meta json.RawMessag
 
 // SetTableMeta replaces a table's schema (ALTER TABLE).
 func (e *Engine) SetTableMeta(dbID, id string, meta json.RawMessage) (ContainerInfo, error) {
+	if err := e.fresh(); err != nil {
+		return ContainerInfo{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, err := e.container(dbID, id)
@@ -85,6 +95,9 @@ func (e *Engine) SetTableMeta(dbID, id string, meta json.RawMessage) (ContainerI
 
 // SetKeyspaceMeta replaces a keyspace's metadata (ALTER KEYSPACE, CREATE TYPE).
 func (e *Engine) SetKeyspaceMeta(id string, meta json.RawMessage) (DatabaseInfo, error) {
+	if err := e.fresh(); err != nil {
+		return DatabaseInfo{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, err := e.database(id)
@@ -284,6 +297,9 @@ func (e *Engine) CatalogVersion() uint64 {
 // SetTableThroughput changes a table's own throughput (ALTER TABLE ... WITH
 // cosmosdb_provisioned_throughput), splitting it as raised throughput needs.
 func (e *Engine) SetTableThroughput(dbID, id string, t Throughput) error {
+	if err := e.fresh(); err != nil {
+		return err
+	}
 	e.mu.RLock()
 	c, err := e.container(dbID, id)
 	var own bool

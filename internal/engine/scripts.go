@@ -181,6 +181,9 @@ func (c *Container) validate(s *Script) error {
 // CreateScript adds a script to the container: Conflict when one of that kind has its id,
 // Forbidden when the kind's quota is reached.
 func (c *Container) CreateScript(s Script) (Script, error) {
+	if err := c.e.fresh(); err != nil {
+		return Script{}, err
+	}
 	if err := c.validate(&s); err != nil {
 		return Script{}, err
 	}
@@ -212,6 +215,9 @@ func (c *Container) CreateScript(s Script) (Script, error) {
 // ReplaceScript replaces the body (and, for a trigger, its type and operation) of the script
 // of s's kind and id, when ifMatch is empty or its current etag.
 func (c *Container) ReplaceScript(s Script, ifMatch string) (Script, error) {
+	if err := c.e.fresh(); err != nil {
+		return Script{}, err
+	}
 	if err := c.validate(&s); err != nil {
 		return Script{}, err
 	}
@@ -248,6 +254,9 @@ func (c *Container) ReadScript(kind ScriptKind, id string) (Script, error) {
 // DeleteScript deletes the script of a kind with an id, when ifMatch is empty or its current
 // etag.
 func (c *Container) DeleteScript(kind ScriptKind, id, ifMatch string) error {
+	if err := c.e.fresh(); err != nil {
+		return err
+	}
 	if err := kind.check(); err != nil {
 		return err
 	}

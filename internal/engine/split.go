@@ -82,7 +82,7 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 		if err != nil {
 			return err
 		}
-		return e.catalog.Stage(b, ch)
+		return e.local.Stage(b, ch) // splits run on a single node only (cluster.go)
 	})
 	if err != nil {
 		return e.reopen(c, err) // the parent is closed: serve again from the catalog as it was
@@ -142,6 +142,9 @@ func (e *Engine) reopen(c *Container, cause error) error {
 // maybeSplit starts splitting c's oversized partitions in the background, one container at a
 // time, until every partition is under the size limit or cannot split further.
 func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
+	if e.cluster != nil {
+		return // not in a cluster yet (cluster.go)
+	}
 	limit := c.splitBytes()
 	if limit <= 0 || p.Stats().Bytes <= limit || !c.splitting.CompareAndSwap(false, true) {
 		return
@@ -187,6 +190,9 @@ func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
 // throughput at 10,000 RU/s each, splitting the widest ranges at their middle, so only as
 // many parents split as needed.
 func (e *Engine) splitForThroughput(c *Container) error {
+	if e.cluster != nil {
+		return nil // not in a cluster yet: a container has the partitions it was created with
+	}
 	e.mu.RLock()
 	t := c.rec.Throughput
 	e.mu.RUnlock()
@@ -243,6 +249,9 @@ func width(r epk.Range) float64 {
 // hash into, as a split for throughput does. It is how tests provoke a split on demand (the
 // management API's POST .../partitions/{id}/split).
 func (e *Engine) SplitPartition(dbID, collID string, id uint32, at *epk.EPK) ([]PartitionInfo, error) {
+	if e.cluster != nil {
+		return nil, errNotInCluster("Splitting a partition")
+	}
 	e.mu.RLock()
 	c, err := e.container(dbID, collID)
 	e.mu.RUnlock()

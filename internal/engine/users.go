@@ -96,6 +96,9 @@ func (e *Engine) saveUser(u *User, rec userRecord) error {
 
 // CreateUser creates a user in a database: Conflict when one has its id.
 func (e *Engine) CreateUser(dbID, id string) (UserInfo, error) {
+	if err := e.fresh(); err != nil {
+		return UserInfo{}, err
+	}
 	if err := document.ValidateID(id); err != nil {
 		return UserInfo{}, err
 	}
@@ -129,6 +132,9 @@ func (e *Engine) createUser(d *Database, id string) (UserInfo, error) {
 // UpsertUser creates a user, or replaces the one with its id (which changes only its etag
 // and timestamp: a user has nothing else to replace). created says which.
 func (e *Engine) UpsertUser(dbID, id string) (info UserInfo, created bool, err error) {
+	if err := e.fresh(); err != nil {
+		return UserInfo{}, false, err
+	}
 	if err := document.ValidateID(id); err != nil {
 		return UserInfo{}, false, err
 	}
@@ -177,6 +183,9 @@ func (e *Engine) Users(dbID string) ([]UserInfo, error) {
 // that id). Its permissions, and the tokens they issued, stay valid: they name the user by
 // rid.
 func (e *Engine) ReplaceUser(dbID, id, newID, ifMatch string) (UserInfo, error) {
+	if err := e.fresh(); err != nil {
+		return UserInfo{}, err
+	}
 	if err := document.ValidateID(newID); err != nil {
 		return UserInfo{}, err
 	}
@@ -208,6 +217,9 @@ func (e *Engine) replaceUser(u *User, newID string) (UserInfo, error) {
 // DeleteUser deletes a user with its permissions, when ifMatch is empty or its current etag.
 // The resource tokens its permissions issued stop working with it.
 func (e *Engine) DeleteUser(dbID, id, ifMatch string) error {
+	if err := e.fresh(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	u, err := e.changeUser(dbID, id, ifMatch)
@@ -217,10 +229,10 @@ func (e *Engine) DeleteUser(dbID, id, ifMatch string) error {
 	e.nextVersion() // the catalog changed; its version says so
 	ch, err := e.change(catalog.Key{Kind: catalog.Users, Num: u.rec.Num})
 	if err == nil {
-		_, err = e.catalog.Commit(ch)
+		err = e.commitCatalog(ch, nil)
 	}
 	if err != nil {
-		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
+		return err
 	}
 	delete(u.db.users, id)
 	delete(e.users, u.rec.Num)

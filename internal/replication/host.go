@@ -190,6 +190,9 @@ func (h *Host) addGroup(gr *group) {
 // Store is this node's store's identity.
 func (h *Host) Store() StoreID { return h.self.Store }
 
+// Node is this node's id.
+func (h *Host) Node() NodeID { return h.cfg.Node }
+
 // Start runs the host by itself: it ticks every TickInterval and processes work as it comes.
 func (h *Host) Start() {
 	h.stop, h.stopped = make(chan struct{}), make(chan struct{})

@@ -273,6 +273,15 @@ func (w *watchdog) add(rt *goja.Runtime, max int64) (remove func()) {
 	}
 }
 
+// over reports whether the heap has grown past rt's budget since its call began.
+func (w *watchdog) over(rt *goja.Runtime) bool {
+	heap := heapBytes()
+	w.mu.Lock()
+	b, ok := w.watched[rt]
+	w.mu.Unlock()
+	return ok && heap > b.base && heap-b.base > b.max
+}
+
 // loop ticks while calls are watched, and stops when none is.
 func (w *watchdog) loop() {
 	t := time.NewTicker(watchTick)

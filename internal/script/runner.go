@@ -234,6 +234,11 @@ func (r *Runner) run(body string, c *call, start func(v *vm) (goja.Value, error)
 	if _, err = start(v); err == nil {
 		err = c.drain()
 	}
+	if err == nil && r.watch.over(v.rt) {
+		// It went past its budget between two of the watchdog's ticks (large arrays cost
+		// little time to allocate): its garbage is not collected yet.
+		return c.memoryFault()
+	}
 	if err == nil && c.fatal != nil {
 		err = c.fatal
 	}
@@ -247,6 +252,11 @@ func (r *Runner) run(body string, c *call, start func(v *vm) (goja.Value, error)
 	return nil
 }
 
+// memoryFault is the error of a call stopped for its memory.
+func (c *call) memoryFault() error {
+	return fault.New(fault.BadRequest, "Encountered exception while executing function. Exception = RangeError: the script allocated more than its memory limit of %d MiB and was stopped", c.limits.MaxMemory>>20)
+}
+
 // failure turns what ended a call into the error its caller answers with.
 func (c *call) failure(err error) error {
 	var ie *goja.InterruptedError
@@ -258,7 +268,7 @@ func (c *call) failure(err error) error {
 		case errTimeout:
 			return fault.New(fault.Timeout, "The script ran past its time limit of %v and was stopped; nothing it wrote was kept", c.limits.Timeout)
 		case errMemory:
-			return fault.New(fault.BadRequest, "Encountered exception while executing function. Exception = RangeError: the script allocated more than its memory limit of %d MiB and was stopped", c.limits.MaxMemory>>20)
+			return c.memoryFault()
 		}
 		if f, ok := ie.Value().(*fault.Error); ok {
 			return f

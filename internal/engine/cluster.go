@@ -1,0 +1,338 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/replication"
+)
+
+// A node of a cluster (Options.Cluster), the first step of issue 29. The catalog is the
+// cluster's, in etcd: a change commits there only if the catalog did not change since this
+// node last read it, and every node follows the catalog's changes (follow) and applies them
+// to its own view, opening the containers other nodes created and closing those they deleted.
+// Every partition is a Raft group with a replica on each node a container was placed on
+// (Cluster.Members, all of them so far); the node that creates a container campaigns in its
+// groups, and the others bootstrap their replicas when they learn of it. Reads are served by
+// the local replica after a ReadIndex from the leader (linearizable); writes go to the node
+// whose replica leads the partition (forward.go).
+//
+// Not yet in a cluster, and refused there with 503 rather than done wrong: splits (by size,
+// by throughput, on demand), indexing policy changes, and what commits a transaction
+// (stored procedures, triggers, CQL statements that read before they write), whose isolation
+// is a node's own locks so far.
+
+// Cluster is what a node of a cluster needs.
+type Cluster struct {
+	Node replication.NodeID
+	// Transport carries the host's envelopes to the other nodes; what arrives for this node
+	// goes to Engine.Deliver.
+	Transport replication.Transport
+	Catalog   *catalog.Etcd
+	// Members are where a new container's partitions are replicated, each a node and its
+	// store (replica ids are given by the engine): this node's among them.
+	Members func() ([]replication.Member, error)
+	// Forward sends a request to the engine of node (Engine.Serve there) and returns its
+	// answer.
+	Forward func(node replication.NodeID, req []byte) ([]byte, error)
+}
+
+// errNotInCluster refuses what a cluster does not do yet (see above).
+func errNotInCluster(what string) error {
+	return fault.New(fault.Unavailable, "%s is not available in a cluster yet", what)
+}
+
+// Deliver hands an envelope from another node to the engine's replication host.
+func (e *Engine) Deliver(env *replication.Envelope) {
+	if h := e.replicas.hostOf(); h != nil {
+		h.Deliver(env)
+	}
+}
+
+// caughtUp records that the engine holds the catalog as of rev. Callers hold e.mu.
+func (e *Engine) caughtUp(rev int64) {
+	if rev > e.rev {
+		e.rev = rev
+		close(e.caught)
+		e.caught = make(chan struct{})
+	}
+}
+
+// fresh waits, on a node of a cluster, until the engine holds the catalog as of the call:
+// every change any node committed before it. Callers do not hold e.mu.
+func (e *Engine) fresh() error {
+	if e.cluster == nil {
+		return nil
+	}
+	rev, err := e.cluster.Catalog.Revision()
+	if err != nil {
+		return fault.New(fault.Unavailable, "The cluster's catalog did not answer: %v", err)
+	}
+	deadline := time.After(catalogWait)
+	for {
+		e.mu.RLock()
+		cur, caught := e.rev, e.caught
+		e.mu.RUnlock()
+		if cur >= rev {
+			return nil
+		}
+		select {
+		case <-caught:
+		case <-deadline:
+			return fault.New(fault.Unavailable, "This node did not catch up with the cluster's catalog in time; retry the request")
+		case <-e.stop:
+			return fault.New(fault.Unavailable, "The server is shutting down")
+		}
+	}
+}
+
+// missFresh looks something up with find and, on a node of a cluster where it is not found,
+// looks again once the node holds the catalog as of now: a container another node created a
+// moment ago is found on every node.
+func missFresh[T any](e *Engine, find func() (T, error)) (T, error) {
+	v, err := find()
+	if err == nil || e.cluster == nil || fault.KindOf(err) != fault.NotFound {
+		return v, err
+	}
+	if ferr := e.fresh(); ferr != nil {
+		return v, err
+	}
+	return find()
+}
+
+// catalogWait bounds how long a request waits for its node to catch up with the catalog.
+const catalogWait = 10 * time.Second
+
+// follow applies the changes other nodes make to the catalog, in order, until the engine
+// closes.
+func (e *Engine) follow() {
+	defer e.background.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-e.stop
+		cancel()
+	}()
+	for ctx.Err() == nil {
+		e.mu.RLock()
+		from := e.rev
+		e.mu.RUnlock()
+		for ev := range e.cluster.Catalog.Watch(ctx, from) {
+			if ev.Err != nil {
+				if errors.Is(ev.Err, catalog.ErrCompacted) {
+					e.reloadCatalog()
+				} else if ctx.Err() == nil {
+					e.log.Warn("following the cluster's catalog", "err", ev.Err)
+				}
+				break
+			}
+			e.mu.Lock()
+			if ev.Revision > e.rev {
+				e.applyCatalog(ev.Counters, ev.Put, ev.Delete)
+				e.caughtUp(ev.Revision)
+			}
+			e.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// reloadCatalog reads the whole catalog again, when the changes since the engine's revision
+// are no longer kept, and applies the difference.
+func (e *Engine) reloadCatalog() {
+	cur, err := e.cluster.Catalog.Load()
+	if err != nil {
+		e.log.Warn("reloading the cluster's catalog", "err", err)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	keep := map[catalog.Key]bool{}
+	for _, r := range cur.Records {
+		keep[r.Key] = true
+	}
+	var gone []catalog.Key
+	for _, d := range e.dbs {
+		if !keep[catalog.Key{Kind: catalog.Databases, Num: d.rec.Num}] {
+			gone = append(gone, catalog.Key{Kind: catalog.Databases, Num: d.rec.Num})
+		}
+		for _, c := range d.containers {
+			if !keep[catalog.Key{Kind: catalog.Containers, Num: c.num}] {
+				gone = append(gone, catalog.Key{Kind: catalog.Containers, Num: c.num})
+			}
+		}
+	}
+	for num := range e.users {
+		if !keep[catalog.Key{Kind: catalog.Users, Num: num}] {
+			gone = append(gone, catalog.Key{Kind: catalog.Users, Num: num})
+		}
+	}
+	e.applyCatalog(cur.Counters, cur.Records, gone)
+	e.caughtUp(cur.Revision)
+}
+
+// applyCatalog brings the engine's view of the catalog to what another node committed: the
+// counters, the records put (databases, then containers, then users) and those deleted (in the
+// reverse order). Callers hold e.mu.
+func (e *Engine) applyCatalog(counters []byte, puts []catalog.Record, dels []catalog.Key) {
+	if counters != nil {
+		if err := json.Unmarshal(counters, &e.seq); err != nil {
+			e.log.Error("the cluster's catalog counters", "err", err)
+		}
+	}
+	order := func(k catalog.Kind) int { return slices.Index([]catalog.Kind{catalog.Databases, catalog.Containers, catalog.Users}, k) }
+	slices.SortStableFunc(puts, func(a, b catalog.Record) int { return order(a.Kind) - order(b.Kind) })
+	slices.SortStableFunc(dels, func(a, b catalog.Key) int { return order(b.Kind) - order(a.Kind) })
+	for _, k := range dels {
+		switch k.Kind {
+		case catalog.Users:
+			if u := e.users[k.Num]; u != nil {
+				delete(u.db.users, u.rec.ID)
+				delete(e.users, k.Num)
+			}
+		case catalog.Containers:
+			if c := e.containerByNum(k.Num); c != nil {
+				e.removeContainer(c)
+			}
+		case catalog.Databases:
+			if d := e.databaseByNum(k.Num); d != nil {
+				for _, c := range d.containers {
+					e.removeContainer(c)
+				}
+				for _, u := range d.users {
+					delete(e.users, u.rec.Num)
+				}
+				delete(e.dbs, d.rec.ID)
+			}
+		}
+	}
+	for _, r := range puts {
+		var err error
+		switch r.Kind {
+		case catalog.Databases:
+			err = e.putDatabase(r.Value)
+		case catalog.Containers:
+			err = e.putContainer(r.Value)
+		case catalog.Users:
+			err = e.putUser(r.Value)
+		}
+		if err != nil {
+			e.log.Error("applying the cluster's catalog", "record", r.Key.String(), "err", err)
+		}
+	}
+	e.refreshBudgets()
+}
+
+func (e *Engine) databaseByNum(num uint32) *Database {
+	for _, d := range e.dbs {
+		if d.rec.Num == num {
+			return d
+		}
+	}
+	return nil
+}
+
+func (e *Engine) containerByNum(num uint32) *Container {
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			if c.num == num {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) putDatabase(v []byte) error {
+	var rec databaseRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return err
+	}
+	if d := e.databaseByNum(rec.Num); d != nil {
+		d.rec = rec
+		return nil
+	}
+	e.dbs[rec.ID] = newDatabase(rec)
+	return nil
+}
+
+func (e *Engine) putContainer(v []byte) error {
+	var rec containerRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return err
+	}
+	if c := e.containerByNum(rec.Num); c != nil {
+		c.rec = rec
+		c.applyDefaultTTL()
+		c.scripts.Store(c.newScriptSet(rec.Scripts))
+		return nil
+	}
+	d := e.databaseByNum(rec.DB)
+	if d == nil {
+		return errors.New("the container's database is not in the catalog")
+	}
+	c, err := e.openContainer(d, rec)
+	if err != nil {
+		return err
+	}
+	d.containers[rec.ID] = c
+	return nil
+}
+
+func (e *Engine) putUser(v []byte) error {
+	var rec userRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return err
+	}
+	if u := e.users[rec.Num]; u != nil {
+		delete(u.db.users, u.rec.ID)
+		u.rec = rec
+		u.db.users[rec.ID] = u
+		return nil
+	}
+	d := e.databaseByNum(rec.DB)
+	if d == nil {
+		return errors.New("the user's database is not in the catalog")
+	}
+	e.addUser(d, rec)
+	return nil
+}
+
+// removeContainer closes a container another node deleted, deletes its data here and drops
+// its replicas. Callers hold e.mu.
+func (e *Engine) removeContainer(c *Container) {
+	delete(c.db.containers, c.id)
+	c.close()
+	b := e.db.NewBatch()
+	defer b.Close()
+	err := c.deleteData(b)
+	if err == nil {
+		err = b.Commit()
+	}
+	if err != nil {
+		e.log.Error("deleting a container another node deleted", "container", c.id, "err", err)
+	}
+	e.dropContainer(c)
+}
+
+// placement gives a new container's ranges their replicas, on a node of a cluster: every
+// member Cluster.Members names, replica ids from 1 in that order.
+func (e *Engine) placement() ([]replication.Member, error) {
+	ms, err := e.cluster.Members()
+	if err != nil {
+		return nil, fault.New(fault.Unavailable, "The cluster's members are not known: %v", err)
+	}
+	ms = slices.Clone(ms)
+	for i := range ms {
+		ms[i].Replica = replication.ReplicaID(i + 1)
+	}
+	return ms, nil
+}

@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/controlplane"
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodetls"
+	"github.com/partita-db/partita/internal/replication"
+)
+
+// testCluster is n engines in one process as the nodes of a cluster: one etcd (a control plane
+// of one member) holds their catalog, envelopes and forwarded writes go straight to the engine
+// they are for, and a node that is down receives nothing.
+type testCluster struct {
+	t     *testing.T
+	cp    *controlplane.ControlPlane
+	mu    sync.Mutex
+	nodes []*Engine // by node id - 1; nil while down
+	dirs  []string
+}
+
+func startTestCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
+	id, err := nodetls.New([]byte("the test cluster's secret"), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeTriple(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Config{Dir: t.TempDir(), Addr: addr, Join: []string{addr}, TLS: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n)}
+	for range n {
+		tc.dirs = append(tc.dirs, t.TempDir())
+	}
+	t.Cleanup(func() {
+		for i := range tc.nodes {
+			tc.stop(i + 1)
+		}
+		cp.Close()
+	})
+	for i := range n {
+		tc.start(i + 1)
+	}
+	return tc
+}
+
+// freeTriple is a loopback address whose port and the two after it are free now.
+func freeTriple(t *testing.T) string {
+	t.Helper()
+	for range 100 {
+		base := 20000 + 3*rand.IntN(10000)
+		var ls []net.Listener
+		for i := range 3 {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				break
+			}
+			ls = append(ls, l)
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if len(ls) == 3 {
+			return fmt.Sprintf("127.0.0.1:%d", base)
+		}
+	}
+	t.Fatal("no three free ports in a row")
+	return ""
+}
+
+func (tc *testCluster) node(id int) *Engine {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.nodes[id-1]
+}
+
+// start opens node id's engine on its directory.
+func (tc *testCluster) start(id int) {
+	tc.t.Helper()
+	cl := &Cluster{
+		Node:      replication.NodeID(id),
+		Transport: clusterTransport{tc},
+		Catalog:   catalog.NewEtcd(tc.cp.Client(), "/test/catalog/"),
+		Members:   tc.members,
+		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
+			e := tc.node(int(node))
+			if e == nil {
+				return nil, errors.New("node down")
+			}
+			return e.Serve(req), nil
+		},
+	}
+	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2})
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.mu.Lock()
+	tc.nodes[id-1] = e
+	tc.mu.Unlock()
+}
+
+// stop closes node id's engine, as a process that exits.
+func (tc *testCluster) stop(id int) {
+	tc.mu.Lock()
+	e := tc.nodes[id-1]
+	tc.nodes[id-1] = nil
+	tc.mu.Unlock()
+	if e != nil {
+		e.Close()
+	}
+}
+
+// members are every node that is up, with its store.
+func (tc *testCluster) members() ([]replication.Member, error) {
+	var ms []replication.Member
+	for i := range tc.nodes {
+		e := tc.node(i + 1)
+		if e == nil {
+			continue
+		}
+		h := e.replicas.hostOf()
+		if h == nil {
+			return nil, errors.New("a node is starting")
+		}
+		ms = append(ms, replication.Member{Node: replication.NodeID(i + 1), Store: h.Store()})
+	}
+	return ms, nil
+}
+
+type clusterTransport struct{ tc *testCluster }
+
+func (t clusterTransport) Send(env *replication.Envelope) {
+	if e := t.tc.node(int(env.To.Node)); e != nil {
+		e.Deliver(env)
+	}
+}
+
+// eventually retries fn until it succeeds or 20 seconds pass.
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Three engines are one database: what one creates the others find, writes on any node land
+// on the partition's leaseholder and every node reads them, a patch made on a node that does
+// not lead is applied once, and with a node stopped the two others go on.
+func TestClusterOfThree(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.node(2).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.node(3).CreateDatabase("db", nil); !errors.Is(err, fault.Conflict) {
+		t.Fatalf("a database created on another node is created again: %v", err)
+	}
+	containers := make([]*Container, 3)
+	for i := range containers {
+		c, err := tc.node(i + 1).Container("db", "c")
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+		containers[i] = c
+		if n := len(c.routes.Load().parts); n != 2 {
+			t.Fatalf("node %d has %d partitions", i+1, n)
+		}
+	}
+	for i := range 60 {
+		c := containers[i%3]
+		body := item(fmt.Sprint(i), fmt.Sprint("k", i%6), fmt.Sprintf(`,"n":%d`, i))
+		eventually(t, fmt.Sprintf("create %d on node %d", i, i%3+1), func() error {
+			_, err := c.CreateItem(body, ItemOptions{})
+			if errors.Is(err, fault.Conflict) {
+				return nil // an earlier try was applied after all
+			}
+			return err
+		})
+	}
+	for n, c := range containers {
+		for i := range 60 {
+			r, err := c.ReadItem(key(fmt.Sprint("k", i%6)), fmt.Sprint(i))
+			if err != nil {
+				t.Fatalf("node %d reads item %d: %v", n+1, i, err)
+			}
+			var doc struct{ N int }
+			if err := json.Unmarshal(r.Doc, &doc); err != nil || doc.N != i {
+				t.Fatalf("node %d reads item %d as %s", n+1, i, r.Doc)
+			}
+		}
+	}
+	// Concurrent increments from every node: each applied once.
+	var wg sync.WaitGroup
+	for n, c := range containers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				eventually(t, fmt.Sprintf("patch on node %d", n+1), func() error {
+					_, err := c.PatchItem(key("k0"), "0", Patch{Ops: []document.PatchOp{{Op: "incr", Path: "/n", Value: json.RawMessage("1")}}}, ItemOptions{})
+					return err
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	r, err := containers[0].ReadItem(key("k0"), "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ N int }
+	if json.Unmarshal(r.Doc, &doc); doc.N != 30 {
+		t.Fatalf("30 increments of 0 from three nodes gave %d", doc.N)
+	}
+	// A transactional batch from a node that may not lead.
+	res, _, err := containers[2].ExecuteBatch(key("k1"), []BatchOp{
+		{Kind: OpCreate, Item: document.FromJSON(item("b1", "k1", ""))},
+		{Kind: OpReplace, ID: "1", Item: document.FromJSON(item("1", "k1", `,"n":100`))},
+	})
+	if err != nil || res[0].Err != nil || res[1].Err != nil {
+		t.Fatalf("batch: %v %+v", err, res)
+	}
+
+	// The node that leads k0's partition stops: the two others elect a leader, and go on.
+	e0, _ := containers[0].EPK(key("k0"))
+	p0 := containers[0].routes.Load().lookup(e0)
+	down := int(tc.node(1).replicas.leaderNode(groupOf(containers[0].num, p0.ID())))
+	if down == 0 {
+		t.Fatal("no leader known for k0's partition")
+	}
+	tc.stop(down)
+	var up []*Container
+	for n, c := range containers {
+		if n+1 != down {
+			up = append(up, c)
+		}
+	}
+	start := time.Now()
+	for i := 100; i < 130; i++ {
+		c := up[i%2]
+		eventually(t, fmt.Sprintf("create %d with node %d down", i, down), func() error {
+			_, err := c.CreateItem(item(fmt.Sprint(i), "k0", ""), ItemOptions{})
+			if errors.Is(err, fault.Conflict) {
+				return nil
+			}
+			return err
+		})
+		if i == 100 {
+			t.Logf("the first write to k0 after its leader stopped took %v", time.Since(start))
+		}
+	}
+	// It comes back and catches up.
+	tc.start(down)
+	cd, err := tc.node(down).Container("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the restarted node reads what was written while it was down", func() error {
+		_, err := cd.ReadItem(key("k0"), "129")
+		return err
+	})
+	if u := cd.Usage(); u.Items != 60+1+30 {
+		t.Fatalf("the restarted node holds %d items, want 91", u.Items)
+	}
+	// A container deleted on one node is gone from every node.
+	other := down%3 + 1
+	if err := tc.node(other).DeleteContainer("db", "c", ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deletion reaches the restarted node", func() error {
+		if _, err := tc.node(down).Container("db", "c"); !errors.Is(err, fault.NotFound) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
+}

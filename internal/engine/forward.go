@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
+)
+
+// Forwarding, on a node of a cluster. A write runs on the replica that holds its partition's
+// lease: here when this node's replica leads its group, otherwise on the node of the leader,
+// which runs it through its own pipeline (admission and charges where the partition is led,
+// as in the service) and answers with the results. A request that finds no leaseholder (an
+// election, a lease changing hands) is tried again, here or there, until one takes it or
+// forwardTimeout passes; only refusals that applied nothing are tried again.
+//
+// What is forwarded is the operations, each with the client's item as sent and the index
+// and unique key entries computed here. A patch (a Mutate operation) is a function, which
+// does not travel: this node reads the item (a linearizable read of its own replica),
+// patches it, and forwards a replace conditioned on the version it read, and starts again if
+// another write came first.
+
+// forwardTimeout bounds how long a write looks for its partition's leaseholder.
+const forwardTimeout = 10 * time.Second
+
+// forwardBackoff is the pause before a write looks for the leaseholder again.
+const forwardBackoff = 20 * time.Millisecond
+
+// applyLed runs a write on the leaseholder of e's partition.
+func (c *Container) applyLed(e epk.EPK, admit bool, ops []partition.Operation) (executed, error) {
+	p := c.routes.Load().lookup(e)
+	if !admit {
+		return executed{p: p}, errNotInCluster("A transaction (a stored procedure, a trigger, a CQL statement that reads before it writes)")
+	}
+	deadline := time.Now().Add(forwardTimeout)
+	for {
+		var x executed
+		var err error
+		retry := false
+		if p.Leading() {
+			x, err = c.applyHere(e, nil, true, ops...)
+			retry = !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))
+		} else if node := c.e.replicas.leaderNode(groupOf(c.num, p.ID())); node != 0 {
+			x, retry, err = c.forward(node, p, e, ops)
+		} else {
+			err, retry = partition.ErrNotLeaseholder, true // an election: no leader known yet
+		}
+		if !retry || time.Now().After(deadline) {
+			return x, err
+		}
+		time.Sleep(forwardBackoff)
+		p = c.routes.Load().lookup(e)
+	}
+}
+
+// forward sends ops to node and returns what it did; retry says that nothing was applied and
+// the write may be tried again (the node did not hold the lease, or a patch lost a race).
+func (c *Container) forward(node replication.NodeID, p *partition.Partition, e epk.EPK, ops []partition.Operation) (executed, bool, error) {
+	x := executed{p: p}
+	req := forwarded{Container: c.num, EPK: []byte(e)}
+	patched := false // a patch became a replace conditioned on the version read here
+	for i, op := range ops {
+		if op.Kind == partition.Mutate {
+			var err error
+			if op, err = c.patchHere(p, ops[:i], op); err != nil {
+				if len(ops) > 1 {
+					err = &partition.BatchError{Index: i, Err: err}
+				}
+				return x, false, err
+			}
+			patched = patched || ops[i].IfMatch == ""
+		}
+		fop := forwardedOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch, Terms: op.Terms, Unique: op.Unique}
+		if op.Item != nil {
+			fop.Body = op.Item.Body()
+		}
+		req.Ops = append(req.Ops, fop)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return x, false, fault.New(fault.Internal, "%v", err)
+	}
+	raw, err := c.e.cluster.Forward(node, body)
+	if err != nil {
+		// It may have been applied there before the answer was lost.
+		return x, false, partition.ErrAmbiguous
+	}
+	var ans forwardedAnswer
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return x, false, fault.New(fault.Internal, "A node's answer to a forwarded write: %v", err)
+	}
+	x.charge, x.charges = ans.Charge, ans.Charges
+	if ans.Err != nil {
+		err := error(ans.Err)
+		if ans.Index >= 0 {
+			err = &partition.BatchError{Index: ans.Index, Err: ans.Err}
+		}
+		retry := ans.Retry || patched && ans.Err.Kind == fault.PreconditionFailed
+		return x, retry, err
+	}
+	x.results = make([]partition.Result, len(ans.Results))
+	for i, r := range ans.Results {
+		x.results[i] = partition.Result{Doc: partition.Doc{JSON: r.JSON, LSN: r.LSN}, Created: r.Created, PrevBytes: r.PrevBytes, IndexTerms: r.IndexTerms}
+	}
+	return x, false, nil
+}
+
+// patchHere makes a patch a replace of the version this node reads, conditioned on it: a
+// linearizable read of its own replica. A patch of an item that an earlier operation of the
+// same batch writes would need that write's outcome, which only the leaseholder knows.
+func (c *Container) patchHere(p *partition.Partition, before []partition.Operation, op partition.Operation) (partition.Operation, error) {
+	for _, b := range before {
+		if b.ID == op.ID && b.EPK == op.EPK {
+			return op, errNotInCluster("Patching an item that an earlier operation of the same batch writes")
+		}
+	}
+	cur, err := p.Read(op.EPK, op.ID, nil)
+	if err != nil {
+		return op, err
+	}
+	if op.IfMatch != "" && op.IfMatch != cur.ETag() {
+		return op, fault.New(fault.PreconditionFailed, "Operation cannot be performed because one of the specified precondition is not met: the item's etag is not %q", op.IfMatch)
+	}
+	item, e, terms, err := op.Mutate(cur.JSON)
+	if err != nil {
+		return op, err
+	}
+	return partition.Operation{Kind: partition.Replace, EPK: e, ID: op.ID, Item: item, IfMatch: cur.ETag(),
+		Terms: terms, TermsPolicy: c.policy(), Unique: c.unique.Entries(item.Value)}, nil
+}
+
+// Serve runs a write another node forwarded (Cluster.Forward) and returns the answer.
+func (e *Engine) Serve(req []byte) []byte {
+	ans := e.serve(req)
+	b, err := json.Marshal(ans)
+	if err != nil {
+		b, _ = json.Marshal(forwardedAnswer{Index: -1, Err: fault.New(fault.Internal, "%v", err)})
+	}
+	return b
+}
+
+func (e *Engine) serve(raw []byte) forwardedAnswer {
+	fail := func(err error) forwardedAnswer {
+		ans := forwardedAnswer{Index: -1, Retry: !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))}
+		var be *partition.BatchError
+		if errors.As(err, &be) {
+			ans.Index, err = be.Index, be.Err
+		}
+		ans.Err = fault.From(err)
+		return ans
+	}
+	var req forwarded
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return fail(fault.New(fault.BadRequest, "A forwarded write that does not decode: %v", err))
+	}
+	c, err := missFresh(e, func() (*Container, error) { return e.containerNumbered(req.Container) })
+	if err != nil {
+		return fail(err)
+	}
+	ek := epk.EPK(req.EPK)
+	ops := make([]partition.Operation, len(req.Ops))
+	for i, f := range req.Ops {
+		op := partition.Operation{Kind: f.Kind, EPK: ek, ID: f.ID, IfMatch: f.IfMatch, Terms: f.Terms, Unique: f.Unique}
+		if f.Terms != nil {
+			op.TermsPolicy = c.policy()
+		}
+		if f.Body != nil {
+			item, key, err := document.Parse(f.Body, c.paths)
+			if err != nil {
+				return fail(err)
+			}
+			if ke, err := c.EPK(key); err != nil || ke != ek {
+				return fail(fault.New(fault.BadRequest, "A forwarded item that is not in the logical partition it was sent for"))
+			}
+			op.Item = item
+		}
+		ops[i] = op
+	}
+	if p := c.routes.Load().lookup(ek); !p.Leading() {
+		return fail(partition.ErrNotLeaseholder)
+	}
+	c.locks.lockWrite(ek)
+	defer c.locks.unlockWrite(ek)
+	x, err := c.applyHere(ek, nil, true, ops...)
+	if err != nil {
+		ans := fail(err)
+		ans.Charge = x.charge
+		return ans
+	}
+	ans := forwardedAnswer{Index: -1, Charge: x.charge, Charges: x.charges}
+	for i := range ops {
+		r := x.result(i)
+		ans.Results = append(ans.Results, forwardedResult{JSON: r.Doc.JSON, LSN: r.Doc.LSN, Created: r.Created, PrevBytes: r.PrevBytes, IndexTerms: r.IndexTerms})
+	}
+	return ans
+}
+
+// containerNumbered is the open container numbered num.
+func (e *Engine) containerNumbered(num uint32) (*Container, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if c := e.containerByNum(num); c != nil {
+		return c, nil
+	}
+	return nil, fault.New(fault.NotFound, "No container numbered %d", num)
+}
+
+// forwarded is a forwarded write: operations on one logical partition of a container.
+type forwarded struct {
+	Container uint32        `json:"container"`
+	EPK       []byte        `json:"epk"`
+	Ops       []forwardedOp `json:"ops"`
+}
+
+// forwardedOp is one operation: the item as the client sent it, and the index and unique key
+// entries computed by the forwarding node (nil: computed where it runs).
+type forwardedOp struct {
+	Kind    partition.OpKind `json:"kind"`
+	ID      string           `json:"id"`
+	Body    []byte           `json:"body,omitempty"`
+	IfMatch string           `json:"ifMatch,omitempty"`
+	Terms   [][]byte         `json:"terms"`
+	Unique  [][]byte         `json:"unique"`
+}
+
+// forwardedAnswer is what a forwarded write did: its results, or its error (in the operation
+// Index of a batch, -1 for none) and whether it may be tried again (Retry: nothing applied).
+type forwardedAnswer struct {
+	Results []forwardedResult `json:"results,omitempty"`
+	Charges []float64         `json:"charges,omitempty"`
+	Charge  float64           `json:"charge"`
+	Err     *fault.Error      `json:"err,omitempty"`
+	Index   int               `json:"index"`
+	Retry   bool              `json:"retry,omitempty"`
+}
+
+type forwardedResult struct {
+	JSON       []byte `json:"json,omitempty"`
+	LSN        uint64 `json:"lsn"`
+	Created    bool   `json:"created,omitempty"`
+	PrevBytes  int    `json:"prevBytes,omitempty"`
+	IndexTerms int    `json:"indexTerms,omitempty"`
+}
