@@ -188,7 +188,9 @@ func (e *Engine) applyCatalog(counters []byte, puts []catalog.Record, dels []cat
 			e.log.Error("the cluster's catalog counters", "err", err)
 		}
 	}
-	order := func(k catalog.Kind) int { return slices.Index([]catalog.Kind{catalog.Databases, catalog.Containers, catalog.Users}, k) }
+	order := func(k catalog.Kind) int {
+		return slices.Index([]catalog.Kind{catalog.Databases, catalog.Containers, catalog.Users}, k)
+	}
 	slices.SortStableFunc(puts, func(a, b catalog.Record) int { return order(a.Kind) - order(b.Kind) })
 	slices.SortStableFunc(dels, func(a, b catalog.Key) int { return order(b.Kind) - order(a.Kind) })
 	for _, k := range dels {

@@ -182,7 +182,7 @@ func TestClusterOfThree(t *testing.T) {
 	}
 	containers := make([]*Container, 3)
 	for i := range containers {
-		c, err := tc.node(i + 1).Container("db", "c")
+		c, err := tc.node(i+1).Container("db", "c")
 		if err != nil {
 			t.Fatalf("node %d: %v", i+1, err)
 		}
