@@ -51,6 +51,7 @@ func TestMain(m *testing.M) {
 // server is a running `partita serve` process.
 type server struct {
 	Endpoint string
+	addr     string // the Cosmos API's host:port
 	DataDir  string
 	TLS      bool
 	cmd      *exec.Cmd
@@ -75,6 +76,15 @@ func startServer(t testing.TB, useTLS bool, extraArgs ...string) *server {
 }
 
 func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...string) *server {
+	t.Helper()
+	s := launchServer(t, dataDir, useTLS, extraArgs...)
+	s.waitListening(t, 10*time.Second)
+	return s
+}
+
+// launchServer starts partita serve as startServerIn does, without waiting for it to listen
+// (nodes of a cluster listen only once a majority of them is up).
+func launchServer(t testing.TB, dataDir string, useTLS bool, extraArgs ...string) *server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -106,7 +116,15 @@ func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...strin
 		scheme = "https"
 	}
 	s.Endpoint = scheme + "://" + addr + "/"
-	deadline := time.Now().Add(10 * time.Second)
+	s.addr = addr
+	return s
+}
+
+// waitListening waits until the server listens, up to timeout.
+func (s *server) waitListening(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	addr := s.addr
+	deadline := time.Now().Add(timeout)
 	for {
 		conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
@@ -119,10 +137,9 @@ func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...strin
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.client = &http.Client{Timeout: 30 * time.Second}
-	if useTLS {
+	if s.TLS {
 		s.client.Transport = &http.Transport{TLSClientConfig: s.tlsConfig(t)}
 	}
-	return s
 }
 
 // tlsConfig trusts the server's self-signed certificate and nothing else.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,7 +35,7 @@ func serveCommand() *cobra.Command {
 	cfg := server.Config{}
 	var logLevel string
 	var shutdownTimeout time.Duration
-	var debugAddr string
+	var debugAddr, secretFile string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the server",
@@ -51,6 +53,13 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 			}
 			if debugAddr != "" {
 				serveDebug(debugAddr, log)
+			}
+			if cfg.ClusterAddr != "" {
+				secret, err := clusterSecret(secretFile)
+				if err != nil {
+					return err
+				}
+				cfg.ClusterSecret = secret
 			}
 			return serve(cfg, log, shutdownTimeout)
 		},
@@ -74,6 +83,9 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.IntVar(&cfg.ScriptMaxOperations, "script-max-operations", script.DefaultMaxOperations, "document operations one script call may make; past it the server-side API answers false (not accepted) and the script should return and resume in a next call")
 	f.IntVar(&cfg.MinPartitions, "min-partitions", 1, fmt.Sprintf("every new container starts with at least this many physical partitions (1 to %d), the hash space split evenly, so that local tests exercise cross-partition paths", engine.MaxMinPartitions))
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGINT/SIGTERM")
+	f.StringVar(&cfg.ClusterAddr, "cluster-addr", "", "this node's address in a cluster, HOST:PORT, for node-to-node traffic; the two ports after it are taken by the control plane on the founding nodes (docs/cluster.md). Empty: a node alone")
+	f.StringSliceVar(&cfg.Join, "join", nil, "the cluster addresses of the cluster's founding nodes, comma-separated, the same list on every node; the cluster forms once a majority of them is up")
+	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster's secret (at least 16 bytes, the same on every node); or set PARTITA_CLUSTER_SECRET. Never a flag, so that it does not show in ps")
 	f.StringVar(&debugAddr, "debug-addr", "", "if set, serve Go's profiler (/debug/pprof/) on this HOST:PORT, without authentication; keep it on loopback")
 	return cmd
 }
@@ -111,4 +123,20 @@ func serve(cfg server.Config, log *slog.Logger, shutdownTimeout time.Duration) e
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	return s.Shutdown(sctx)
+}
+
+// clusterSecret is the cluster's secret: the file's content (one trailing newline dropped), or
+// else PARTITA_CLUSTER_SECRET.
+func clusterSecret(file string) ([]byte, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster-secret-file: %w", err)
+		}
+		return bytes.TrimSuffix(b, []byte("\n")), nil
+	}
+	if v := os.Getenv("PARTITA_CLUSTER_SECRET"); v != "" {
+		return []byte(v), nil
+	}
+	return nil, errors.New("a cluster node needs the cluster's secret: set PARTITA_CLUSTER_SECRET or --cluster-secret-file")
 }

@@ -169,6 +169,9 @@ type Node struct {
 	Addr string `json:"addr"` // cluster address
 	API  string `json:"api"`  // Cosmos REST address
 	CQL  string `json:"cql,omitempty"`
+	// ID and Store are the node's replication identity: its node id and its store's.
+	ID    uint64 `json:"id,omitempty"`
+	Store uint64 `json:"store,omitempty"`
 }
 
 const nodesPrefix = "/partita/nodes/"

@@ -38,9 +38,14 @@ type Cluster struct {
 	// store (replica ids are given by the engine): this node's among them.
 	Members func() ([]replication.Member, error)
 	// Forward sends a request to the engine of node (Engine.Serve there) and returns its
-	// answer.
+	// answer; an error wrapping ErrNotSent says that the request never left.
 	Forward func(node replication.NodeID, req []byte) ([]byte, error)
 }
+
+// ErrNotSent is what Cluster.Forward wraps when the request could not be sent at all (no
+// connection to the node): the write is tried again, where any other failure leaves its
+// outcome unknown.
+var ErrNotSent = errors.New("engine: the forwarded request was not sent")
 
 // errNotInCluster refuses what a cluster does not do yet (see above).
 func errNotInCluster(what string) error {
@@ -52,6 +57,15 @@ func (e *Engine) Deliver(env *replication.Envelope) {
 	if h := e.replicas.hostOf(); h != nil {
 		h.Deliver(env)
 	}
+}
+
+// Store is the identity of this node's store of replicas, which other nodes' placements name;
+// 0 for an engine without replicas.
+func (e *Engine) Store() replication.StoreID {
+	if h := e.replicas.hostOf(); h != nil {
+		return h.Store()
+	}
+	return 0
 }
 
 // caughtUp records that the engine holds the catalog as of rev. Callers hold e.mu.

@@ -100,7 +100,7 @@ func (tc *testCluster) start(id int) {
 		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
 			e := tc.node(int(node))
 			if e == nil {
-				return nil, errors.New("node down")
+				return nil, fmt.Errorf("%w: node %d is down", ErrNotSent, node)
 			}
 			return e.Serve(req), nil
 		},

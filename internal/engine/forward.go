@@ -86,6 +86,9 @@ func (c *Container) forward(node replication.NodeID, p *partition.Partition, e e
 		return x, false, fault.New(fault.Internal, "%v", err)
 	}
 	raw, err := c.e.cluster.Forward(node, body)
+	if errors.Is(err, ErrNotSent) {
+		return x, true, partition.ErrNotLeaseholder // that node is down: until a leader elsewhere
+	}
 	if err != nil {
 		// It may have been applied there before the answer was lost.
 		return x, false, partition.ErrAmbiguous
@@ -132,6 +135,13 @@ func (c *Container) patchHere(p *partition.Partition, before []partition.Operati
 	}
 	return partition.Operation{Kind: partition.Replace, EPK: e, ID: op.ID, Item: item, IfMatch: cur.ETag(),
 		Terms: terms, TermsPolicy: c.policy(), Unique: c.unique.Entries(item.Value)}, nil
+}
+
+// Unavailable is the answer of a node whose engine is not open yet to a forwarded write:
+// nothing was applied, and the write may be tried again.
+func Unavailable() []byte {
+	b, _ := json.Marshal(forwardedAnswer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}) // cannot fail
+	return b
 }
 
 // Serve runs a write another node forwarded (Cluster.Forward) and returns the answer.

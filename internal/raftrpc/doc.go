@@ -1,6 +1,7 @@
 // Package raftrpc carries the replication hosts' envelopes (Raft messages, snapshots,
-// heartbeats and quiescence notices) between the nodes of a cluster, over gRPC with mutual
-// TLS from the cluster's secret (package nodetls).
+// heartbeats and quiescence notices) between the nodes of a cluster, and the calls one node's
+// engine makes to another's (forwarded writes, Call), over gRPC with mutual TLS from the
+// cluster's secret (package nodetls).
 //
 // Each node runs one Transport: it is the host's replication.Transport, and it serves other
 // nodes' streams.

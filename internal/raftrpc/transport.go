@@ -7,14 +7,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
 
 	"github.com/partita-db/partita/internal/nodetls"
 	"github.com/partita-db/partita/internal/replication"
@@ -31,7 +34,9 @@ type Config struct {
 	Resolve func(replication.NodeID) (string, bool)
 	// Deliver hands an envelope that arrived to this node's host (replication.Host.Deliver).
 	Deliver func(*replication.Envelope)
-	Logger  *slog.Logger
+	// Serve answers another node's Call (the engine's forwarded writes); nil refuses calls.
+	Serve  func(req []byte) []byte
+	Logger *slog.Logger
 }
 
 // Transport carries replication envelopes between the nodes of a cluster: Send queues an
@@ -45,6 +50,7 @@ type Transport struct {
 
 	mu     sync.Mutex
 	peers  map[replication.NodeID]*peer
+	calls  map[replication.NodeID]*callConn // the connections Call uses, by node
 	closed bool
 	wg     sync.WaitGroup
 
@@ -73,9 +79,10 @@ func New(cfg Config) *Transport {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &Transport{cfg: cfg, ctx: ctx, cancel: cancel, peers: map[replication.NodeID]*peer{}}
+	t := &Transport{cfg: cfg, ctx: ctx, cancel: cancel, peers: map[replication.NodeID]*peer{}, calls: map[replication.NodeID]*callConn{}}
 	t.srv = grpc.NewServer(
 		grpc.Creds(credentials.NewTLS(cfg.TLS.Server())),
+		grpc.MaxRecvMsgSize(maxCall), grpc.MaxSendMsgSize(maxCall),
 		grpc.ForceServerCodecV2(frameCodec{}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)
@@ -123,6 +130,10 @@ func (t *Transport) Send(env *replication.Envelope) {
 func (t *Transport) Close() {
 	t.mu.Lock()
 	t.closed = true
+	for _, c := range t.calls {
+		c.conn.Close()
+	}
+	t.calls = nil
 	t.mu.Unlock()
 	t.cancel()
 	t.srv.Stop()
@@ -259,12 +270,81 @@ func (t *Transport) receive(s grpc.ServerStream) error {
 	}
 }
 
-// The service: one client stream of frames per sending node.
-const sendMethod = "/partita.raft.v1.Raft/Send"
+// maxCall bounds a call's request and answer: a forwarded write carries at most a
+// transactional batch, whose items the service caps at 2 MB in all.
+const maxCall = 16 << 20
+
+// callConn is the connection Call uses to a node, and the address it was made for.
+type callConn struct {
+	addr string
+	conn *grpc.ClientConn
+}
+
+// Call sends req to node's Config.Serve and returns its answer. An error leaves unknown
+// whether node received the request.
+func (t *Transport) Call(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error) {
+	addr, ok := t.cfg.Resolve(node)
+	if !ok {
+		return nil, fmt.Errorf("raftrpc: the address of node %d is not known", node)
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, errors.New("raftrpc: the transport is closed")
+	}
+	c := t.calls[node]
+	if c == nil || c.addr != addr {
+		if c != nil {
+			c.conn.Close()
+		}
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(t.cfg.TLS.Client())),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxCall), grpc.MaxCallSendMsgSize(maxCall)))
+		if err != nil {
+			t.mu.Unlock()
+			return nil, err
+		}
+		c = &callConn{addr: addr, conn: conn}
+		t.calls[node] = c
+	}
+	t.mu.Unlock()
+	var out frame
+	if err := c.conn.Invoke(ctx, callMethod, &frame{data: req}, &out, grpc.ForceCodecV2(frameCodec{})); err != nil {
+		if status.Code(err) == codes.Unavailable && strings.Contains(err.Error(), "while dialing") {
+			return nil, fmt.Errorf("%w: %v", ErrNotSent, err)
+		}
+		return nil, err
+	}
+	return out.data, nil
+}
+
+// ErrNotSent is a Call that failed before its request left: no connection to the node could
+// be made (it is down, or not yet up). Any other error of a Call leaves unknown whether the
+// node received the request.
+var ErrNotSent = errors.New("raftrpc: the call was not sent")
+
+// The service: one client stream of frames per sending node, and calls of one frame each way.
+const (
+	sendMethod = "/partita.raft.v1.Raft/Send"
+	callMethod = "/partita.raft.v1.Raft/Call"
+)
 
 var serviceDesc = grpc.ServiceDesc{
 	ServiceName: "partita.raft.v1.Raft",
 	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{
+		MethodName: "Call",
+		Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			t := srv.(*Transport)
+			var f frame
+			if err := dec(&f); err != nil {
+				return nil, err
+			}
+			if t.cfg.Serve == nil {
+				return nil, errors.New("raftrpc: this node takes no calls")
+			}
+			return &frame{data: t.cfg.Serve(f.data)}, nil
+		},
+	}},
 	Streams: []grpc.StreamDesc{{
 		StreamName:    "Send",
 		ClientStreams: true,

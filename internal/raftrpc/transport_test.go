@@ -2,6 +2,8 @@ package raftrpc
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -81,7 +83,8 @@ func startNodes(t *testing.T, secrets ...string) []*node {
 			t.Fatal(err)
 		}
 		n := &node{id: replication.NodeID(i + 1), in: newInbox(), addr: l.Addr().String(), serve: make(chan error, 1)}
-		n.t = New(Config{Node: n.id, TLS: id, Resolve: resolve, Deliver: n.in.deliver})
+		n.t = New(Config{Node: n.id, TLS: id, Resolve: resolve, Deliver: n.in.deliver,
+			Serve: func(req []byte) []byte { return append([]byte(fmt.Sprintf("node %d answers ", n.id)), req...) }})
 		mu.Lock()
 		addrs[n.id] = n.addr
 		mu.Unlock()
@@ -153,5 +156,31 @@ func TestOtherSecretCutOff(t *testing.T) {
 		if got != 0 {
 			t.Fatalf("node %d received %d envelopes from another cluster", n.id, got)
 		}
+	}
+}
+
+// A call reaches the other node's Serve and brings back its answer, a large one included; a
+// node of another cluster cannot call, nor be called.
+func TestCall(t *testing.T) {
+	ns := startNodes(t, "the cluster's secret", "the cluster's secret", "another cluster's secret")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	big := bytes.Repeat([]byte("x"), 3<<20)
+	for _, req := range [][]byte{[]byte("hello"), big} {
+		got, err := ns[0].t.Call(ctx, ns[1].id, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := append([]byte("node 2 answers "), req...); !bytes.Equal(got, want) {
+			t.Fatalf("answer of %d bytes, want %d", len(got), len(want))
+		}
+	}
+	short, cancel2 := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel2()
+	if _, err := ns[0].t.Call(short, ns[2].id, []byte("hello")); err == nil {
+		t.Fatal("a node of another cluster answered a call")
+	}
+	if _, err := ns[2].t.Call(short, ns[1].id, []byte("hello")); err == nil {
+		t.Fatal("a node of another cluster was answered")
 	}
 }

@@ -46,6 +46,15 @@ type Config struct {
 	// MinPartitions is the fewest physical partitions every new container starts with
 	// (1..engine.MaxMinPartitions; 0 or 1: as many as its throughput gives).
 	MinPartitions int
+	// ClusterAddr, when set, makes the node a member of a cluster: the address other nodes
+	// reach it on (--cluster-addr); the two ports after it are its etcd member's, on the
+	// nodes of Join (cluster.go).
+	ClusterAddr string
+	// Join are the cluster addresses of the cluster's founding nodes, the same on every node.
+	Join []string
+	// ClusterSecret is the secret every node of the cluster holds (at least 16 bytes): from
+	// PARTITA_CLUSTER_SECRET or --cluster-secret-file, never a flag.
+	ClusterSecret []byte
 }
 
 // Validate reports the first thing wrong with c.
@@ -72,6 +81,20 @@ func (c Config) Validate() error {
 	}
 	if c.Key == "" {
 		return errors.New("--key must not be empty")
+	}
+	if c.ClusterAddr == "" && len(c.Join) > 0 {
+		return errors.New("--join needs --cluster-addr, this node's address in the cluster")
+	}
+	if c.ClusterAddr != "" {
+		if err := checkAddr("--cluster-addr", c.ClusterAddr, "127.0.0.1:7001"); err != nil {
+			return err
+		}
+		if len(c.Join) == 0 {
+			return errors.New("--cluster-addr needs --join, the founding nodes' cluster addresses")
+		}
+		if len(c.ClusterSecret) < 16 {
+			return errors.New("a cluster needs its secret, at least 16 bytes, in PARTITA_CLUSTER_SECRET or the file --cluster-secret-file names")
+		}
 	}
 	return nil
 }

@@ -58,6 +58,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	engine    *engine.Engine
+	cluster   *clusterNode // nil on a node alone
 	listeners []listener
 	served    chan error
 
@@ -78,27 +79,63 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.Key == EmulatorKey {
 		log.Warn("using the emulator's well-known account key; anyone can sign requests. Set --key for anything but local development")
 	}
-	eng, err := engine.Open(engine.Options{
+	opts := engine.Options{
 		Dir: cfg.DataDir, CacheSize: cfg.CacheSize, MaxLogicalPartitionBytes: cfg.MaxLogicalPartitionBytes,
 		RateLimit: cfg.RateLimit, MaxPartitionBytes: cfg.MaxPartitionBytes,
 		ChangeFeedRetention: cfg.ChangeFeedRetention,
 		Scripts:             script.Limits{Timeout: cfg.ScriptTimeout, MaxOperations: cfg.ScriptMaxOperations},
 		Logger:              log,
 		MinPartitions:       cfg.MinPartitions,
-	})
+	}
+	var cn *clusterNode
+	if cfg.ClusterAddr != "" {
+		var err error
+		if cn, err = joinCluster(cfg, log); err != nil {
+			return nil, err
+		}
+		opts.Cluster = cn.cluster()
+	}
+	eng, err := engine.Open(opts)
 	if err != nil {
+		if cn != nil {
+			cn.close()
+		}
 		return nil, err
+	}
+	closeAll := func() {
+		eng.Close()
+		if cn != nil {
+			cn.close()
+		}
 	}
 	ls, err := frontends(cfg, eng, log)
 	if err != nil {
-		eng.Close()
+		closeAll()
 		return nil, err
 	}
 	if err := bind(ls); err != nil {
-		eng.Close()
+		closeAll()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, engine: eng, listeners: ls, served: make(chan error, 1)}
+	s := &Server{cfg: cfg, log: log, engine: eng, cluster: cn, listeners: ls, served: make(chan error, 1)}
+	if cn != nil {
+		var api, cql string
+		for _, l := range ls {
+			switch l.fe.name() {
+			case "cosmos":
+				api = l.ln.Addr().String()
+			case "cql":
+				cql = l.ln.Addr().String()
+			}
+		}
+		if err := cn.register(eng, api, cql); err != nil {
+			for _, l := range ls {
+				l.ln.Close()
+			}
+			closeAll()
+			return nil, err
+		}
+	}
 	attrs := make([]any, 0, len(ls)+2)
 	for _, l := range ls {
 		go s.run(l)
@@ -178,6 +215,9 @@ func (s *Server) shutdown(ctx context.Context) error {
 	}
 	if cerr := s.engine.Close(); cerr != nil && err == nil {
 		err = cerr
+	}
+	if s.cluster != nil {
+		s.cluster.close()
 	}
 	s.log.Info("partita stopped")
 	return err

@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// clusterAddrs are n loopback cluster addresses, each with the two ports after it free.
+func clusterAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for len(out) < n {
+		base := 20000 + 3*rand.IntN(13000)
+		var ls []net.Listener
+		for i := range 3 {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				break
+			}
+			ls = append(ls, l)
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if len(ls) == 3 {
+			out = append(out, fmt.Sprintf("127.0.0.1:%d", base))
+		}
+	}
+	return out
+}
+
+// clusterNode is one `partita serve` of a cluster: how to start it again on its directory.
+type clusterNode struct {
+	*server
+	dir  string
+	args []string
+}
+
+func (n *clusterNode) restart(t *testing.T) {
+	n.server = launchServer(t, n.dir, false, n.args...)
+	n.waitListening(t, time.Minute)
+}
+
+// kill stops the node as kill -9 does.
+func (n *clusterNode) kill() {
+	n.cmd.Process.Kill()
+	n.cmd.Wait()
+}
+
+// startClusterOf starts n nodes that form a cluster: each the founding list's.
+func startClusterOf(t *testing.T, n int) []*clusterNode {
+	t.Helper()
+	t.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
+	addrs := clusterAddrs(t, n)
+	var nodes []*clusterNode
+	for _, a := range addrs {
+		dir := t.TempDir()
+		args := []string{"--cluster-addr", a, "--join", strings.Join(addrs, ","), "--log-level", "warn"}
+		nodes = append(nodes, &clusterNode{server: launchServer(t, dir, false, args...), dir: dir, args: args})
+	}
+	for _, nd := range nodes {
+		nd.waitListening(t, time.Minute)
+	}
+	return nodes
+}
+
+// retrying calls fn until it succeeds or 30 seconds pass: the SDK's own retries stop sooner
+// than a failover may take.
+func retrying(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Three `partita serve` processes are one database for the Go SDK: a database and container
+// created through one node are there on every node; items written through any node are read
+// through every node and by a cross-partition query; concurrent patches through all nodes
+// are each applied once; a node killed with SIGKILL leaves the others writing within seconds,
+// and it catches up when it restarts; nothing acknowledged is lost.
+func TestClusterOfThreeProcesses(t *testing.T) {
+	nodes := startClusterOf(t, 3)
+	cx := ctx(t)
+	c0 := nodes[0].sdk(t)
+	if _, err := c0.CreateDatabase(cx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db1, _ := nodes[1].sdk(t).NewDatabase("db")
+	tp := azcosmos.NewManualThroughputProperties(12000) // two partitions
+	if _, err := db1.CreateContainer(cx, azcosmos.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2}},
+		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		t.Fatal(err)
+	}
+	containers := func() []*azcosmos.ContainerClient {
+		var cs []*azcosmos.ContainerClient
+		for _, n := range nodes {
+			c, err := n.sdk(t).NewContainer("db", "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, c)
+		}
+		return cs
+	}
+	cs := containers()
+	acked := map[string]string{} // id -> pk
+	create := func(c *azcosmos.ContainerClient, id, pk string) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"id": id, "pk": pk, "n": 0})
+		retrying(t, "create "+id, func() error {
+			_, err := c.CreateItem(cx, azcosmos.NewPartitionKeyString(pk), body, nil)
+			if statusOf(err) == 409 {
+				return nil // an earlier try was applied
+			}
+			return err
+		})
+		acked[id] = pk
+	}
+	for i := range 60 {
+		create(cs[i%3], fmt.Sprint("item", i), fmt.Sprint("k", i%7))
+	}
+	for n, c := range cs {
+		for id, pk := range acked {
+			if _, err := c.ReadItem(cx, azcosmos.NewPartitionKeyString(pk), id, nil); err != nil {
+				t.Fatalf("node %d reads %s: %v", n+1, id, err)
+			}
+		}
+	}
+	count := func(c *azcosmos.ContainerClient) int {
+		t.Helper()
+		pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", azcosmos.NewPartitionKey(), nil)
+		total := 0
+		for pager.More() {
+			page, err := pager.NextPage(cx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range page.Items {
+				var n int
+				json.Unmarshal(it, &n)
+				total += n
+			}
+		}
+		return total
+	}
+	if n := count(cs[2]); n != 60 {
+		t.Fatalf("a cross-partition count through node 3 gives %d, want 60", n)
+	}
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				patch := azcosmos.PatchOperations{}
+				patch.AppendIncrement("/n", 1)
+				retrying(t, "patch", func() error {
+					_, err := c.PatchItem(cx, azcosmos.NewPartitionKeyString("k0"), "item0", patch, nil)
+					return err
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	r, err := cs[1].ReadItem(cx, azcosmos.NewPartitionKeyString("k0"), "item0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ N int }
+	if json.Unmarshal(r.Value, &doc); doc.N != 15 {
+		t.Fatalf("15 increments through three nodes gave %d", doc.N)
+	}
+
+	// kill -9 the node the container was created through, which campaigned first in its
+	// partitions' groups and leads them unless an election moved them: the others go on
+	// writing once they have elected leaders.
+	nodes[1].kill()
+	killed := time.Now()
+	create(cs[0], "after-kill-0", "k0")
+	t.Logf("the first write after the leaders' node was killed took %v", time.Since(killed).Round(time.Millisecond))
+	for i := 1; i < 30; i++ {
+		create(cs[2*(i%2)], fmt.Sprint("after-kill-", i), fmt.Sprint("k", i%7))
+	}
+	nodes[1].restart(t)
+	cs = containers()
+	retrying(t, "the restarted node catches up", func() error {
+		if n := count(cs[1]); n != 90 {
+			return fmt.Errorf("it counts %d items, want 90", n)
+		}
+		return nil
+	})
+	for n, c := range cs {
+		for id, pk := range acked {
+			if _, err := c.ReadItem(cx, azcosmos.NewPartitionKeyString(pk), id, nil); err != nil {
+				t.Fatalf("node %d reads %s at the end: %v", n+1, id, err)
+			}
+		}
+	}
+}

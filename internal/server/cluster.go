@@ -1,0 +1,188 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/controlplane"
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/nodetls"
+	"github.com/partita-db/partita/internal/raftrpc"
+	"github.com/partita-db/partita/internal/replication"
+)
+
+// clusterNode is this process's part in a cluster (Config.ClusterAddr): its control plane
+// (an etcd member on the founding nodes, a client elsewhere), the transport that carries
+// replication envelopes and forwarded writes on the cluster address, and the engine's view
+// of both (engine.Cluster).
+type clusterNode struct {
+	cfg Config
+	log *slog.Logger
+	id  replication.NodeID
+	cp  *controlplane.ControlPlane
+	tr  *raftrpc.Transport
+	ln  net.Listener
+	// engine is set once it is open: envelopes and calls that come before are dropped.
+	engine atomic.Pointer[engine.Engine]
+	// addrs caches the live nodes' cluster addresses by node id (resolve).
+	mu      sync.Mutex
+	addrs   map[replication.NodeID]string
+	fetched time.Time
+	served  chan error
+}
+
+// nodeID is a node's id in the cluster: a hash of its cluster address, so that a node keeps
+// its id across restarts and every node computes the same one for it.
+func nodeID(addr string) replication.NodeID {
+	h := fnv.New64a()
+	h.Write([]byte(addr))
+	return replication.NodeID(h.Sum64() | 1)
+}
+
+// joinCluster starts the control plane (waiting for a majority of the founding nodes) and the
+// transport; the engine opens with what cluster returns, and register follows.
+func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
+	host, _, err := net.SplitHostPort(cfg.ClusterAddr)
+	if err != nil {
+		return nil, err
+	}
+	tlsID, err := nodetls.New(cfg.ClusterSecret, host)
+	if err != nil {
+		return nil, err
+	}
+	n := &clusterNode{cfg: cfg, log: log, id: nodeID(cfg.ClusterAddr), addrs: map[replication.NodeID]string{}, served: make(chan error, 1)}
+	if n.ln, err = net.Listen("tcp", cfg.ClusterAddr); err != nil {
+		return nil, err
+	}
+	n.tr = raftrpc.New(raftrpc.Config{Node: n.id, TLS: tlsID, Resolve: n.resolve, Logger: log,
+		Deliver: func(env *replication.Envelope) {
+			if e := n.engine.Load(); e != nil {
+				e.Deliver(env)
+			}
+		},
+		Serve: func(req []byte) []byte {
+			if e := n.engine.Load(); e != nil {
+				return e.Serve(req)
+			}
+			return engine.Unavailable()
+		},
+	})
+	go func() { n.served <- n.tr.Serve(n.ln) }()
+	log.Info("joining the cluster", "cluster-addr", cfg.ClusterAddr, "join", cfg.Join, "node", uint64(n.id))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	n.cp, err = controlplane.Start(ctx, controlplane.Config{Dir: filepath.Join(cfg.DataDir, "controlplane"), Addr: cfg.ClusterAddr, Join: cfg.Join, TLS: tlsID})
+	if err != nil {
+		n.tr.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// cluster is what the engine needs of the cluster.
+func (n *clusterNode) cluster() *engine.Cluster {
+	return &engine.Cluster{
+		Node: n.id, Transport: n.tr,
+		Catalog: catalog.NewEtcd(n.cp.Client(), "/partita/catalog/"),
+		Members: n.members,
+		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			out, err := n.tr.Call(ctx, node, req)
+			if errors.Is(err, raftrpc.ErrNotSent) {
+				err = fmt.Errorf("%w: %v", engine.ErrNotSent, err)
+			}
+			return out, err
+		},
+	}
+}
+
+// register records this node as live, with its addresses and identity, once its engine is
+// open.
+func (n *clusterNode) register(e *engine.Engine, api, cql string) error {
+	n.engine.Store(e)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.cp.Register(ctx, controlplane.Node{Addr: n.cfg.ClusterAddr, API: api, CQL: cql, ID: uint64(n.id), Store: uint64(e.Store())})
+}
+
+// members are the live nodes, by cluster address: where a new container's partitions go.
+func (n *clusterNode) members() ([]replication.Member, error) {
+	nodes, err := n.nodes()
+	if err != nil {
+		return nil, err
+	}
+	var ms []replication.Member
+	for _, nd := range nodes {
+		if nd.ID != 0 && nd.Store != 0 {
+			ms = append(ms, replication.Member{Node: replication.NodeID(nd.ID), Store: replication.StoreID(nd.Store)})
+		}
+	}
+	if !slices.ContainsFunc(ms, func(m replication.Member) bool { return m.Node == n.id }) {
+		return nil, fmt.Errorf("this node is not registered yet")
+	}
+	return ms, nil
+}
+
+func (n *clusterNode) nodes() ([]controlplane.Node, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nodes, err := n.cp.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(nodes, func(a, b controlplane.Node) int { return compareStrings(a.Addr, b.Addr) })
+	n.mu.Lock()
+	for _, nd := range nodes {
+		n.addrs[replication.NodeID(nd.ID)] = nd.Addr
+	}
+	n.fetched = time.Now()
+	n.mu.Unlock()
+	return nodes, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// resolve is a node's cluster address, from the live nodes' records, read again at most once
+// a second when a node is not known.
+func (n *clusterNode) resolve(id replication.NodeID) (string, bool) {
+	n.mu.Lock()
+	addr, ok := n.addrs[id]
+	stale := time.Since(n.fetched) > time.Second
+	n.mu.Unlock()
+	if ok || !stale {
+		return addr, ok
+	}
+	if _, err := n.nodes(); err != nil {
+		return "", false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	addr, ok = n.addrs[id]
+	return addr, ok
+}
+
+// close leaves the cluster: the transport stops, and the node's record goes with its lease.
+func (n *clusterNode) close() {
+	n.tr.Close()
+	<-n.served
+	n.cp.Close()
+}
