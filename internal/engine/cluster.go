@@ -20,12 +20,12 @@ import (
 // (Cluster.Members, all of them so far); the node that creates a container campaigns in its
 // groups, and the others bootstrap their replicas when they learn of it. Reads are served by
 // the local replica after a ReadIndex from the leader (linearizable); writes go to the node
-// whose replica leads the partition (forward.go).
+// whose replica leads the partition (forward.go), and so do transactions' commits (stored
+// procedures, triggers, CQL statements that read before they write), conditioned on nothing
+// having changed since the transaction read, or run again.
 //
 // Not yet in a cluster, and refused there with 503 rather than done wrong: splits (by size,
-// by throughput, on demand), indexing policy changes, and what commits a transaction
-// (stored procedures, triggers, CQL statements that read before they write), whose isolation
-// is a node's own locks so far.
+// by throughput, on demand) and indexing policy changes.
 
 // Cluster is what a node of a cluster needs.
 type Cluster struct {

@@ -31,22 +31,23 @@ const forwardTimeout = 10 * time.Second
 // forwardBackoff is the pause before a write looks for the leaseholder again.
 const forwardBackoff = 20 * time.Millisecond
 
-// applyLed runs a write on the leaseholder of e's partition.
-func (c *Container) applyLed(e epk.EPK, admit bool, ops []partition.Operation) (executed, error) {
+// applyLed runs a write on the leaseholder of e's partition. A transaction's commit (txn set)
+// runs here when this node's replica leads, the transaction having read it under the logical
+// partition's lock, which every write to it takes on the leaseholder's node; otherwise it is
+// forwarded behind an Unchanged operation, and errTxnConflict says that the partition changed
+// since the transaction read it: run the transaction again.
+func (c *Container) applyLed(e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, error) {
 	p := c.routes.Load().lookup(e)
-	if !admit {
-		return executed{p: p}, errNotInCluster("A transaction (a stored procedure, a trigger, a CQL statement that reads before it writes)")
-	}
 	deadline := time.Now().Add(forwardTimeout)
 	for {
 		var x executed
 		var err error
 		retry := false
 		if p.Leading() {
-			x, err = c.applyHere(e, nil, true, ops...)
+			x, err = c.applyHere(e, nil, txn == nil, ops...)
 			retry = !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))
 		} else if node := c.e.replicas.leaderNode(groupOf(c.num, p.ID())); node != 0 {
-			x, retry, err = c.forward(node, p, e, ops)
+			x, retry, err = c.forward(node, p, e, txn, ops)
 		} else {
 			err, retry = partition.ErrNotLeaseholder, true // an election: no leader known yet
 		}
@@ -60,9 +61,12 @@ func (c *Container) applyLed(e epk.EPK, admit bool, ops []partition.Operation) (
 
 // forward sends ops to node and returns what it did; retry says that nothing was applied and
 // the write may be tried again (the node did not hold the lease, or a patch lost a race).
-func (c *Container) forward(node replication.NodeID, p *partition.Partition, e epk.EPK, ops []partition.Operation) (executed, bool, error) {
+func (c *Container) forward(node replication.NodeID, p *partition.Partition, e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, bool, error) {
 	x := executed{p: p}
-	req := forwarded{Container: c.num, EPK: []byte(e)}
+	req := forwarded{Container: c.num, EPK: []byte(e), Admit: txn == nil}
+	if txn != nil {
+		req.Ops = append(req.Ops, forwardedOp{Kind: partition.Unchanged, LSN: txn.lsn})
+	}
 	patched := false // a patch became a replace conditioned on the version read here
 	for i, op := range ops {
 		if op.Kind == partition.Mutate {
@@ -75,7 +79,7 @@ func (c *Container) forward(node replication.NodeID, p *partition.Partition, e e
 			}
 			patched = patched || ops[i].IfMatch == ""
 		}
-		fop := forwardedOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch, Terms: op.Terms, Unique: op.Unique}
+		fop := forwardedOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch, Terms: op.Terms, Unique: op.Unique, LSN: op.LSN}
 		if op.Item != nil {
 			fop.Body = op.Item.Body()
 		}
@@ -98,16 +102,31 @@ func (c *Container) forward(node replication.NodeID, p *partition.Partition, e e
 		return x, false, fault.New(fault.Internal, "A node's answer to a forwarded write: %v", err)
 	}
 	x.charge, x.charges = ans.Charge, ans.Charges
+	results := ans.Results
+	if txn != nil { // the Unchanged operation first: its result and charge are not the caller's
+		if len(x.charges) > 0 {
+			x.charges = x.charges[1:]
+		}
+		if len(results) > 0 {
+			results = results[1:]
+		}
+		if ans.Index == 0 && ans.Err != nil && ans.Err.Kind == fault.PreconditionFailed {
+			return x, false, errTxnConflict
+		}
+		if ans.Index > 0 {
+			ans.Index--
+		}
+	}
 	if ans.Err != nil {
 		err := error(ans.Err)
-		if ans.Index >= 0 {
+		if ans.Index >= 0 && len(ops) > 1 {
 			err = &partition.BatchError{Index: ans.Index, Err: ans.Err}
 		}
 		retry := ans.Retry || patched && ans.Err.Kind == fault.PreconditionFailed
 		return x, retry, err
 	}
-	x.results = make([]partition.Result, len(ans.Results))
-	for i, r := range ans.Results {
+	x.results = make([]partition.Result, len(results))
+	for i, r := range results {
 		x.results[i] = partition.Result{Doc: partition.Doc{JSON: r.JSON, LSN: r.LSN}, Created: r.Created, PrevBytes: r.PrevBytes, IndexTerms: r.IndexTerms}
 	}
 	return x, false, nil
@@ -135,6 +154,27 @@ func (c *Container) patchHere(p *partition.Partition, before []partition.Operati
 	}
 	return partition.Operation{Kind: partition.Replace, EPK: e, ID: op.ID, Item: item, IfMatch: cur.ETag(),
 		Terms: terms, TermsPolicy: c.policy(), Unique: c.unique.Entries(item.Value)}, nil
+}
+
+// errTxnConflict is a transaction's commit refused because the partition changed since the
+// transaction read it: nothing was written, and the transaction runs again (retryConflicts).
+var errTxnConflict = fault.New(fault.Unavailable, "The transaction conflicted with other writes to its partition too many times in a row; retry the request")
+
+// maxTxnAttempts bounds how many times a transaction runs before its conflicts are returned.
+const maxTxnAttempts = 8
+
+// retryConflicts runs a transaction until it does not conflict (errTxnConflict), at most
+// maxTxnAttempts times, and returns the charges of all its runs.
+func retryConflicts(run func() (float64, error)) (float64, error) {
+	total := 0.0
+	for attempt := 1; ; attempt++ {
+		charge, err := run()
+		total += charge
+		if err != errTxnConflict || attempt == maxTxnAttempts {
+			return total, err
+		}
+		time.Sleep(time.Duration(attempt) * forwardBackoff)
+	}
 }
 
 // Unavailable is the answer of a node whose engine is not open yet to a forwarded write:
@@ -175,7 +215,7 @@ func (e *Engine) serve(raw []byte) forwardedAnswer {
 	ek := epk.EPK(req.EPK)
 	ops := make([]partition.Operation, len(req.Ops))
 	for i, f := range req.Ops {
-		op := partition.Operation{Kind: f.Kind, EPK: ek, ID: f.ID, IfMatch: f.IfMatch, Terms: f.Terms, Unique: f.Unique}
+		op := partition.Operation{Kind: f.Kind, EPK: ek, ID: f.ID, IfMatch: f.IfMatch, Terms: f.Terms, Unique: f.Unique, LSN: f.LSN}
 		if f.Terms != nil {
 			op.TermsPolicy = c.policy()
 		}
@@ -196,7 +236,7 @@ func (e *Engine) serve(raw []byte) forwardedAnswer {
 	}
 	c.locks.lockWrite(ek)
 	defer c.locks.unlockWrite(ek)
-	x, err := c.applyHere(ek, nil, true, ops...)
+	x, err := c.applyHere(ek, nil, req.Admit, ops...)
 	if err != nil {
 		ans := fail(err)
 		ans.Charge = x.charge
@@ -225,6 +265,8 @@ type forwarded struct {
 	Container uint32        `json:"container"`
 	EPK       []byte        `json:"epk"`
 	Ops       []forwardedOp `json:"ops"`
+	// Admit is false for a transaction's commit, which its request was admitted for before.
+	Admit bool `json:"admit"`
 }
 
 // forwardedOp is one operation: the item as the client sent it, and the index and unique key
@@ -236,6 +278,7 @@ type forwardedOp struct {
 	IfMatch string           `json:"ifMatch,omitempty"`
 	Terms   [][]byte         `json:"terms"`
 	Unique  [][]byte         `json:"unique"`
+	LSN     uint64           `json:"lsn,omitempty"` // Unchanged's
 }
 
 // forwardedAnswer is what a forwarded write did: its results, or its error (in the operation

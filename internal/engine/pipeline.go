@@ -61,22 +61,26 @@ func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (
 		c.locks.lockWrite(e)
 		defer c.locks.unlockWrite(e)
 	}
-	return c.apply(e, dst, true, ops...)
+	return c.apply(e, dst, nil, ops...)
 }
 
-// apply is execute for a caller that holds the logical partition already (a script's commit).
-// admit is false for a commit: its request was admitted before its script ran, and a request
-// that crosses the budget while it runs still completes (the budget goes below zero), as any
-// other request does. Refusing its commit would throw away work the client is charged for,
-// and the SDK's retry would run the script again, only to be refused again.
-func (c *Container) apply(e epk.EPK, dst []byte, admit bool, ops ...partition.Operation) (executed, error) {
+// apply is execute for a caller that holds the logical partition already: a transaction's
+// commit (txn is what it read; nil for any other request), which is not admitted: its request
+// was admitted before its script ran, and a request that crosses the budget while it runs
+// still completes (the budget goes below zero), as any other request does. Refusing its commit
+// would throw away work the client is charged for, and the SDK's retry would run the script
+// again, only to be refused again.
+func (c *Container) apply(e epk.EPK, dst []byte, txn *txnRead, ops ...partition.Operation) (executed, error) {
 	if c.e.cluster != nil && (len(ops) > 1 || ops[0].Kind.Writes()) {
-		return c.applyLed(e, admit, ops) // on the leaseholder's node (forward.go)
+		return c.applyLed(e, txn, ops) // on the leaseholder's node (forward.go)
 	}
-	return c.applyHere(e, dst, admit, ops...)
+	return c.applyHere(e, dst, txn == nil, ops...)
 }
 
-// applyHere is apply on this node's partition.
+// txnRead is what a transaction read: the partition's LSN before its first read.
+type txnRead struct{ lsn uint64 }
+
+// applyHere is apply on this node's partition; admit is false for a transaction's commit.
 func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partition.Operation) (executed, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()

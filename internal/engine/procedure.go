@@ -55,10 +55,20 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 // other writers, and commits what fn staged when it succeeds. The charge is the reads and
 // queries fn made, its time, and the commit's writes; all of it is spent from the partition's
 // budget, also when fn failed and nothing was written.
-func (c *Container) transact(e epk.EPK, fn func(t *txn) error) (committed, float64, error) {
+func (c *Container) transact(e epk.EPK, fn func(t *txn) error) (x committed, charge float64, err error) {
+	charge, err = retryConflicts(func() (float64, error) {
+		var ch float64
+		x, ch, err = c.transactOnce(e, fn)
+		return ch, err
+	})
+	return x, charge, err
+}
+
+func (c *Container) transactOnce(e epk.EPK, fn func(t *txn) error) (committed, float64, error) {
 	t := c.newTxn(e)
 	c.splitMu.RLock()
 	p := c.routes.Load().lookup(e)
+	t.read.lsn = p.Stats().LSN
 	err := c.admit(p)
 	c.splitMu.RUnlock()
 	if err != nil {

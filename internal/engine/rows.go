@@ -236,10 +236,15 @@ func (t *RowTxn) stage(id string, doc []byte) {
 // before fn runs, charged for fn's reads and for the writes as item writes are. Nothing is
 // written when fn fails, or when it staged nothing. It returns the charge.
 func (c *Container) MutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
+	return retryConflicts(func() (float64, error) { return c.mutateRows(e, fn) })
+}
+
+func (c *Container) mutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
 	c.locks.lockWrite(e)
 	defer c.locks.unlockWrite(e)
 	c.splitMu.RLock()
 	t := &RowTxn{c: c, p: c.routes.Load().lookup(e), e: e, writes: map[string][]byte{}, exists: map[string]bool{}}
+	read := &txnRead{lsn: t.p.Stats().LSN}
 	if err := c.admit(t.p); err != nil {
 		c.splitMu.RUnlock()
 		return 0, err // a throttled request costs nothing
@@ -281,7 +286,7 @@ func (c *Container) MutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, er
 	if len(ops) == 0 {
 		return t.charge, nil
 	}
-	x, err := c.apply(e, nil, false, ops...)
+	x, err := c.apply(e, nil, read, ops...)
 	return t.charge + x.charge, err
 }
 

@@ -38,6 +38,8 @@ type txn struct {
 	bytes int // staged JSON, bounded by maxTxnBytes
 	// charge is what the reads and queries cost; writes are priced at commit.
 	charge float64
+	// read is the partition's LSN before the transaction's first read (apply).
+	read txnRead
 }
 
 // version is a document as the transaction sees it.
@@ -428,7 +430,7 @@ func (t *txn) commit() (committed, error) {
 	if len(ops) == 0 {
 		return committed{}, nil
 	}
-	x, err := t.c.apply(t.e, nil, false, ops...)
+	x, err := t.c.apply(t.e, nil, &t.read, ops...)
 	out := committed{executed: x, byID: make(map[string]partition.Result, len(ops))}
 	if err == nil {
 		for i, op := range ops {

@@ -45,3 +45,38 @@ func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
 		t.Fatalf("a command of %d operations: %v", MaxOperations+1, err)
 	}
 }
+
+// A command that starts with Unchanged commits only if the partition applied no write since
+// the LSN it names; otherwise nothing of it is applied.
+func TestUnchangedGuardsACommand(t *testing.T) {
+	db, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	create := func(id string) Operation {
+		item, key, err := document.Parse([]byte(`{"id":"`+id+`","pk":"p"}`), [][]string{{"pk"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Operation{Kind: Create, EPK: epk.SchemeV2.Hash(key), ID: id, Item: item}
+	}
+	read := p.Stats().LSN
+	if _, err := p.Execute(Operation{Kind: Unchanged, LSN: read}, create("a")); err != nil {
+		t.Fatalf("nothing changed since the read: %v", err)
+	}
+	// The read is now one write behind.
+	_, err = p.Execute(Operation{Kind: Unchanged, LSN: read}, create("b"))
+	var be *BatchError
+	if !errors.As(err, &be) || be.Index != 0 || !errors.Is(err, fault.PreconditionFailed) {
+		t.Fatalf("a command after a write since its read: %v", err)
+	}
+	if _, err := p.Execute(Operation{Kind: Read, EPK: create("b").EPK, ID: "b"}); !errors.Is(err, fault.NotFound) {
+		t.Fatalf("the refused command wrote: %v", err)
+	}
+}

@@ -25,10 +25,15 @@ const (
 	// Expire deletes the item, logged as expired, if it has expired; otherwise, and when it is
 	// absent, it does nothing (Result.PrevBytes 0). The reaper's operation (see expiry.go).
 	Expire
+	// Unchanged writes nothing: it fails its command with PreconditionFailed when the
+	// partition has applied a write since Operation.LSN. A transaction decided on a replica
+	// that does not lead (a cluster's), from reads of the partition as of that LSN, commits
+	// with it first, so that it commits only if all it read is still current.
+	Unchanged
 )
 
 // Writes reports whether operations of kind k change the item.
-func (k OpKind) Writes() bool { return k != Read }
+func (k OpKind) Writes() bool { return k != Read && k != Unchanged }
 
 // Operation is one item operation requested of a partition. The operations of one Execute
 // form one command: they see each other's effects in order and apply all or none.
@@ -58,6 +63,8 @@ type Operation struct {
 	// (uniquekey.Policy.Entries), computed by the caller like Terms; nil makes the writer
 	// compute them. Not used for Mutate, whose item the writer makes.
 	Unique [][]byte
+	// LSN, for Unchanged, is the partition's LSN the transaction read.
+	LSN uint64
 }
 
 // Result is the outcome of one Operation.
@@ -139,7 +146,9 @@ func (p *Partition) Execute(ops ...Operation) ([]Result, error) {
 	}
 	r := &request{ops: ops, pre: make([]preRead, len(ops)), done: make(chan struct{})}
 	for i := range ops {
-		r.pre[i] = p.preRead(&ops[i])
+		if ops[i].Kind != Unchanged {
+			r.pre[i] = p.preRead(&ops[i])
+		}
 	}
 	if err := p.send(r); err != nil {
 		return nil, err
@@ -539,6 +548,16 @@ func (p *Partition) decide(st state, w *writer, g *group, r *request, now int64)
 	cmd.After.LSN = cmd.LSN
 	results := make([]Result, len(ops))
 	for i := range ops {
+		if ops[i].Kind == Unchanged {
+			if st.LSN != ops[i].LSN {
+				err := error(fault.New(fault.PreconditionFailed, "The partition changed since the transaction read it (LSN %d, now %d)", ops[i].LSN, st.LSN))
+				if len(ops) > 1 {
+					err = &BatchError{Index: i, Err: err}
+				}
+				return nil, nil, err
+			}
+			continue
+		}
 		ch, res, err := p.decideOne(w, g, cmd, &ops[i], r.pre[i], now)
 		if err != nil {
 			if len(ops) > 1 {
