@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // Forwarding, on a node of a cluster. A write runs on the replica that holds its partition's
@@ -220,12 +221,9 @@ func (e *Engine) serve(raw []byte) forwardedAnswer {
 			op.TermsPolicy = c.policy()
 		}
 		if f.Body != nil {
-			item, key, err := document.Parse(f.Body, c.paths)
+			item, err := c.forwardedItem(f.Body, ek)
 			if err != nil {
 				return fail(err)
-			}
-			if ke, err := c.EPK(key); err != nil || ke != ek {
-				return fail(fault.New(fault.BadRequest, "A forwarded item that is not in the logical partition it was sent for"))
 			}
 			op.Item = item
 		}
@@ -248,6 +246,27 @@ func (e *Engine) serve(raw []byte) forwardedAnswer {
 		ans.Results = append(ans.Results, forwardedResult{JSON: r.Doc.JSON, LSN: r.Doc.LSN, Created: r.Created, PrevBytes: r.PrevBytes, IndexTerms: r.IndexTerms})
 	}
 	return ans
+}
+
+// forwardedItem reads a forwarded item's body back, and checks that it belongs to the logical
+// partition e it was sent for. A table's row does not say: the CQL front end places it by its
+// key's token.
+func (c *Container) forwardedItem(body []byte, e epk.EPK) (*document.Item, error) {
+	if c.IsTable() {
+		v, err := value.Parse(body)
+		if err != nil {
+			return nil, fault.New(fault.BadRequest, "A forwarded row that is not JSON: %v", err)
+		}
+		return document.Row(v)
+	}
+	item, key, err := document.Parse(body, c.paths)
+	if err != nil {
+		return nil, err
+	}
+	if ke, err := c.EPK(key); err != nil || ke != e {
+		return nil, fault.New(fault.BadRequest, "A forwarded item that is not in the logical partition it was sent for")
+	}
+	return item, nil
 }
 
 // containerNumbered is the open container numbered num.
