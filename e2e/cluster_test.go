@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -213,6 +214,20 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 				t.Fatalf("node %d reads %s at the end: %v", n+1, id, err)
 			}
 		}
+	}
+	// partita cluster status lists the three nodes and each partition's leader and replicas.
+	out, err := exec.Command(partitaBin, "cluster", "status", "--endpoint", nodes[0].Endpoint).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster status: %v\n%s", err, out)
+	}
+	t.Logf("partita cluster status:\n%s", out)
+	for _, n := range nodes {
+		if !strings.Contains(string(out), n.args[1]) {
+			t.Fatalf("cluster status does not list node %s:\n%s", n.args[1], out)
+		}
+	}
+	if strings.Count(string(out), "db  ") < 2 || strings.Contains(string(out), "none known") {
+		t.Fatalf("cluster status does not show both partitions with their leaders:\n%s", out)
 	}
 }
 

@@ -40,6 +40,8 @@ type Cluster struct {
 	// Forward sends a request to the engine of node (Engine.Serve there) and returns its
 	// answer; an error wrapping ErrNotSent says that the request never left.
 	Forward func(node replication.NodeID, req []byte) ([]byte, error)
+	// Nodes lists the live nodes (Status).
+	Nodes func() ([]ClusterNode, error)
 }
 
 // ErrNotSent is what Cluster.Forward wraps when the request could not be sent at all (no

@@ -95,6 +95,14 @@ func (n *clusterNode) cluster() *engine.Cluster {
 		Node: n.id, Transport: n.tr,
 		Catalog: catalog.NewEtcd(n.cp.Client(), "/partita/catalog/"),
 		Members: n.members,
+		Nodes: func() ([]engine.ClusterNode, error) {
+			nodes, err := n.nodes()
+			var out []engine.ClusterNode
+			for _, nd := range nodes {
+				out = append(out, engine.ClusterNode{ID: nd.ID, Addr: nd.Addr, API: nd.API, CQL: nd.CQL})
+			}
+			return out, err
+		},
 		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -17,6 +17,8 @@ import (
 // signature, as for any Cosmos request); the read-only key may only read, and resource tokens
 // are refused. Fault rules never apply to it.
 //
+//	GET    /_partita/cluster       this node, the live  signed: type "cluster", link ""
+//	                               nodes, its replicas  (engine.NodeStatus)
 //	GET    /_partita/faults        list the rules       signed: type "faults", link ""
 //	POST   /_partita/faults        add a rule (Spec)    signed: type "faults", link ""
 //	DELETE /_partita/faults        remove every rule    signed: type "faults", link ""
@@ -99,8 +101,16 @@ func (c *call) dispatchManagement() error {
 			c.reply(http.StatusNoContent, nil)
 			return nil
 		}
+	case "cluster":
+		if m == http.MethodGet {
+			st, err := c.h.engine.Status()
+			if err != nil {
+				return fault.New(fault.Unavailable, "The cluster's membership did not answer: %v", err)
+			}
+			return c.replyJSON(http.StatusOK, st)
+		}
 	default:
-		return fault.New(fault.NotFound, "Partita's management API has no %s; it serves /_partita/faults and /_partita/faults/{id}", c.r.URL.Path)
+		return fault.New(fault.NotFound, "Partita's management API has no %s; it serves /_partita/cluster, /_partita/faults and /_partita/faults/{id}", c.r.URL.Path)
 	}
 	return &methodNotAllowed{method: m, shape: "_partita/" + c.res.shape()}
 }

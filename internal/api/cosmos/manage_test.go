@@ -223,3 +223,17 @@ func TestSplitEndpoint(t *testing.T) {
 		t.Fatalf("%d partitions after refused splits, want 3", len(info.Partitions))
 	}
 }
+
+// The cluster status of a node alone: no node id, and each partition its own to lead.
+func TestClusterStatusAlone(t *testing.T) {
+	s := newFaultServer(t)
+	w := s.manager(s.key, "GET", "/_partita/cluster", "")
+	expect(t, w, http.StatusOK, "cluster status")
+	var st engine.NodeStatus
+	if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Node != 0 || len(st.Replicas) != 2 || !st.Replicas[0].Leading || st.Replicas[0].Container != "c" {
+		t.Fatalf("status of a node alone: %+v", st)
+	}
+}

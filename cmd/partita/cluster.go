@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/partita-db/partita/internal/client"
+	"github.com/partita-db/partita/internal/engine"
+)
+
+func clusterCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "cluster", Short: "Look at a cluster of Partita nodes (docs/cluster.md)"}
+	var conn connFlags
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the cluster's live nodes and every partition's leader, replicas and their lag",
+		Long: `Ask the node at --endpoint for the live nodes, then every node for its replicas, and
+show, per physical partition, the node that leads it, each replica's LSN and the lag of the
+replica furthest behind. A node that does not answer is shown as such.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			first, err := fetchStatus(&conn, conn.endpoint)
+			if err != nil {
+				return err
+			}
+			statuses := map[uint64]*engine.NodeStatus{first.Node: first}
+			failed := map[uint64]error{}
+			u, _ := url.Parse(conn.endpoint)
+			for _, n := range first.Nodes {
+				if _, ok := statuses[n.ID]; ok || n.API == "" {
+					continue
+				}
+				st, err := fetchStatus(&conn, u.Scheme+"://"+n.API+"/")
+				if err != nil {
+					failed[n.ID] = err
+					continue
+				}
+				statuses[n.ID] = st
+			}
+			printClusterStatus(cmd.OutOrStdout(), first, statuses, failed)
+			return nil
+		},
+	}
+	conn.add(status.Flags())
+	cmd.AddCommand(status)
+	return cmd
+}
+
+func fetchStatus(conn *connFlags, endpoint string) (*engine.NodeStatus, error) {
+	c := *conn
+	c.endpoint = endpoint
+	cl, err := c.client(client.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := cl.Do(context.Background(), client.Request{Method: http.MethodGet, Type: "cluster", Path: "/_partita/cluster"})
+	if err != nil {
+		return nil, fmt.Errorf("%s answered %w", endpoint, err)
+	}
+	var st engine.NodeStatus
+	if err := json.Unmarshal(resp.Body, &st); err != nil {
+		return nil, fmt.Errorf("%s: unexpected answer: %w", endpoint, err)
+	}
+	return &st, nil
+}
+
+func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint64]*engine.NodeStatus, failed map[uint64]error) {
+	if first.Node == 0 {
+		fmt.Fprintln(w, "A node alone (not a member of a cluster).")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	name := map[uint64]string{}
+	if len(first.Nodes) > 0 {
+		fmt.Fprintln(tw, "NODE\tCLUSTER ADDRESS\tAPI\tCQL\tSTATUS")
+		for _, n := range first.Nodes {
+			name[n.ID] = n.Addr
+			state := "live"
+			if err := failed[n.ID]; err != nil {
+				state = "live, but its API did not answer: " + err.Error()
+			}
+			fmt.Fprintf(tw, "%x\t%s\t%s\t%s\t%s\n", n.ID, n.Addr, n.API, n.CQL, state)
+		}
+		fmt.Fprintln(tw)
+	}
+	type key struct {
+		db, container string
+		partition     uint32
+	}
+	type row struct {
+		leader uint64
+		lsns   map[uint64]uint64
+		items  int64
+		bytes  int64
+	}
+	rows := map[key]*row{}
+	var keys []key
+	for node, st := range statuses {
+		for _, r := range st.Replicas {
+			k := key{r.Database, r.Container, r.Partition}
+			rw := rows[k]
+			if rw == nil {
+				rw = &row{lsns: map[uint64]uint64{}}
+				rows[k] = rw
+				keys = append(keys, k)
+			}
+			if r.Leading || rw.leader == 0 {
+				rw.leader = r.Leader
+				if r.Leading {
+					rw.leader, rw.items, rw.bytes = node, r.Items, r.Bytes
+				}
+			}
+			rw.lsns[node] = r.LSN
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.db != b.db {
+			return a.db < b.db
+		}
+		if a.container != b.container {
+			return a.container < b.container
+		}
+		return a.partition < b.partition
+	})
+	fmt.Fprintln(tw, "DATABASE\tCONTAINER\tPARTITION\tLEADER\tREPLICAS (NODE:LSN)\tLAG\tITEMS\tBYTES")
+	for _, k := range keys {
+		rw := rows[k]
+		var reps []string
+		var hi, lo uint64
+		nodes := make([]uint64, 0, len(rw.lsns))
+		for n := range rw.lsns {
+			nodes = append(nodes, n)
+		}
+		sort.Slice(nodes, func(i, j int) bool { return nodes[i] < nodes[j] })
+		for i, n := range nodes {
+			l := rw.lsns[n]
+			reps = append(reps, fmt.Sprintf("%s:%d", nodeName(name, n), l))
+			if i == 0 || l > hi {
+				hi = l
+			}
+			if i == 0 || l < lo {
+				lo = l
+			}
+		}
+		leader := "none known"
+		if rw.leader != 0 || first.Node == 0 {
+			leader = nodeName(name, rw.leader)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", k.db, k.container, k.partition, leader, strings.Join(reps, " "), hi-lo, rw.items, rw.bytes)
+	}
+	tw.Flush()
+}
+
+func nodeName(names map[uint64]string, id uint64) string {
+	if n, ok := names[id]; ok {
+		return n
+	}
+	if id == 0 {
+		return "this node"
+	}
+	return fmt.Sprintf("%x", id)
+}

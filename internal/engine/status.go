@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"sort"
+)
+
+// NodeStatus is what a node says of itself and of its replicas (partita cluster status). On a
+// node alone Node is 0 and every partition is its own.
+type NodeStatus struct {
+	Node     uint64          `json:"node"`
+	Store    uint64          `json:"store"`
+	Nodes    []ClusterNode   `json:"nodes,omitempty"` // the live nodes, as the control plane knows them
+	Replicas []ReplicaStatus `json:"replicas"`
+}
+
+// ClusterNode is a live node of the cluster.
+type ClusterNode struct {
+	ID   uint64 `json:"id"`
+	Addr string `json:"addr"` // cluster address
+	API  string `json:"api"`  // Cosmos DB API address
+	CQL  string `json:"cql,omitempty"`
+}
+
+// ReplicaStatus is this node's replica of one physical partition.
+type ReplicaStatus struct {
+	Database  string `json:"database"`
+	Container string `json:"container"`
+	Partition uint32 `json:"partition"`
+	Leading   bool   `json:"leading"`
+	Leader    uint64 `json:"leader"` // the node that leads the partition's group, as this node knows; 0: none known
+	PartitionStats
+}
+
+// Status describes this node and its replicas.
+func (e *Engine) Status() (NodeStatus, error) {
+	var st NodeStatus
+	if e.cluster != nil {
+		st.Node, st.Store = uint64(e.cluster.Node), uint64(e.Store())
+		if e.cluster.Nodes != nil {
+			nodes, err := e.cluster.Nodes()
+			if err != nil {
+				return st, err
+			}
+			st.Nodes = nodes
+		}
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, dbID := range sortedKeys(e.dbs) {
+		d := e.dbs[dbID]
+		for _, id := range sortedKeys(d.containers) {
+			c := d.containers[id]
+			for _, p := range c.routes.Load().parts {
+				r := ReplicaStatus{Database: dbID, Container: id, Partition: p.ID(), PartitionStats: statsOf(p), Leading: e.cluster == nil || p.Leading()}
+				if e.replicas != nil {
+					r.Leader = uint64(e.replicas.leaderNode(groupOf(c.num, p.ID())))
+				}
+				st.Replicas = append(st.Replicas, r)
+			}
+		}
+	}
+	sort.SliceStable(st.Nodes, func(i, j int) bool { return st.Nodes[i].Addr < st.Nodes[j].Addr })
+	return st, nil
+}
