@@ -215,6 +215,53 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 			}
 		}
 	}
+	// A rolling restart: each node in turn stopped with SIGTERM (it hands its leaderships off
+	// first) and started again, while a client writes through the next node: no write fails,
+	// the SDK's own retries aside.
+	rolled := 0
+	for i := range nodes {
+		writer := cs[(i+1)%3]
+		stopWriting := make(chan struct{})
+		written := make(chan int)
+		var failures []error
+		go func() {
+			n := 0
+			for {
+				select {
+				case <-stopWriting:
+					written <- n
+					return
+				default:
+				}
+				id := fmt.Sprintf("rolling-%d-%d", i, n)
+				body, _ := json.Marshal(map[string]any{"id": id, "pk": "k1"})
+				if _, err := writer.CreateItem(cx, azcosmos.NewPartitionKeyString("k1"), body, nil); err != nil {
+					failures = append(failures, err)
+				} else {
+					rolled++
+				}
+				n++
+				time.Sleep(2 * time.Millisecond) // a steady client, not a load test
+			}
+		}()
+		time.Sleep(300 * time.Millisecond)
+		nodes[i].stop(t)
+		time.Sleep(300 * time.Millisecond)
+		nodes[i].restart(t)
+		time.Sleep(300 * time.Millisecond)
+		close(stopWriting)
+		n := <-written
+		if len(failures) > 0 {
+			t.Fatalf("%d of %d writes through node %d failed while node %d restarted: %v", len(failures), n, (i+1)%3+1, i+1, failures[0])
+		}
+		t.Logf("%d writes through node %d while node %d restarted, none failed", n, (i+1)%3+1, i+1)
+		cs = containers()
+	}
+	for n, c := range cs {
+		if got := count(c); got != 90+rolled {
+			t.Fatalf("node %d counts %d items after the rolling restart, want %d", n+1, got, 90+rolled)
+		}
+	}
 	// partita cluster status lists the three nodes and each partition's leader and replicas.
 	out, err := exec.Command(partitaBin, "cluster", "status", "--endpoint", nodes[0].Endpoint).CombinedOutput()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -69,6 +70,55 @@ func (e *Engine) Store() replication.StoreID {
 	}
 	return 0
 }
+
+// handOff moves the leadership of every group this node leads to another of its voters, and
+// waits (at most handOffWait) until it has moved, so that a node stopped on purpose leaves no
+// partition without a leader for an election timeout: its writes go on at once elsewhere. It
+// runs once the front ends stopped taking requests; forwarded writes that still come find the
+// new leader.
+func (e *Engine) handOff() {
+	h := e.replicas.hostOf()
+	if h == nil {
+		return
+	}
+	var led []*partition.Partition
+	e.mu.RLock()
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			for _, p := range c.routes.Load().parts {
+				if !p.Leading() {
+					continue
+				}
+				g := groupOf(c.num, p.ID())
+				st, ok := h.Status(g)
+				if !ok {
+					continue
+				}
+				for _, v := range st.Descriptor.Voters {
+					if v != st.Replica {
+						if h.TransferLeader(g, v) == nil {
+							led = append(led, p)
+						}
+						break
+					}
+				}
+			}
+		}
+	}
+	e.mu.RUnlock()
+	deadline := time.Now().Add(handOffWait)
+	for _, p := range led {
+		for p.Leading() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if len(led) > 0 {
+		e.log.Info("leadership handed off", "groups", len(led), "took", time.Since(deadline.Add(-handOffWait)).Round(time.Millisecond))
+	}
+}
+
+// handOffWait bounds how long a stopping node waits for its leaderships to move.
+const handOffWait = 3 * time.Second
 
 // caughtUp records that the engine holds the catalog as of rev. Callers hold e.mu.
 func (e *Engine) caughtUp(rev int64) {

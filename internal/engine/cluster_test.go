@@ -303,7 +303,7 @@ func TestClusterOfThree(t *testing.T) {
 			return err
 		})
 		if i == 100 {
-			t.Logf("the first write to k0 after its leader stopped took %v", time.Since(start))
+			t.Logf("the first write to k0 after its leader's node stopped (handing its leadership off) took %v", time.Since(start))
 		}
 	}
 	// It comes back and catches up.

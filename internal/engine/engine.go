@@ -223,6 +223,9 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	if e.cluster != nil {
+		e.handOff()
+	}
 	close(e.stop)
 	e.background.Wait() // a running split sees closed and stops before its switch
 	e.closePartitions()
