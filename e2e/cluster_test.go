@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os/exec"
 	"strings"
@@ -13,28 +12,16 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/gocql/gocql"
+
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // clusterAddrs are n loopback cluster addresses, each with the two ports after it free.
 func clusterAddrs(t *testing.T, n int) []string {
 	t.Helper()
 	var out []string
-	for len(out) < n {
-		base := 20000 + 3*rand.IntN(13000)
-		var ls []net.Listener
-		for i := range 3 {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				break
-			}
-			ls = append(ls, l)
-		}
-		for _, l := range ls {
-			l.Close()
-		}
-		if len(ls) == 3 {
-			out = append(out, fmt.Sprintf("127.0.0.1:%d", base))
-		}
+	for range n {
+		out = append(out, controlplanetest.FreeAddr(t))
 	}
 	return out
 }

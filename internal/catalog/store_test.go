@@ -4,22 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/partita-db/partita/internal/controlplane"
-	"github.com/partita-db/partita/internal/nodetls"
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 	"github.com/partita-db/partita/internal/storage"
 )
 
 // stores runs fn against each store on an empty catalog.
 func stores(t *testing.T, fn func(t *testing.T, s Store)) {
 	t.Run("local", func(t *testing.T) { fn(t, NewLocal(openDB(t))) })
-	t.Run("etcd", func(t *testing.T) { fn(t, NewEtcd(startEtcd(t).Client(), "/test/catalog/")) })
+	t.Run("etcd", func(t *testing.T) { fn(t, NewEtcd(controlplanetest.Start(t).Client(), "/test/catalog/")) })
 }
 
 func openDB(t *testing.T) *storage.DB {
@@ -30,48 +27,6 @@ func openDB(t *testing.T) *storage.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// startEtcd starts a control plane of one member on loopback.
-func startEtcd(t *testing.T) *controlplane.ControlPlane {
-	t.Helper()
-	id, err := nodetls.New([]byte("a secret of sixteen bytes or more"), "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Config{Dir: t.TempDir(), Addr: addr, Join: []string{addr}, TLS: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cp.Close)
-	return cp
-}
-
-// freeAddr is a loopback address whose port and the two after it are free now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	for range 100 {
-		base := 20000 + 3*rand.IntN(10000)
-		var ls []net.Listener
-		for i := range 3 {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				break
-			}
-			ls = append(ls, l)
-		}
-		for _, l := range ls {
-			l.Close()
-		}
-		if len(ls) == 3 {
-			return fmt.Sprintf("127.0.0.1:%d", base)
-		}
-	}
-	t.Fatal("no three free ports in a row")
-	return ""
 }
 
 func rec(kind Kind, num uint32, v string) Record {
@@ -137,7 +92,7 @@ func TestStore(t *testing.T) {
 // A change decided against a catalog that has changed since is refused and writes nothing; of
 // two nodes that decide against the same revision, exactly one commits.
 func TestEtcdStale(t *testing.T) {
-	cp := startEtcd(t)
+	cp := controlplanetest.Start(t)
 	a, b := NewEtcd(cp.Client(), "/c/"), NewEtcd(cp.Client(), "/c/")
 	rev := commit(t, a, Change{Counters: []byte(`1`), Put: []Record{rec(Databases, 1, "d1")}})
 	if _, err := b.Commit(Change{After: rev - 1, Counters: []byte(`x`), Put: []Record{rec(Databases, 2, "x")}}); !errors.Is(err, ErrStale) {
@@ -173,7 +128,7 @@ func TestEtcdStale(t *testing.T) {
 // Watch sends every change after a revision, one event each, in order, with what it wrote;
 // a watch from a compacted revision ends with ErrCompacted.
 func TestEtcdWatch(t *testing.T) {
-	cp := startEtcd(t)
+	cp := controlplanetest.Start(t)
 	s := NewEtcd(cp.Client(), "/w/")
 	other := NewEtcd(cp.Client(), "/w2/") // a neighbour prefix, which the watch must not see
 	commit(t, other, Change{Counters: []byte(`n`), Put: []Record{rec(Databases, 1, "other")}})

@@ -1,21 +1,18 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/controlplane"
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/nodetls"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -32,17 +29,7 @@ type testCluster struct {
 
 func startTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
-	id, err := nodetls.New([]byte("the test cluster's secret"), "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeTriple(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Config{Dir: t.TempDir(), Addr: addr, Join: []string{addr}, TLS: id})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := controlplanetest.Start(t)
 	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n)}
 	for range n {
 		tc.dirs = append(tc.dirs, t.TempDir())
@@ -51,36 +38,11 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 		for i := range tc.nodes {
 			tc.stop(i + 1)
 		}
-		cp.Close()
 	})
 	for i := range n {
 		tc.start(i + 1)
 	}
 	return tc
-}
-
-// freeTriple is a loopback address whose port and the two after it are free now.
-func freeTriple(t *testing.T) string {
-	t.Helper()
-	for range 100 {
-		base := 20000 + 3*rand.IntN(10000)
-		var ls []net.Listener
-		for i := range 3 {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				break
-			}
-			ls = append(ls, l)
-		}
-		for _, l := range ls {
-			l.Close()
-		}
-		if len(ls) == 3 {
-			return fmt.Sprintf("127.0.0.1:%d", base)
-		}
-	}
-	t.Fatal("no three free ports in a row")
-	return ""
 }
 
 func (tc *testCluster) node(id int) *Engine {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -149,7 +150,7 @@ func (n *clusterNode) nodes() ([]controlplane.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(nodes, func(a, b controlplane.Node) int { return compareStrings(a.Addr, b.Addr) })
+	slices.SortFunc(nodes, func(a, b controlplane.Node) int { return strings.Compare(a.Addr, b.Addr) })
 	n.mu.Lock()
 	for _, nd := range nodes {
 		n.addrs[replication.NodeID(nd.ID)] = nd.Addr
@@ -157,16 +158,6 @@ func (n *clusterNode) nodes() ([]controlplane.Node, error) {
 	n.fetched = time.Now()
 	n.mu.Unlock()
 	return nodes, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // resolve is a node's cluster address, from the live nodes' records, read again at most once
