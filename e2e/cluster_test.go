@@ -339,3 +339,58 @@ func TestClusterCQL(t *testing.T) {
 		t.Fatalf("30 compare-and-set increments through three nodes gave %d (%v)", b, err)
 	}
 }
+
+// Five processes: every partition has five replicas, so two nodes may die, the leaders' among
+// them, and the three others go on writing and reading everything acknowledged.
+func TestClusterOfFiveProcesses(t *testing.T) {
+	nodes := startClusterOf(t, 5)
+	cx := ctx(t)
+	c0 := nodes[0].sdk(t)
+	if _, err := c0.CreateDatabase(cx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := c0.NewDatabase("db")
+	if _, err := db.CreateContainer(cx, azcosmos.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	container := func(n int) *azcosmos.ContainerClient {
+		c, err := nodes[n].sdk(t).NewContainer("db", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	acked := 0
+	write := func(n int) {
+		t.Helper()
+		id := fmt.Sprint("item", acked)
+		body, _ := json.Marshal(map[string]any{"id": id, "pk": fmt.Sprint("k", acked%4)})
+		retrying(t, "create "+id, func() error {
+			_, err := container(n).CreateItem(cx, azcosmos.NewPartitionKeyString(fmt.Sprint("k", acked%4)), body, nil)
+			if statusOf(err) == 409 {
+				return nil
+			}
+			return err
+		})
+		acked++
+	}
+	for i := range 20 {
+		write(i % 5)
+	}
+	nodes[0].kill() // it leads every partition: the container was created through it
+	nodes[3].kill()
+	killed := time.Now()
+	write(1)
+	t.Logf("the first write after two of five nodes were killed took %v", time.Since(killed).Round(time.Millisecond))
+	for i := range 20 {
+		write([]int{1, 2, 4}[i%3])
+	}
+	for _, n := range []int{1, 2, 4} {
+		for i := range acked {
+			if _, err := container(n).ReadItem(cx, azcosmos.NewPartitionKeyString(fmt.Sprint("k", i%4)), fmt.Sprint("item", i), nil); err != nil {
+				t.Fatalf("node %d reads item%d: %v", n+1, i, err)
+			}
+		}
+	}
+}

@@ -308,7 +308,11 @@ func (c *Container) openPartitions(bootstrap bool) error {
 		}
 		rt.parts = append(rt.parts, p)
 	}
-	c.routes.Store(rt)
+	if c.e.replicas != nil {
+		c.e.replicas.publish(c, rt)
+	} else {
+		c.routes.Store(rt)
+	}
 	return nil
 }
 

@@ -86,7 +86,7 @@ func newReplicaSet() *replicaSet {
 // startHost opens the replication host on the engine's storage, which opens every replica the
 // store holds, and runs it. Every container of the catalog is registered before.
 func (e *Engine) startHost() error {
-	cfg := replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, Logger: e.log}
+	cfg := replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, CanOpen: e.canOpenReplica, Logger: e.log}
 	if e.cluster != nil {
 		cfg.Node, cfg.Transport = e.cluster.Node, e.cluster.Transport
 	}
@@ -140,11 +140,60 @@ func (e *Engine) openReplica(g replication.GroupID, raw []byte, hd *replication.
 		return nil, err
 	}
 	rs.mu.Lock()
-	rs.opened[g] = p
 	rs.handles[g] = hd
-	rs.changed.Broadcast()
+	if !c.replaceRoute(p) {
+		rs.opened[g] = p
+		rs.changed.Broadcast()
+	}
 	rs.mu.Unlock()
 	return replica.Of(p), nil
+}
+
+// replaceRoute puts p, a replica the host opened again on a snapshot, in place of the one of
+// its range in the container's routing table, and reports whether there was one. Callers hold
+// the replica set's mu, under which the routing table of a replicated container is published.
+func (c *Container) replaceRoute(p *partition.Partition) bool {
+	rt := c.routes.Load()
+	if rt == nil {
+		return false
+	}
+	i := indexOf(rt.parts, p.ID())
+	if i < 0 {
+		return false
+	}
+	next := &routing{parts: slices.Clone(rt.parts)}
+	next.parts[i] = p
+	c.routes.Store(next)
+	return true
+}
+
+// publish stores a replicated container's routing table, with any replica the host opened
+// again since it was taken.
+func (rs *replicaSet) publish(c *Container, rt *routing) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for i, p := range rt.parts {
+		g := groupOf(c.num, p.ID())
+		if q := rs.opened[g]; q != nil {
+			rt.parts[i] = q
+			delete(rs.opened, g)
+		}
+	}
+	c.routes.Store(rt)
+}
+
+// canOpenReplica says whether openReplica could open a replica of meta now: whether its
+// container is known here (a node of a cluster learns of a container through the catalog,
+// and may receive one of its replicas first).
+func (e *Engine) canOpenReplica(_ replication.GroupID, raw []byte) bool {
+	var m replicaMeta
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	rs := e.replicas
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.containers[m.Container] != nil
 }
 
 // openTimeout bounds the wait for the host to open a replica, and for its election.

@@ -38,6 +38,11 @@ type Config struct {
 	// Notify, when set, is called whenever the host is handed work, for a host driven by hand
 	// (Process) whose driver waits for work.
 	Notify func()
+	// CanOpen, when set, says whether Open could open a state machine with meta now; a
+	// snapshot that it could not is refused (and sent again by Raft), rather than stop the
+	// host when Open fails. A cluster's node may receive a replica before it has learned what
+	// the replica is of.
+	CanOpen func(g GroupID, meta []byte) bool
 }
 
 // Host runs this node's replicas of many Raft groups. See doc.go.

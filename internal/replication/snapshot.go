@@ -98,6 +98,10 @@ func (h *Host) acceptSnapshot(gr *group, env *Envelope) bool {
 	if data == nil || len(data.SSTs) != len(data.Spans) {
 		return false
 	}
+	if h.cfg.CanOpen != nil && !h.cfg.CanOpen(gr.id, data.Meta) {
+		h.cfg.Logger.Debug("replication: a snapshot this node cannot open yet", "group", gr.id)
+		return false // Raft sends it again
+	}
 	for _, other := range h.groups {
 		if other == gr || other.sm == nil {
 			continue
