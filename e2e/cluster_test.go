@@ -132,14 +132,13 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 			}
 		}
 	}
-	count := func(c *azcosmos.ContainerClient) int {
-		t.Helper()
+	countErr := func(c *azcosmos.ContainerClient) (int, error) {
 		pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", azcosmos.NewPartitionKey(), nil)
 		total := 0
 		for pager.More() {
 			page, err := pager.NextPage(cx)
 			if err != nil {
-				t.Fatal(err)
+				return 0, err
 			}
 			for _, it := range page.Items {
 				var n int
@@ -147,7 +146,15 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 				total += n
 			}
 		}
-		return total
+		return total, nil
+	}
+	count := func(c *azcosmos.ContainerClient) int {
+		t.Helper()
+		n, err := countErr(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
 	if n := count(cs[2]); n != 60 {
 		t.Fatalf("a cross-partition count through node 3 gives %d, want 60", n)
@@ -190,7 +197,10 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 	nodes[1].restart(t)
 	cs = containers()
 	retrying(t, "the restarted node catches up", func() error {
-		if n := count(cs[1]); n != 90 {
+		if n, err := countErr(cs[1]); err != nil || n != 90 {
+			if err != nil {
+				return err
+			}
 			return fmt.Errorf("it counts %d items, want 90", n)
 		}
 		return nil

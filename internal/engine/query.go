@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -152,7 +153,7 @@ func (s *partitionSource) read(from *query.Resume, what string, scan func(p *par
 			return true
 		})
 		if err != nil {
-			return fault.New(fault.Internal, "reading %s: %v", what, err)
+			return readFailed(what, err)
 		}
 		if stopped {
 			return ferr
@@ -171,6 +172,11 @@ func (s *partitionSource) Count() (int64, bool) {
 	pr := s.parts[0].Range()
 	for _, r := range s.ranges {
 		if r.Min <= pr.Min && r.Max >= pr.Max {
+			// A replica's count is as fresh as a read of its items only once it has applied
+			// what its group acknowledged (a no-op on a single node).
+			if s.parts[0].ReadBarrier() != nil {
+				return 0, false // the items are read instead, which refuses as reads do
+			}
 			return s.parts[0].Stats().Items, true
 		}
 	}
@@ -221,4 +227,15 @@ func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, f
 		return ok, fault.New(fault.Internal, "reading the index: %v", err)
 	}
 	return ok, ferr
+}
+
+// readFailed is the error of a read of what (items, the index) that failed: its own when it
+// has a kind (a replica that cannot serve the read answers 503, and the client retries), an
+// internal one otherwise.
+func readFailed(what string, err error) error {
+	var f *fault.Error
+	if errors.As(err, &f) {
+		return f
+	}
+	return fault.New(fault.Internal, "reading %s: %v", what, err)
 }

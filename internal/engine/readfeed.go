@@ -72,7 +72,7 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, 
 			return len(page.Docs) < max
 		})
 		if err != nil {
-			return ReadFeedPage{Charge: ru.Miss()}, fault.New(fault.Internal, "reading items: %v", err)
+			return ReadFeedPage{Charge: ru.Miss()}, readFailed("items", err)
 		}
 		if len(page.Docs) == max {
 			break

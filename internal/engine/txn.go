@@ -143,7 +143,7 @@ func (t *txn) resolve(ref script.DocRef) (string, error) {
 	})
 	t.c.splitMu.RUnlock()
 	if err != nil {
-		return "", fault.New(fault.Internal, "reading items: %v", err)
+		return "", readFailed("items", err)
 	}
 	if id == "" {
 		return "", fault.New(fault.NotFound, "Resource Not Found: no document has the resource id %q", ref.RID)
@@ -382,7 +382,7 @@ func (o *overlay) Scan(from *query.Resume, fn func(query.Position, []byte) (bool
 		return true
 	})
 	if err != nil {
-		return fault.New(fault.Internal, "reading items: %v", err)
+		return readFailed("items", err)
 	}
 	if stopped {
 		return ferr

@@ -75,6 +75,9 @@ func (p *Partition) Leading() bool {
 	return leading
 }
 
+// leaderWait bounds how long a follower's read waits for a leader to be known.
+const leaderWait = 2 * time.Second
+
 // proposalTimeout bounds the wait for a proposal's outcome.
 const proposalTimeout = 10 * time.Second
 
@@ -246,6 +249,10 @@ func (p *Partition) leaseholder(st state) (state, error) {
 	return st, nil
 }
 
+// ReadBarrier waits until the partition holds every write acknowledged before the call (see
+// readBarrier), for a read of what it publishes without reading storage: its statistics.
+func (p *Partition) ReadBarrier() error { return p.readBarrier() }
+
 // readBarrier waits, on a replicated partition, until the replica has applied everything a
 // linearizable read must see: the read index the group's leadership was confirmed at. A
 // follower asks its leader; a replica that knows no leader refuses.
@@ -265,6 +272,16 @@ func (p *Partition) barrier(leaderOnly bool) error {
 		readIndex = l.r.LeaderReadIndex
 	}
 	index, err := readIndex()
+	// A follower that knows no leader yet (it just started, or an election runs) waits a
+	// little for one rather than refuse at once.
+	for wait := time.Now().Add(leaderWait); err != nil && !leaderOnly && time.Now().Before(wait); {
+		select {
+		case <-p.closing:
+			return errClosed
+		case <-time.After(10 * time.Millisecond):
+		}
+		index, err = readIndex()
+	}
 	if err != nil {
 		return ErrNotLeaseholder
 	}
