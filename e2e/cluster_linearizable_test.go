@@ -71,16 +71,7 @@ var regModel = porcupine.NondeterministicModel{
 func TestClusterLinearizable(t *testing.T) {
 	nodes := startClusterOf(t, 3)
 	cx := ctx(t)
-	if _, err := nodes[0].sdk(t).CreateDatabase(cx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, _ := nodes[1].sdk(t).NewDatabase("db")
-	tp := azcosmos.NewManualThroughputProperties(12000)
-	if _, err := db.CreateContainer(cx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2}},
-		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
-		t.Fatal(err)
-	}
+	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000)
 	keys := []string{"a", "b", "c", "d"}
 	var (
 		mu      sync.Mutex

@@ -136,16 +136,7 @@ func TestClusterNetworkPartition(t *testing.T) {
 		}
 	}
 	cx := ctx(t)
-	c1 := nodes[0].sdk(t)
-	if _, err := c1.CreateDatabase(cx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db1, _ := c1.NewDatabase("db")
-	// Created through node 1, which campaigns first in every group and leads them.
-	if _, err := db1.CreateContainer(cx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	createDBAndContainer(t, nodes[0].sdk(t), nodes[0].sdk(t), 400) // node 1 leads every partition
 	container := func(n int) *azcosmos.ContainerClient {
 		c, err := nodes[n].sdk(t).NewContainer("db", "c")
 		if err != nil {

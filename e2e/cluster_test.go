@@ -26,6 +26,24 @@ func clusterAddrs(t *testing.T, n int) []string {
 	return out
 }
 
+// createDBAndContainer creates database "db" through dbVia and its container "c", partitioned
+// on /pk with ru RU/s (ru/6000 partitions, at least one), through containerVia: the node that
+// creates a container campaigns first in its groups and leads them.
+func createDBAndContainer(t *testing.T, dbVia, containerVia *azcosmos.Client, ru int32) {
+	t.Helper()
+	cx := ctx(t)
+	if _, err := dbVia.CreateDatabase(cx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := containerVia.NewDatabase("db")
+	tp := azcosmos.NewManualThroughputProperties(ru)
+	if _, err := db.CreateContainer(cx, azcosmos.ContainerProperties{ID: "c",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2}},
+		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // clusterNode is one `partita serve` of a cluster: how to start it again on its directory.
 type clusterNode struct {
 	*server
@@ -86,17 +104,7 @@ func retrying(t *testing.T, what string, fn func() error) {
 func TestClusterOfThreeProcesses(t *testing.T) {
 	nodes := startClusterOf(t, 3)
 	cx := ctx(t)
-	c0 := nodes[0].sdk(t)
-	if _, err := c0.CreateDatabase(cx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db1, _ := nodes[1].sdk(t).NewDatabase("db")
-	tp := azcosmos.NewManualThroughputProperties(12000) // two partitions
-	if _, err := db1.CreateContainer(cx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2}},
-		&azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
-		t.Fatal(err)
-	}
+	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000) // two partitions
 	containers := func() []*azcosmos.ContainerClient {
 		var cs []*azcosmos.ContainerClient
 		for _, n := range nodes {
@@ -355,15 +363,7 @@ func TestClusterCQL(t *testing.T) {
 func TestClusterOfFiveProcesses(t *testing.T) {
 	nodes := startClusterOf(t, 5)
 	cx := ctx(t)
-	c0 := nodes[0].sdk(t)
-	if _, err := c0.CreateDatabase(cx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, _ := c0.NewDatabase("db")
-	if _, err := db.CreateContainer(cx, azcosmos.ContainerProperties{ID: "c",
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	createDBAndContainer(t, nodes[0].sdk(t), nodes[0].sdk(t), 400)
 	container := func(n int) *azcosmos.ContainerClient {
 		c, err := nodes[n].sdk(t).NewContainer("db", "c")
 		if err != nil {

@@ -226,6 +226,9 @@ func (cp *ControlPlane) Nodes(ctx context.Context) ([]Node, error) {
 	return out, nil
 }
 
+// Member reports whether this node runs an etcd member (it is on the join list).
+func (cp *ControlPlane) Member() bool { return cp.etcd != nil }
+
 // Client is the node's etcd client, for the stores kept in the control plane (the catalog).
 func (cp *ControlPlane) Client() *clientv3.Client { return cp.client }
 

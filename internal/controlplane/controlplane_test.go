@@ -1,41 +1,16 @@
-package controlplane
+package controlplane_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"net"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/partita-db/partita/internal/controlplane"
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 	"github.com/partita-db/partita/internal/nodetls"
 )
-
-// freeAddr returns a loopback address whose port and the two after it are free now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	for range 100 {
-		base := 20000 + 3*rand.IntN(10000)
-		var ls []net.Listener
-		for i := range 3 {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				break
-			}
-			ls = append(ls, l)
-		}
-		for _, l := range ls {
-			l.Close()
-		}
-		if len(ls) == 3 {
-			return fmt.Sprintf("127.0.0.1:%d", base)
-		}
-	}
-	t.Fatal("no three free ports in a row")
-	return ""
-}
 
 func identity(t *testing.T, secret string) *nodetls.Identity {
 	t.Helper()
@@ -46,7 +21,7 @@ func identity(t *testing.T, secret string) *nodetls.Identity {
 	return id
 }
 
-func addrsOf(ns []Node) []string {
+func addrsOf(ns []controlplane.Node) []string {
 	var out []string
 	for _, n := range ns {
 		out = append(out, n.Addr)
@@ -59,18 +34,18 @@ func addrsOf(ns []Node) []string {
 // node that stops is no longer live once its lease runs out, and the others go on; a process
 // with another secret gets no answer.
 func TestControlPlane(t *testing.T) {
-	join := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	join := []string{controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t)}
 	const secret = "the cluster's shared secret"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cps := make([]*ControlPlane, 3)
+	cps := make([]*controlplane.ControlPlane, 3)
 	errs := make([]error, 3)
 	var wg sync.WaitGroup
 	for i, a := range join {
 		wg.Add(1)
 		go func() { // each waits for a majority: they must start together
 			defer wg.Done()
-			cps[i], errs[i] = Start(ctx, Config{Dir: t.TempDir(), Addr: a, Join: join, TLS: identity(t, secret)})
+			cps[i], errs[i] = controlplane.Start(ctx, controlplane.Config{Dir: t.TempDir(), Addr: a, Join: join, TLS: identity(t, secret)})
 		}()
 	}
 	wg.Wait()
@@ -80,13 +55,13 @@ func TestControlPlane(t *testing.T) {
 		}
 		defer cps[i].Close()
 	}
-	other := freeAddr(t)
-	cp4, err := Start(ctx, Config{Dir: t.TempDir(), Addr: other, Join: join, TLS: identity(t, secret)})
+	other := controlplanetest.FreeAddr(t)
+	cp4, err := controlplane.Start(ctx, controlplane.Config{Dir: t.TempDir(), Addr: other, Join: join, TLS: identity(t, secret)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cp4.Close()
-	if cp4.etcd != nil {
+	if cp4.Member() {
 		t.Fatal("a node off the join list runs an etcd member")
 	}
 	for i, cp := range append(cps, cp4) {
@@ -94,7 +69,7 @@ func TestControlPlane(t *testing.T) {
 		if i < 3 {
 			addr = join[i]
 		}
-		if err := cp.Register(ctx, Node{Addr: addr, API: "api-" + addr}); err != nil {
+		if err := cp.Register(ctx, controlplane.Node{Addr: addr, API: "api-" + addr}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,7 +86,7 @@ func TestControlPlane(t *testing.T) {
 	// A founding node stops: the two others are a majority, and its record goes.
 	cps[2].Close()
 	want := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == join[2] })
-	deadline := time.Now().Add(4 * LeaseTTL)
+	deadline := time.Now().Add(4 * controlplane.LeaseTTL)
 	for {
 		nodes, err := cp4.Nodes(ctx)
 		if err == nil && slices.Equal(addrsOf(nodes), want) {
@@ -126,7 +101,7 @@ func TestControlPlane(t *testing.T) {
 	// Another secret: no answer from the cluster.
 	short, cancelShort := context.WithTimeout(ctx, 5*time.Second)
 	defer cancelShort()
-	if cp, err := Start(short, Config{Dir: t.TempDir(), Addr: freeAddr(t), Join: join, TLS: identity(t, "another cluster's secret")}); err == nil {
+	if cp, err := controlplane.Start(short, controlplane.Config{Dir: t.TempDir(), Addr: controlplanetest.FreeAddr(t), Join: join, TLS: identity(t, "another cluster's secret")}); err == nil {
 		cp.Close()
 		t.Fatal("a process with another secret reached the control plane")
 	}
