@@ -16,8 +16,11 @@
 // query texts it recently ran (querylog.go), and can sample its items (sample.go).
 //
 // With Options.Replicated every partition is a Raft group on the node's replication host
-// (replicas.go), the path a cluster's nodes take; otherwise each partition is its own log.
+// (replicas.go); otherwise each partition is its own log. With Options.Cluster the engine is
+// one node of a cluster (cluster.go): its catalog is the cluster's, its partitions have replicas
+// on other nodes, and writes run on the node that leads their partition (forward.go).
 //
-// It owns the catalog's records (kept in a catalog.Store, the node's own for now) and the rules for
-// partition key definitions and throughput. It must never know about HTTP or wire formats.
+// It owns the catalog's records (kept in a catalog.Store: the node's own, or the cluster's)
+// and the rules for partition key definitions and throughput. It must never know about HTTP
+// or wire formats.
 package engine
