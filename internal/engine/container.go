@@ -160,10 +160,14 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	if len(spec.Indexing) > 0 && !json.Valid(spec.Indexing) {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
 	}
-	if _, err := indexing.Parse(spec.Indexing); err != nil {
+	pol, err := indexing.Parse(spec.Indexing)
+	if err != nil {
 		return ContainerInfo{}, err
 	}
 	if err := checkDefaultTTL(spec.DefaultTTL); err != nil {
+		return ContainerInfo{}, err
+	}
+	if err := checkTTLIndexed(pol, spec.DefaultTTL); err != nil {
 		return ContainerInfo{}, err
 	}
 	uniqueKeys, err := uniqueKeysRecord(spec.UniqueKeys)
@@ -551,6 +555,15 @@ func (e *Engine) replaceContainer(dbID, id string, r ContainerReplace) (Containe
 		}
 	}
 	if err := c.sameUniqueKeys(r.UniqueKeys); err != nil {
+		return ContainerInfo{}, nil, nil, err
+	}
+	target := c.policy()
+	if len(r.Indexing) > 0 {
+		if target, err = indexing.Parse(r.Indexing); err != nil {
+			return ContainerInfo{}, nil, nil, err
+		}
+	}
+	if err := checkTTLIndexed(target, r.DefaultTTL); err != nil {
 		return ContainerInfo{}, nil, nil, err
 	}
 	policy := r.Indexing

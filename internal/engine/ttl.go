@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/partita-db/partita/internal/indexing"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
@@ -76,4 +77,13 @@ func (c *Container) applyDefaultTTL() {
 	for _, p := range c.routes.Load().parts {
 		p.SetDefaultTTL(c.ttl.Load())
 	}
+}
+
+// checkTTLIndexed refuses, as the service does, a default time to live (any, even -1) on a
+// container whose indexing mode is none: expiry needs the items indexed by _ts there.
+func checkTTLIndexed(pol *indexing.Policy, defaultTTL *int64) error {
+	if pol.ModeNone() && defaultTTL != nil {
+		return fault.New(fault.BadRequest, "Indexing mode value cannot be 'none' when 'defaultTtl' is specified in the collection")
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -124,4 +125,43 @@ func FuzzParseDefaultTTL(f *testing.F) {
 			t.Fatalf("%q read as %d, which reads back as %v, %v", raw, *d, again, err)
 		}
 	})
+}
+
+// indexingMode none takes no default time to live and no automatic indexing, at creation and
+// at replace, in either order; a refused change leaves the container as it was.
+func TestIndexingModeNoneRules(t *testing.T) {
+	e, c := newContainer(t, Options{}, ContainerSpec{})
+	none := json.RawMessage(`{"indexingMode":"none","automatic":false}`)
+	on := int64(-1)
+	for name, spec := range map[string]ContainerSpec{
+		"none with automatic true": {ID: "a", Indexing: json.RawMessage(`{"indexingMode":"none","automatic":true}`)},
+		"none with a default ttl":  {ID: "b", Indexing: none, DefaultTTL: &on},
+	} {
+		spec.PartitionKey = PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}
+		if _, err := e.CreateContainer("db", spec); !errors.Is(err, fault.BadRequest) {
+			t.Errorf("%s: %v, want 400", name, err)
+		}
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "n", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}, Indexing: none}); err != nil {
+		t.Fatal(err)
+	}
+	// A default ttl added to a container of mode none; mode none given to one with a ttl.
+	if _, err := e.ReplaceContainer("db", "n", ContainerReplace{DefaultTTL: &on}); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("a ttl on mode none: %v", err)
+	}
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{DefaultTTL: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: none, DefaultTTL: &on}); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("mode none with a ttl: %v", err)
+	}
+	info, _ := e.ContainerInfo("db", "c")
+	if info.DefaultTTL == nil || *info.DefaultTTL != -1 || strings.Contains(string(info.Indexing), "none") {
+		t.Fatalf("a refused replace changed the container: ttl %v, policy %s", info.DefaultTTL, info.Indexing)
+	}
+	// Both at once, the ttl turned off: accepted.
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: none}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c
 }

@@ -73,6 +73,9 @@ func Parse(raw []byte) (*Policy, error) {
 	if doc.Automatic != nil && !*doc.Automatic {
 		p.manual = true
 	}
+	if p.none && doc.Automatic != nil && *doc.Automatic {
+		return nil, fault.New(fault.BadRequest, "Indexing mode value cannot be 'none' when automatic indexing is specified as 'true'.")
+	}
 	for _, in := range doc.Included {
 		r, err := parseRule(in.Path, true)
 		if err != nil {
@@ -199,6 +202,9 @@ func (p *Policy) Indexes(path string) bool {
 	}
 	return best
 }
+
+// ModeNone reports whether the policy's indexing mode is none.
+func (p *Policy) ModeNone() bool { return p != nil && p.none }
 
 // IndexesNothing reports whether no path at all is indexed, so that writes can skip computing
 // index terms.
