@@ -11,8 +11,8 @@ import (
 // SIGKILL under a mix of creates, replaces, upserts and deletes (the load of
 // TestCrashLosesNoAcknowledgedWrite), three times on one data directory. After each restart:
 //
-//   - the all-versions feed (A-IM: Full-Fidelity Feed), read from the beginning of every
-//     partition key range to its end, holds every acknowledged write exactly once, a write in
+//   - the all-versions feed (A-IM: Full-Fidelity Feed), read from before the first change
+//     (LSN 0) of every partition key range to its end, holds every acknowledged write exactly once, a write in
 //     flight at the kill at most once, and exactly when the item holds what it wrote, and
 //     nothing else; each item's changes come in the order they were made, each naming the LSN
 //     of the one before (previousImageLSN), a delete with the version it deleted;
@@ -198,6 +198,11 @@ func (f *feedCheck) parseChange(raw json.RawMessage) feedChange {
 // readChangeFeed reads one range's change feed (aim: the A-IM header) from etag, or from the
 // beginning when etag is "", to its end, a 304, and returns its documents and the etag to
 // resume from.
+// allChanges is the etag of a partition before its first write (LSN 0): the all-versions feed,
+// which does not start from the beginning, reads all of a range's changes from it, as from a
+// continuation taken before the load began.
+const allChanges = `"0"`
+
 func readChangeFeed(t *testing.T, c rawClient, aim, rangeID, etag string) ([]json.RawMessage, string) {
 	t.Helper()
 	var docs []json.RawMessage
@@ -249,7 +254,7 @@ func (f *feedCheck) check(t *testing.T, c rawClient, l *crashLoad) {
 	etags := map[string]string{}
 	total, resumed, resumedChanges := 0, 0, 0
 	for _, r := range ranges {
-		docs, etag := readChangeFeed(t, c, "Full-Fidelity Feed", r.ID, "")
+		docs, etag := readChangeFeed(t, c, "Full-Fidelity Feed", r.ID, allChanges)
 		etags[r.ID] = etag
 		total += len(docs)
 		var last uint64

@@ -657,6 +657,14 @@ suite("change feed", (ctx) => {
     assert.deepEqual(byItem(all.map(av)), byItem(w.changes()));
   });
 
+  test("AllVersionsAndDeletes from Beginning() or a point in time gives 400, as the service", async () => {
+    const container = await fourRanges();
+    for (const changeFeedStartFrom of [ChangeFeedStartFrom.Beginning(), ChangeFeedStartFrom.Time(new Date(Date.now() - 60_000))]) {
+      const iterator = container.items.getChangeFeedIterator({ changeFeedMode: ChangeFeedMode.AllVersionsAndDeletes, changeFeedStartFrom });
+      await assert.rejects(iterator.readNext(), (err) => err.code === 400 || /not supported/.test(err.message));
+    }
+  });
+
   test("the latest-version feed collapses the changes the all-versions feed lists one by one", async () => {
     const container = await fourRanges();
     const w = recorder(container);

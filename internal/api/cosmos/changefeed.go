@@ -20,6 +20,8 @@ import (
 //	If-None-Match                absent: from the beginning; "*": from now; else the etag of the
 //	                             previous page (the LSN it read through, quoted)
 //	If-Modified-Since            from a point in time (HTTP date; the Go SDK writes UTC for GMT)
+//
+// The all-versions feed starts from now or from a previous page's etag only, as the service's.
 //	x-ms-max-item-count          changes per page
 //
 // The scope is that of the read feed: a partition key range, a logical partition or an EPK
@@ -44,6 +46,14 @@ func (c *call) changeFeed(aim string) error {
 	}
 	if q.Start, err = feedStart(c.r.Header); err != nil {
 		return err
+	}
+	if q.AllVersions && !q.Start.Now && !q.Start.HasAfter {
+		// The service serves this mode from now or from a continuation only: the versions it
+		// keeps do not reach back to the beginning (docs/change-feed.md).
+		if !q.Start.Since.IsZero() {
+			return fault.New(fault.BadRequest, "Start from a point in time is not supported with 'All Versions and Deletes' mode.")
+		}
+		return fault.New(fault.BadRequest, "Start from beginning is not supported with 'All Versions and Deletes' mode.")
 	}
 	if q.Range, err = c.scope(ct); err != nil {
 		return err

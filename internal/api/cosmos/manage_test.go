@@ -237,3 +237,31 @@ func TestClusterStatusAlone(t *testing.T) {
 		t.Fatalf("status of a node alone: %+v", st)
 	}
 }
+
+// The all-versions change feed starts from now or from a continuation only, as the service's:
+// from the beginning or a point in time it is refused with 400 and the service's words.
+func TestAllVersionsFeedStarts(t *testing.T) {
+	s := newFaultServer(t)
+	feed := func(hdr map[string]string) *httptest.ResponseRecorder {
+		hdr["A-IM"] = "Full-Fidelity Feed"
+		hdr["x-ms-documentdb-partitionkeyrangeid"] = "0"
+		return s.master("GET", "/dbs/db/colls/c/docs", "", hdr)
+	}
+	for what, hdr := range map[string]map[string]string{
+		"beginning":     {},
+		"point in time": {"If-Modified-Since": "Mon, 02 Jan 2026 15:04:05 GMT"},
+	} {
+		w := feed(hdr)
+		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "is not supported with 'All Versions and Deletes' mode") {
+			t.Errorf("from the %s: %d %s", what, w.Code, w.Body)
+		}
+	}
+	// From now and from a continuation the start is not what is refused (this server keeps no
+	// versions, --change-feed-retention 0, which is refused for its own reason; the JavaScript
+	// suite reads the mode from now).
+	for what, start := range map[string]string{"now": "*", "a continuation": `"0"`} {
+		if w := feed(map[string]string{"If-None-Match": start}); strings.Contains(w.Body.String(), "is not supported with") {
+			t.Errorf("from %s: %d %s", what, w.Code, w.Body)
+		}
+	}
+}
