@@ -202,9 +202,8 @@ func (e *Engine) splitForThroughput(c *Container) error {
 	need := int((t.rate() + MaxRUPerPartition - 1) / MaxRUPerPartition)
 	for len(c.routes.Load().parts) < need {
 		parts := append([]*partition.Partition(nil), c.routes.Load().parts...)
-		used := func(p *partition.Partition) epk.Range { return c.usedSpace(p.Range()) }
-		sort.SliceStable(parts, func(i, j int) bool { return width(used(parts[i])) > width(used(parts[j])) })
-		at, ok := epk.Midpoint(used(parts[0]))
+		sort.SliceStable(parts, func(i, j int) bool { return c.width(parts[i].Range()) > c.width(parts[j].Range()) })
+		at, ok := c.midpoint(parts[0].Range())
 		if !ok {
 			return nil
 		}
@@ -215,23 +214,37 @@ func (e *Engine) splitForThroughput(c *Container) error {
 	return nil
 }
 
-// usedSpace clips a range to the part of the EPK space that hashes actually take: version 2
-// and MultiHash EPKs start below 0x40 (their top two bits are clear), version 1 EPKs with the
-// number-type byte 0x05. Splitting the empty rest would give a child no keys.
-func (c *Container) usedSpace(r epk.Range) epk.Range {
-	end := epk.EPK("\x40")
+// midpoint is where a split for throughput, or on demand, divides range r: the middle of the
+// keys' hashes it holds, so that the halves get as many keys each. Version 1 EPKs begin with
+// the hash as a number (epk.MidpointV1); version 2 and MultiHash EPKs start below 0x40 (their
+// top two bits are clear), and splitting the empty rest would give a child no keys.
+func (c *Container) midpoint(r epk.Range) (epk.EPK, bool) {
 	if c.scheme == epk.SchemeV1 {
-		end = "\x06"
+		return epk.MidpointV1(r)
 	}
-	r.Max = min(r.Max, end)
+	return epk.Midpoint(usedV2(r))
+}
+
+// width orders ranges by how many keys' hashes they hold.
+func (c *Container) width(r epk.Range) float64 {
+	if c.scheme == epk.SchemeV1 {
+		lo, hi := epk.HashNumberV1(r.Min), epk.HashNumberV1(r.Max)
+		return (hi - lo) / (1 << 32)
+	}
+	return byteWidth(usedV2(r))
+}
+
+// usedV2 clips a range to the version 2 EPKs' part of the space (below 0x40).
+func usedV2(r epk.Range) epk.Range {
+	r.Max = min(r.Max, "\x40")
 	if r.Min > r.Max {
 		r.Min = r.Max
 	}
 	return r
 }
 
-// width orders ranges by size: the leading bytes of Max - Min read as a fraction.
-func width(r epk.Range) float64 {
+// byteWidth is the leading bytes of Max - Min read as a fraction.
+func byteWidth(r epk.Range) float64 {
 	f := func(e epk.EPK) float64 {
 		v, scale := 0.0, 1.0
 		for i := 0; i < len(e) && i < 8; i++ {
@@ -271,7 +284,7 @@ func (e *Engine) SplitPartition(dbID, collID string, id uint32, at *epk.EPK) ([]
 		boundary = *at
 	default:
 		var ok bool
-		if boundary, ok = epk.Midpoint(c.usedSpace(r)); !ok {
+		if boundary, ok = c.midpoint(r); !ok {
 			if boundary, ok = epk.Midpoint(r); !ok {
 				return nil, fault.New(fault.BadRequest, "Partition %d's range [%q, %q) is too narrow to split", id, r.Min.Hex(), r.Max.Hex())
 			}

@@ -303,3 +303,28 @@ func TestCloseEndsTheSplitLoop(t *testing.T) {
 		t.Fatal("Close did not return: the split loop keeps retrying a split the closing engine refuses")
 	}
 }
+
+// A version 1 container raised from 400 to 40,000 RU/s splits at the middle of its keys'
+// hashes, so that its four partitions share the items, as a version 2 container's do (its
+// splits at the middle of the byte space left the items all in one partition).
+func TestThroughputSplitOfAVersion1Container(t *testing.T) {
+	e, c := newContainer(t, Options{}, ContainerSpec{PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 1}, Throughput: &Throughput{Manual: 400}})
+	for i := range 2000 {
+		mustCreate(t, c, item(fmt.Sprint(i), fmt.Sprint("k", i), ""))
+	}
+	if _, err := e.ReplaceOffer(e.Offers()[0].ID, OfferReplace{Throughput: Throughput{Manual: 40000}}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := e.ContainerInfo("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Partitions) != 4 {
+		t.Fatalf("%d partitions at 40,000 RU/s, want 4", len(info.Partitions))
+	}
+	for _, p := range info.Partitions {
+		if p.Items < 350 || p.Items > 650 {
+			t.Fatalf("partition %d holds %d of 2000 items; the partitions: %+v", p.ID, p.Items, info.Partitions)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package epk
 
-import "math/big"
+import (
+	"math"
+	"math/big"
+)
 
 // Midpoint returns an EPK m with r.Min < m < r.Max, used as the boundary when
 // a range splits in two.
@@ -72,4 +75,60 @@ func epkOfFraction(x *big.Int, n int) EPK {
 		buf = buf[:len(buf)-1]
 	}
 	return EPK(buf)
+}
+
+// MidpointV1 is Midpoint for a range of version 1 EPKs, which begin with the binary encoding
+// of the key's 32-bit hash as a number: it splits the range's hash numbers in half, and
+// returns the encoding of the middle one, so that hashed keys spread evenly over the halves
+// (the byte space's middle lies where no version 1 EPK does). A bound that does not begin
+// with a number, other than Min and Max, gives false; so does a range of a single hash.
+func MidpointV1(r Range) (EPK, bool) {
+	lo, ok1 := hashNumber(r.Min)
+	hi, ok2 := hashNumber(r.Max)
+	if !ok1 || !ok2 || !r.Valid() {
+		return "", false
+	}
+	mid := math.Floor((lo + hi) / 2)
+	if mid <= lo || mid >= hi {
+		return "", false
+	}
+	return EPK(appendNumber(nil, mid)), true
+}
+
+// hashNumber reads the number a version 1 EPK begins with: 0 for Min, 2^32 for Max (past
+// every hash).
+func hashNumber(e EPK) (float64, bool) {
+	switch {
+	case e == Min:
+		return 0, true
+	case e == Max:
+		return 1 << 32, true
+	case len(e) < 2 || e[0] != byte(KindNumber):
+		return 0, false
+	}
+	u := uint64(e[1]) << 56
+	shift := 49
+	for i := 2; i < len(e); i++ {
+		b := e[i]
+		if shift >= 0 {
+			u |= uint64(b>>1) << shift
+		} else {
+			u |= uint64(b>>1) >> -shift
+		}
+		shift -= 7
+		if b&1 == 0 {
+			break
+		}
+	}
+	if u >= 1<<63 {
+		return math.Float64frombits(u ^ 1<<63), true
+	}
+	return math.Float64frombits(-u), true
+}
+
+// HashNumberV1 is the hash number a version 1 EPK begins with: 0 for Min (and for an EPK
+// that does not begin with a number), 2^32 for Max.
+func HashNumberV1(e EPK) float64 {
+	f, _ := hashNumber(e)
+	return f
 }
