@@ -155,8 +155,16 @@ func TestIfMatchAny(t *testing.T) {
 	if _, err := c.ReplaceItem("a", item("a", "p", ""), ItemOptions{IfMatch: "*"}); !errors.Is(err, fault.NotFound) {
 		t.Fatalf("If-Match * on a missing item: %v", err)
 	}
-	if _, err := c.UpsertItem(item("a", "p", ""), ItemOptions{IfMatch: "*"}); !errors.Is(err, fault.PreconditionFailed) {
-		t.Fatalf("upsert with If-Match * of a missing item: %v", err)
+	// An upsert of a missing item creates it, If-Match or not: the service checks If-Match
+	// only against a version to replace.
+	for _, ifMatch := range []string{"*", `"00000000-0000-0000-0000-000000000007"`} {
+		r, err := c.UpsertItem(item("u"+ifMatch, "p", ""), ItemOptions{IfMatch: ifMatch})
+		if err != nil || !r.Created {
+			t.Fatalf("upsert with If-Match %s of a missing item: %+v %v", ifMatch, r, err)
+		}
+	}
+	if _, err := c.UpsertItem(item("u*", "p", ""), ItemOptions{IfMatch: "stale"}); !errors.Is(err, fault.PreconditionFailed) {
+		t.Fatalf("upsert with a stale If-Match of an existing item: %v", err)
 	}
 	mustCreate(t, c, item("a", "p", ""))
 	if _, err := c.ReplaceItem("a", item("a", "p", `,"v":1`), ItemOptions{IfMatch: "*"}); err != nil {

@@ -618,6 +618,9 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 	case (w.Kind == Replace || w.Kind == Delete || w.Kind == Read || w.Kind == Mutate) && !exists:
 		return Change{}, Result{}, notFound()
+	case w.Kind == Upsert && !exists:
+		// An upsert of an item that does not exist creates it, whatever its If-Match says: the
+		// service's create semantics (If-Match is checked only against a version to replace).
 	case w.IfMatch != "" && (!exists || w.IfMatch != "*" && ETag(old.lsn()) != w.IfMatch): // "*": any version
 		return Change{}, Result{}, fault.New(fault.PreconditionFailed, "One of the specified pre-condition is not met.")
 	}
