@@ -55,12 +55,9 @@ func (v *vm) installAPI() {
 	})
 	_ = rt.Set("getContext", func(goja.FunctionCall) goja.Value { v.data(); return context })
 	_ = rt.Set("__", coll)
+	console := newConsoleFormat(rt)
 	logf := func(fc goja.FunctionCall) goja.Value {
-		parts := make([]string, len(fc.Arguments))
-		for i, a := range fc.Arguments {
-			parts[i] = a.String()
-		}
-		v.current().logLine(strings.Join(parts, " "))
+		v.current().logLine(console.format(fc.Arguments))
 		return goja.Undefined()
 	}
 	_ = rt.Set("console", obj(map[string]func(goja.FunctionCall) goja.Value{

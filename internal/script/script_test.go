@@ -232,3 +232,29 @@ func TestHostileScripts(t *testing.T) {
 		})
 	}
 }
+
+// console.log formats as Node's util.format: specifiers take the arguments in turn, %% is a
+// percent sign, a specifier without an argument stays, and what is left over is appended.
+func TestConsoleLogFormats(t *testing.T) {
+	r := NewRunner(Limits{Timeout: time.Second, MaxMemory: 64 << 20})
+	for _, tc := range []struct{ call, want string }{
+		{`"hi", 1`, "hi 1"},
+		{`"%s is %d years", "Ada", 36`, "Ada is 36 years"},
+		{`"%i and %f", "42.9px", "3.5e1x"`, "42 and 35"},
+		{`"%d", "abc"`, "NaN"},
+		{`"%j", {a: [1, "x"], b: null}`, `{"a":[1,"x"],"b":null}`},
+		{`"%o!", {n: 1}`, `{"n":1}!`},
+		{`"100%% of %s"`, "100% of %s"},
+		{`"%c styled", "color: red"`, " styled"},
+		{`"%s", "a", "b", {c: 1}`, `a b {"c":1}`},
+		{`{x: 1}, [2, 3], undefined, null, true`, `{"x":1} [2,3] undefined null true`},
+		{`"%z %s", 5`, "%z 5"},
+		{`(function () { var o = {}; o.self = o; return o })()`, "[Circular]"},
+		{``, ""},
+	} {
+		out, err := r.Procedure(`function () { console.log(`+tc.call+`) }`, nil, newMem(), true)
+		if err != nil || out.Log != tc.want {
+			t.Errorf("console.log(%s): %q %v, want %q", tc.call, out.Log, err, tc.want)
+		}
+	}
+}
