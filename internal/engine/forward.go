@@ -178,9 +178,9 @@ func retryConflicts(run func() (float64, error)) (float64, error) {
 	}
 }
 
-// Unavailable is the answer of a node whose engine is not open yet to a forwarded write:
+// NotReady is the answer of a node whose engine is not open yet to a forwarded write:
 // nothing was applied, and the write may be tried again.
-func Unavailable() []byte {
+func NotReady() []byte {
 	b, _ := json.Marshal(forwardedAnswer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}) // cannot fail
 	return b
 }

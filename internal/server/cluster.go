@@ -80,7 +80,7 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 			if e := n.engine.Load(); e != nil {
 				return e.Serve(req)
 			}
-			return engine.Unavailable()
+			return engine.NotReady()
 		},
 	})
 	go func() { n.served <- n.tr.Serve(n.ln) }()
