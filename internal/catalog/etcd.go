@@ -189,7 +189,11 @@ func (s *Etcd) Watch(ctx context.Context, after int64) <-chan Event {
 				return
 			}
 		}
-		fail(ctx.Err())
+		err := ctx.Err()
+		if err == nil {
+			err = errors.New("catalog: etcd ended the watch")
+		}
+		fail(err)
 	}()
 	return out
 }
