@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,6 +108,7 @@ func TestCQLWithGocql(t *testing.T) {
 				testCQLPaging(t, sess)
 				testCQLTableInMetrics(t, srv)
 				testCQLBatchesAndLWT(t, sess)
+				testCQLConcurrentLWT(t, sess)
 				testCQLTTL(t, sess)
 				testCQLErrors(t, sess)
 			}
@@ -393,5 +395,38 @@ func testCQLErrors(t *testing.T, sess *gocql.Session) {
 		if !errors.As(err, &re) || re.Code() != code {
 			t.Errorf("%s: got %v, want code %#x", q, err, code)
 		}
+	}
+}
+
+// Lightweight transactions that race on one row are each applied once: compare-and-set
+// increments from three goroutines add up (two that read the same balance cannot both apply).
+func testCQLConcurrentLWT(t *testing.T, sess *gocql.Session) {
+	mustExec(t, sess, `INSERT INTO shop.accounts (owner, name, balance) VALUES (?, ?, ?)`, "race", "counter", int64(0))
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := 0; done < 10; {
+				var b int64
+				if err := sess.Query(`SELECT balance FROM shop.accounts WHERE owner = ? AND name = ?`, "race", "counter").Scan(&b); err != nil {
+					t.Error(err)
+					return
+				}
+				applied, err := sess.Query(`UPDATE shop.accounts SET balance = ? WHERE owner = ? AND name = ? IF balance = ?`, b+1, "race", "counter", b).ScanCAS(new(int64))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if applied {
+					done++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var b int64
+	if err := sess.Query(`SELECT balance FROM shop.accounts WHERE owner = ? AND name = ?`, "race", "counter").Scan(&b); err != nil || b != 30 {
+		t.Fatalf("30 racing compare-and-set increments gave %d (%v)", b, err)
 	}
 }

@@ -33,10 +33,11 @@ const forwardTimeout = 10 * time.Second
 const forwardBackoff = 20 * time.Millisecond
 
 // applyLed runs a write on the leaseholder of e's partition. A transaction's commit (txn set)
-// runs here when this node's replica leads, the transaction having read it under the logical
-// partition's lock, which every write to it takes on the leaseholder's node; otherwise it is
-// forwarded behind an Unchanged operation, and errTxnConflict says that the partition changed
-// since the transaction read it: run the transaction again.
+// that read this replica while it led the group, in the term it still leads, runs here as it
+// is: every write to the logical partition in that term took the lock the transaction holds.
+// Any other commit goes behind an Unchanged operation (checked), here or forwarded, and
+// errTxnConflict says that the partition changed since the transaction read it: run the
+// transaction again.
 func (c *Container) applyLed(e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, error) {
 	p := c.routes.Load().lookup(e)
 	deadline := time.Now().Add(forwardTimeout)
@@ -44,8 +45,12 @@ func (c *Container) applyLed(e epk.EPK, txn *txnRead, ops []partition.Operation)
 		var x executed
 		var err error
 		retry := false
-		if p.Leading() {
-			x, err = c.applyHere(e, nil, txn == nil, ops...)
+		if leading, term := p.LeaderTerm(); leading {
+			checked := txn != nil && !(txn.leading && txn.term == term)
+			x, err = c.applyHere(e, nil, txn == nil, withUnchanged(txn, checked, ops)...)
+			if checked {
+				x, err = stripUnchanged(x, err, len(ops))
+			}
 			retry = !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))
 		} else if node := c.e.replicas.leaderNode(groupOf(c.num, p.ID())); node != 0 {
 			x, retry, err = c.forward(node, p, e, txn, ops)
@@ -60,12 +65,49 @@ func (c *Container) applyLed(e epk.EPK, txn *txnRead, ops []partition.Operation)
 	}
 }
 
+// withUnchanged is ops behind a transaction's Unchanged check, when checked.
+func withUnchanged(txn *txnRead, checked bool, ops []partition.Operation) []partition.Operation {
+	if !checked {
+		return ops
+	}
+	return append([]partition.Operation{{Kind: partition.Unchanged, LSN: txn.lsn}}, ops...)
+}
+
+// stripUnchanged is the outcome of n operations that ran behind an Unchanged check: without
+// the check's result and charge, the check's failure as errTxnConflict, an operation's
+// failure numbered as the caller numbers it.
+func stripUnchanged(x executed, err error, n int) (executed, error) {
+	var be *partition.BatchError
+	if errors.As(err, &be) {
+		if be.Index == 0 {
+			if errors.Is(be.Err, fault.PreconditionFailed) {
+				return x, errTxnConflict
+			}
+			return x, be.Err
+		}
+		if n == 1 {
+			return x, be.Err
+		}
+		return x, &partition.BatchError{Index: be.Index - 1, Err: be.Err}
+	}
+	if err != nil {
+		return x, err
+	}
+	if len(x.results) > 0 {
+		x.results = x.results[1:]
+	}
+	if len(x.charges) > 0 {
+		x.charges = x.charges[1:]
+	}
+	return x, nil
+}
+
 // forward sends ops to node and returns what it did; retry says that nothing was applied and
 // the write may be tried again (the node did not hold the lease, or a patch lost a race).
 func (c *Container) forward(node replication.NodeID, p *partition.Partition, e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, bool, error) {
 	x := executed{p: p}
 	req := forwarded{Container: c.num, EPK: []byte(e), Admit: txn == nil}
-	if txn != nil {
+	if txn != nil { // read elsewhere: checked where it commits
 		req.Ops = append(req.Ops, forwardedOp{Kind: partition.Unchanged, LSN: txn.lsn})
 	}
 	patched := false // a patch became a replace conditioned on the version read here

@@ -6,10 +6,11 @@ import (
 	"github.com/partita-db/partita/internal/epk"
 )
 
-// lockTable serializes a script's transaction against every other write to its logical
-// partition, and against other scripts there. Plain writes share a logical partition with
-// each other (the partition's writer orders them); a script holds it alone from its first
-// read to its commit. Writes to other logical partitions never wait.
+// lockTable serializes a transaction (a script's, or a CQL statement's read-modify-write,
+// MutateRows) against every other write to its logical partition, and against other
+// transactions there. Plain writes share a logical partition with each other (the partition's
+// writer orders them); a transaction holds it alone from its first read to its commit. Writes
+// to other logical partitions never wait.
 //
 // Only logical partitions with a write or a script in flight have an entry, so the table
 // stays as small as the work in flight. It is sharded so that concurrent writers seldom

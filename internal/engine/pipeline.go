@@ -77,8 +77,19 @@ func (c *Container) apply(e epk.EPK, dst []byte, txn *txnRead, ops ...partition.
 	return c.applyHere(e, dst, txn == nil, ops...)
 }
 
-// txnRead is what a transaction read: the partition's LSN before its first read.
-type txnRead struct{ lsn uint64 }
+// txnRead is what a transaction read: the partition's LSN before its first read, and whether
+// its replica led the partition's group then, in which term (forward.go).
+type txnRead struct {
+	lsn     uint64
+	leading bool
+	term    uint64
+}
+
+// readFrom is a transaction's txnRead of partition p, taken before its first read.
+func readFrom(p *partition.Partition) txnRead {
+	leading, term := p.LeaderTerm()
+	return txnRead{lsn: p.Stats().LSN, leading: leading, term: term}
+}
 
 // applyHere is apply on this node's partition; admit is false for a transaction's commit.
 func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partition.Operation) (executed, error) {
@@ -127,6 +138,8 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 // operations, whatever request they came in.
 func opCharge(kind partition.OpKind, r partition.Result) float64 {
 	switch {
+	case kind == partition.Unchanged:
+		return 0 // a transaction's check: its reads were charged as they were made
 	case kind == partition.Read:
 		return ru.PointRead(len(r.Doc.JSON))
 	case kind == partition.Delete:

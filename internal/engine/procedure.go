@@ -68,7 +68,7 @@ func (c *Container) transactOnce(e epk.EPK, fn func(t *txn) error) (committed, f
 	t := c.newTxn(e)
 	c.splitMu.RLock()
 	p := c.routes.Load().lookup(e)
-	t.read.lsn = p.Stats().LSN
+	t.read = readFrom(p)
 	err := c.admit(p)
 	c.splitMu.RUnlock()
 	if err != nil {

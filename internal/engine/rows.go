@@ -231,20 +231,25 @@ func (t *RowTxn) stage(id string, doc []byte) {
 	t.writes[id] = doc
 }
 
-// MutateRows runs fn over the logical partition at e while it holds that logical partition's
-// write lock, then commits what fn staged as one command through the pipeline: admitted
+// MutateRows runs fn over the logical partition at e while it holds that logical partition
+// alone (locks.go), then commits what fn staged as one command through the pipeline: admitted
 // before fn runs, charged for fn's reads and for the writes as item writes are. Nothing is
-// written when fn fails, or when it staged nothing. It returns the charge.
+// written when fn fails, or when it staged nothing. It returns the charge. In a cluster fn
+// may run more than once (forward.go: a commit that conflicted runs again), so it must start
+// from what it reads each time.
 func (c *Container) MutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
 	return retryConflicts(func() (float64, error) { return c.mutateRows(e, fn) })
 }
 
 func (c *Container) mutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
-	c.locks.lockWrite(e)
-	defer c.locks.unlockWrite(e)
+	// Alone in the logical partition from the first read to the commit, as a script's
+	// transaction: two read-modify-writes that shared it (two lightweight transactions on
+	// one row) could both read the same version and both commit.
+	c.locks.lockScript(e)
+	defer c.locks.unlockScript(e)
 	c.splitMu.RLock()
 	t := &RowTxn{c: c, p: c.routes.Load().lookup(e), e: e, writes: map[string][]byte{}, exists: map[string]bool{}}
-	read := &txnRead{lsn: t.p.Stats().LSN}
+	read := readFrom(t.p)
 	if err := c.admit(t.p); err != nil {
 		c.splitMu.RUnlock()
 		return 0, err // a throttled request costs nothing
@@ -286,7 +291,7 @@ func (c *Container) mutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, er
 	if len(ops) == 0 {
 		return t.charge, nil
 	}
-	x, err := c.apply(e, nil, read, ops...)
+	x, err := c.apply(e, nil, &read, ops...)
 	return t.charge + x.charge, err
 }
 

@@ -67,12 +67,18 @@ func Refused(err error) bool {
 // Leading reports whether the partition is a replica that leads its group (it may not hold
 // the lease yet); false on a single node.
 func (p *Partition) Leading() bool {
+	leading, _ := p.LeaderTerm()
+	return leading
+}
+
+// LeaderTerm reports whether the partition is a replica that leads its group, and in which
+// term; false on a single node.
+func (p *Partition) LeaderTerm() (leading bool, term uint64) {
 	l, ok := p.log.(*replicatedLog)
 	if !ok {
-		return false
+		return false, 0
 	}
-	leading, _ := l.r.Leader()
-	return leading
+	return l.r.Leader()
 }
 
 // leaderWait bounds how long a follower's read waits for a leader to be known.
