@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -62,19 +63,35 @@ func (n *clusterNode) kill() {
 	n.cmd.Wait()
 }
 
-// startClusterOf starts n nodes that form a cluster: each the founding list's.
-func startClusterOf(t *testing.T, n int) []*clusterNode {
+// startClusterOf starts n nodes that form a cluster: each the founding list's, node i with
+// the extra arguments extra(i) when extra is set.
+func startClusterOf(t *testing.T, n int, extra ...func(i int) []string) []*clusterNode {
 	t.Helper()
 	t.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
 	addrs := clusterAddrs(t, n)
 	var nodes []*clusterNode
-	for _, a := range addrs {
+	for i, a := range addrs {
 		dir := t.TempDir()
 		args := []string{"--cluster-addr", a, "--join", strings.Join(addrs, ","), "--log-level", "warn"}
+		for _, x := range extra {
+			args = append(args, x(i)...)
+		}
 		nodes = append(nodes, &clusterNode{server: launchServer(t, dir, false, args...), dir: dir, args: args})
 	}
 	for _, nd := range nodes {
-		nd.waitListening(t, time.Minute)
+		// Its API port was free when chosen; an outgoing connection of another node may have
+		// taken it since, and the node then exits at start: start it again on another.
+		for attempt := 0; ; attempt++ {
+			if nd.listensWithin(time.Minute) {
+				nd.waitListening(t, time.Second) // and its client
+				break
+			}
+			if attempt == 3 || !strings.Contains(nd.Logs(), "address already in use") {
+				t.Fatalf("a node did not start:\n%s", nd.Logs())
+			}
+			nd.cmd.Wait() // it exited: its cleanup has nothing to stop
+			nd.server = launchServer(t, nd.dir, false, nd.args...)
+		}
 	}
 	return nodes
 }
@@ -287,27 +304,15 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 // rows written through any node are read through every node, and lightweight transactions
 // from all nodes at once (compare-and-set increments) are each applied once.
 func TestClusterCQL(t *testing.T) {
-	t.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
-	addrs := clusterAddrs(t, 3)
+	// CQL ports below the ephemeral range, where outgoing connections cannot take them.
+	cqlAddrs := clusterAddrs(t, 3)
+	nodes := startClusterOf(t, 3, func(i int) []string { return []string{"--cql-addr", cqlAddrs[i]} })
 	var sessions []*gocql.Session
-	var cqlAddrs []*net.TCPAddr
-	var nodes []*server
-	for range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cqlAddrs = append(cqlAddrs, ln.Addr().(*net.TCPAddr))
-		ln.Close()
-	}
-	for i, a := range addrs {
-		nodes = append(nodes, launchServer(t, t.TempDir(), false, "--cluster-addr", a, "--join", strings.Join(addrs, ","),
-			"--cql-addr", cqlAddrs[i].String(), "--log-level", "warn"))
-	}
 	for i, n := range nodes {
 		n.waitListening(t, time.Minute)
+		_, port, _ := net.SplitHostPort(cqlAddrs[i])
 		cluster := gocql.NewCluster("127.0.0.1")
-		cluster.Port = cqlAddrs[i].Port
+		cluster.Port, _ = strconv.Atoi(port)
 		cluster.ProtoVersion = 4
 		cluster.Timeout = 30 * time.Second
 		cluster.Authenticator = gocql.PasswordAuthenticator{Username: "partita", Password: emulatorKey}

@@ -120,6 +120,22 @@ func launchServer(t testing.TB, dataDir string, useTLS bool, extraArgs ...string
 	return s
 }
 
+// listensWithin waits until the server listens, up to timeout, or it failed to bind.
+func (s *server) listensWithin(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", s.addr, 100*time.Millisecond); err == nil {
+			c.Close()
+			return true
+		}
+		if strings.Contains(s.Logs(), "address already in use") {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
 // waitListening waits until the server listens, up to timeout.
 func (s *server) waitListening(t testing.TB, timeout time.Duration) {
 	t.Helper()

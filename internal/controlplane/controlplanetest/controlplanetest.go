@@ -14,11 +14,12 @@ import (
 )
 
 // FreeAddr is a loopback address whose port and the two after it are free now: a cluster
-// address, whose etcd member takes the next two ports.
+// address, whose etcd member takes the next two ports. They are below Linux's ephemeral
+// range (32768 and up), where outgoing connections would otherwise take them meanwhile.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	for range 100 {
-		base := 20000 + 3*rand.IntN(13000)
+		base := 20000 + 3*rand.IntN(4000)
 		var ls []net.Listener
 		for i := range 3 {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
