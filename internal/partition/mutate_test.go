@@ -10,18 +10,26 @@ import (
 	"github.com/partita-db/partita/internal/storage"
 )
 
-// A Mutate that panics or makes nothing fails its own operation; the writer goes on serving.
-func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
+// openWhole opens a partition over the whole EPK space on a fresh store, closed when the test
+// ends.
+func openWhole(t *testing.T) *Partition {
+	t.Helper()
 	db, err := storage.Open(t.TempDir(), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(p.Close)
+	return p
+}
+
+// A Mutate that panics or makes nothing fails its own operation; the writer goes on serving.
+func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
+	p := openWhole(t)
 	item, key, err := document.Parse([]byte(`{"id":"a","pk":"p"}`), [][]string{{"pk"}})
 	if err != nil {
 		t.Fatal(err)
@@ -49,16 +57,7 @@ func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
 // A command that starts with Unchanged commits only if the partition applied no write since
 // the LSN it names; otherwise nothing of it is applied.
 func TestUnchangedGuardsACommand(t *testing.T) {
-	db, err := storage.Open(t.TempDir(), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	p, err := Open(Config{DB: db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := openWhole(t)
 	create := func(id string) Operation {
 		item, key, err := document.Parse([]byte(`{"id":"`+id+`","pk":"p"}`), [][]string{{"pk"}})
 		if err != nil {
@@ -71,7 +70,7 @@ func TestUnchangedGuardsACommand(t *testing.T) {
 		t.Fatalf("nothing changed since the read: %v", err)
 	}
 	// The read is now one write behind.
-	_, err = p.Execute(Operation{Kind: Unchanged, LSN: read}, create("b"))
+	_, err := p.Execute(Operation{Kind: Unchanged, LSN: read}, create("b"))
 	var be *BatchError
 	if !errors.As(err, &be) || be.Index != 0 || !errors.Is(err, fault.PreconditionFailed) {
 		t.Fatalf("a command after a write since its read: %v", err)
