@@ -85,6 +85,7 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGINT/SIGTERM")
 	f.StringVar(&cfg.ClusterAddr, "cluster-addr", "", "this node's address in a cluster, HOST:PORT, for node-to-node traffic; the two ports after it are taken by the control plane on the founding nodes (docs/cluster.md). Empty: a node alone")
 	f.StringSliceVar(&cfg.Join, "join", nil, "the cluster addresses of the cluster's founding nodes, comma-separated, the same list on every node; the cluster forms once a majority of them is up")
+	f.DurationVar(&cfg.DeadAfter, "dead-after", engine.DefaultDeadAfter, "in a cluster, how long a node may be gone before its replicas are removed from their groups (it gets new ones if it comes back)")
 	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster's secret (at least 16 bytes, the same on every node); or set PARTITA_CLUSTER_SECRET. Never a flag, so that it does not show in ps")
 	f.StringVar(&debugAddr, "debug-addr", "", "if set, serve Go's profiler (/debug/pprof/) on this HOST:PORT, without authentication; keep it on loopback")
 	return cmd

@@ -172,9 +172,18 @@ type Node struct {
 	// ID and Store are the node's replication identity: its node id and its store's.
 	ID    uint64 `json:"id,omitempty"`
 	Store uint64 `json:"store,omitempty"`
+	// Draining is set by Nodes for a node an operator is draining (Drain); it is not part of
+	// the node's own record.
+	Draining bool `json:"-"`
 }
 
-const nodesPrefix = "/partita/nodes/"
+// nodesPrefix holds the live nodes' records, each under its lease; drainingPrefix the nodes
+// being drained, by cluster address, which outlive the nodes' lives: a drained node that
+// starts again holds nothing until its drain is cancelled.
+const (
+	nodesPrefix    = "/partita/nodes/"
+	drainingPrefix = "/partita/draining/"
+)
 
 // ErrRegistered is what Register returns when the node registered already.
 var ErrRegistered = errors.New("controlplane: this node is registered already")
@@ -209,21 +218,41 @@ func (cp *ControlPlane) Register(ctx context.Context, n Node) error {
 	return nil
 }
 
-// Nodes lists the live nodes, by cluster address.
+// Nodes lists the live nodes, by cluster address, each marked when it is being drained.
 func (cp *ControlPlane) Nodes(ctx context.Context) ([]Node, error) {
-	resp, err := cp.client.Get(ctx, nodesPrefix, clientv3.WithPrefix())
+	// One transaction: the nodes and the drains as of one revision.
+	resp, err := cp.client.Txn(ctx).Then(clientv3.OpGet(nodesPrefix, clientv3.WithPrefix()),
+		clientv3.OpGet(drainingPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())).Commit()
 	if err != nil {
 		return nil, err
 	}
+	draining := map[string]bool{}
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		draining[strings.TrimPrefix(string(kv.Key), drainingPrefix)] = true
+	}
 	var out []Node
-	for _, kv := range resp.Kvs {
+	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 		var n Node
 		if err := json.Unmarshal(kv.Value, &n); err != nil {
 			return nil, fmt.Errorf("controlplane: node record %s: %w", kv.Key, err)
 		}
+		n.Draining = draining[n.Addr]
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// Drain marks the node of cluster address addr as being drained (on), or no longer (off):
+// the leaders of its partitions move its replicas and leaderships to the other nodes, and no
+// new replica is placed on it.
+func (cp *ControlPlane) Drain(ctx context.Context, addr string, on bool) error {
+	var err error
+	if on {
+		_, err = cp.client.Put(ctx, drainingPrefix+addr, "")
+	} else {
+		_, err = cp.client.Delete(ctx, drainingPrefix+addr)
+	}
+	return err
 }
 
 // Member reports whether this node runs an etcd member (it is on the join list).

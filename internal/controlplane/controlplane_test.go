@@ -83,6 +83,33 @@ func TestControlPlane(t *testing.T) {
 		t.Fatalf("live nodes %v, want %v", got, all)
 	}
 
+	// A drain marks the node on every node's list, until it is cancelled.
+	draining := func() []string {
+		nodes, err := cps[1].Nodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range nodes {
+			if n.Draining {
+				out = append(out, n.Addr)
+			}
+		}
+		return out
+	}
+	if err := cp4.Drain(ctx, other, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := draining(); !slices.Equal(got, []string{other}) {
+		t.Fatalf("draining %v, want [%s]", got, other)
+	}
+	if err := cps[0].Drain(ctx, other, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := draining(); len(got) != 0 {
+		t.Fatalf("draining %v after the drain was cancelled", got)
+	}
+
 	// A founding node stops: the two others are a majority, and its record goes.
 	cps[2].Close()
 	want := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == join[2] })

@@ -17,9 +17,9 @@ import (
 // cluster's, in etcd: a change commits there only if the catalog did not change since this
 // node last read it, and every node follows the catalog's changes (follow) and applies them
 // to its own view, opening the containers other nodes created and closing those they deleted.
-// Every partition is a Raft group with a replica on each node a container was placed on
-// (Cluster.Members, all of them so far); the node that creates a container campaigns in its
-// groups, and the others bootstrap their replicas when they learn of it. Reads are served by
+// Every partition is a Raft group with a replica on every live node (placement.go); the node
+// that creates a container campaigns in its groups, and the others bootstrap their replicas
+// when they learn of it; nodes that come later get theirs from the groups' leaders. Reads are served by
 // the local replica after a ReadIndex from the leader (linearizable); writes go to the node
 // whose replica leads the partition (forward.go), and so do transactions' commits (stored
 // procedures, triggers, CQL statements that read before they write), conditioned on nothing
@@ -35,14 +35,17 @@ type Cluster struct {
 	// goes to Engine.Deliver.
 	Transport replication.Transport
 	Catalog   *catalog.Etcd
-	// Members are where a new container's partitions are replicated, each a node and its
-	// store (replica ids are given by the engine): this node's among them.
-	Members func() ([]replication.Member, error)
+	// Nodes lists the live nodes: where partitions are replicated (placement.go), but for
+	// those being drained.
+	Nodes func() ([]ClusterNode, error)
+	// Drain marks the node of cluster address addr as being drained, or no longer (on false).
+	Drain func(addr string, on bool) error
+	// DeadAfter is how long a node may be missing from Nodes before the leaders of its
+	// partitions remove its replicas (0: DefaultDeadAfter).
+	DeadAfter time.Duration
 	// Forward sends a request to the engine of node (Engine.Serve there) and returns its
 	// answer; an error wrapping ErrNotSent says that the request never left.
 	Forward func(node replication.NodeID, req []byte) ([]byte, error)
-	// Nodes lists the live nodes (Status).
-	Nodes func() ([]ClusterNode, error)
 }
 
 // ErrNotSent is what Cluster.Forward wraps when the request could not be sent at all (no
@@ -94,13 +97,17 @@ func (e *Engine) handOff() {
 				if !ok {
 					continue
 				}
+				// To the voter furthest along: a voter on a node that is down, or whose disk was
+				// wiped, answers nothing, and a transfer to it would hold the group for an
+				// election timeout.
+				var to replication.ReplicaID
 				for _, v := range st.Descriptor.Voters {
-					if v != st.Replica {
-						if h.TransferLeader(g, v) == nil {
-							led = append(led, p)
-						}
-						break
+					if v != st.Replica && (to == 0 || st.Match[v] > st.Match[to]) {
+						to = v
 					}
+				}
+				if to != 0 && h.TransferLeader(g, to) == nil {
+					led = append(led, p)
 				}
 			}
 		}
@@ -275,6 +282,9 @@ func (e *Engine) applyCatalog(counters []byte, puts []catalog.Record, dels []cat
 				for _, c := range d.containers {
 					e.removeContainer(c)
 				}
+				for _, c := range d.awaited {
+					e.removeContainer(c)
+				}
 				for _, u := range d.users {
 					delete(e.users, u.rec.Num)
 				}
@@ -308,11 +318,14 @@ func (e *Engine) databaseByNum(num uint32) *Database {
 	return nil
 }
 
+// containerByNum is the container numbered num, open or awaited.
 func (e *Engine) containerByNum(num uint32) *Container {
 	for _, d := range e.dbs {
-		for _, c := range d.containers {
-			if c.num == num {
-				return c
+		for _, cs := range []map[string]*Container{d.containers, d.awaited} {
+			for _, c := range cs {
+				if c.num == num {
+					return c
+				}
 			}
 		}
 	}
@@ -348,6 +361,9 @@ func (e *Engine) putContainer(v []byte) error {
 		return errors.New("the container's database is not in the catalog")
 	}
 	c, err := e.openContainer(d, rec)
+	if errors.Is(err, errAway) {
+		return nil // it joins d once its replicas have come
+	}
 	if err != nil {
 		return err
 	}
@@ -378,6 +394,7 @@ func (e *Engine) putUser(v []byte) error {
 // its replicas. Callers hold e.mu.
 func (e *Engine) removeContainer(c *Container) {
 	delete(c.db.containers, c.id)
+	delete(c.db.awaited, c.id)
 	c.close()
 	b := e.db.NewBatch()
 	defer b.Close()
@@ -389,18 +406,4 @@ func (e *Engine) removeContainer(c *Container) {
 		e.log.Error("deleting a container another node deleted", "container", c.id, "err", err)
 	}
 	e.dropContainer(c)
-}
-
-// placement gives a new container's ranges their replicas, on a node of a cluster: every
-// member Cluster.Members names, replica ids from 1 in that order.
-func (e *Engine) placement() ([]replication.Member, error) {
-	ms, err := e.cluster.Members()
-	if err != nil {
-		return nil, fault.New(fault.Unavailable, "The cluster's members are not known: %v", err)
-	}
-	ms = slices.Clone(ms)
-	for i := range ms {
-		ms[i].Replica = replication.ReplicaID(i + 1)
-	}
-	return ms, nil
 }

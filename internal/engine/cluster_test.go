@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -25,12 +27,27 @@ type testCluster struct {
 	mu    sync.Mutex
 	nodes []*Engine // by node id - 1; nil while down
 	dirs  []string
+	// draining are the nodes being drained, by cluster address (the node id in decimal).
+	draining map[string]bool
+	// deadAfter is the nodes' Cluster.DeadAfter.
+	deadAfter time.Duration
 }
 
+// startTestCluster starts a cluster of n nodes.
 func startTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	tc := newTestCluster(t, n)
+	for i := range n {
+		tc.start(i + 1)
+	}
+	return tc
+}
+
+// newTestCluster makes room for n nodes, none started.
+func newTestCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
 	cp := controlplanetest.Start(t)
-	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n)}
+	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n), draining: map[string]bool{}}
 	for range n {
 		tc.dirs = append(tc.dirs, t.TempDir())
 	}
@@ -39,9 +56,6 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 			tc.stop(i + 1)
 		}
 	})
-	for i := range n {
-		tc.start(i + 1)
-	}
 	return tc
 }
 
@@ -58,7 +72,14 @@ func (tc *testCluster) start(id int) {
 		Node:      replication.NodeID(id),
 		Transport: clusterTransport{tc},
 		Catalog:   catalog.NewEtcd(tc.cp.Client(), "/test/catalog/"),
-		Members:   tc.members,
+		Nodes:     tc.live,
+		Drain: func(addr string, on bool) error {
+			tc.mu.Lock()
+			defer tc.mu.Unlock()
+			tc.draining[addr] = on
+			return nil
+		},
+		DeadAfter: tc.deadAfter,
 		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
 			e := tc.node(int(node))
 			if e == nil {
@@ -67,7 +88,7 @@ func (tc *testCluster) start(id int) {
 			return e.Serve(req), nil
 		},
 	}
-	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2})
+	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, Logger: testLogger(id)})
 	if err != nil {
 		tc.t.Fatal(err)
 	}
@@ -87,9 +108,9 @@ func (tc *testCluster) stop(id int) {
 	}
 }
 
-// members are every node that is up, with its store.
-func (tc *testCluster) members() ([]replication.Member, error) {
-	var ms []replication.Member
+// live are the nodes that are up, with their stores.
+func (tc *testCluster) live() ([]ClusterNode, error) {
+	var out []ClusterNode
 	for i := range tc.nodes {
 		e := tc.node(i + 1)
 		if e == nil {
@@ -99,9 +120,17 @@ func (tc *testCluster) members() ([]replication.Member, error) {
 		if h == nil {
 			return nil, errors.New("a node is starting")
 		}
-		ms = append(ms, replication.Member{Node: replication.NodeID(i + 1), Store: h.Store()})
+		addr := fmt.Sprint(i + 1)
+		tc.mu.Lock()
+		out = append(out, ClusterNode{ID: uint64(i + 1), Store: uint64(h.Store()), Addr: addr, Draining: tc.draining[addr]})
+		tc.mu.Unlock()
 	}
-	return ms, nil
+	return out, nil
+}
+
+// wipe empties node id's directory, as a disk that was replaced (the node must be down).
+func (tc *testCluster) wipe(id int) {
+	tc.dirs[id-1] = tc.t.TempDir()
 }
 
 type clusterTransport struct{ tc *testCluster }
@@ -292,4 +321,11 @@ func TestClusterOfThree(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func testLogger(id int) *slog.Logger {
+	if os.Getenv("PARTITA_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", id)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -55,6 +56,9 @@ type Container struct {
 	scripts atomic.Pointer[scriptSet]
 	// queries are the query texts recently run, for the partition key advisor (querylog.go).
 	queries queryLog
+	// have, while the container awaits replicas this node does not hold (errAway), are the
+	// partitions of those it holds, by range id.
+	have map[uint32]*partition.Partition
 }
 
 // policy is the indexing policy writes follow.
@@ -180,7 +184,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	if err != nil {
 		return ContainerInfo{}, err
 	}
-	if d.containers[spec.ID] != nil {
+	if d.containers[spec.ID] != nil || d.awaited[spec.ID] != nil {
 		return ContainerInfo{}, fault.New(fault.Conflict, "Container %q already exists in database %q", spec.ID, dbID)
 	}
 	own := spec.Throughput
@@ -255,13 +259,17 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 }
 
 // openContainer opens a container and its partitions (replicated, bootstrapping a group for
-// each that has none).
+// each that has none). On a node of a cluster that holds no replica of some of its ranges
+// yet, it returns errAway with c among the containers d awaits (placement.go).
 func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, error) {
 	c, err := e.newContainer(d, rec)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.openPartitions(true); err != nil {
+	if err := c.openPartitions(true); errors.Is(err, errAway) {
+		e.await(c)
+		return c, err
+	} else if err != nil {
 		c.forget()
 		return nil, err
 	}
@@ -298,10 +306,18 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 }
 
 // openPartitions opens the partitions of the container's ranges and publishes their routing.
+//
+// On a node of a cluster that holds no replica of some ranges, it publishes an empty routing
+// table and returns errAway, with the partitions it holds in c.have.
 func (c *Container) openPartitions(bootstrap bool) error {
 	rt := &routing{}
+	away := false
 	for _, r := range c.rec.Ranges {
 		p, err := c.openPartition(r, bootstrap)
+		if errors.Is(err, errAway) {
+			away = true
+			continue
+		}
 		if err != nil {
 			if c.e.replicas == nil {
 				for _, q := range rt.parts {
@@ -311,6 +327,14 @@ func (c *Container) openPartitions(bootstrap bool) error {
 			return err
 		}
 		rt.parts = append(rt.parts, p)
+	}
+	if away {
+		c.have = map[uint32]*partition.Partition{}
+		for _, p := range rt.parts {
+			c.have[p.ID()] = p
+		}
+		c.routes.Store(&routing{})
+		return errAway
 	}
 	if c.e.replicas != nil {
 		c.e.replicas.publish(c, rt)
@@ -394,6 +418,9 @@ func (e *Engine) container(dbID, id string) (*Container, error) {
 	}
 	c := d.containers[id]
 	if c == nil {
+		if d.awaited[id] != nil {
+			return nil, fault.New(fault.Unavailable, "This node has not received its replicas of container %q yet; retry, or send the request to another node", id)
+		}
 		return nil, fault.New(fault.NotFound, "Container %q does not exist in database %q", id, dbID)
 	}
 	return c, nil

@@ -15,11 +15,15 @@ type Database struct {
 	rec        databaseRecord
 	rid        rid.Database
 	containers map[string]*Container
-	users      map[string]*User // by id (users.go)
+	// awaited are containers this node of a cluster holds no replica of yet, by id; they
+	// join containers once their replicas have come (placement.go).
+	awaited map[string]*Container
+	users   map[string]*User // by id (users.go)
 }
 
 func newDatabase(r databaseRecord) *Database {
-	return &Database{rec: r, rid: rid.ForDatabase(r.Num), containers: map[string]*Container{}, users: map[string]*User{}}
+	return &Database{rec: r, rid: rid.ForDatabase(r.Num), containers: map[string]*Container{}, awaited: map[string]*Container{},
+		users: map[string]*User{}}
 }
 
 // DatabaseInfo is a database as clients see it.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -153,8 +154,9 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if e.cluster != nil {
-		e.background.Add(1)
+		e.background.Add(2)
 		go e.follow()
+		go e.placeLoop()
 	}
 	e.background.Add(2)
 	go e.every(e.purgeEvery(), e.purgeLogsOnce)
@@ -195,7 +197,11 @@ func (e *Engine) load() error {
 		}
 	}
 	for _, c := range cs {
-		if err := c.openPartitions(true); err != nil {
+		if err := c.openPartitions(true); errors.Is(err, errAway) {
+			delete(c.db.containers, c.id)
+			e.await(c)
+			continue
+		} else if err != nil {
 			return err
 		}
 		if err := c.reconcile(); err != nil {

@@ -226,6 +226,10 @@ func (rs *replicaSet) take(g replication.GroupID, wait bool) *partition.Partitio
 // openReplicated opens the replica of range r of c: the one the host holds, or, when bootstrap
 // is set and it holds none, its replica of a new group: the only one on a node alone, one of
 // r.Members in a cluster. On a node alone it returns once the replica leads.
+//
+// On a node of a cluster, a range this node is not a bootstrap member of (it joined after the
+// container was created, or its disk was wiped since), or whose replica here was removed, has
+// no replica here until the group's leader adds one: errAway.
 func (c *Container) openReplicated(r rangeRecord, bootstrap bool) (*partition.Partition, error) {
 	rs := c.e.replicas
 	g := groupOf(c.rec.Num, r.ID)
@@ -239,11 +243,17 @@ func (c *Container) openReplicated(r rangeRecord, bootstrap bool) (*partition.Pa
 		if c.e.cluster != nil {
 			members = r.Members
 		}
-		i := slices.IndexFunc(members, func(m replication.Member) bool { return m.Node == rs.host.Node() })
+		i := slices.IndexFunc(members, func(m replication.Member) bool { return m.Node == rs.host.Node() && m.Store == rs.host.Store() })
 		if i < 0 {
+			if c.e.cluster != nil {
+				return nil, errAway
+			}
 			return nil, fmt.Errorf("container %q: partition %d has no replica on this node", c.rec.ID, r.ID)
 		}
 		err = rs.host.Bootstrap(g, replicaMetaOf(c.rec.Num, r.ID, er), members, members[i].Replica)
+		if errors.Is(err, replication.ErrRemoved) {
+			return nil, errAway
+		}
 		if err != nil && !errors.Is(err, replication.ErrExists) { // a snapshot may have made it first
 			return nil, err
 		}
@@ -267,12 +277,69 @@ func (c *Container) openReplicated(r rangeRecord, bootstrap bool) (*partition.Pa
 	return p, nil
 }
 
-// dropReplicas destroys the replicas of c's partitions (c is being deleted).
+// dropReplicas destroys the replicas of c's partitions (c is being deleted), those of its
+// routing table and those it still awaits.
 func (c *Container) dropReplicas() error {
 	for _, p := range c.routes.Load().parts {
 		if err := c.e.replicas.host.Drop(groupOf(c.rec.Num, p.ID())); err != nil {
 			return err
 		}
 	}
+	for _, r := range c.rec.Ranges {
+		g := groupOf(c.rec.Num, r.ID)
+		if p := c.e.replicas.take(g, false); p != nil {
+			if err := c.e.replicas.host.Drop(g); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// errAway: this node of a cluster holds no replica of a range (yet).
+var errAway = errors.New("engine: no replica of the range on this node")
+
+// await waits in the background for the replicas of c's ranges that this node does not hold,
+// which their groups' leaders add (placement.go), and then publishes c's routing table and
+// makes c one of its database's containers. Until then c is one of the database's awaited
+// containers, for which requests are refused with 503. Callers hold e.mu, or run before the
+// engine is open.
+func (e *Engine) await(c *Container) {
+	c.db.awaited[c.id] = c
+	have, ranges := c.have, c.rec.Ranges // the ranges do not change: a cluster splits nothing yet
+	c.have = nil
+	e.log.Info("waiting for this node's replicas of a container", "container", c.id, "have", len(have), "ranges", len(c.rec.Ranges))
+	go func() {
+		rs := e.replicas
+		for _, r := range ranges {
+			for have[r.ID] == nil {
+				select {
+				case <-e.stop:
+					return
+				default:
+				}
+				rs.mu.Lock()
+				current := rs.containers[c.num] == c
+				rs.mu.Unlock()
+				if !current {
+					return // deleted meanwhile
+				}
+				have[r.ID] = rs.take(groupOf(c.num, r.ID), true)
+			}
+		}
+		rt := &routing{}
+		for _, r := range ranges {
+			rt.parts = append(rt.parts, have[r.ID])
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if c.db.awaited[c.id] != c {
+			return
+		}
+		rs.publish(c, rt)
+		delete(c.db.awaited, c.id)
+		c.db.containers[c.id] = c
+		e.refreshBudgets()
+		e.log.Info("this node's replicas of a container have come", "container", c.id)
+	}()
 }

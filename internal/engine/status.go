@@ -2,6 +2,8 @@ package engine
 
 import (
 	"sort"
+
+	"github.com/partita-db/partita/internal/replication"
 )
 
 // NodeStatus is what a node says of itself and of its replicas (partita cluster status). On a
@@ -15,10 +17,12 @@ type NodeStatus struct {
 
 // ClusterNode is a live node of the cluster.
 type ClusterNode struct {
-	ID   uint64 `json:"id"`
-	Addr string `json:"addr"` // cluster address
-	API  string `json:"api"`  // Cosmos DB API address
-	CQL  string `json:"cql,omitempty"`
+	ID       uint64 `json:"id"`
+	Store    uint64 `json:"store"` // the node's store (a wiped node comes back with another)
+	Addr     string `json:"addr"`  // cluster address
+	API      string `json:"api"`   // Cosmos DB API address
+	CQL      string `json:"cql,omitempty"`
+	Draining bool   `json:"draining,omitempty"`
 }
 
 // ReplicaStatus is this node's replica of one physical partition.
@@ -28,6 +32,10 @@ type ReplicaStatus struct {
 	Partition uint32 `json:"partition"`
 	Leading   bool   `json:"leading"`
 	Leader    uint64 `json:"leader"` // the node that leads the partition's group, as this node knows; 0: none known
+	// Voters and Learners are the nodes of the group's replicas, as this replica knows the
+	// group's membership (a cluster's only).
+	Voters   []uint64 `json:"voters,omitempty"`
+	Learners []uint64 `json:"learners,omitempty"`
 	PartitionStats
 }
 
@@ -36,13 +44,11 @@ func (e *Engine) Status() (NodeStatus, error) {
 	var st NodeStatus
 	if e.cluster != nil {
 		st.Node, st.Store = uint64(e.cluster.Node), uint64(e.Store())
-		if e.cluster.Nodes != nil {
-			nodes, err := e.cluster.Nodes()
-			if err != nil {
-				return st, err
-			}
-			st.Nodes = nodes
+		nodes, err := e.cluster.Nodes()
+		if err != nil {
+			return st, err
 		}
+		st.Nodes = nodes
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -53,7 +59,13 @@ func (e *Engine) Status() (NodeStatus, error) {
 			for _, p := range c.routes.Load().parts {
 				r := ReplicaStatus{Database: dbID, Container: id, Partition: p.ID(), PartitionStats: statsOf(p), Leading: e.cluster == nil || p.Leading()}
 				if e.replicas != nil {
-					r.Leader = uint64(e.replicas.leaderNode(groupOf(c.num, p.ID())))
+					g := groupOf(c.num, p.ID())
+					r.Leader = uint64(e.replicas.leaderNode(g))
+					if e.cluster != nil {
+						if gs, ok := e.replicas.host.Status(g); ok {
+							r.Voters, r.Learners = nodesOf(gs.Descriptor, gs.Descriptor.Voters), nodesOf(gs.Descriptor, gs.Descriptor.Learners)
+						}
+					}
 				}
 				st.Replicas = append(st.Replicas, r)
 			}
@@ -61,4 +73,17 @@ func (e *Engine) Status() (NodeStatus, error) {
 	}
 	sort.SliceStable(st.Nodes, func(i, j int) bool { return st.Nodes[i].Addr < st.Nodes[j].Addr })
 	return st, nil
+}
+
+// nodesOf are the nodes of replicas, as d places them.
+func nodesOf(d replication.Descriptor, replicas []replication.ReplicaID) []uint64 {
+	var out []uint64
+	for _, r := range replicas {
+		for _, m := range d.Members {
+			if m.Replica == r {
+				out = append(out, uint64(m.Node))
+			}
+		}
+	}
+	return out
 }

@@ -67,8 +67,8 @@ func decodeDescriptor(b []byte) (*Descriptor, error) {
 	return d, nil
 }
 
-// member is the replica id's member, if any.
-func (d *Descriptor) member(id ReplicaID) (Member, bool) {
+// Member is the replica id's member, if any.
+func (d *Descriptor) Member(id ReplicaID) (Member, bool) {
 	for _, m := range d.Members {
 		if m.Replica == id {
 			return m, true

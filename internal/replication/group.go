@@ -156,7 +156,7 @@ func (h *Host) openStateMachine(gr *group, initial []byte) error {
 
 // member is where replica id of gr lives, if known.
 func (gr *group) member(id ReplicaID) (Member, bool) {
-	if m, ok := gr.desc.member(id); ok {
+	if m, ok := gr.desc.Member(id); ok {
 		return m, true
 	}
 	m, ok := gr.peers[id]

@@ -395,7 +395,7 @@ func (h *Host) leadership(gr *group) {
 	st := gr.rn.BasicStatus()
 	leading, term := st.RaftState == raft.StateLeader, st.GetTerm()
 	gr.handle.leader.Store(st.Lead)
-	if m, ok := gr.desc.member(ReplicaID(st.Lead)); ok {
+	if m, ok := gr.desc.Member(ReplicaID(st.Lead)); ok {
 		gr.handle.leaderNode.Store(uint64(m.Node))
 	} else {
 		gr.handle.leaderNode.Store(0)
@@ -494,6 +494,14 @@ func (h *Host) receive(env *Envelope) {
 		return
 	}
 	gr := h.groups[env.Group]
+	if gr != nil && gr.self < env.To.Replica && createsReplica(env) {
+		// Replica ids only grow, and a leader addresses a new replica on this store only once
+		// the one it held left the group: that one missed its removal (the node was down or
+		// cut off) and stays behind with nobody to talk to. It goes, for the new one.
+		h.cfg.Logger.Info("replication: a replica removed while away replaced", "group", gr.id, "replica", gr.self, "by", env.To.Replica)
+		h.destroy(gr)
+		gr = nil
+	}
 	if gr == nil {
 		if gr = h.createReplica(env); gr == nil {
 			return
@@ -502,7 +510,7 @@ func (h *Host) receive(env *Envelope) {
 	if gr.self != env.To.Replica {
 		return // for a replica of the group this node no longer holds
 	}
-	if _, known := gr.desc.member(env.From.Replica); !known {
+	if _, known := gr.desc.Member(env.From.Replica); !known {
 		gr.peers[env.From.Replica] = env.From
 	}
 	m := env.Msg
@@ -525,21 +533,16 @@ func (h *Host) receive(env *Envelope) {
 // empty replica must not vote) nor for a replica id its tombstone rules out (one removed from
 // the node, or the group of a split's parent).
 func (h *Host) createReplica(env *Envelope) *group {
-	switch env.Msg.GetType() {
-	case pb.MsgVote, pb.MsgPreVote:
+	if t := env.Msg.GetType(); t == pb.MsgVote || t == pb.MsgPreVote {
 		h.keepEarlyVote(env)
 		return nil
-	case pb.MsgTimeoutNow:
+	}
+	if !createsReplica(env) {
 		return nil
 	}
-	if env.Msg.GetTerm() == 0 {
-		return nil // a local message or a response: nothing that creates a replica
-	}
 	g := env.Group
-	if v, err := h.cfg.DB.GetCopy(nil, storage.RaftKey(nil, uint64(g), storage.RaftTombstone, 0)); err == nil && len(v) == 8 {
-		if uint64(env.To.Replica) < binary.BigEndian.Uint64(v) {
-			return nil
-		}
+	if uint64(env.To.Replica) < h.tombstone(g) {
+		return nil
 	}
 	rec := replicaRecord{Replica: env.To.Replica}
 	b := h.cfg.DB.NewBatch()
@@ -554,6 +557,26 @@ func (h *Host) createReplica(env *Envelope) *group {
 	}
 	h.addGroup(gr)
 	return gr
+}
+
+// createsReplica says whether env may create the replica it is addressed to: a leader's
+// message, not a vote (an empty replica must not vote), a leadership transfer, a local message
+// or a response.
+func createsReplica(env *Envelope) bool {
+	switch env.Msg.GetType() {
+	case pb.MsgVote, pb.MsgPreVote, pb.MsgTimeoutNow:
+		return false
+	}
+	return env.Msg.GetTerm() != 0
+}
+
+// tombstone is the replica id below which g never comes back on this node (0: none).
+func (h *Host) tombstone(g GroupID) uint64 {
+	v, err := h.cfg.DB.GetCopy(nil, storage.RaftKey(nil, uint64(g), storage.RaftTombstone, 0))
+	if err != nil || len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
 }
 
 // destroy removes a replica that applied its own removal: its state machine's data, its Raft
@@ -690,6 +713,8 @@ type Status struct {
 	Applied    uint64
 	Quiesced   bool
 	Descriptor Descriptor
+	// Match is, on the leader, how far each replica's log is known to match its own.
+	Match map[ReplicaID]uint64
 }
 
 // Status describes this node's replica of g; ok is false when it holds none.
@@ -702,8 +727,13 @@ func (h *Host) Status(g GroupID) (st Status, ok bool) {
 			return
 		}
 		bs := gr.rn.BasicStatus()
-		out <- Status{Replica: gr.self, Leading: gr.leading, Leader: ReplicaID(bs.Lead), Term: bs.GetTerm(),
+		st := Status{Replica: gr.self, Leading: gr.leading, Leader: ReplicaID(bs.Lead), Term: bs.GetTerm(),
 			Commit: bs.GetCommit(), Applied: gr.applied, Quiesced: gr.quiesced, Descriptor: *gr.desc}
+		if gr.leading {
+			st.Match = map[ReplicaID]uint64{}
+			gr.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) { st.Match[ReplicaID(id)] = pr.Match })
+		}
+		out <- st
 	}) != nil {
 		return Status{}, false
 	}

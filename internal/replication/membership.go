@@ -236,6 +236,11 @@ func (h *Host) Bootstrap(g GroupID, meta []byte, members []Member, self ReplicaI
 }
 
 func (h *Host) bootstrap(g GroupID, meta []byte, d *Descriptor, self ReplicaID) error {
+	if h.tombstone(g) != 0 {
+		// This node held a replica of the group and left it (removed, or the group split):
+		// bootstrapping it again would make a replica that claims votes and entries it lost.
+		return fmt.Errorf("%w: group %d on node %d", ErrRemoved, g, h.cfg.Node)
+	}
 	if gr := h.groups[g]; gr != nil {
 		if gr.sm != nil {
 			return fmt.Errorf("%w: group %d on node %d", ErrExists, g, h.cfg.Node)
@@ -266,3 +271,7 @@ func (h *Host) bootstrap(g GroupID, meta []byte, d *Descriptor, self ReplicaID) 
 
 // ErrExists refuses to bootstrap a group this node holds a replica of already.
 var ErrExists = errors.New("replication: the group exists on this node")
+
+// ErrRemoved refuses to bootstrap a group this node held a replica of before: only a leader
+// adding a new replica (ChangeMembers) brings the group back here.
+var ErrRemoved = errors.New("replication: this node's replica of the group was removed")

@@ -100,15 +100,20 @@ func (n *clusterNode) cluster() *engine.Cluster {
 	return &engine.Cluster{
 		Node: n.id, Transport: n.tr,
 		Catalog: catalog.NewEtcd(n.cp.Client(), "/partita/catalog/"),
-		Members: n.members,
 		Nodes: func() ([]engine.ClusterNode, error) {
 			nodes, err := n.nodes()
 			var out []engine.ClusterNode
 			for _, nd := range nodes {
-				out = append(out, engine.ClusterNode{ID: nd.ID, Addr: nd.Addr, API: nd.API, CQL: nd.CQL})
+				out = append(out, engine.ClusterNode{ID: nd.ID, Store: nd.Store, Addr: nd.Addr, API: nd.API, CQL: nd.CQL, Draining: nd.Draining})
 			}
 			return out, err
 		},
+		Drain: func(addr string, on bool) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return n.cp.Drain(ctx, addr, on)
+		},
+		DeadAfter: n.cfg.DeadAfter,
 		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
 			defer cancel()
@@ -128,24 +133,6 @@ func (n *clusterNode) register(e *engine.Engine, api, cql string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return n.cp.Register(ctx, controlplane.Node{Addr: n.cfg.ClusterAddr, API: api, CQL: cql, ID: uint64(n.id), Store: uint64(e.Store())})
-}
-
-// members are the live nodes, by cluster address: where a new container's partitions go.
-func (n *clusterNode) members() ([]replication.Member, error) {
-	nodes, err := n.nodes()
-	if err != nil {
-		return nil, err
-	}
-	var ms []replication.Member
-	for _, nd := range nodes {
-		if nd.ID != 0 && nd.Store != 0 {
-			ms = append(ms, replication.Member{Node: replication.NodeID(nd.ID), Store: replication.StoreID(nd.Store)})
-		}
-	}
-	if !slices.ContainsFunc(ms, func(m replication.Member) bool { return m.Node == n.id }) {
-		return nil, fmt.Errorf("this node is not registered yet")
-	}
-	return ms, nil
 }
 
 func (n *clusterNode) nodes() ([]controlplane.Node, error) {

@@ -55,6 +55,9 @@ type Config struct {
 	// ClusterSecret is the secret every node of the cluster holds (at least 16 bytes): from
 	// PARTITA_CLUSTER_SECRET or --cluster-secret-file, never a flag.
 	ClusterSecret []byte
+	// DeadAfter is how long a node of the cluster may be gone before the leaders of its
+	// partitions remove its replicas (--dead-after; 0: engine.DefaultDeadAfter).
+	DeadAfter time.Duration
 }
 
 // Validate reports the first thing wrong with c.

@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/replication"
+)
+
+// Placement, on a node of a cluster. Every partition has a replica on every live node that is
+// not being drained: a new container's groups are bootstrapped on those nodes, and afterwards
+// each group's leader keeps its membership there by itself (place), one change at a time:
+//
+//   - a live node without a replica of the group gets one, added as a learner (it receives a
+//     snapshot) and promoted to a voter once it has caught up;
+//   - a replica on a node being drained, on a store that is no longer the node's (its disk was
+//     wiped: it lost its votes and its log), or on a node missing for longer than DeadAfter is
+//     removed, once the others it leaves are enough to make progress without it; the leader
+//     hands its leadership away first when the replica to remove is its own;
+//   - a node that leads more than its share of the groups hands one leadership a pass to the
+//     node that leads fewest.
+//
+// New replicas come before removals, so that a group replacing a wiped replica never runs
+// with fewer than it had. A node that holds no replica of a container yet (it joined after
+// the container was created, or its replicas were removed) waits for them (awaitReplicas) and
+// answers 503 for that container until they have come.
+
+// DefaultDeadAfter is how long a node may be gone before its replicas are removed.
+const DefaultDeadAfter = 5 * time.Minute
+
+// placeEvery is the pause between two passes of the placement loop.
+const placeEvery = time.Second
+
+// promoteLag is how many entries a learner may lag behind the leader's commit and be promoted.
+const promoteLag = 64
+
+// placement gives a new container's ranges their replicas: every live node not being drained,
+// replica ids from 1 in the order of their ids. This node must be one of them.
+func (e *Engine) placement() ([]replication.Member, error) {
+	nodes, err := e.cluster.Nodes()
+	if err != nil {
+		return nil, fault.New(fault.Unavailable, "The cluster's members are not known: %v", err)
+	}
+	var ms []replication.Member
+	self := false
+	for _, n := range nodes {
+		if n.ID == uint64(e.cluster.Node) {
+			if n.Draining {
+				return nil, fault.New(fault.Unavailable, "This node is being drained: create the container through another node")
+			}
+			self = true
+		}
+		if n.ID != 0 && n.Store != 0 && !n.Draining {
+			ms = append(ms, replication.Member{Node: replication.NodeID(n.ID), Store: replication.StoreID(n.Store)})
+		}
+	}
+	if !self {
+		return nil, fault.New(fault.Unavailable, "This node is not registered in the cluster yet; retry")
+	}
+	slices.SortFunc(ms, func(a, b replication.Member) int { return cmpNode(a.Node, b.Node) })
+	for i := range ms {
+		ms[i].Replica = replication.ReplicaID(i + 1)
+	}
+	return ms, nil
+}
+
+func cmpNode(a, b replication.NodeID) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// placer is what the placement loop keeps between passes.
+type placer struct {
+	// missing are the nodes that hold replicas but were not live at some pass, since when.
+	missing map[replication.NodeID]time.Time
+}
+
+// placeLoop runs the placement passes until the engine closes.
+func (e *Engine) placeLoop() {
+	pl := &placer{missing: map[replication.NodeID]time.Time{}}
+	e.every(placeEvery, func(now time.Time) { e.place(pl, now) })
+}
+
+// place is one pass: each group this node leads gets at most one change of membership or of
+// leadership.
+func (e *Engine) place(pl *placer, now time.Time) {
+	nodes, err := e.cluster.Nodes()
+	if err != nil {
+		return
+	}
+	live := map[replication.NodeID]ClusterNode{}
+	for _, n := range nodes {
+		live[replication.NodeID(n.ID)] = n
+		delete(pl.missing, replication.NodeID(n.ID))
+	}
+	h := e.replicas.hostOf()
+	var led []replication.GroupID
+	leads := map[replication.NodeID]int{} // leaderships per node, of the groups this node holds
+	e.mu.RLock()
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			for _, p := range c.routes.Load().parts {
+				g := groupOf(c.num, p.ID())
+				if p.Leading() {
+					led = append(led, g)
+				}
+				if n := e.replicas.leaderNode(g); n != 0 {
+					leads[n]++
+				}
+			}
+		}
+	}
+	e.mu.RUnlock()
+	deadAfter := e.cluster.DeadAfter
+	if deadAfter <= 0 {
+		deadAfter = DefaultDeadAfter
+	}
+	var stable []ledGroup // groups led here whose membership is what it should be
+	for _, g := range led {
+		st, ok := h.Status(g)
+		if !ok || !st.Leading {
+			continue
+		}
+		for _, m := range st.Descriptor.Members {
+			if _, ok := live[m.Node]; !ok && pl.missing[m.Node].IsZero() {
+				pl.missing[m.Node] = now
+			}
+		}
+		gone := func(n replication.NodeID) bool {
+			since, ok := pl.missing[n]
+			return ok && now.Sub(since) >= deadAfter
+		}
+		ch, to := nextChange(st, live, gone)
+		switch {
+		case to != 0:
+			if err := h.TransferLeader(g, to); err != nil {
+				e.log.Debug("placement: handing a leadership away", "group", g, "err", err)
+			}
+		case ch != nil:
+			if _, err := h.ChangeMembers(g, []replication.Change{*ch}); err != nil {
+				e.log.Warn("placement: changing a group's replicas", "group", g, "change", describeChange(*ch), "err", err)
+			} else {
+				e.log.Info("placement: group's replicas changed", "group", g, "change", describeChange(*ch))
+			}
+		default:
+			stable = append(stable, ledGroup{g, st})
+		}
+	}
+	if len(stable) == len(led) {
+		e.balanceLeaders(stable, live, leads)
+	}
+}
+
+// nextChange is the next change of a group's membership that its leader should make, given
+// the live nodes and which of the missing ones are gone for good: a change, a replica to hand
+// the leadership to first, or neither when the group is as it should be.
+func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, gone func(replication.NodeID) bool) (*replication.Change, replication.ReplicaID) {
+	d := st.Descriptor
+	if d.AutoLeave || len(d.VotersOutgoing) > 0 {
+		return nil, 0 // a joint configuration, which the leader leaves by itself
+	}
+	memberOf := map[replication.ReplicaID]replication.Member{}
+	for _, m := range d.Members {
+		memberOf[m.Replica] = m
+	}
+	// up: the replica's node is live with the store the replica is on.
+	up := func(m replication.Member) bool {
+		n, ok := live[m.Node]
+		return ok && n.Store == uint64(m.Store)
+	}
+	wanted := func(m replication.Member) bool { return up(m) && !live[m.Node].Draining }
+	// quorate: voters make progress when a majority of them is up.
+	quorate := func(voters []replication.ReplicaID) bool {
+		n := 0
+		for _, v := range voters {
+			if up(memberOf[v]) {
+				n++
+			}
+		}
+		return n > len(voters)/2
+	}
+	for _, l := range d.Learners {
+		if !wanted(memberOf[l]) {
+			return &replication.Change{Kind: replication.Remove, Replica: l}, 0
+		}
+		if m, ok := st.Match[l]; ok && m > 0 && m+promoteLag >= st.Commit {
+			return &replication.Change{Kind: replication.AddVoter, Replica: l}, 0
+		}
+	}
+	if len(d.Learners) > 0 {
+		return nil, 0 // a newcomer catching up: one at a time
+	}
+	var ids []replication.NodeID
+	for id := range live {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, cmpNode)
+	for _, id := range ids {
+		n := live[id]
+		if n.Draining || n.Store == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(d.Members, func(m replication.Member) bool { return m.Node == id && uint64(m.Store) == n.Store }) {
+			return &replication.Change{Kind: replication.AddLearner, Node: id, Store: replication.StoreID(n.Store)}, 0
+		}
+	}
+	for _, v := range d.Voters {
+		m := memberOf[v]
+		n, isLive := live[m.Node]
+		if isLive && !n.Draining && n.Store == uint64(m.Store) || !isLive && !gone(m.Node) {
+			continue // wanted, or missing for less than DeadAfter
+		}
+		rest := slices.DeleteFunc(slices.Clone(d.Voters), func(r replication.ReplicaID) bool { return r == v })
+		if len(rest) == 0 || !quorate(rest) {
+			continue
+		}
+		if v == st.Replica {
+			for _, r := range rest {
+				if wanted(memberOf[r]) {
+					return nil, r
+				}
+			}
+			continue
+		}
+		return &replication.Change{Kind: replication.Remove, Replica: v}, 0
+	}
+	return nil, 0
+}
+
+// ledGroup is a group this node leads, and its status.
+type ledGroup struct {
+	g  replication.GroupID
+	st replication.Status
+}
+
+// balanceLeaders hands one of this node's leaderships to the node that leads fewest groups,
+// when this node leads more than its share (groups whose membership is settled only).
+func (e *Engine) balanceLeaders(stable []ledGroup, live map[replication.NodeID]ClusterNode, leads map[replication.NodeID]int) {
+	total, eligible := 0, 0
+	for _, n := range leads {
+		total += n
+	}
+	for _, n := range live {
+		if !n.Draining {
+			eligible++
+		}
+	}
+	if eligible == 0 || len(stable) == 0 {
+		return
+	}
+	self := e.cluster.Node
+	share := (total + eligible - 1) / eligible
+	if leads[self] <= share {
+		return
+	}
+	for _, lg := range stable {
+		st := lg.st
+		var best replication.ReplicaID
+		bestLeads := leads[self] - 1 // only to a node that would still lead fewer than this one
+		for _, m := range st.Descriptor.Members {
+			n, ok := live[m.Node]
+			if m.Replica == st.Replica || !ok || n.Draining || !slices.Contains(st.Descriptor.Voters, m.Replica) {
+				continue
+			}
+			if l := leads[m.Node]; l < bestLeads {
+				best, bestLeads = m.Replica, l
+			}
+		}
+		if best != 0 {
+			if h := e.replicas.hostOf(); h != nil && h.TransferLeader(lg.g, best) == nil {
+				return
+			}
+		}
+	}
+}
+
+func describeChange(c replication.Change) string {
+	switch c.Kind {
+	case replication.AddLearner:
+		return fmt.Sprintf("add a learner on node %x", uint64(c.Node))
+	case replication.AddVoter:
+		return fmt.Sprintf("promote replica %d", c.Replica)
+	default:
+		return fmt.Sprintf("remove replica %d", c.Replica)
+	}
+}
+
+// Drain marks a node (named by its cluster address or its id in hex) as being drained, or no
+// longer (on false): its replicas and leaderships move to the other nodes, after which it can
+// be stopped with nothing lost. A drain that would leave fewer than three nodes (or fewer than
+// the cluster has, if it has fewer) holding replicas is refused.
+func (e *Engine) Drain(node string, on bool) (ClusterNode, error) {
+	if e.cluster == nil {
+		return ClusterNode{}, fault.New(fault.BadRequest, "This node is not a member of a cluster")
+	}
+	nodes, err := e.cluster.Nodes()
+	if err != nil {
+		return ClusterNode{}, fault.New(fault.Unavailable, "The cluster's members are not known: %v", err)
+	}
+	i := slices.IndexFunc(nodes, func(n ClusterNode) bool {
+		return n.Addr == node || strconv.FormatUint(n.ID, 16) == strings.ToLower(node)
+	})
+	if i < 0 {
+		return ClusterNode{}, fault.New(fault.NotFound, "No live node has the cluster address or id %q", node)
+	}
+	target := nodes[i]
+	if on && !target.Draining {
+		holding := 0
+		for _, n := range nodes {
+			if !n.Draining {
+				holding++
+			}
+		}
+		if holding-1 < min(3, holding) {
+			return target, fault.New(fault.BadRequest, "Draining node %s would leave %d node(s) holding replicas; a cluster keeps at least %d: add a node first", target.Addr, holding-1, min(3, holding))
+		}
+	}
+	if err := e.cluster.Drain(target.Addr, on); err != nil {
+		return target, fault.New(fault.Unavailable, "The cluster's control plane did not answer: %v", err)
+	}
+	target.Draining = on
+	return target, nil
+}

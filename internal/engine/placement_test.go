@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/replication"
+)
+
+// The replicas follow the cluster's nodes: a node added later receives a replica of every
+// partition and serves them; a drained node gives its replicas and leaderships away; a node
+// whose disk was wiped gets new replicas in place of those it lost; a node gone for longer
+// than DeadAfter has its replicas removed, and gets new ones when it comes back. Every item
+// written along the way is read back on every node.
+func TestClusterPlacement(t *testing.T) {
+	tc := newTestCluster(t, 4)
+	tc.deadAfter = 2 * time.Second
+	for id := 1; id <= 3; id++ {
+		tc.start(id)
+	}
+	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	written := 0
+	write := func(via int, n int) {
+		t.Helper()
+		c, err := tc.node(via).Container("db", "c")
+		if err != nil {
+			t.Fatalf("node %d: %v", via, err)
+		}
+		for range n {
+			i := written
+			eventually(t, fmt.Sprintf("create %d through node %d", i, via), func() error {
+				_, err := c.CreateItem(item(fmt.Sprint(i), fmt.Sprint("k", i%7), ""), ItemOptions{})
+				if errors.Is(err, fault.Conflict) {
+					return nil
+				}
+				return err
+			})
+			written++
+		}
+	}
+	readAll := func(via int) {
+		t.Helper()
+		var c *Container
+		eventually(t, fmt.Sprintf("node %d opens the container", via), func() error {
+			var err error
+			c, err = tc.node(via).Container("db", "c")
+			return err
+		})
+		for i := range written {
+			eventually(t, fmt.Sprintf("node %d reads item %d", via, i), func() error {
+				_, err := c.ReadItem(key(fmt.Sprint("k", i%7)), fmt.Sprint(i))
+				return err
+			})
+		}
+	}
+	// voters waits until, as node via sees them, every partition's voters are on the stores
+	// of the nodes want, and nowhere else.
+	voters := func(via int, want ...int) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("voters on nodes %v", want), func() error {
+			var stores []replication.Member
+			for _, id := range want {
+				stores = append(stores, replication.Member{Node: replication.NodeID(id), Store: tc.node(id).Store()})
+			}
+			h := tc.node(via).replicas.hostOf()
+			for part := range uint32(2) {
+				st, ok := h.Status(groupOf(tc.node(via).containerByNum(1).num, part))
+				if !ok {
+					return fmt.Errorf("no replica of partition %d", part)
+				}
+				var got []replication.Member
+				for _, v := range st.Descriptor.Voters {
+					m, _ := st.Descriptor.Member(v)
+					got = append(got, replication.Member{Node: m.Node, Store: m.Store})
+				}
+				slices.SortFunc(got, func(a, b replication.Member) int { return cmpNode(a.Node, b.Node) })
+				if !slices.Equal(got, stores) || len(st.Descriptor.Learners) > 0 {
+					return fmt.Errorf("partition %d: voters %v, learners %v", part, got, st.Descriptor.Learners)
+				}
+			}
+			return nil
+		})
+	}
+	write(1, 30)
+
+	// With three nodes, a drain is refused: it would leave two.
+	if _, err := tc.node(2).Drain("1", true); !errors.Is(err, fault.BadRequest) {
+		t.Fatalf("draining one of three nodes: %v", err)
+	}
+
+	// A fourth node gets a replica of each partition, serves them, and takes a leadership.
+	tc.start(4)
+	voters(2, 1, 2, 3, 4)
+	readAll(4)
+	write(4, 10)
+	eventually(t, "leaderships spread", func() error {
+		st, err := tc.node(4).Status()
+		if err != nil {
+			return err
+		}
+		leads := map[uint64]int{}
+		for _, r := range st.Replicas {
+			leads[r.Leader]++
+		}
+		if len(leads) != 2 || leads[0] != 0 {
+			return fmt.Errorf("leaders %v", leads)
+		}
+		return nil
+	})
+
+	// Node 1 is drained: its replicas go, and it can be stopped with nothing lost.
+	if _, err := tc.node(2).Drain("1", true); err != nil {
+		t.Fatal(err)
+	}
+	voters(2, 2, 3, 4)
+	tc.stop(1)
+	write(3, 10)
+	readAll(4)
+
+	// Node 2 loses its disk: it comes back with another store, gets new replicas, and the
+	// ones it lost leave the groups.
+	tc.stop(2)
+	tc.wipe(2)
+	tc.start(2)
+	voters(3, 2, 3, 4)
+	readAll(2)
+	write(2, 10)
+
+	// Node 3 is gone for longer than DeadAfter: its replicas are removed and the two others
+	// go on; back, it gets new replicas in place of those it held.
+	tc.stop(3)
+	voters(4, 2, 4)
+	write(4, 10)
+	tc.start(3)
+	voters(2, 2, 3, 4)
+	readAll(3)
+	for _, id := range []int{2, 3, 4} {
+		readAll(id)
+	}
+}
