@@ -85,6 +85,9 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 		for _, n := range first.Nodes {
 			name[n.ID] = n.Addr
 			state := "live"
+			if n.Draining {
+				state = "live, draining"
+			}
 			if err := failed[n.ID]; err != nil {
 				state = "live, but its API did not answer: " + err.Error()
 			}

@@ -20,7 +20,7 @@ func main() {
 			return flagsFromEnv(cmd.Flags())
 		},
 	}
-	root.AddCommand(serveCommand(), partitionsCommand(), clusterCommand(), sqlCommand(), importCommand(), exportCommand(), adviseCommand(), chaosCommand())
+	root.AddCommand(serveCommand(), partitionsCommand(), clusterCommand(), nodeCommand(), sqlCommand(), importCommand(), exportCommand(), adviseCommand(), chaosCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "partita:", err)
 		os.Exit(1)

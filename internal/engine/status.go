@@ -57,16 +57,19 @@ func (e *Engine) Status() (NodeStatus, error) {
 		for _, id := range sortedKeys(d.containers) {
 			c := d.containers[id]
 			for _, p := range c.routes.Load().parts {
-				r := ReplicaStatus{Database: dbID, Container: id, Partition: p.ID(), PartitionStats: statsOf(p), Leading: e.cluster == nil || p.Leading()}
+				r := ReplicaStatus{Database: dbID, Container: id, Partition: p.ID(), Leading: e.cluster == nil || p.Leading()}
 				if e.replicas != nil {
 					g := groupOf(c.num, p.ID())
 					r.Leader = uint64(e.replicas.leaderNode(g))
 					if e.cluster != nil {
-						if gs, ok := e.replicas.host.Status(g); ok {
-							r.Voters, r.Learners = nodesOf(gs.Descriptor, gs.Descriptor.Voters), nodesOf(gs.Descriptor, gs.Descriptor.Learners)
+						gs, ok := e.replicas.host.Status(g)
+						if !ok {
+							continue // removed from this node (drained), or not received yet
 						}
+						r.Voters, r.Learners = nodesOf(gs.Descriptor, gs.Descriptor.Voters), nodesOf(gs.Descriptor, gs.Descriptor.Learners)
 					}
 				}
+				r.PartitionStats = statsOf(p)
 				st.Replicas = append(st.Replicas, r)
 			}
 		}

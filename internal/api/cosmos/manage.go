@@ -19,6 +19,9 @@ import (
 //
 //	GET    /_partita/cluster       this node, the live  signed: type "cluster", link ""
 //	                               nodes, its replicas  (engine.NodeStatus)
+//	POST   /_partita/cluster/drain drain a node, or     signed: type "cluster", link "cluster/drain"
+//	                               cancel its drain:
+//	                               {"node": "<cluster address or hex id>", "cancel": false}
 //	GET    /_partita/faults        list the rules       signed: type "faults", link ""
 //	POST   /_partita/faults        add a rule (Spec)    signed: type "faults", link ""
 //	DELETE /_partita/faults        remove every rule    signed: type "faults", link ""
@@ -109,10 +112,46 @@ func (c *call) dispatchManagement() error {
 			}
 			return c.replyJSON(http.StatusOK, st)
 		}
+	case "cluster/*":
+		if c.res.segs[1] != "drain" {
+			return c.noManagement()
+		}
+		if m == http.MethodPost {
+			return c.drain()
+		}
 	default:
-		return fault.New(fault.NotFound, "Partita's management API has no %s; it serves /_partita/cluster, /_partita/faults and /_partita/faults/{id}", c.r.URL.Path)
+		return c.noManagement()
 	}
 	return &methodNotAllowed{method: m, shape: "_partita/" + c.res.shape()}
+}
+
+func (c *call) noManagement() error {
+	return fault.New(fault.NotFound, "Partita's management API has no %s; it serves /_partita/cluster, /_partita/cluster/drain, /_partita/faults and /_partita/faults/{id}", c.r.URL.Path)
+}
+
+// DrainRequest asks for a node to be drained, or no longer (Cancel).
+type DrainRequest struct {
+	Node   string `json:"node"` // its cluster address, or its id in hex
+	Cancel bool   `json:"cancel,omitempty"`
+}
+
+func (c *call) drain() error {
+	b, err := c.body()
+	if err != nil {
+		return err
+	}
+	var req DrainRequest
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&req); err != nil || req.Node == "" {
+		return fault.New(fault.BadRequest, `A drain request is {"node": "<cluster address or hex id>", "cancel": false}: %v`, err)
+	}
+	n, err := c.h.engine.Drain(req.Node, !req.Cancel)
+	if err != nil {
+		return err
+	}
+	c.h.log.Info("node drain", "node", n.Addr, "draining", n.Draining)
+	return c.replyJSON(http.StatusOK, n)
 }
 
 func (c *call) addFaultRule() error {

@@ -77,6 +77,12 @@ func TestManagementAccess(t *testing.T) {
 	}
 	expect(t, s.manager(s.key, "GET", "/_partita/nothing", ""), http.StatusNotFound, "unknown management path")
 	expect(t, s.manager(s.key, "PUT", "/_partita/faults/1", "{}"), http.StatusMethodNotAllowed, "replace a rule")
+	// Draining: the account key only, a node of a cluster only, a body of the documented shape.
+	expect(t, s.manager(ro, "POST", "/_partita/cluster/drain", `{"node":"127.0.0.1:7001"}`), http.StatusUnauthorized, "drain with the read-only key")
+	expect(t, s.manager(s.key, "POST", "/_partita/cluster/drain", `{"node":"127.0.0.1:7001"}`), http.StatusBadRequest, "drain a node alone")
+	expect(t, s.manager(s.key, "POST", "/_partita/cluster/drain", `{"nod":"x"}`), http.StatusBadRequest, "drain with a misspelt field")
+	expect(t, s.manager(s.key, "GET", "/_partita/cluster/drain", ""), http.StatusMethodNotAllowed, "read a drain")
+	expect(t, s.manager(s.key, "POST", "/_partita/cluster/other", "{}"), http.StatusNotFound, "unknown cluster path")
 }
 
 // TestFaultRuleAPI: rules are added, listed with their counters, read, refused when wrong, and
