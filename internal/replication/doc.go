@@ -65,7 +65,10 @@
 // several of those at once through a joint configuration (ConfChangeV2, left automatically).
 // Replica ids are never reused; a replica removed from a node leaves a tombstone so that no
 // late message creates it again, and a node whose disk was wiped comes back with another
-// store identity, so that no message meant for its old replicas reaches its new ones.
+// store identity, so that no message meant for its old replicas reaches its new ones. A
+// replica removed while its node was away never applies its removal; when the group adds a
+// replica on that store again, the message to the new (higher) id replaces the old one.
+// Bootstrap refuses a group the node held before (ErrRemoved): only a leader brings it back.
 // TransferLeader moves the leadership.
 //
 // # Splits
