@@ -25,8 +25,8 @@ import (
 // procedures, triggers, CQL statements that read before they write), conditioned on nothing
 // having changed since the transaction read, or run again.
 //
-// Not yet in a cluster, and refused there with 503 rather than done wrong: splits (by size,
-// by throughput, on demand) and indexing policy changes.
+// Not yet in a cluster, and refused there with 503 rather than done wrong: indexing policy
+// changes.
 
 // Cluster is what a node of a cluster needs.
 type Cluster struct {
@@ -45,7 +45,7 @@ type Cluster struct {
 	DeadAfter time.Duration
 	// Forward sends a request to the engine of node (Engine.Serve there) and returns its
 	// answer; an error wrapping ErrNotSent says that the request never left.
-	Forward func(node replication.NodeID, req []byte) ([]byte, error)
+	Forward func(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error)
 }
 
 // ErrNotSent is what Cluster.Forward wraps when the request could not be sent at all (no

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,8 +30,10 @@ type testCluster struct {
 	dirs  []string
 	// draining are the nodes being drained, by cluster address (the node id in decimal).
 	draining map[string]bool
-	// deadAfter is the nodes' Cluster.DeadAfter.
-	deadAfter time.Duration
+	// deadAfter is the nodes' Cluster.DeadAfter; maxPartitionBytes their
+	// Options.MaxPartitionBytes (0: the default).
+	deadAfter         time.Duration
+	maxPartitionBytes int64
 }
 
 // startTestCluster starts a cluster of n nodes.
@@ -80,7 +83,7 @@ func (tc *testCluster) start(id int) {
 			return nil
 		},
 		DeadAfter: tc.deadAfter,
-		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
+		Forward: func(_ context.Context, node replication.NodeID, req []byte) ([]byte, error) {
 			e := tc.node(int(node))
 			if e == nil {
 				return nil, fmt.Errorf("%w: node %d is down", ErrNotSent, node)
@@ -88,7 +91,7 @@ func (tc *testCluster) start(id int) {
 			return e.Serve(req), nil
 		},
 	}
-	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, Logger: testLogger(id)})
+	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, MaxPartitionBytes: tc.maxPartitionBytes, Logger: testLogger(id)})
 	if err != nil {
 		tc.t.Fatal(err)
 	}

@@ -266,7 +266,7 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 	if err != nil {
 		return nil, err
 	}
-	if err := c.openPartitions(true); errors.Is(err, errAway) {
+	if err := c.openPartitions(); errors.Is(err, errAway) {
 		e.await(c)
 		return c, err
 	} else if err != nil {
@@ -309,11 +309,26 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 //
 // On a node of a cluster that holds no replica of some ranges, it publishes an empty routing
 // table and returns errAway, with the partitions it holds in c.have.
-func (c *Container) openPartitions(bootstrap bool) error {
+func (c *Container) openPartitions() error {
 	rt := &routing{}
 	away := false
 	for _, r := range c.rec.Ranges {
-		p, err := c.openPartition(r, bootstrap)
+		if c.e.replicas != nil {
+			// A split this node's replica applied that the catalog does not show yet (its
+			// leader stopped before it wrote the catalog): the children serve the range.
+			er, err := r.epkRange()
+			if err != nil {
+				return err
+			}
+			c.e.replicas.mu.Lock()
+			kids := c.e.replicas.takeTiling(c.num, er)
+			c.e.replicas.mu.Unlock()
+			if kids != nil {
+				rt.parts = append(rt.parts, kids...)
+				continue
+			}
+		}
+		p, err := c.openPartition(r)
 		if errors.Is(err, errAway) {
 			away = true
 			continue
@@ -360,10 +375,10 @@ func (c *Container) forget() {
 func (c *Container) PartitionKeyPaths() []string { return c.rec.PartitionKey.Paths }
 
 // openPartition opens the partition of one of the container's ranges: on a single node
-// itself; replicated, the replica the host holds, or a new group's when bootstrap is set.
-func (c *Container) openPartition(r rangeRecord, bootstrap bool) (*partition.Partition, error) {
+// itself; replicated, the replica the host holds, or a new group's (openReplicated).
+func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
 	if c.e.replicas != nil {
-		return c.openReplicated(r, bootstrap)
+		return c.openReplicated(r)
 	}
 	cfg, err := c.partitionConfig(r)
 	if err != nil {

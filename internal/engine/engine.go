@@ -197,7 +197,7 @@ func (e *Engine) load() error {
 		}
 	}
 	for _, c := range cs {
-		if err := c.openPartitions(true); errors.Is(err, errAway) {
+		if err := c.openPartitions(); errors.Is(err, errAway) {
 			delete(c.db.containers, c.id)
 			e.await(c)
 			continue

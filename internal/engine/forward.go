@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"time"
@@ -28,6 +29,12 @@ import (
 
 // forwardTimeout bounds how long a write looks for its partition's leaseholder.
 const forwardTimeout = 10 * time.Second
+
+// forwardCallTimeout bounds one forwarded write's wait for its leader's answer: a leader cut
+// off from its node (a network partition) would otherwise hold it until the client gives up,
+// where its outcome is then reported unknown and the client's retry finds the leader elected
+// since.
+const forwardCallTimeout = 5 * time.Second
 
 // forwardBackoff is the pause before a write looks for the leaseholder again.
 const forwardBackoff = 20 * time.Millisecond
@@ -132,7 +139,9 @@ func (c *Container) forward(node replication.NodeID, p *partition.Partition, e e
 	if err != nil {
 		return x, false, fault.New(fault.Internal, "%v", err)
 	}
-	raw, err := c.e.cluster.Forward(node, body)
+	ctx, cancel := context.WithTimeout(context.Background(), forwardCallTimeout)
+	defer cancel()
+	raw, err := c.e.cluster.Forward(ctx, node, body)
 	if errors.Is(err, ErrNotSent) {
 		return x, true, partition.ErrNotLeaseholder // that node is down: until a leader elsewhere
 	}
@@ -255,6 +264,9 @@ func (e *Engine) serve(raw []byte) forwardedAnswer {
 	if err != nil {
 		return fail(err)
 	}
+	if req.Split != nil {
+		return e.serveSplit(c, req.Split)
+	}
 	ek := epk.EPK(req.EPK)
 	ops := make([]partition.Operation, len(req.Ops))
 	for i, f := range req.Ops {
@@ -328,6 +340,8 @@ type forwarded struct {
 	Ops       []forwardedOp `json:"ops"`
 	// Admit is false for a transaction's commit, which its request was admitted for before.
 	Admit bool `json:"admit"`
+	// Split, when set, asks for a split instead of operations (clustersplit.go).
+	Split *forwardedSplit `json:"split,omitempty"`
 }
 
 // forwardedOp is one operation: the item as the client sent it, and the index and unique key

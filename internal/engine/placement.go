@@ -104,10 +104,19 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	}
 	h := e.replicas.hostOf()
 	var led []replication.GroupID
+	var behind []*Container // whose catalog ranges miss a split this node leads a child of
 	leads := map[replication.NodeID]int{} // leaderships per node, of the groups this node holds
 	e.mu.RLock()
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
+			if ranges, changed := refineRanges(c.rec.Ranges, c.routes.Load().parts); changed {
+				for _, r := range ranges {
+					if p := c.routes.Load().byID(r.ID); p != nil && p.Leading() && !slices.ContainsFunc(c.rec.Ranges, func(x rangeRecord) bool { return x.ID == r.ID }) {
+						behind = append(behind, c)
+						break
+					}
+				}
+			}
 			for _, p := range c.routes.Load().parts {
 				g := groupOf(c.num, p.ID())
 				if p.Leading() {
@@ -120,6 +129,11 @@ func (e *Engine) place(pl *placer, now time.Time) {
 		}
 	}
 	e.mu.RUnlock()
+	for _, c := range behind {
+		if err := e.syncRanges(c); err != nil {
+			e.log.Warn("placement: writing a split's ranges to the catalog", "container", c.id, "err", err)
+		}
+	}
 	deadAfter := e.cluster.DeadAfter
 	if deadAfter <= 0 {
 		deadAfter = DefaultDeadAfter

@@ -28,6 +28,11 @@ func TestClusterPlacement(t *testing.T) {
 	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
 		t.Fatal(err)
 	}
+	c1, err := tc.node(1).Container("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := c1.num
 	written := 0
 	write := func(via int, n int) {
 		t.Helper()
@@ -73,7 +78,7 @@ func TestClusterPlacement(t *testing.T) {
 			}
 			h := tc.node(via).replicas.hostOf()
 			for part := range uint32(2) {
-				st, ok := h.Status(groupOf(tc.node(via).containerByNum(1).num, part))
+				st, ok := h.Status(groupOf(num, part))
 				if !ok {
 					return fmt.Errorf("no replica of partition %d", part)
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,10 +144,67 @@ func (e *Engine) openReplica(g replication.GroupID, raw []byte, hd *replication.
 	rs.handles[g] = hd
 	if !c.replaceRoute(p) {
 		rs.opened[g] = p
+		rs.adopt(c)
 		rs.changed.Broadcast()
 	}
 	rs.mu.Unlock()
 	return replica.Of(p), nil
+}
+
+// adopt puts in c's routing table the children of a split this node's replica applied: the
+// partitions the host opened for c that tile the range of one in the table take its place.
+// Every replica applies split-commit, and its host then opens the children, so the routing
+// of every node follows a split as its replica does, whichever node ran it. Callers hold
+// rs.mu.
+func (rs *replicaSet) adopt(c *Container) {
+	rt := c.routes.Load()
+	if rt == nil || len(rt.parts) == 0 {
+		return // not published yet, or awaited
+	}
+	var next []*partition.Partition
+	changed := false
+	for _, q := range rt.parts {
+		kids := rs.takeTiling(c.num, q.Range())
+		if kids == nil {
+			next = append(next, q)
+			continue
+		}
+		next = append(next, kids...)
+		changed = true
+	}
+	if changed {
+		c.routes.Store(&routing{parts: next})
+	}
+}
+
+// takeTiling takes from the partitions the host opened for the container numbered num those
+// that divide r among them exactly (two or more, in order): the descendants of a range that
+// split. Nil when they do not. Callers hold rs.mu.
+func (rs *replicaSet) takeTiling(num uint32, r epk.Range) []*partition.Partition {
+	var in []*partition.Partition
+	for g, p := range rs.opened {
+		if pr := p.Range(); uint32(uint64(g)>>32) == num && pr.Min >= r.Min && pr.Max <= r.Max {
+			in = append(in, p)
+		}
+	}
+	if len(in) < 2 {
+		return nil
+	}
+	slices.SortFunc(in, func(a, b *partition.Partition) int { return strings.Compare(string(a.Range().Min), string(b.Range().Min)) })
+	at := r.Min
+	for _, p := range in {
+		if p.Range().Min != at {
+			return nil
+		}
+		at = p.Range().Max
+	}
+	if at != r.Max {
+		return nil
+	}
+	for _, p := range in {
+		delete(rs.opened, groupOf(num, p.ID()))
+	}
+	return in
 }
 
 // replaceRoute puts p, a replica the host opened again on a snapshot, in place of the one of
@@ -223,18 +281,18 @@ func (rs *replicaSet) take(g replication.GroupID, wait bool) *partition.Partitio
 	}
 }
 
-// openReplicated opens the replica of range r of c: the one the host holds, or, when bootstrap
-// is set and it holds none, its replica of a new group: the only one on a node alone, one of
-// r.Members in a cluster. On a node alone it returns once the replica leads.
+// openReplicated opens the replica of range r of c: the one the host holds, or, when it holds
+// none, its replica of a new group: the only one on a node alone, one of r.Members in a
+// cluster. On a node alone it returns once the replica leads.
 //
 // On a node of a cluster, a range this node is not a bootstrap member of (it joined after the
 // container was created, or its disk was wiped since), or whose replica here was removed, has
 // no replica here until the group's leader adds one: errAway.
-func (c *Container) openReplicated(r rangeRecord, bootstrap bool) (*partition.Partition, error) {
+func (c *Container) openReplicated(r rangeRecord) (*partition.Partition, error) {
 	rs := c.e.replicas
 	g := groupOf(c.rec.Num, r.ID)
-	p := rs.take(g, !bootstrap)
-	if p == nil && bootstrap {
+	p := rs.take(g, false)
+	if p == nil {
 		er, err := r.epkRange()
 		if err != nil {
 			return nil, err

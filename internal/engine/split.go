@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/epk"
@@ -20,7 +21,32 @@ const DefaultMaxPartitionBytes = 50 << 30
 // serving; then, with the container's requests held for a moment, it commits the switch in one
 // batch with the catalog's new record, and the routing table swaps. Held requests do not
 // fail: they go on to the child that owns their key.
+//
+// In a cluster the split runs on the node whose replica leads the parent (forwardSplit from
+// the others), with child ids reserved in the cluster's catalog first, so that two nodes
+// splitting partitions of one container never give two children one id. Every replica
+// applies the split, and every node's routing takes the children as its replica does
+// (replicaSet.adopt); the catalog's ranges are written after the commit (syncRanges), and
+// again by whichever leader of a child finds them behind (place), should the first writer
+// stop before it did.
 func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
+	if e.cluster == nil {
+		return e.splitHere(c, parentID, at)
+	}
+	p := c.routes.Load().byID(parentID)
+	if p == nil {
+		return nil // already split
+	}
+	if !p.Leading() {
+		return e.forwardSplit(c, parentID, at)
+	}
+	if err := e.splitHere(c, parentID, at); err != nil {
+		return err
+	}
+	return e.syncRanges(c)
+}
+
+func (e *Engine) splitHere(c *Container, parentID uint32, at epk.EPK) error {
 	c.splitOne.Lock() // one split of a container at a time
 	defer c.splitOne.Unlock()
 	rt := c.routes.Load()
@@ -44,6 +70,12 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	if closed {
 		return errSplitStopped
 	}
+	if e.cluster != nil {
+		var err error
+		if left, right, err = e.reserveRangeIDs(c); err != nil {
+			return err
+		}
+	}
 
 	// Online: the parent serves while the children's index is copied.
 	s, err := parent.StartSplit(at, left, right)
@@ -64,8 +96,10 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 		return errSplitStopped // closing, or the container was deleted meanwhile
 	}
 	rec := c.rec
-	rec.NextRangeID += 2
-	rec.Version = e.nextVersion()
+	rec.NextRangeID = max(rec.NextRangeID, right+1)
+	if e.local != nil {
+		rec.Version = e.nextVersion()
+	}
 	var ranges []rangeRecord
 	for _, r := range rec.Ranges {
 		if r.ID != parentID {
@@ -78,29 +112,45 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 	}
 	rec.Ranges = ranges
 	err = s.Commit(func(b *storage.Batch) error {
+		if e.local == nil {
+			return nil // a cluster's catalog is written after the commit (syncRanges)
+		}
 		ch, err := e.changeRecord(catalog.Containers, rec.Num, rec)
 		if err != nil {
 			return err
 		}
-		return e.local.Stage(b, ch) // splits run on a single node only (cluster.go)
+		return e.local.Stage(b, ch)
 	})
 	if err != nil {
 		return e.reopen(c, err) // the parent is closed: serve again from the catalog as it was
 	}
-	c.rec = rec
-	next := &routing{}
-	for _, r := range rec.Ranges {
-		if r.ID != left && r.ID != right {
-			next.parts = append(next.parts, rt.parts[indexOf(rt.parts, r.ID)])
-			continue
-		}
-		p, err := c.openPartition(r, false)
-		if err != nil {
-			return e.reopen(c, err)
-		}
-		next.parts = append(next.parts, p)
+	if e.local != nil {
+		c.rec = rec
 	}
-	c.routes.Store(next)
+	if e.replicas != nil {
+		// The host opens the children once the replica applied split-commit, and they take
+		// the parent's place in the routing table then (adopt).
+		if err := c.awaitAdoption(parentID); err != nil {
+			return err
+		}
+		if err := c.awaitLeaders(left, right); err != nil {
+			return err
+		}
+	} else {
+		next := &routing{}
+		for _, r := range rec.Ranges {
+			if r.ID != left && r.ID != right {
+				next.parts = append(next.parts, rt.parts[indexOf(rt.parts, r.ID)])
+				continue
+			}
+			p, err := c.openPartition(r)
+			if err != nil {
+				return e.reopen(c, err)
+			}
+			next.parts = append(next.parts, p)
+		}
+		c.routes.Store(next)
+	}
 	committed = true
 	e.refreshBudgets()
 	e.log.Info("partition split", "database", c.db.rec.ID, "container", rec.ID, "parent", parentID,
@@ -113,6 +163,50 @@ func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
 // enough or many enough would otherwise try the same split again forever, and Close, which
 // waits for them, would never return.
 var errSplitStopped = fault.New(fault.Unavailable, "The split stopped: the server is shutting down or the container was deleted")
+
+// awaitAdoption waits until partition id is no longer in c's routing table: its children
+// have taken its place (replicaSet.adopt).
+func (c *Container) awaitAdoption(id uint32) error {
+	for deadline := time.Now().Add(openTimeout); c.routes.Load().byID(id) != nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fault.New(fault.Unavailable, "The children of partition %d did not open in time", id)
+		}
+	}
+	return nil
+}
+
+// awaitLeaders waits until the partitions ids, a split's children, have a leader: on a node
+// alone, its replica, which campaigns at once (requests held for the split would otherwise
+// meet children without a lease); in a cluster, any (requests there wait for a leader).
+func (c *Container) awaitLeaders(ids ...uint32) error {
+	rs := c.e.replicas
+	for _, id := range ids {
+		g := groupOf(c.num, id)
+		p := c.routes.Load().byID(id)
+		if p == nil {
+			continue // split again already
+		}
+		if c.e.cluster == nil {
+			if err := rs.host.Campaign(g); err != nil {
+				return err
+			}
+		}
+		for deadline := time.Now().Add(openTimeout); !p.Leading() && (c.e.cluster == nil || rs.leaderNode(g) == 0); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				return fault.New(fault.Unavailable, "Partition %d was not elected in time", id)
+			}
+		}
+	}
+	return nil
+}
+
+// byID is the partition id of the table; nil when it has none.
+func (r *routing) byID(id uint32) *partition.Partition {
+	if i := indexOf(r.parts, id); i >= 0 {
+		return r.parts[i]
+	}
+	return nil
+}
 
 func indexOf(parts []*partition.Partition, id uint32) int {
 	for i, p := range parts {
@@ -142,9 +236,6 @@ func (e *Engine) reopen(c *Container, cause error) error {
 // maybeSplit starts splitting c's oversized partitions in the background, one container at a
 // time, until every partition is under the size limit or cannot split further.
 func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
-	if e.cluster != nil {
-		return // not in a cluster yet (cluster.go)
-	}
 	limit := c.splitBytes()
 	if limit <= 0 || p.Stats().Bytes <= limit || !c.splitting.CompareAndSwap(false, true) {
 		return
@@ -190,9 +281,6 @@ func (e *Engine) maybeSplit(c *Container, p *partition.Partition) {
 // throughput at 10,000 RU/s each, splitting the widest ranges at their middle, so only as
 // many parents split as needed.
 func (e *Engine) splitForThroughput(c *Container) error {
-	if e.cluster != nil {
-		return nil // not in a cluster yet: a container has the partitions it was created with
-	}
 	e.mu.RLock()
 	t := c.rec.Throughput
 	e.mu.RUnlock()
@@ -262,9 +350,6 @@ func byteWidth(r epk.Range) float64 {
 // hash into, as a split for throughput does. It is how tests provoke a split on demand (the
 // management API's POST .../partitions/{id}/split).
 func (e *Engine) SplitPartition(dbID, collID string, id uint32, at *epk.EPK) ([]PartitionInfo, error) {
-	if e.cluster != nil {
-		return nil, errNotInCluster("Splitting a partition")
-	}
 	e.mu.RLock()
 	c, err := e.container(dbID, collID)
 	e.mu.RUnlock()

@@ -42,11 +42,6 @@ type clusterNode struct {
 	served  chan error
 }
 
-// forwardTimeout bounds a forwarded write's wait for its leader's answer: a leader cut off from
-// its node (a network partition) would otherwise hold it until the client gives up, where its
-// outcome is then reported unknown and the client's retry finds the leader elected since.
-const forwardTimeout = 5 * time.Second
-
 // nodeID is a node's id in the cluster: a hash of its cluster address, so that a node keeps
 // its id across restarts and every node computes the same one for it.
 func nodeID(addr string) replication.NodeID {
@@ -114,9 +109,7 @@ func (n *clusterNode) cluster() *engine.Cluster {
 			return n.cp.Drain(ctx, addr, on)
 		},
 		DeadAfter: n.cfg.DeadAfter,
-		Forward: func(node replication.NodeID, req []byte) ([]byte, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
-			defer cancel()
+		Forward: func(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error) {
 			out, err := n.tr.Call(ctx, node, req)
 			if errors.Is(err, raftrpc.ErrNotSent) {
 				err = fmt.Errorf("%w: %v", engine.ErrNotSent, err)

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+)
+
+// Splits in a cluster (see split). The split runs on the node whose replica leads the parent;
+// the catalog's ranges follow from what the replicas did, not the other way round: every
+// node's routing adopts the children when its replica applies the split, and the catalog is
+// brought to the routing afterwards (syncRanges), by the node that split and, should it stop
+// first, by a leader of a child (place).
+
+// splitCallTimeout bounds a split forwarded to the parent's leader: its build copies the
+// parent's index, which takes longer than a write.
+const splitCallTimeout = 2 * time.Minute
+
+// forwardedSplit asks the node of a partition's leader to split it at At.
+type forwardedSplit struct {
+	Parent uint32 `json:"parent"`
+	At     []byte `json:"at"`
+}
+
+// forwardSplit has the node whose replica leads partition parentID of c split it, and returns
+// once this node's routing has the children and its catalog their ranges.
+func (e *Engine) forwardSplit(c *Container, parentID uint32, at epk.EPK) error {
+	deadline := time.Now().Add(splitCallTimeout)
+	g := groupOf(c.num, parentID)
+	for {
+		p := c.routes.Load().byID(parentID)
+		if p == nil {
+			break // split: by the call below, or by another
+		}
+		if p.Leading() {
+			if err := e.splitHere(c, parentID, at); err != nil {
+				return err
+			}
+			return e.syncRanges(c)
+		}
+		retry := true
+		var err error
+		if node := e.replicas.leaderNode(g); node != 0 {
+			body, _ := json.Marshal(forwarded{Container: c.num, Split: &forwardedSplit{Parent: parentID, At: []byte(at)}}) // cannot fail
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			var raw []byte
+			raw, err = e.cluster.Forward(ctx, node, body)
+			cancel()
+			switch {
+			case errors.Is(err, ErrNotSent): // that node is down: until a leader elsewhere
+			case err != nil:
+				retry = false
+			default:
+				var ans forwardedAnswer
+				if err = json.Unmarshal(raw, &ans); err == nil && ans.Err != nil {
+					retry, err = ans.Retry, ans.Err
+				}
+			}
+			if err == nil {
+				if err := c.awaitAdoption(parentID); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		if !retry || time.Now().After(deadline) {
+			if err == nil {
+				err = partition.ErrNotLeaseholder
+			}
+			return err
+		}
+		time.Sleep(forwardBackoff)
+	}
+	return e.fresh() // the catalog as of now: the leader wrote the children's ranges
+}
+
+// serveSplit runs a split another node forwarded, when this node's replica leads the parent.
+func (e *Engine) serveSplit(c *Container, req *forwardedSplit) forwardedAnswer {
+	if p := c.routes.Load().byID(req.Parent); p != nil && !p.Leading() {
+		return forwardedAnswer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}
+	}
+	err := e.splitHere(c, req.Parent, epk.EPK(req.At))
+	if err == nil {
+		err = e.syncRanges(c)
+	}
+	if err != nil {
+		return forwardedAnswer{Index: -1, Err: fault.From(err)}
+	}
+	return forwardedAnswer{Index: -1}
+}
+
+// reserveRangeIDs takes two range ids for a split's children in the cluster's catalog.
+func (e *Engine) reserveRangeIDs(c *Container) (left, right uint32, err error) {
+	err = e.commitFresh(func() (catalog.Change, func(), error) {
+		rec := c.rec
+		left, right = rec.NextRangeID, rec.NextRangeID+1
+		rec.NextRangeID += 2
+		ch, err := e.changeRecord(catalog.Containers, rec.Num, rec)
+		return ch, func() { c.rec = rec }, err
+	})
+	return left, right, err
+}
+
+// syncRanges writes to the cluster's catalog the ranges of the splits this node's routing has
+// adopted and the catalog does not show yet; nothing when it shows them all.
+func (e *Engine) syncRanges(c *Container) error {
+	if skipRangeSync.Load() {
+		return nil
+	}
+	return e.commitFresh(func() (catalog.Change, func(), error) {
+		ranges, changed := refineRanges(c.rec.Ranges, c.routes.Load().parts)
+		if !changed {
+			return catalog.Change{}, nil, nil
+		}
+		rec := c.rec
+		rec.Ranges = ranges
+		for _, r := range ranges {
+			rec.NextRangeID = max(rec.NextRangeID, r.ID+1)
+		}
+		rec.Version = e.nextVersion()
+		ch, err := e.changeRecord(catalog.Containers, rec.Num, rec)
+		return ch, func() { c.rec = rec }, err
+	})
+}
+
+// skipRangeSync, set by tests only, has syncRanges write nothing: the catalog stays behind a
+// split, as when the node that split stopped before it wrote the catalog.
+var skipRangeSync atomic.Bool
+
+// refineRanges is the catalog's ranges with each one that the routing table divides (a split
+// this node's replica applied) replaced by the partitions that divide it, their parents its
+// own and it; and whether any was.
+func refineRanges(ranges []rangeRecord, parts []*partition.Partition) ([]rangeRecord, bool) {
+	var out []rangeRecord
+	changed := false
+	for _, r := range ranges {
+		er, err := r.epkRange()
+		var kids []*partition.Partition
+		if err == nil {
+			for _, p := range parts {
+				if pr := p.Range(); pr.Min >= er.Min && pr.Max <= er.Max && p.ID() != r.ID {
+					kids = append(kids, p)
+				}
+			}
+		}
+		if len(kids) < 2 {
+			out = append(out, r)
+			continue
+		}
+		changed = true
+		parents := append(append([]uint32(nil), r.Parents...), r.ID)
+		for _, p := range kids {
+			out = append(out, rangeRecord{ID: p.ID(), Min: p.Range().Min.Hex(), Max: p.Range().Max.Hex(), Parents: parents})
+		}
+	}
+	return out, changed
+}
+
+// commitFresh commits the catalog change that decide makes, under e.mu, against the catalog
+// as of now; when another node changed the catalog first, it catches up and decides again. A
+// decision with no apply function is nothing to do; apply runs, under e.mu, once the change
+// is committed.
+func (e *Engine) commitFresh(decide func() (ch catalog.Change, apply func(), err error)) error {
+	for attempt := 1; ; attempt++ {
+		if err := e.fresh(); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		seq := e.seq
+		ch, apply, err := decide()
+		if err == nil && apply == nil {
+			e.mu.Unlock()
+			return nil
+		}
+		if err == nil {
+			ch.After = e.rev
+			var rev int64
+			if rev, err = e.catalog.Commit(ch); err == nil {
+				e.caughtUp(rev)
+				apply()
+				e.mu.Unlock()
+				return nil
+			}
+		}
+		e.seq = seq
+		e.mu.Unlock()
+		if !errors.Is(err, catalog.ErrStale) || attempt == maxCatalogAttempts {
+			return fault.New(fault.Unavailable, "The cluster's catalog refused a change: %v", err)
+		}
+	}
+}
+
+// maxCatalogAttempts bounds how many times commitFresh decides a change again.
+const maxCatalogAttempts = 20

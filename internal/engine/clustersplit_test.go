@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/partita-db/partita/internal/fault"
+)
+
+// Splits in a cluster: on demand through a node that does not lead the partition, by raised
+// throughput through another, and by size under writes through every node. Every node's
+// routing and catalog end with the same ranges (parents included), every item is read through
+// every node, and writes go on to the children through every node.
+func TestClusterSplits(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	tc.maxPartitionBytes = 96 << 10
+	for id := 1; id <= 3; id++ {
+		tc.start(id)
+	}
+	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	written := 0
+	pad := strings.Repeat("x", 900)
+	write := func(n int) {
+		t.Helper()
+		for range n {
+			i := written
+			c, err := tc.node(i%3 + 1).Container("db", "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, fmt.Sprint("create ", i), func() error {
+				_, err := c.CreateItem(item(fmt.Sprint(i), fmt.Sprint("k", i), fmt.Sprintf(`,"pad":%q`, pad)), ItemOptions{})
+				if errors.Is(err, fault.Conflict) {
+					return nil
+				}
+				return err
+			})
+			written++
+		}
+	}
+	// same waits until every node routes and lists the same ranges, and reads every item.
+	same := func(what string, atLeast int) []PartitionInfo {
+		t.Helper()
+		var first []PartitionInfo
+		eventually(t, what, func() error {
+			for id := 1; id <= 3; id++ {
+				info, err := tc.node(id).ContainerInfo("db", "c")
+				if err != nil {
+					return err
+				}
+				if len(info.Partitions) < atLeast {
+					return fmt.Errorf("node %d has %d partitions", id, len(info.Partitions))
+				}
+				e := tc.node(id)
+				var ids []uint32
+				e.mu.RLock()
+				for _, r := range e.containerByNum(1).rec.Ranges {
+					ids = append(ids, r.ID)
+				}
+				e.mu.RUnlock()
+				var routed []uint32
+				for _, p := range info.Partitions {
+					routed = append(routed, p.ID)
+				}
+				if !slices.Equal(ids, routed) {
+					return fmt.Errorf("node %d routes %v, its catalog lists %v", id, routed, ids)
+				}
+				if id == 1 {
+					first = info.Partitions
+				} else if !slices.EqualFunc(first, info.Partitions, func(a, b PartitionInfo) bool {
+					return a.ID == b.ID && a.Range == b.Range && slices.Equal(a.Parents, b.Parents)
+				}) {
+					return fmt.Errorf("node %d has partitions %v, node 1 %v", id, info.Partitions, first)
+				}
+			}
+			return nil
+		})
+		for id := 1; id <= 3; id++ {
+			c, _ := tc.node(id).Container("db", "c")
+			for i := range written {
+				if _, err := c.ReadItem(key(fmt.Sprint("k", i)), fmt.Sprint(i)); err != nil {
+					t.Fatalf("%s: node %d reads item %d: %v", what, id, i, err)
+				}
+			}
+		}
+		return first
+	}
+	write(30)
+	same("created", 2)
+
+	// On demand, through a node that does not lead partition 0.
+	via := 1
+	for id := 1; id <= 3; id++ {
+		if c, _ := tc.node(id).Container("db", "c"); !c.routes.Load().byID(0).Leading() {
+			via = id
+			break
+		}
+	}
+	children, err := tc.node(via).SplitPartition("db", "c", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(children) != 2 || !slices.Equal(children[0].Parents, []uint32{0}) {
+		t.Fatalf("split through node %d: children %v", via, children)
+	}
+	parts := same("after a split on demand", 3)
+	if len(parts) != 3 {
+		t.Fatalf("%d partitions after one split", len(parts))
+	}
+	write(30)
+
+	// By throughput, raised through node 3: 40,000 RU/s needs four partitions.
+	offers := tc.node(3).Offers()
+	if _, err := tc.node(3).ReplaceOffer(offers[0].ID, OfferReplace{Throughput: Throughput{Manual: 40000}}); err != nil {
+		t.Fatal(err)
+	}
+	same("after raising the throughput", 4)
+
+	// By size: a partition past 96 KiB splits while every node writes.
+	write(600)
+	parts = same("after splits by size", 5)
+	t.Logf("%d partitions after %d items", len(parts), written)
+}
+
+// A split whose catalog write never happened (every node stopped before): the nodes start
+// again with the catalog behind their replicas, serve the children, and a leader of a child
+// writes the ranges to the catalog.
+func TestClusterSplitCatalogBehind(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := tc.node(2).Container("db", "c")
+	for i := range 40 {
+		eventually(t, fmt.Sprint("create ", i), func() error {
+			_, err := c.CreateItem(item(fmt.Sprint(i), fmt.Sprint("k", i), ""), ItemOptions{})
+			if errors.Is(err, fault.Conflict) {
+				return nil
+			}
+			return err
+		})
+	}
+	skipRangeSync.Store(true)
+	t.Cleanup(func() { skipRangeSync.Store(false) })
+	if _, err := tc.node(1).SplitPartition("db", "c", 1, nil); !errors.Is(err, fault.Conflict) {
+		// The split happened, but the catalog does not show its children: no children to report.
+		t.Fatalf("split with the catalog write skipped: %v", err)
+	}
+	for id := 1; id <= 3; id++ {
+		tc.stop(id)
+	}
+	skipRangeSync.Store(false)
+	for id := 1; id <= 3; id++ {
+		tc.start(id)
+	}
+	eventually(t, "the catalog shows the split", func() error {
+		for id := 1; id <= 3; id++ {
+			info, err := tc.node(id).ContainerInfo("db", "c")
+			if err != nil {
+				return err
+			}
+			var got []string
+			for _, p := range info.Partitions {
+				got = append(got, fmt.Sprint(p.ID, p.Parents))
+			}
+			if want := []string{"0 []", "2 [1]", "3 [1]"}; !slices.Equal(got, want) {
+				return fmt.Errorf("node %d: partitions %v, want %v", id, got, want)
+			}
+		}
+		return nil
+	})
+	for id := 1; id <= 3; id++ {
+		c, _ := tc.node(id).Container("db", "c")
+		for i := range 40 {
+			if _, err := c.ReadItem(key(fmt.Sprint("k", i)), fmt.Sprint(i)); err != nil {
+				t.Fatalf("node %d reads item %d: %v", id, i, err)
+			}
+		}
+	}
+}
