@@ -140,6 +140,11 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	}
 	var stable []ledGroup // groups led here whose membership is what it should be
 	for _, g := range led {
+		select {
+		case <-e.stop:
+			return
+		default:
+		}
 		st, ok := h.Status(g)
 		if !ok || !st.Leading {
 			continue

@@ -129,7 +129,8 @@ func (n *clusterNode) register(e *engine.Engine, api, cql string) error {
 }
 
 func (n *clusterNode) nodes() ([]controlplane.Node, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Short: the placement loop asks every second, and a node that stops waits for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	nodes, err := n.cp.Nodes(ctx)
 	if err != nil {
