@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
 )
@@ -25,8 +27,6 @@ import (
 // procedures, triggers, CQL statements that read before they write), conditioned on nothing
 // having changed since the transaction read, or run again.
 //
-// Not yet in a cluster, and refused there with 503 rather than done wrong: indexing policy
-// changes.
 
 // Cluster is what a node of a cluster needs.
 type Cluster struct {
@@ -351,9 +351,20 @@ func (e *Engine) putContainer(v []byte) error {
 		return err
 	}
 	if c := e.containerByNum(rec.Num); c != nil {
+		policy := !bytes.Equal(c.rec.Indexing, rec.Indexing)
 		c.rec = rec
 		c.applyDefaultTTL()
 		c.scripts.Store(c.newScriptSet(rec.Scripts))
+		if policy {
+			// The policy every write here follows from now on; the partitions' leaders record
+			// it and rebuild (changeIndexingInCluster).
+			pol, err := indexing.Parse(rec.Indexing)
+			if err != nil {
+				return err
+			}
+			c.index.Store(pol)
+			e.startReindexLocked(c)
+		}
 		return nil
 	}
 	d := e.databaseByNum(rec.DB)

@@ -204,6 +204,9 @@ func (e *Engine) load() error {
 		} else if err != nil {
 			return err
 		}
+		if e.cluster != nil {
+			continue // a cluster's partitions are reconciled by their leaders (place)
+		}
 		if err := c.reconcile(); err != nil {
 			return fmt.Errorf("container %q: %w", c.id, err)
 		}

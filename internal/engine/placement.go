@@ -11,7 +11,8 @@ import (
 	"github.com/partita-db/partita/internal/replication"
 )
 
-// Placement, on a node of a cluster. Every partition has a replica on every live node that is
+// Placement, on a node of a cluster, and the upkeep of the partitions this node leads. Every
+// partition has a replica on every live node that is
 // not being drained: a new container's groups are bootstrapped on those nodes, and afterwards
 // each group's leader keeps its membership there by itself (place), one change at a time:
 //
@@ -128,11 +129,21 @@ func (e *Engine) place(pl *placer, now time.Time) {
 			}
 		}
 	}
+	var all []*Container
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			all = append(all, c)
+		}
+	}
 	e.mu.RUnlock()
 	for _, c := range behind {
 		if err := e.syncRanges(c); err != nil {
 			e.log.Warn("placement: writing a split's ranges to the catalog", "container", c.id, "err", err)
 		}
+	}
+	for _, c := range all {
+		e.recordPolicy(c)
+		e.abortOrphanSplits(c)
 	}
 	deadAfter := e.cluster.DeadAfter
 	if deadAfter <= 0 {
@@ -176,6 +187,23 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	}
 	if len(stable) == len(led) {
 		e.balanceLeaders(stable, live, leads)
+	}
+}
+
+// abortOrphanSplits aborts the splits in flight in c's partitions that this node leads and
+// that no split here is running: their node stopped (or lost the leadership) between the
+// split's start and its commit. The decision to split stands; it is made again.
+func (e *Engine) abortOrphanSplits(c *Container) {
+	if !c.splitOne.TryLock() {
+		return // a split runs here
+	}
+	defer c.splitOne.Unlock()
+	for _, p := range c.routes.Load().parts {
+		if _, _, _, ok := p.SplitInFlight(); ok && p.Leading() {
+			if err := p.AbortSplit(); err != nil {
+				e.log.Debug("placement: aborting an orphan split", "container", c.id, "partition", p.ID(), "err", err)
+			}
+		}
 	}
 }
 

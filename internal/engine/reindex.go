@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
+	"github.com/partita-db/partita/internal/partition"
 )
 
 // Changing a container's indexing policy. The new policy is recorded, and followed by every
@@ -37,7 +41,7 @@ const (
 // current one, and starts the rebuild.
 func (e *Engine) changeIndexing(c *Container, dbID, id string, r ContainerReplace) (ContainerInfo, error) {
 	if e.cluster != nil {
-		return ContainerInfo{}, errNotInCluster("Changing a container's indexing policy")
+		return e.changeIndexingInCluster(c, dbID, id, r)
 	}
 	c.splitOne.Lock()
 	defer c.splitOne.Unlock()
@@ -78,6 +82,81 @@ func (e *Engine) changeIndexing(c *Container, dbID, id string, r ContainerReplac
 	e.log.Info("indexing policy changed", "database", c.db.rec.ID, "container", rec.ID)
 	e.startReindexLocked(c)
 	return c.info(), nil
+}
+
+// changeIndexingInCluster replaces c's indexing policy on a node of a cluster. The catalog
+// changes first, and is the policy every node's writes follow from the moment it learns of
+// it; the leader of each partition then records the change in the partition's log (place,
+// and here at once for those this node leads), which every replica applies, and rebuilds its
+// index. The answer waits until every partition has recorded the policy. A leader that stops
+// before it recorded it leaves that to the next one.
+func (e *Engine) changeIndexingInCluster(c *Container, dbID, id string, r ContainerReplace) (ContainerInfo, error) {
+	var pol *indexing.Policy
+	err := e.commitFresh(func() (catalog.Change, func(), error) {
+		cur, err := e.container(dbID, id)
+		if err != nil {
+			return catalog.Change{}, nil, err
+		}
+		if cur != c {
+			return catalog.Change{}, nil, fault.New(fault.Unavailable, "The container was replaced while its policy changed; retry the request")
+		}
+		if err := checkVersion(fmt.Sprintf("container %q", id), c.rec.Version, r.IfMatch); err != nil {
+			return catalog.Change{}, nil, err
+		}
+		if pol, err = indexing.Parse(r.Indexing); err != nil {
+			return catalog.Change{}, nil, err
+		}
+		rec := c.rec
+		rec.Indexing = r.Indexing
+		rec.DefaultTTL = r.DefaultTTL
+		rec.Version = e.nextVersion()
+		ch, err := e.changeRecord(catalog.Containers, rec.Num, rec)
+		return ch, func() {
+			c.rec = rec
+			c.index.Store(pol)
+			c.applyDefaultTTL()
+			e.startReindexLocked(c)
+		}, err
+	})
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	e.log.Info("indexing policy changed", "database", c.db.rec.ID, "container", id)
+	for deadline := time.Now().Add(catalogWait); ; time.Sleep(10 * time.Millisecond) {
+		e.recordPolicy(c)
+		pending := 0
+		for _, p := range c.routes.Load().parts {
+			if !p.Policy().Equal(pol) {
+				pending++
+			}
+		}
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return ContainerInfo{}, fault.New(fault.Unavailable, "The indexing policy is changed, but %d partition(s) did not record it in time; they will", pending)
+		}
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return c.info(), nil
+}
+
+// recordPolicy has each partition of c this node's replica leads record the container's
+// policy, when it follows another, and the rebuild of those with one in flight run here
+// (cluster only: see changeIndexingInCluster).
+func (e *Engine) recordPolicy(c *Container) {
+	pol := c.policy()
+	for _, p := range c.routes.Load().parts {
+		if p.Leading() && !p.Policy().Equal(pol) {
+			if err := p.ChangePolicy(pol); err != nil {
+				e.log.Debug("recording an indexing policy", "container", c.id, "partition", p.ID(), "err", err)
+			}
+		}
+	}
+	e.mu.Lock()
+	e.startReindexLocked(c)
+	e.mu.Unlock()
 }
 
 // startReindexLocked starts the rebuild goroutine of c if a rebuild is in flight and none
@@ -154,7 +233,7 @@ func (e *Engine) reindexLoop(c *Container) {
 			continue
 		}
 		wait := time.Duration(read)*time.Second/reindexRate - time.Since(began)
-		if busy {
+		if busy || read == 0 { // read nothing: the partitions left are led elsewhere
 			wait = max(wait, reindexIdle)
 		}
 		select {
@@ -182,11 +261,19 @@ func (e *Engine) reindexStep(c *Container, items, bytes int) (finished bool, rea
 		if _, _, settled := p.ReindexProgress(); settled {
 			continue
 		}
+		if e.cluster != nil && !p.Leading() {
+			finished = false // its leader's node rebuilds it; this one waits to see it settle
+			continue
+		}
 		if s := p.Budget().Stats(); s.PerSecond > 0 && s.LastSecond >= reindexBusy*s.PerSecond {
 			busy = true
 		}
 		done, n, err := p.ReindexStep(items, bytes)
 		read += n
+		if e.cluster != nil && errors.Is(err, partition.ErrNotLeaseholder) {
+			finished = false // the leadership moved: the new leader's node goes on
+			continue
+		}
 		if err != nil {
 			return false, read, busy, err
 		}
