@@ -105,6 +105,13 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 	var err error
 	if len(ops) == 1 && ops[0].Kind == partition.Read {
 		x.read, err = p.Read(e, ops[0].ID, dst)
+		// On a node that did not run a split (a cluster's), a read may meet the parent as
+		// it closes: the routing holds the child by then.
+		for partition.Closed(err) && c.routes.Load().lookup(e) != p {
+			p = c.routes.Load().lookup(e)
+			x.p = p
+			x.read, err = p.Read(e, ops[0].ID, dst)
+		}
 	} else {
 		// A copy, so that ops itself does not escape to the partition's queue and a point
 		// read's one operation can stay on its caller's stack.

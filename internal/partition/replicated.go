@@ -64,6 +64,10 @@ func Refused(err error) bool {
 	return errors.Is(err, ErrNotLeaseholder) || errors.Is(err, errStaleLease) || errors.Is(err, errOutOfOrder)
 }
 
+// Closed reports whether err is the refusal of a partition that closed: it split, or its node
+// is stopping. A read refused so by a partition that split is read again on its child.
+func Closed(err error) bool { return errors.Is(err, errClosed) }
+
 // Leading reports whether the partition is a replica that leads its group (it may not hold
 // the lease yet); false on a single node.
 func (p *Partition) Leading() bool {
