@@ -21,6 +21,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // emulatorKey is the server's default key (the Cosmos emulator's public one).
@@ -72,7 +74,35 @@ func (s *server) Logs() string {
 // stops it when the test ends.
 func startServer(t testing.TB, useTLS bool, extraArgs ...string) *server {
 	t.Helper()
+	if os.Getenv("PARTITA_E2E_CLUSTER") != "" {
+		return startClusterServer(t, useTLS, extraArgs...)
+	}
 	return startServerIn(t, t.TempDir(), useTLS, extraArgs...)
+}
+
+// startClusterServer starts three nodes of a cluster, each with extraArgs (but the first's
+// --cql-addr, which only it takes), and returns the second: the tests that run with
+// PARTITA_E2E_CLUSTER set talk to one node of a cluster, as a client of a deployment would,
+// and its writes go to whichever node leads their partition.
+func startClusterServer(t testing.TB, useTLS bool, extraArgs ...string) *server {
+	t.Helper()
+	os.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
+	var addrs []string
+	for range 3 {
+		addrs = append(addrs, controlplanetest.FreeAddr(t))
+	}
+	var nodes []*server
+	for i, a := range addrs {
+		args := append([]string{"--cluster-addr", a, "--join", strings.Join(addrs, ",")}, extraArgs...)
+		if i != 1 {
+			args = append(args, "--cql-addr=")
+		}
+		nodes = append(nodes, launchServer(t, t.TempDir(), useTLS, args...))
+	}
+	for _, n := range nodes {
+		n.waitListening(t, time.Minute)
+	}
+	return nodes[1]
 }
 
 func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...string) *server {
