@@ -24,6 +24,9 @@ var systemKeyspaces = map[string]bool{
 func (x *Executor) executeSchema(s *Session, st cql.Statement) (*Result, error) {
 	x.ddl.Lock()
 	defer x.ddl.Unlock()
+	if err := x.eng.Fresh(); err != nil { // decided against the schema as of now, in a cluster
+		return nil, err
+	}
 	sch, err := x.schema()
 	if err != nil {
 		return nil, err

@@ -56,15 +56,13 @@ func (x *Executor) Prepare(s *Session, text string) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := x.schema()
-	if err != nil {
-		return nil, err
-	}
-	p := &Prepared{ID: md5.Sum([]byte(s.Keyspace + "\x00" + text)), Text: text, Keyspace: s.Keyspace, stmt: st}
-	if err := x.analyze(sch, s, p); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return freshOnMiss(x, func(sch *schema) (*Prepared, error) {
+		p := &Prepared{ID: md5.Sum([]byte(s.Keyspace + "\x00" + text)), Text: text, Keyspace: s.Keyspace, stmt: st}
+		if err := x.analyze(sch, s, p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
 }
 
 // analyze checks p.stmt and fills in what the front end needs: its kind, bind markers,
@@ -99,12 +97,8 @@ func (x *Executor) analyze(sch *schema, s *Session, p *Prepared) error {
 func (x *Executor) Execute(s *Session, p *Prepared, o Options) (*Result, error) {
 	switch p.Kind {
 	case KindUse:
-		sch, err := x.schema()
-		if err != nil {
-			return nil, err
-		}
 		name := p.stmt.(*cql.Use).Keyspace
-		if _, err := sch.keyspace(name); err != nil {
+		if _, err := freshOnMiss(x, func(sch *schema) (*keyspace, error) { return sch.keyspace(name) }); err != nil {
 			return nil, err
 		}
 		s.Keyspace = name

@@ -1,6 +1,7 @@
 package cqlexec
 
 import (
+	"errors"
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/json"
@@ -265,7 +266,7 @@ func (s *schema) keyspace(name string) (*keyspace, error) {
 	}
 	ks := s.keyspaces[name]
 	if ks == nil {
-		return nil, fault.New(fault.BadRequest, "Keyspace %s does not exist", name)
+		return nil, missing("Keyspace %s does not exist", name)
 	}
 	return ks, nil
 }
@@ -282,9 +283,42 @@ func (s *schema) table(sess *Session, n cql.TableName) (*table, error) {
 	}
 	t := ks.tables[n.Name]
 	if t == nil {
-		return nil, fault.New(fault.BadRequest, "table %s does not exist", n.Name)
+		return nil, missing("table %s does not exist", n.Name)
 	}
 	return t, nil
+}
+
+// missingError is a keyspace or table the schema does not have. On a node of a cluster the
+// statement is checked again once the node holds the catalog as of now (freshOnMiss): another
+// node may have just created it.
+type missingError struct{ err error }
+
+func (m missingError) Error() string { return m.err.Error() }
+func (m missingError) Unwrap() error { return m.err }
+
+func missing(format string, args ...any) error {
+	return missingError{fault.New(fault.BadRequest, format, args...)}
+}
+
+// freshOnMiss runs fn with the schema, and once more with the schema as of the cluster's
+// current catalog when fn finds a keyspace or table missing.
+func freshOnMiss[T any](x *Executor, fn func(*schema) (T, error)) (T, error) {
+	sch, err := x.schema()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	v, err := fn(sch)
+	if !errors.As(err, new(missingError)) {
+		return v, err
+	}
+	if ferr := x.eng.Fresh(); ferr != nil {
+		return v, err
+	}
+	if sch, err = x.schema(); err != nil {
+		return v, err
+	}
+	return fn(sch)
 }
 
 // version is the schema's version as system.local shows it: a name-based UUID of the

@@ -13,12 +13,13 @@ import (
 
 // The system tables drivers read when they connect and when they build their metadata,
 // served from the real schema: system.local (this node: its address, its tokens, the schema
-// version), system.peers (no rows: Partita is one node) and the system_schema tables that
+// version), system.peers and peers_v2 (the other nodes of a cluster, peers.go; none on a node
+// alone) and the system_schema tables that
 // describe keyspaces, tables, columns and types. They are virtual: computed per query, read
 // only.
 
 // Partita presents itself as a Cassandra 3.11 node: drivers then read system.peers and the
-// system_schema tables of that version, not peers_v2 or virtual tables.
+// system_schema tables of that version, not virtual tables (some read peers_v2 first).
 const (
 	releaseVersion  = "3.11.17"
 	cqlVersion      = "3.4.5"
@@ -122,6 +123,8 @@ var systemTables = map[string]map[string][]vcol{
 // virtualRows computes the rows of the system tables that have any.
 var virtualRows = map[string]virtualTable{
 	"system.local":            localRows,
+	"system.peers":            peerRows,
+	"system.peers_v2":         peerV2Rows,
 	"system_schema.keyspaces": keyspaceRows,
 	"system_schema.tables":    tableRows,
 	"system_schema.columns":   columnRows,
@@ -233,14 +236,17 @@ func localRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 		ip = addr.To16()
 	}
 	v := sch.uuid()
-	host := nameUUID([]byte("partita-host"))
+	host, tokens := nameUUID([]byte("partita-host")), nodeTokens
+	if self, own, _, _, ok := x.cluster(); ok {
+		host, tokens = hostID(self), own
+	}
 	return []*rowDoc{cells(map[string][]byte{
 		"key": []byte("local"), "bootstrapped": []byte("COMPLETED"), "broadcast_address": ip,
 		"cluster_name": []byte(clusterName), "cql_version": []byte(cqlVersion), "data_center": []byte(dataCenter),
 		"gossip_generation": cqlvalue.EncodeInt(1), "host_id": host[:], "listen_address": ip,
 		"native_protocol_version": []byte("4"), "partitioner": []byte(partitionerName), "rack": []byte(rack),
 		"release_version": []byte(releaseVersion), "rpc_address": ip, "schema_version": v[:],
-		"thrift_version": []byte("20.1.0"), "tokens": cqlvalue.EncodeSet(cqlvalue.Native(cqlvalue.Text), nodeTokens...),
+		"thrift_version": []byte("20.1.0"), "tokens": cqlvalue.EncodeSet(cqlvalue.Native(cqlvalue.Text), tokens...),
 	})}
 }
 

@@ -164,6 +164,10 @@ func (e *Engine) fresh() error {
 	}
 }
 
+// Fresh is fresh for the other front ends (the CQL engine): on a node of a cluster, it waits
+// until the node holds the catalog as of the call; nothing on a node alone.
+func (e *Engine) Fresh() error { return e.fresh() }
+
 // missFresh looks something up with find and, on a node of a cluster where it is not found,
 // looks again once the node holds the catalog as of now: a container another node created a
 // moment ago is found on every node.

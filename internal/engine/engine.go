@@ -236,10 +236,28 @@ func (e *Engine) Close() error {
 		e.handOff()
 	}
 	close(e.stop)
-	e.background.Wait() // a running split sees closed and stops before its switch
+	done := make(chan struct{})
+	go func() {
+		e.background.Wait() // a running split sees closed and stops before its switch
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		// Background work waits for its groups: in a cluster whose other nodes stopped first,
+		// a proposal that cannot commit. Stopping the host fails it.
+		if h := e.replicas.hostOf(); h != nil {
+			h.Close()
+		}
+		<-done
+	}
 	e.closePartitions()
 	return e.db.Close()
 }
+
+// closeWait is how long Close lets background work finish before it stops the replication
+// host under it.
+const closeWait = 2 * time.Second
 
 func (e *Engine) closePartitions() {
 	if e.replicas != nil && e.replicas.host != nil {

@@ -39,6 +39,16 @@ type ReplicaStatus struct {
 	PartitionStats
 }
 
+// ClusterNodes lists the live nodes of the cluster and this node's id; nothing on a node
+// alone.
+func (e *Engine) ClusterNodes() (self uint64, nodes []ClusterNode, err error) {
+	if e.cluster == nil {
+		return 0, nil, nil
+	}
+	nodes, err = e.cluster.Nodes()
+	return uint64(e.cluster.Node), nodes, err
+}
+
 // Status describes this node and its replicas.
 func (e *Engine) Status() (NodeStatus, error) {
 	var st NodeStatus

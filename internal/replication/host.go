@@ -220,12 +220,15 @@ func (h *Host) Start() {
 }
 
 // Close stops the host and closes every state machine. Proposals and reads in flight fail.
+// Closing a closed host does nothing.
 func (h *Host) Close() {
 	h.mu.Lock()
-	if !h.closed {
-		h.closed = true
-		close(h.gone)
+	if h.closed {
+		h.mu.Unlock()
+		return
 	}
+	h.closed = true
+	close(h.gone)
 	h.mu.Unlock()
 	if h.stop != nil {
 		close(h.stop)
