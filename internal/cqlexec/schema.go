@@ -1,10 +1,10 @@
 package cqlexec
 
 import (
-	"errors"
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sort"
 	"sync"

@@ -29,9 +29,10 @@ type forwardedSplit struct {
 	At     []byte `json:"at"`
 }
 
-// forwardSplit has the node whose replica leads partition parentID of c split it, and returns
-// once this node's routing has the children and its catalog their ranges.
-func (e *Engine) forwardSplit(c *Container, parentID uint32, at epk.EPK) error {
+// splitInCluster splits partition parentID of c here when this node's replica leads it, or has
+// the leader's node split it, and returns once this node's routing has the children and its
+// catalog their ranges.
+func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error {
 	deadline := time.Now().Add(splitCallTimeout)
 	g := groupOf(c.num, parentID)
 	for {

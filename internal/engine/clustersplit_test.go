@@ -32,7 +32,7 @@ func TestClusterSplits(t *testing.T) {
 		t.Helper()
 		for range n {
 			i := written
-			c, err := tc.node(i%3 + 1).Container("db", "c")
+			c, err := tc.node(i%3+1).Container("db", "c")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,9 +13,9 @@ import (
 )
 
 // Placement, on a node of a cluster, and the upkeep of the partitions this node leads. Every
-// partition has a replica on every live node that is
-// not being drained: a new container's groups are bootstrapped on those nodes, and afterwards
-// each group's leader keeps its membership there by itself (place), one change at a time:
+// partition has a replica on every live node that is not being drained: a new container's
+// groups are bootstrapped on those nodes, and afterwards each group's leader keeps its
+// membership there by itself (place), one change at a time:
 //
 //   - a live node without a replica of the group gets one, added as a learner (it receives a
 //     snapshot) and promoted to a voter once it has caught up;
@@ -27,8 +28,12 @@ import (
 //
 // New replicas come before removals, so that a group replacing a wiped replica never runs
 // with fewer than it had. A node that holds no replica of a container yet (it joined after
-// the container was created, or its replicas were removed) waits for them (awaitReplicas) and
+// the container was created, or its replicas were removed) waits for them (Engine.await) and
 // answers 503 for that container until they have come.
+//
+// The same pass keeps up what the node leads (upkeep): the catalog's ranges after a split
+// whose node stopped before it wrote them, the container's indexing policy in each partition,
+// and no split in flight that no node runs any more.
 
 // DefaultDeadAfter is how long a node may be gone before its replicas are removed.
 const DefaultDeadAfter = 5 * time.Minute
@@ -62,21 +67,11 @@ func (e *Engine) placement() ([]replication.Member, error) {
 	if !self {
 		return nil, fault.New(fault.Unavailable, "This node is not registered in the cluster yet; retry")
 	}
-	slices.SortFunc(ms, func(a, b replication.Member) int { return cmpNode(a.Node, b.Node) })
+	slices.SortFunc(ms, func(a, b replication.Member) int { return cmp.Compare(a.Node, b.Node) })
 	for i := range ms {
 		ms[i].Replica = replication.ReplicaID(i + 1)
 	}
 	return ms, nil
-}
-
-func cmpNode(a, b replication.NodeID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // placer is what the placement loop keeps between passes.
@@ -104,20 +99,13 @@ func (e *Engine) place(pl *placer, now time.Time) {
 		delete(pl.missing, replication.NodeID(n.ID))
 	}
 	h := e.replicas.hostOf()
+	var cs []*Container
 	var led []replication.GroupID
-	var behind []*Container // whose catalog ranges miss a split this node leads a child of
 	leads := map[replication.NodeID]int{} // leaderships per node, of the groups this node holds
 	e.mu.RLock()
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
-			if ranges, changed := refineRanges(c.rec.Ranges, c.routes.Load().parts); changed {
-				for _, r := range ranges {
-					if p := c.routes.Load().byID(r.ID); p != nil && p.Leading() && !slices.ContainsFunc(c.rec.Ranges, func(x rangeRecord) bool { return x.ID == r.ID }) {
-						behind = append(behind, c)
-						break
-					}
-				}
-			}
+			cs = append(cs, c)
 			for _, p := range c.routes.Load().parts {
 				g := groupOf(c.num, p.ID())
 				if p.Leading() {
@@ -129,21 +117,9 @@ func (e *Engine) place(pl *placer, now time.Time) {
 			}
 		}
 	}
-	var all []*Container
-	for _, d := range e.dbs {
-		for _, c := range d.containers {
-			all = append(all, c)
-		}
-	}
 	e.mu.RUnlock()
-	for _, c := range behind {
-		if err := e.syncRanges(c); err != nil {
-			e.log.Warn("placement: writing a split's ranges to the catalog", "container", c.id, "err", err)
-		}
-	}
-	for _, c := range all {
-		e.recordPolicy(c)
-		e.abortOrphanSplits(c)
+	for _, c := range cs {
+		e.upkeep(c)
 	}
 	deadAfter := e.cluster.DeadAfter
 	if deadAfter <= 0 {
@@ -190,9 +166,33 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	}
 }
 
+// upkeep brings what this node leads of c up to date: the catalog's ranges, when they miss a
+// split whose child this node leads (syncRanges); the container's indexing policy in each
+// partition (recordPolicy); and no split in flight that no node runs (abortOrphanSplits).
+func (e *Engine) upkeep(c *Container) {
+	e.mu.RLock()
+	behind := false
+	recorded := map[uint32]bool{}
+	for _, r := range c.rec.Ranges {
+		recorded[r.ID] = true
+	}
+	for _, p := range c.routes.Load().parts {
+		behind = behind || !recorded[p.ID()] && p.Leading()
+	}
+	e.mu.RUnlock()
+	if behind {
+		if err := e.syncRanges(c); err != nil {
+			e.log.Warn("placement: writing a split's ranges to the catalog", "container", c.id, "err", err)
+		}
+	}
+	e.recordPolicy(c)
+	e.abortOrphanSplits(c)
+}
+
 // abortOrphanSplits aborts the splits in flight in c's partitions that this node leads and
 // that no split here is running: their node stopped (or lost the leadership) between the
-// split's start and its commit. The decision to split stands; it is made again.
+// split's start and its commit. A split by size is decided again at the next write; the
+// request that asked for another is answered with an error, or tries again (splitInCluster).
 func (e *Engine) abortOrphanSplits(c *Container) {
 	if !c.splitOne.TryLock() {
 		return // a split runs here
@@ -250,7 +250,7 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 	for id := range live {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, cmpNode)
+	slices.SortFunc(ids, cmp.Compare[replication.NodeID])
 	for _, id := range ids {
 		n := live[id]
 		if n.Draining || n.Store == 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -87,7 +88,7 @@ func TestClusterPlacement(t *testing.T) {
 					m, _ := st.Descriptor.Member(v)
 					got = append(got, replication.Member{Node: m.Node, Store: m.Store})
 				}
-				slices.SortFunc(got, func(a, b replication.Member) int { return cmpNode(a.Node, b.Node) })
+				slices.SortFunc(got, func(a, b replication.Member) int { return cmp.Compare(a.Node, b.Node) })
 				if !slices.Equal(got, stores) || len(st.Descriptor.Learners) > 0 {
 					return fmt.Errorf("partition %d: voters %v, learners %v", part, got, st.Descriptor.Learners)
 				}

@@ -1,11 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -190,7 +190,9 @@ func (rs *replicaSet) takeTiling(num uint32, r epk.Range) []*partition.Partition
 	if len(in) < 2 {
 		return nil
 	}
-	slices.SortFunc(in, func(a, b *partition.Partition) int { return strings.Compare(string(a.Range().Min), string(b.Range().Min)) })
+	slices.SortFunc(in, func(a, b *partition.Partition) int {
+		return cmp.Compare(a.Range().Min, b.Range().Min)
+	})
 	at := r.Min
 	for _, p := range in {
 		if p.Range().Min != at {
@@ -364,13 +366,19 @@ var errAway = errors.New("engine: no replica of the range on this node")
 // engine is open.
 func (e *Engine) await(c *Container) {
 	c.db.awaited[c.id] = c
-	have, ranges := c.have, c.rec.Ranges // the ranges do not change: a cluster splits nothing yet
+	have, ranges := c.have, c.rec.Ranges
 	c.have = nil
 	e.log.Info("waiting for this node's replicas of a container", "container", c.id, "have", len(have), "ranges", len(c.rec.Ranges))
 	go func() {
 		rs := e.replicas
+		kids := map[uint32][]*partition.Partition{} // the children of ranges that split meanwhile
 		for _, r := range ranges {
-			for have[r.ID] == nil {
+			er, err := r.epkRange()
+			if err != nil {
+				e.log.Error("a container's range", "container", c.id, "err", err)
+				return
+			}
+			for have[r.ID] == nil && kids[r.ID] == nil {
 				select {
 				case <-e.stop:
 					return
@@ -378,16 +386,23 @@ func (e *Engine) await(c *Container) {
 				}
 				rs.mu.Lock()
 				current := rs.containers[c.num] == c
+				kids[r.ID] = rs.takeTiling(c.num, er)
 				rs.mu.Unlock()
 				if !current {
 					return // deleted meanwhile
 				}
-				have[r.ID] = rs.take(groupOf(c.num, r.ID), true)
+				if kids[r.ID] == nil {
+					have[r.ID] = rs.take(groupOf(c.num, r.ID), true)
+				}
 			}
 		}
 		rt := &routing{}
 		for _, r := range ranges {
-			rt.parts = append(rt.parts, have[r.ID])
+			if p := have[r.ID]; p != nil {
+				rt.parts = append(rt.parts, p)
+			} else {
+				rt.parts = append(rt.parts, kids[r.ID]...)
+			}
 		}
 		e.mu.Lock()
 		defer e.mu.Unlock()

@@ -22,28 +22,17 @@ const DefaultMaxPartitionBytes = 50 << 30
 // batch with the catalog's new record, and the routing table swaps. Held requests do not
 // fail: they go on to the child that owns their key.
 //
-// In a cluster the split runs on the node whose replica leads the parent (forwardSplit from
-// the others), with child ids reserved in the cluster's catalog first, so that two nodes
+// In a cluster the split runs on the node whose replica leads the parent (splitInCluster), with child ids reserved in the cluster's catalog first, so that two nodes
 // splitting partitions of one container never give two children one id. Every replica
 // applies the split, and every node's routing takes the children as its replica does
 // (replicaSet.adopt); the catalog's ranges are written after the commit (syncRanges), and
 // again by whichever leader of a child finds them behind (place), should the first writer
 // stop before it did.
 func (e *Engine) split(c *Container, parentID uint32, at epk.EPK) error {
-	if e.cluster == nil {
-		return e.splitHere(c, parentID, at)
+	if e.cluster != nil {
+		return e.splitInCluster(c, parentID, at)
 	}
-	p := c.routes.Load().byID(parentID)
-	if p == nil {
-		return nil // already split
-	}
-	if !p.Leading() {
-		return e.forwardSplit(c, parentID, at)
-	}
-	if err := e.splitHere(c, parentID, at); err != nil {
-		return err
-	}
-	return e.syncRanges(c)
+	return e.splitHere(c, parentID, at)
 }
 
 func (e *Engine) splitHere(c *Container, parentID uint32, at epk.EPK) error {
