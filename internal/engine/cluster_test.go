@@ -131,6 +131,19 @@ func (tc *testCluster) live() ([]ClusterNode, error) {
 	return out, nil
 }
 
+// createContainer creates database "db" and its container "c" through node 1, partitioned on
+// /pk (version 2), with the indexing policy given (nil: the default).
+func (tc *testCluster) createContainer(indexing json.RawMessage) {
+	tc.t.Helper()
+	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
+		tc.t.Fatal(err)
+	}
+	spec := ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}, Indexing: indexing}
+	if _, err := tc.node(1).CreateContainer("db", spec); err != nil {
+		tc.t.Fatal(err)
+	}
+}
+
 // wipe empties node id's directory, as a disk that was replaced (the node must be down).
 func (tc *testCluster) wipe(id int) {
 	tc.dirs[id-1] = tc.t.TempDir()

@@ -14,13 +14,7 @@ import (
 // every node answer as a full scan would, before and after writes made through the others.
 func TestClusterIndexingPolicy(t *testing.T) {
 	tc := startTestCluster(t, 3)
-	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2},
-		Indexing: json.RawMessage(`{"indexingMode":"consistent","includedPaths":[{"path":"/pk/?"}],"excludedPaths":[{"path":"/*"}]}`)}); err != nil {
-		t.Fatal(err)
-	}
+	tc.createContainer(json.RawMessage(`{"indexingMode":"consistent","includedPaths":[{"path":"/pk/?"}],"excludedPaths":[{"path":"/*"}]}`))
 	create := func(via, i int) {
 		t.Helper()
 		c, err := tc.node(via).Container("db", "c")

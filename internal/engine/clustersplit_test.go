@@ -20,12 +20,7 @@ func TestClusterSplits(t *testing.T) {
 	for id := 1; id <= 3; id++ {
 		tc.start(id)
 	}
-	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	tc.createContainer(nil)
 	written := 0
 	pad := strings.Repeat("x", 900)
 	write := func(n int) {
@@ -135,12 +130,7 @@ func TestClusterSplits(t *testing.T) {
 // writes the ranges to the catalog.
 func TestClusterSplitCatalogBehind(t *testing.T) {
 	tc := startTestCluster(t, 3)
-	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	tc.createContainer(nil)
 	c, _ := tc.node(2).Container("db", "c")
 	for i := range 40 {
 		eventually(t, fmt.Sprint("create ", i), func() error {

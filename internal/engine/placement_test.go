@@ -23,12 +23,7 @@ func TestClusterPlacement(t *testing.T) {
 	for id := 1; id <= 3; id++ {
 		tc.start(id)
 	}
-	if _, err := tc.node(1).CreateDatabase("db", nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tc.node(1).CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	tc.createContainer(nil)
 	c1, err := tc.node(1).Container("db", "c")
 	if err != nil {
 		t.Fatal(err)
