@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -92,6 +93,21 @@ func TestClusterMembershipProcesses(t *testing.T) {
 	readAll(fourth)
 	t.Logf("the fourth node served every item %v after it started", time.Since(joined).Round(time.Millisecond))
 	write(fourth, 10)
+	// Its metrics say what it holds: a replica of both partitions, received as snapshots.
+	retrying(t, "the fourth node's metrics", func() error {
+		resp, err := fourth.client.Get(fourth.Endpoint + "metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{"partita_node_replicas 2", "partita_node_learners 0", `partita_replication_snapshots_total{direction="installed"}`, "partita_node_info{", `partita_forwarded_requests_total{direction="sent"}`} {
+			if !strings.Contains(string(body), want) {
+				return fmt.Errorf("/metrics lacks %s", want)
+			}
+		}
+		return nil
+	})
 	retrying(t, "four replicas of each partition", func() error {
 		out := status(nodes[1])
 		for _, line := range strings.Split(out, "\n") {

@@ -52,6 +52,7 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 			body, _ := json.Marshal(forwarded{Container: c.num, Split: &forwardedSplit{Parent: parentID, At: []byte(at)}}) // cannot fail
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			var raw []byte
+			e.forwarded.Add(1)
 			raw, err = e.cluster.Forward(ctx, node, body)
 			cancel()
 			switch {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
@@ -109,6 +110,9 @@ type Engine struct {
 	cluster *Cluster
 	rev     int64
 	caught  chan struct{}
+	// forwarded and served count the requests this node sent to other nodes' leaders and
+	// those it ran for other nodes (NodeMetrics).
+	forwarded, served atomic.Uint64
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.

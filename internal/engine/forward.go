@@ -141,6 +141,7 @@ func (c *Container) forward(node replication.NodeID, p *partition.Partition, e e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), forwardCallTimeout)
 	defer cancel()
+	c.e.forwarded.Add(1)
 	raw, err := c.e.cluster.Forward(ctx, node, body)
 	if errors.Is(err, ErrNotSent) {
 		return x, true, partition.ErrNotLeaseholder // that node is down: until a leader elsewhere
@@ -247,6 +248,7 @@ func (e *Engine) Serve(req []byte) []byte {
 }
 
 func (e *Engine) serve(raw []byte) forwardedAnswer {
+	e.served.Add(1)
 	fail := func(err error) forwardedAnswer {
 		ans := forwardedAnswer{Index: -1, Retry: !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))}
 		var be *partition.BatchError

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/ru"
 )
 
@@ -68,6 +70,56 @@ func (e *Engine) Metrics(top int) ([]PartitionMetrics, error) {
 		}
 	}
 	return out, nil
+}
+
+// NodeMetrics are a node's replication counters: those of a cluster's node; nothing else is
+// set on a node alone.
+type NodeMetrics struct {
+	Node, Store uint64 // 0 on a node alone
+	// Replicas and Leading count this node's replicas of partitions and those that lead
+	// their groups; Learners those not voting yet (catching up after they were added).
+	Replicas, Leading, Learners int
+	// SnapshotsSent and SnapshotsInstalled count the replication host's snapshots.
+	SnapshotsSent, SnapshotsInstalled uint64
+	// Forwarded counts the writes and splits this node sent to another node's leader;
+	// Served those it ran for other nodes.
+	Forwarded, Served uint64
+}
+
+// NodeMetrics describes this node's part in its cluster, for operators.
+func (e *Engine) NodeMetrics() NodeMetrics {
+	if e.cluster == nil {
+		return NodeMetrics{}
+	}
+	h := e.replicas.hostOf()
+	m := NodeMetrics{Node: uint64(e.cluster.Node), Store: uint64(h.Store()), Forwarded: e.forwarded.Load(), Served: e.served.Load()}
+	m.SnapshotsSent, m.SnapshotsInstalled = h.Snapshots()
+	var parts []*partition.Partition
+	var groups []uint64
+	e.mu.RLock()
+	for _, d := range e.dbs {
+		for _, c := range d.containers {
+			for _, p := range c.routes.Load().parts {
+				parts = append(parts, p)
+				groups = append(groups, uint64(groupOf(c.num, p.ID())))
+			}
+		}
+	}
+	e.mu.RUnlock()
+	for i, p := range parts {
+		st, ok := h.Status(replication.GroupID(groups[i]))
+		if !ok {
+			continue
+		}
+		m.Replicas++
+		if p.Leading() {
+			m.Leading++
+		}
+		if slices.Contains(st.Descriptor.Learners, st.Replica) {
+			m.Learners++
+		}
+	}
+	return m
 }
 
 // ContainerMetrics describes the physical partitions of one container.

@@ -67,7 +67,7 @@ func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmo
 	// explorer's static files, which hold no data (the page signs its own requests to the
 	// gateway); everything else is the Cosmos gateway.
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{engine: eng, log: log}, faultCollector{set: faults}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{engine: eng, log: log}, nodeCollector{engine: eng}, faultCollector{set: faults}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := &cosmosFrontend{log: log, tls: cfg.TLS}
 	f.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), explorer: web.Handler(), gateway: handler}
 	f.http = &http.Server{

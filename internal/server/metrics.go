@@ -2,6 +2,7 @@ package server
 
 import (
 	"log/slog"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -64,6 +65,39 @@ func itoa(n uint32) string {
 		b[i] = digits[n%10]
 	}
 	return string(b[i:])
+}
+
+// nodeCollector exposes a cluster node's replication counters; nothing on a node alone.
+type nodeCollector struct{ engine *engine.Engine }
+
+var (
+	descNodeInfo  = prometheus.NewDesc("partita_node_info", "This node of the cluster: its node and store ids (hex), always 1.", []string{"node", "store"}, nil)
+	descReplicas  = prometheus.NewDesc("partita_node_replicas", "Replicas of physical partitions this node holds.", nil, nil)
+	descLeaders   = prometheus.NewDesc("partita_node_leaders", "Replicas of this node that lead their partition's group.", nil, nil)
+	descLearners  = prometheus.NewDesc("partita_node_learners", "Replicas of this node still catching up (not voting yet).", nil, nil)
+	descSnapshots = prometheus.NewDesc("partita_replication_snapshots_total", "Snapshots of partitions this node sent or installed.", []string{"direction"}, nil)
+	descForwarded = prometheus.NewDesc("partita_forwarded_requests_total", "Writes and splits this node sent to another node's leader (sent), or ran for another node (served).", []string{"direction"}, nil)
+)
+
+func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descNodeInfo, descReplicas, descLeaders, descLearners, descSnapshots, descForwarded} {
+		ch <- d
+	}
+}
+
+func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	m := c.engine.NodeMetrics()
+	if m.Node == 0 {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descNodeInfo, prometheus.GaugeValue, 1, strconv.FormatUint(m.Node, 16), strconv.FormatUint(m.Store, 16))
+	ch <- prometheus.MustNewConstMetric(descReplicas, prometheus.GaugeValue, float64(m.Replicas))
+	ch <- prometheus.MustNewConstMetric(descLeaders, prometheus.GaugeValue, float64(m.Leading))
+	ch <- prometheus.MustNewConstMetric(descLearners, prometheus.GaugeValue, float64(m.Learners))
+	ch <- prometheus.MustNewConstMetric(descSnapshots, prometheus.CounterValue, float64(m.SnapshotsSent), "sent")
+	ch <- prometheus.MustNewConstMetric(descSnapshots, prometheus.CounterValue, float64(m.SnapshotsInstalled), "installed")
+	ch <- prometheus.MustNewConstMetric(descForwarded, prometheus.CounterValue, float64(m.Forwarded), "sent")
+	ch <- prometheus.MustNewConstMetric(descForwarded, prometheus.CounterValue, float64(m.Served), "served")
 }
 
 // faultCollector exposes how many answers each fault-injection rule injected, by action
