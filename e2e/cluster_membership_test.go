@@ -120,11 +120,12 @@ func TestClusterMembershipProcesses(t *testing.T) {
 
 	// A drain of one of four nodes: the command waits until it holds no replica, then the
 	// node stops (SIGTERM) and nothing is lost.
+	began := time.Now()
 	out, err := exec.Command(partitaBin, "node", "drain", nodes[0].args[1], "--endpoint", nodes[1].Endpoint, "--timeout", "60s").CombinedOutput()
 	if err != nil {
 		t.Fatalf("node drain: %v\n%s", err, out)
 	}
-	t.Logf("partita node drain:\n%s", out)
+	t.Logf("partita node drain took %v:\n%s", time.Since(began).Round(time.Millisecond), out)
 	if st := status(nodes[1]); !strings.Contains(st, "live, draining") {
 		t.Fatalf("cluster status does not show the drained node:\n%s", st)
 	}
@@ -142,6 +143,9 @@ func TestClusterMembershipProcesses(t *testing.T) {
 	}
 	os.MkdirAll(fourth.dir, 0o755)
 	fourth.restart(t)
+	wiped := time.Now()
+	readAll(fourth)
+	t.Logf("the wiped node served every item again %v after it started", time.Since(wiped).Round(time.Millisecond))
 	write(nodes[1], 10)
 	for _, n := range []*clusterNode{fourth, nodes[1], nodes[2]} {
 		readAll(n)
