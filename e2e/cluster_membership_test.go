@@ -56,25 +56,9 @@ func TestClusterMembershipProcesses(t *testing.T) {
 				return err
 			})
 		}
-		retrying(t, "count through "+via.args[1], func() error {
-			pager := c.NewQueryItemsPager("SELECT VALUE COUNT(1) FROM c", azcosmos.NewPartitionKey(), nil)
-			total := 0
-			for pager.More() {
-				page, err := pager.NextPage(cx)
-				if err != nil {
-					return err
-				}
-				for _, it := range page.Items {
-					var n int
-					json.Unmarshal(it, &n)
-					total += n
-				}
-			}
-			if total != acked {
-				return fmt.Errorf("counted %d items, want %d", total, acked)
-			}
-			return nil
-		})
+		if got := countAll(t, c); got != acked {
+			t.Fatalf("%s counts %d items, want %d", via.args[1], got, acked)
+		}
 	}
 	status := func(via *clusterNode) string {
 		out, err := exec.Command(partitaBin, "cluster", "status", "--endpoint", via.Endpoint).CombinedOutput()

@@ -31,24 +31,34 @@ type peer struct {
 	tokens     [][]byte
 }
 
-// cluster is this node's id and CQL port, its tokens, and the other live nodes; ok is false
-// on a node alone or when the cluster's membership is not known.
-func (x *Executor) cluster() (self uint64, tokens [][]byte, peers []peer, selfPort int, ok bool) {
-	selfID, nodes, err := x.eng.ClusterNodes()
-	if err != nil || selfID == 0 {
-		return 0, nil, nil, 0, false
+// ring is the cluster as the system tables show it: this node's id, tokens and CQL port, and
+// the other live nodes.
+type ring struct {
+	self   uint64
+	tokens [][]byte
+	port   int
+	peers  []peer
+}
+
+// ring describes the cluster; ok is false on a node alone or when the cluster's membership is
+// not known.
+func (x *Executor) ring() (r ring, ok bool) {
+	self, nodes, err := x.eng.ClusterNodes()
+	if err != nil || self == 0 {
+		return ring{}, false
 	}
 	var ids []uint64
 	for _, n := range nodes {
 		ids = append(ids, n.ID)
 	}
-	if !slices.Contains(ids, selfID) {
-		ids = append(ids, selfID)
+	if !slices.Contains(ids, self) {
+		ids = append(ids, self)
 	}
 	slices.Sort(ids)
+	r = ring{self: self, tokens: ringTokens(ids, self)}
 	for _, n := range nodes {
-		if n.ID == selfID {
-			_, selfPort = splitHostPort(n.CQL)
+		if n.ID == self {
+			_, r.port = splitHostPort(n.CQL)
 			continue
 		}
 		if n.CQL == "" {
@@ -60,9 +70,11 @@ func (x *Executor) cluster() (self uint64, tokens [][]byte, peers []peer, selfPo
 		if p.native == nil || p.native.IsUnspecified() {
 			p.native = p.listen // listening on every interface: reached at its cluster host
 		}
-		peers = append(peers, p)
+		if p.native != nil {
+			r.peers = append(r.peers, p)
+		}
 	}
-	return selfID, ringTokens(ids, selfID), peers, selfPort, true
+	return r, true
 }
 
 func splitHostPort(addr string) (net.IP, int) {
@@ -102,14 +114,14 @@ func ip4(ip net.IP) []byte {
 }
 
 func peerRows(x *Executor, sch *schema, s *Session) []*rowDoc {
-	_, _, peers, selfPort, ok := x.cluster()
+	r, ok := x.ring()
 	if !ok {
 		return nil
 	}
 	v := sch.uuid()
 	var out []*rowDoc
-	for _, p := range peers {
-		if p.nativePort != selfPort || p.native == nil {
+	for _, p := range r.peers {
+		if p.nativePort != r.port {
 			continue // not describable without a port (see above)
 		}
 		h := hostID(p.id)
@@ -123,16 +135,13 @@ func peerRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 }
 
 func peerV2Rows(x *Executor, sch *schema, s *Session) []*rowDoc {
-	_, _, peers, _, ok := x.cluster()
+	r, ok := x.ring()
 	if !ok {
 		return nil
 	}
 	v := sch.uuid()
 	var out []*rowDoc
-	for _, p := range peers {
-		if p.native == nil {
-			continue
-		}
+	for _, p := range r.peers {
 		h := hostID(p.id)
 		out = append(out, cells(map[string][]byte{
 			"peer": ip4(p.listen), "peer_port": cqlvalue.EncodeInt(int32(p.listenPort)), "data_center": []byte(dataCenter),

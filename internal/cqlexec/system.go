@@ -237,8 +237,8 @@ func localRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 	}
 	v := sch.uuid()
 	host, tokens := nameUUID([]byte("partita-host")), nodeTokens
-	if self, own, _, _, ok := x.cluster(); ok {
-		host, tokens = hostID(self), own
+	if r, ok := x.ring(); ok {
+		host, tokens = hostID(r.self), r.tokens
 	}
 	return []*rowDoc{cells(map[string][]byte{
 		"key": []byte("local"), "bootstrapped": []byte("COMPLETED"), "broadcast_address": ip,

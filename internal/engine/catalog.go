@@ -169,20 +169,27 @@ func (e *Engine) commitCatalog(ch catalog.Change, data *storage.Batch) error {
 	case e.local != nil:
 		_, err = e.local.Commit(ch)
 	default:
-		ch.After = e.rev
-		var rev int64
-		if rev, err = e.catalog.Commit(ch); errors.Is(err, catalog.ErrStale) {
+		if err = e.commitCluster(ch); errors.Is(err, catalog.ErrStale) {
 			return fault.New(fault.Unavailable, "The catalog changed on another node meanwhile; retry the request")
 		}
-		if err == nil {
-			e.caughtUp(rev)
-			if data != nil {
-				err = data.Commit()
-			}
+		if err == nil && data != nil {
+			err = data.Commit()
 		}
 	}
 	if err != nil {
 		return fault.New(fault.Unavailable, "Storage failed to commit: %v", err)
 	}
 	return nil
+}
+
+// commitCluster commits ch in the cluster's catalog if the catalog has not changed since this
+// node last read it (catalog.ErrStale otherwise), and records that the node holds the result.
+// Callers hold e.mu.
+func (e *Engine) commitCluster(ch catalog.Change) error {
+	ch.After = e.rev
+	rev, err := e.catalog.Commit(ch)
+	if err == nil {
+		e.caughtUp(rev)
+	}
+	return err
 }

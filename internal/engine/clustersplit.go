@@ -182,10 +182,7 @@ func (e *Engine) commitFresh(decide func() (ch catalog.Change, apply func(), err
 			return nil
 		}
 		if err == nil {
-			ch.After = e.rev
-			var rev int64
-			if rev, err = e.catalog.Commit(ch); err == nil {
-				e.caughtUp(rev)
+			if err = e.commitCluster(ch); err == nil {
 				apply()
 				e.mu.Unlock()
 				return nil

@@ -122,7 +122,7 @@ func (e *Engine) changeIndexingInCluster(c *Container, dbID, id string, r Contai
 		return ContainerInfo{}, err
 	}
 	e.log.Info("indexing policy changed", "database", c.db.rec.ID, "container", id)
-	for deadline := time.Now().Add(catalogWait); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(catalogWait); ; time.Sleep(50 * time.Millisecond) {
 		e.recordPolicy(c)
 		pending := 0
 		for _, p := range c.routes.Load().parts {
