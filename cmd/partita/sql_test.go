@@ -43,7 +43,7 @@ func TestSQLOneShot(t *testing.T) {
 	}
 
 	// JSON, with a parameter.
-	out, errOut, err = run(t, sqlCommand(), "", append(base, "--format", "json", "--param", "@lo=47",
+	out, _, err = run(t, sqlCommand(), "", append(base, "--format", "json", "--param", "@lo=47",
 		"-e", "SELECT VALUE c.n FROM c WHERE c.n >= @lo ORDER BY c.n")...)
 	if err != nil {
 		t.Fatal(err)

@@ -58,8 +58,7 @@ type selItem struct {
 	col  *column
 	name string
 	typ  *cqlvalue.Type
-	val  cqlvalue.Value // selConst
-	term cql.Term
+	term cql.Term // selConst: the constant, evaluated per row
 }
 
 func (x *Executor) analyzeSelect(sch *schema, s *Session, p *Prepared, st *cql.Select) error {

@@ -22,10 +22,6 @@ const (
 	// version 1 keeps, before both hashing and encoding. Cosmos DB counts
 	// .NET chars, hence UTF-16 and not bytes or runes.
 	maxStringChars = 100
-
-	// typeInfinity is the type byte of the maximum component; an encoding
-	// made of it alone is Max.
-	typeInfinity = 0xFF
 )
 
 // BinaryEncode returns the order-preserving binary encoding of the components
