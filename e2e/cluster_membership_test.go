@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // The nodes of a cluster change while the Go SDK reads and writes through it: a fourth
@@ -71,7 +72,7 @@ func TestClusterMembershipProcesses(t *testing.T) {
 
 	// A fourth node joins: its --join names the founding nodes, of which it is not one.
 	join := nodes[0].args[3]
-	fourth := &clusterNode{dir: t.TempDir(), args: []string{"--cluster-addr", clusterAddrs(t, 1)[0], "--join", join, "--log-level", "warn"}}
+	fourth := &clusterNode{dir: t.TempDir(), args: []string{"--cluster-addr", controlplanetest.FreeAddr(t), "--join", join, "--log-level", "warn"}}
 	fourth.restart(t)
 	joined := time.Now()
 	readAll(fourth)

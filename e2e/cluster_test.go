@@ -17,16 +17,6 @@ import (
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
-// clusterAddrs are n loopback cluster addresses, each with the two ports after it free.
-func clusterAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	for range n {
-		out = append(out, controlplanetest.FreeAddr(t))
-	}
-	return out
-}
-
 // createDBAndContainer creates database "db" through dbVia and its container "c", partitioned
 // on /pk with ru RU/s (ru/6000 partitions, at least one), through containerVia: the node that
 // creates a container campaigns first in its groups and leads them.
@@ -53,7 +43,7 @@ type clusterNode struct {
 }
 
 func (n *clusterNode) restart(t *testing.T) {
-	n.server = launchServer(t, n.dir, false, n.args...)
+	n.server = launchServer(t, n.dir, n.TLS, n.args...)
 	n.waitListening(t, time.Minute)
 }
 
@@ -67,8 +57,21 @@ func (n *clusterNode) kill() {
 // the extra arguments extra(i) when extra is set.
 func startClusterOf(t *testing.T, n int, extra ...func(i int) []string) []*clusterNode {
 	t.Helper()
-	t.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
-	addrs := clusterAddrs(t, n)
+	t.Setenv("PARTITA_CLUSTER_SECRET", clusterSecret)
+	return launchCluster(t, n, false, extra...)
+}
+
+// clusterSecret is the e2e clusters' secret, in PARTITA_CLUSTER_SECRET for the nodes.
+const clusterSecret = "the e2e cluster's shared secret"
+
+// launchCluster is startClusterOf for a caller that set PARTITA_CLUSTER_SECRET, over HTTPS
+// when useTLS.
+func launchCluster(t testing.TB, n int, useTLS bool, extra ...func(i int) []string) []*clusterNode {
+	t.Helper()
+	var addrs []string
+	for range n {
+		addrs = append(addrs, controlplanetest.FreeAddr(t))
+	}
 	var nodes []*clusterNode
 	for i, a := range addrs {
 		dir := t.TempDir()
@@ -76,7 +79,7 @@ func startClusterOf(t *testing.T, n int, extra ...func(i int) []string) []*clust
 		for _, x := range extra {
 			args = append(args, x(i)...)
 		}
-		nodes = append(nodes, &clusterNode{server: launchServer(t, dir, false, args...), dir: dir, args: args})
+		nodes = append(nodes, &clusterNode{server: launchServer(t, dir, useTLS, args...), dir: dir, args: args})
 	}
 	for _, nd := range nodes {
 		// Its API port was free when chosen; an outgoing connection of another node may have
@@ -90,7 +93,7 @@ func startClusterOf(t *testing.T, n int, extra ...func(i int) []string) []*clust
 				t.Fatalf("a node did not start:\n%s", nd.Logs())
 			}
 			nd.cmd.Wait() // it exited: its cleanup has nothing to stop
-			nd.server = launchServer(t, nd.dir, false, nd.args...)
+			nd.server = launchServer(t, nd.dir, useTLS, nd.args...)
 		}
 	}
 	return nodes
@@ -305,7 +308,7 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 // from all nodes at once (compare-and-set increments) are each applied once.
 func TestClusterCQL(t *testing.T) {
 	// CQL ports below the ephemeral range, where outgoing connections cannot take them.
-	cqlAddrs := clusterAddrs(t, 3)
+	cqlAddrs := []string{controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t)}
 	nodes := startClusterOf(t, 3, func(i int) []string { return []string{"--cql-addr", cqlAddrs[i]} })
 	var sessions []*gocql.Session
 	for i, n := range nodes {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,8 +22,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
-
-	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // emulatorKey is the server's default key (the Cosmos emulator's public one).
@@ -86,23 +85,14 @@ func startServer(t testing.TB, useTLS bool, extraArgs ...string) *server {
 // and its writes go to whichever node leads their partition.
 func startClusterServer(t testing.TB, useTLS bool, extraArgs ...string) *server {
 	t.Helper()
-	os.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
-	var addrs []string
-	for range 3 {
-		addrs = append(addrs, controlplanetest.FreeAddr(t))
-	}
-	var nodes []*server
-	for i, a := range addrs {
-		args := append([]string{"--cluster-addr", a, "--join", strings.Join(addrs, ",")}, extraArgs...)
+	os.Setenv("PARTITA_CLUSTER_SECRET", clusterSecret) // t.Setenv refuses parallel tests
+	nodes := launchCluster(t, 3, useTLS, func(i int) []string {
 		if i != 1 {
-			args = append(args, "--cql-addr=")
+			return append(slices.Clone(extraArgs), "--cql-addr=")
 		}
-		nodes = append(nodes, launchServer(t, t.TempDir(), useTLS, args...))
-	}
-	for _, n := range nodes {
-		n.waitListening(t, time.Minute)
-	}
-	return nodes[1]
+		return extraArgs
+	})
+	return nodes[1].server
 }
 
 func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...string) *server {

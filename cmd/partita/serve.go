@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,17 +11,17 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
-	"github.com/partita-db/partita/internal/script"
-
-	"github.com/spf13/cobra"
-
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/gcpace"
+	"github.com/partita-db/partita/internal/script"
 	"github.com/partita-db/partita/internal/server"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/tracing"
+	"github.com/spf13/cobra"
 )
 
 // Unless GOGC is set, the garbage collector lets the heap grow by gcHeadroom bytes over what
@@ -35,7 +36,7 @@ func serveCommand() *cobra.Command {
 	cfg := server.Config{}
 	var logLevel string
 	var shutdownTimeout time.Duration
-	var debugAddr, secretFile string
+	var debugAddr, secretFile, otlpEndpoint string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the server",
@@ -61,7 +62,24 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 				}
 				cfg.ClusterSecret = secret
 			}
-			return serve(cfg, log, shutdownTimeout)
+			node := cfg.ClusterAddr
+			if node == "" {
+				node = cfg.CosmosAddr
+			}
+			stopTracing, err := tracing.Setup(context.Background(), tracing.Config{Endpoint: otlpEndpoint, Node: node, Version: buildVersion()})
+			if err != nil {
+				return fmt.Errorf("--otlp-endpoint: %w", err)
+			}
+			if tracing.Enabled() {
+				log.Info("exporting traces over OTLP", "endpoint", cmp.Or(otlpEndpoint, "from OTEL_EXPORTER_OTLP_*"))
+			}
+			err = serve(cfg, log, shutdownTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if terr := stopTracing(ctx); terr != nil {
+				log.Warn("flushing traces", "err", terr)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -87,6 +105,7 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.StringSliceVar(&cfg.Join, "join", nil, "the cluster addresses of the cluster's founding nodes, comma-separated, the same list on every node; the cluster forms once a majority of them is up")
 	f.DurationVar(&cfg.DeadAfter, "dead-after", engine.DefaultDeadAfter, "in a cluster, how long a node may be gone before its replicas are removed from their groups (it gets new ones if it comes back)")
 	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster's secret (at least 16 bytes, the same on every node); or set PARTITA_CLUSTER_SECRET. Never a flag, so that it does not show in ps")
+	f.StringVar(&otlpEndpoint, "otlp-endpoint", "", "URL of an OpenTelemetry collector (OTLP over gRPC) to send traces to, e.g. http://127.0.0.1:4317 (https:// for TLS); empty: the OTEL_EXPORTER_OTLP_ENDPOINT variable, and no tracing when that is unset")
 	f.StringVar(&debugAddr, "debug-addr", "", "if set, serve Go's profiler (/debug/pprof/) on this HOST:PORT, without authentication; keep it on loopback")
 	return cmd
 }
@@ -140,4 +159,12 @@ func clusterSecret(file string) ([]byte, error) {
 		return []byte(v), nil
 	}
 	return nil, errors.New("a cluster node needs the cluster's secret: set PARTITA_CLUSTER_SECRET or --cluster-secret-file")
+}
+
+// buildVersion is the module version the binary was built from ("(devel)" from a checkout).
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Main.Version
+	}
+	return "unknown"
 }

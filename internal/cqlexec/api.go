@@ -1,6 +1,7 @@
 package cqlexec
 
 import (
+	"context"
 	"net"
 
 	"github.com/partita-db/partita/internal/cql"
@@ -72,6 +73,17 @@ type Options struct {
 	// used where the statement gives none.
 	Timestamp    int64
 	HasTimestamp bool
+	// Context is the request's: its trace goes with a write forwarded to another node (nil:
+	// none).
+	Context context.Context
+}
+
+// ctx is o's Context, or the background one.
+func (o *Options) ctx() context.Context {
+	if o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
 }
 
 // ResultKind is what a statement returned.

@@ -1,6 +1,8 @@
 package cqlexec
 
 import (
+	"context"
+
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlvalue"
 	"github.com/partita-db/partita/internal/fault"
@@ -82,7 +84,7 @@ func (x *Executor) executeBatchStatement(s *Session, p *Prepared, o Options) (*R
 	if err != nil {
 		return nil, err
 	}
-	return x.runBatch(bp.parts, binders, ts)
+	return x.runBatch(o.ctx(), bp.parts, binders, ts)
 }
 
 // executeBatch runs a BATCH message's entries.
@@ -108,7 +110,7 @@ func (x *Executor) executeBatch(s *Session, kind cql.BatchKind, entries []BatchE
 	if !o.HasTimestamp {
 		ts = x.timestamp()
 	}
-	return x.runBatch(parts, binders, ts)
+	return x.runBatch(o.ctx(), parts, binders, ts)
 }
 
 // partKey groups a batch's mutations: one table's partition.
@@ -118,7 +120,7 @@ type partKey struct {
 }
 
 // runBatch binds every statement and applies the mutations partition by partition.
-func (x *Executor) runBatch(parts []*writePlan, binders []*binder, ts int64) (*Result, error) {
+func (x *Executor) runBatch(ctx context.Context, parts []*writePlan, binders []*binder, ts int64) (*Result, error) {
 	groups := map[partKey]*mutation{}
 	var order []partKey
 	conditional := false
@@ -165,7 +167,7 @@ func (x *Executor) runBatch(parts []*writePlan, binders []*binder, ts int64) (*R
 		}
 	}
 	for _, k := range order {
-		r, err := x.apply(k.t, []*mutation{groups[k]}, conditional)
+		r, err := x.apply(ctx, k.t, []*mutation{groups[k]}, conditional)
 		if err != nil {
 			return nil, err
 		}

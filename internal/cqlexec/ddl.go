@@ -281,7 +281,7 @@ func (x *Executor) createTable(sch *schema, s *Session, st *cql.CreateTable) (*R
 	}
 	tm := tableMeta{PartitionKey: st.PartitionKey, Clustering: st.Clustering}
 	if _, err := rand.Read(tm.ID[:]); err != nil {
-		return nil, fault.New(fault.Internal, "%v", err)
+		return nil, fault.New(fault.Internal, "%w", err)
 	}
 	tm.ID[6] = tm.ID[6]&0x0f | 0x40
 	tm.ID[8] = tm.ID[8]&0x3f | 0x80
@@ -490,7 +490,7 @@ func (x *Executor) truncate(sch *schema, s *Session, st *cql.Truncate) (*Result,
 		return nil, err
 	}
 	if _, err := x.eng.CreateTable(ks.name, t.name, info.Throughput, info.Meta); err != nil {
-		return nil, fault.New(fault.Internal, "table %s.%s was emptied but could not be created again: %v", ks.name, t.name, err)
+		return nil, fault.New(fault.Internal, "table %s.%s was emptied but could not be created again: %w", ks.name, t.name, err)
 	}
 	return &Result{Kind: ResultVoid}, nil
 }

@@ -1,6 +1,7 @@
 package cqlexec
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 
@@ -388,7 +389,7 @@ func bindCond(b *binder, t *table, c cql.Condition) (boundCond, error) {
 
 // apply runs mutations, each as one command on its partition. A conditional write (one
 // mutation) answers with [applied] and, when it did not apply, what it found.
-func (x *Executor) apply(t *table, muts []*mutation, conditional bool) (*Result, error) {
+func (x *Executor) apply(ctx context.Context, t *table, muts []*mutation, conditional bool) (*Result, error) {
 	cont, err := x.engineTable(t)
 	if err != nil {
 		return nil, err
@@ -403,7 +404,7 @@ func (x *Executor) apply(t *table, muts []*mutation, conditional bool) (*Result,
 	}
 	for _, m := range muts {
 		var lwt *Result
-		charge, err := cont.MutateRows(m.pl.epk, func(tx *engine.RowTxn) error {
+		charge, err := cont.MutateRows(ctx, m.pl.epk, func(tx *engine.RowTxn) error {
 			var err error
 			lwt, err = x.mutate(t, tx, m)
 			return err

@@ -42,7 +42,7 @@ type rowDoc struct {
 func decodeRow(doc []byte) (*rowDoc, error) {
 	r := &rowDoc{}
 	if err := json.Unmarshal(doc, r); err != nil {
-		return nil, fault.New(fault.Internal, "a stored row is malformed: %v", err)
+		return nil, fault.New(fault.Internal, "a stored row is malformed: %w", err)
 	}
 	return r, nil
 }

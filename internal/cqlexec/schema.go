@@ -151,12 +151,12 @@ func loadSchema(eng *engine.Engine, v uint64) (*schema, error) {
 		}
 		ks := &keyspace{name: d.ID, tables: map[string]*table{}, types: map[string]*cqlvalue.Type{}}
 		if err := json.Unmarshal(d.Meta, &ks.meta); err != nil {
-			return nil, fault.New(fault.Internal, "keyspace %q has a malformed schema record: %v", d.ID, err)
+			return nil, fault.New(fault.Internal, "keyspace %q has a malformed schema record: %w", d.ID, err)
 		}
 		for _, tm := range ks.meta.Types {
 			t, err := ks.resolveUDT(tm)
 			if err != nil {
-				return nil, fault.New(fault.Internal, "type %s.%s: %v", d.ID, tm.Name, err)
+				return nil, fault.New(fault.Internal, "type %s.%s: %w", d.ID, tm.Name, err)
 			}
 			ks.types[tm.Name] = t
 		}
@@ -170,11 +170,11 @@ func loadSchema(eng *engine.Engine, v uint64) (*schema, error) {
 			}
 			var tm tableMeta
 			if err := json.Unmarshal(c.Meta, &tm); err != nil {
-				return nil, fault.New(fault.Internal, "table %s.%s has a malformed schema record: %v", d.ID, c.ID, err)
+				return nil, fault.New(fault.Internal, "table %s.%s has a malformed schema record: %w", d.ID, c.ID, err)
 			}
 			t, err := ks.newTable(c.ID, tm)
 			if err != nil {
-				return nil, fault.New(fault.Internal, "table %s.%s: %v", d.ID, c.ID, err)
+				return nil, fault.New(fault.Internal, "table %s.%s: %w", d.ID, c.ID, err)
 			}
 			ks.tables[c.ID] = t
 		}

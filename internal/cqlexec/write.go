@@ -396,7 +396,7 @@ func (x *Executor) executeWrite(s *Session, p *Prepared, o Options) (*Result, er
 	if err != nil {
 		return nil, err
 	}
-	return x.apply(wp.t, muts, wp.conditional())
+	return x.apply(o.ctx(), wp.t, muts, wp.conditional())
 }
 
 // fresh refuses a statement prepared against a table that has since changed or gone: the

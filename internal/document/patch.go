@@ -32,7 +32,7 @@ func Patch(doc []byte, ops []PatchOp) ([]byte, error) {
 	}
 	root, err := parseNode(doc)
 	if err != nil {
-		return nil, fault.New(fault.Internal, "stored item is not JSON: %v", err)
+		return nil, fault.New(fault.Internal, "stored item is not JSON: %w", err)
 	}
 	for i, op := range ops {
 		if err := applyOp(root, op); err != nil {

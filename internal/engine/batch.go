@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -65,7 +66,7 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
-	return c.executeOne(e, nil, c.patchOp(e, id, patch, o.IfMatch))
+	return c.executeOne(o.ctx(), e, nil, c.patchOp(e, id, patch, o.IfMatch))
 }
 
 func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) partition.Operation {
@@ -138,7 +139,7 @@ func opResult(kind partition.OpKind, r partition.Result, charge float64) OpResul
 // ExecuteBatch runs ops on the logical partition key as one transaction: all of them apply or
 // none does. On failure the result of the failing operation carries its error and every other
 // one is Aborted; the returned index names the failing operation, -1 if none.
-func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
+func (c *Container) ExecuteBatch(ctx context.Context, key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
 	if len(ops) == 0 || len(ops) > MaxBatchOperations {
 		return nil, -1, fault.New(fault.BadRequest, "A batch has between 1 and %d operations; got %d", MaxBatchOperations, len(ops))
 	}
@@ -160,7 +161,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 			return failAt(i, err, ru.Miss())
 		}
 	}
-	x, err := c.execute(e, nil, pops...)
+	x, err := c.execute(ctx, e, nil, pops...)
 	if err != nil {
 		var be *partition.BatchError
 		switch k := fault.KindOf(err); {
@@ -181,7 +182,7 @@ func (c *Container) ExecuteBatch(key epk.Key, ops []BatchOp) ([]OpResult, int, e
 // ExecuteBulk runs ops independently, each in its own logical partition (op.PartitionKey).
 // Operations on one logical partition run in the order given; different logical partitions
 // run concurrently so that they share group commits. Each result stands on its own.
-func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
+func (c *Container) ExecuteBulk(ctx context.Context, ops []BatchOp) []OpResult {
 	results := make([]OpResult, len(ops))
 	pops := make([]partition.Operation, len(ops))
 	byLP := map[epk.EPK][]int{}
@@ -206,7 +207,7 @@ func (c *Container) ExecuteBulk(ops []BatchOp) []OpResult {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			for _, i := range byLP[e] {
-				results[i] = c.bulkOneSafe(pops[i])
+				results[i] = c.bulkOneSafe(ctx, pops[i])
 			}
 		}()
 	}
@@ -237,13 +238,13 @@ func (c *Container) bulkOp(op BatchOp) (partition.Operation, error) {
 
 // bulkOneSafe runs one bulk operation in a worker goroutine, where a panic would take the
 // server down.
-func (c *Container) bulkOneSafe(pop partition.Operation) (res OpResult) {
+func (c *Container) bulkOneSafe(ctx context.Context, pop partition.Operation) (res OpResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = failed(fault.New(fault.Internal, "bulk operation failed: %v", r))
 		}
 	}()
-	x, err := c.execute(pop.EPK, nil, pop)
+	x, err := c.execute(ctx, pop.EPK, nil, pop)
 	if err != nil {
 		return OpResult{Charge: x.charge, Err: fault.From(err)}
 	}

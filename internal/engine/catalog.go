@@ -150,7 +150,7 @@ func (e *Engine) changeRecord(kind catalog.Kind, num uint32, rec any) (catalog.C
 func (e *Engine) persist(kind catalog.Kind, num uint32, rec any) error {
 	ch, err := e.changeRecord(kind, num, rec)
 	if err != nil {
-		return fault.New(fault.Internal, "%v", err)
+		return fault.New(fault.Internal, "%w", err)
 	}
 	return e.commitCatalog(ch, nil)
 }

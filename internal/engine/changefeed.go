@@ -155,7 +155,7 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 		if errors.Is(err, partition.ErrLogPurged) {
 			return page, err
 		}
-		return page, fault.New(fault.Internal, "reading the change feed: %v", err)
+		return page, fault.New(fault.Internal, "reading the change feed: %w", err)
 	}
 	page.Through = through
 	page.LSN = p.Stats().LSN

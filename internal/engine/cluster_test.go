@@ -277,7 +277,7 @@ func TestClusterOfThree(t *testing.T) {
 		t.Fatalf("30 increments by stored procedure after 30 by patch gave %d", doc.N)
 	}
 	// A transactional batch from a node that may not lead.
-	res, _, err := containers[2].ExecuteBatch(key("k1"), []BatchOp{
+	res, _, err := containers[2].ExecuteBatch(context.Background(), key("k1"), []BatchOp{
 		{Kind: OpCreate, Item: document.FromJSON(item("b1", "k1", ""))},
 		{Kind: OpReplace, ID: "1", Item: document.FromJSON(item("1", "k1", `,"n":100`))},
 	})

@@ -225,7 +225,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		// Open first: a record is persisted only for a container that could be opened.
 		if c, err = e.openContainer(d, rec); err != nil {
 			e.seq = seq
-			return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
+			return ContainerInfo{}, fault.New(fault.Internal, "%w", err)
 		}
 		if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
 			c.close()
@@ -243,7 +243,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 			if ch, cerr := e.change(catalog.Key{Kind: catalog.Containers, Num: rec.Num}); cerr == nil {
 				e.commitCatalog(ch, nil) // best effort: a record left is opened at the next start
 			}
-			return ContainerInfo{}, fault.New(fault.Internal, "%v", err)
+			return ContainerInfo{}, fault.New(fault.Internal, "%w", err)
 		}
 		if e.cluster != nil {
 			// This node campaigns at once in the new groups; the other members vote once

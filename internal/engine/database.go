@@ -149,7 +149,7 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 	for _, c := range d.containers {
 		dels = append(dels, catalog.Key{Kind: catalog.Containers, Num: c.rec.Num})
 		if err := c.deleteData(b); err != nil {
-			return fault.New(fault.Internal, "%v", err)
+			return fault.New(fault.Internal, "%w", err)
 		}
 	}
 	for _, u := range d.users {
@@ -157,7 +157,7 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 	}
 	ch, err := e.change(dels...)
 	if err != nil {
-		return fault.New(fault.Internal, "%v", err)
+		return fault.New(fault.Internal, "%w", err)
 	}
 	for _, c := range d.containers {
 		c.close()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,7 +142,7 @@ func TestItemsGivenAsValues(t *testing.T) {
 	if err != nil || string(read.Doc) != string(created.Doc) || field(t, read.Doc, "n") != 3.0 {
 		t.Fatalf("read back %s (%v), created %s", read.Doc, err, created.Doc)
 	}
-	results, failedAt, err := c.ExecuteBatch(key("p"), []BatchOp{
+	results, failedAt, err := c.ExecuteBatch(context.Background(), key("p"), []BatchOp{
 		{Kind: OpUpsert, Item: document.FromValue(value.Obj([]value.Member{{Key: "id", Val: value.Str("v2")}, {Key: "pk", Val: value.Str("p")}}))},
 		{Kind: OpReplace, ID: "v1", Item: document.FromJSON([]byte(`{"id":"v1","pk":"p","n":4}`))},
 	})

@@ -11,7 +11,11 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/tracing"
 	"github.com/partita-db/partita/internal/value"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Forwarding, on a node of a cluster. A write runs on the replica that holds its partition's
@@ -45,7 +49,7 @@ const forwardBackoff = 20 * time.Millisecond
 // Any other commit goes behind an Unchanged operation (checked), here or forwarded, and
 // errTxnConflict says that the partition changed since the transaction read it: run the
 // transaction again.
-func (c *Container) applyLed(e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, error) {
+func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, error) {
 	p := c.routes.Load().lookup(e)
 	deadline := time.Now().Add(forwardTimeout)
 	for {
@@ -60,7 +64,7 @@ func (c *Container) applyLed(e epk.EPK, txn *txnRead, ops []partition.Operation)
 			}
 			retry = !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))
 		} else if node := c.e.replicas.leaderNode(groupOf(c.num, p.ID())); node != 0 {
-			x, retry, err = c.forward(node, p, e, txn, ops)
+			x, retry, err = c.forward(ctx, node, p, e, txn, ops)
 		} else {
 			err, retry = partition.ErrNotLeaseholder, true // an election: no leader known yet
 		}
@@ -111,9 +115,12 @@ func stripUnchanged(x executed, err error, n int) (executed, error) {
 
 // forward sends ops to node and returns what it did; retry says that nothing was applied and
 // the write may be tried again (the node did not hold the lease, or a patch lost a race).
-func (c *Container) forward(node replication.NodeID, p *partition.Partition, e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, bool, error) {
+func (c *Container) forward(ctx context.Context, node replication.NodeID, p *partition.Partition, e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, bool, error) {
 	x := executed{p: p}
-	req := forwarded{Container: c.num, EPK: []byte(e), Admit: txn == nil}
+	ctx, span := tracing.Start(ctx, "partita.forward", trace.SpanKindClient,
+		attribute.Int64("partita.node", int64(node)), attribute.Int("partita.operations", len(ops)))
+	defer span.End()
+	req := forwarded{Container: c.num, EPK: []byte(e), Admit: txn == nil, Trace: tracing.Inject(ctx)}
 	if txn != nil { // read elsewhere: checked where it commits
 		req.Ops = append(req.Ops, forwardedOp{Kind: partition.Unchanged, LSN: txn.lsn})
 	}
@@ -137,9 +144,9 @@ func (c *Container) forward(node replication.NodeID, p *partition.Partition, e e
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return x, false, fault.New(fault.Internal, "%v", err)
+		return x, false, fault.New(fault.Internal, "%w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), forwardCallTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardCallTimeout)
 	defer cancel()
 	c.e.forwarded.Add(1)
 	raw, err := c.e.cluster.Forward(ctx, node, body)
@@ -152,7 +159,7 @@ func (c *Container) forward(node replication.NodeID, p *partition.Partition, e e
 	}
 	var ans forwardedAnswer
 	if err := json.Unmarshal(raw, &ans); err != nil {
-		return x, false, fault.New(fault.Internal, "A node's answer to a forwarded write: %v", err)
+		return x, false, fault.New(fault.Internal, "A node's answer to a forwarded write: %w", err)
 	}
 	x.charge, x.charges = ans.Charge, ans.Charges
 	results := ans.Results
@@ -242,26 +249,50 @@ func (e *Engine) Serve(req []byte) []byte {
 	ans := e.serve(req)
 	b, err := json.Marshal(ans)
 	if err != nil {
-		b, _ = json.Marshal(forwardedAnswer{Index: -1, Err: fault.New(fault.Internal, "%v", err)})
+		b, _ = json.Marshal(forwardedAnswer{Index: -1, Err: fault.New(fault.Internal, "%w", err)})
 	}
 	return b
 }
 
+// serve decodes a forwarded request and runs it in a span of the request's trace, and logs
+// what it did under the request's activity id.
 func (e *Engine) serve(raw []byte) forwardedAnswer {
 	e.served.Add(1)
-	fail := func(err error) forwardedAnswer {
-		ans := forwardedAnswer{Index: -1, Retry: !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))}
-		var be *partition.BatchError
-		if errors.As(err, &be) {
-			ans.Index, err = be.Index, be.Err
-		}
-		ans.Err = fault.From(err)
-		return ans
-	}
 	var req forwarded
 	if err := json.Unmarshal(raw, &req); err != nil {
-		return fail(fault.New(fault.BadRequest, "A forwarded write that does not decode: %v", err))
+		return failedForward(fault.New(fault.BadRequest, "A forwarded write that does not decode: %v", err))
 	}
+	ctx, span := tracing.Start(tracing.Extract(context.Background(), req.Trace), "partita.forwarded", trace.SpanKindServer,
+		attribute.Int64("partita.container", int64(req.Container)), attribute.Int("partita.operations", len(req.Ops)))
+	defer span.End()
+	ans := e.serveRequest(req)
+	activity := tracing.Activity(ctx)
+	switch {
+	case ans.Err == nil:
+		e.log.Debug("forwarded request served", "container", req.Container, "operations", len(req.Ops), "activity", activity)
+	case ans.Err.Kind == fault.Internal:
+		span.SetStatus(codes.Error, ans.Err.Message)
+		e.log.Error("forwarded request failed", "container", req.Container, "err", ans.Err.Message, "activity", activity)
+	default:
+		span.SetAttributes(attribute.String("partita.refused", ans.Err.Kind.String()), attribute.Bool("partita.retry", ans.Retry))
+		e.log.Debug("forwarded request refused", "container", req.Container, "err", ans.Err.Message, "retry", ans.Retry, "activity", activity)
+	}
+	return ans
+}
+
+// failedForward is the answer to a forwarded request that failed with err.
+func failedForward(err error) forwardedAnswer {
+	ans := forwardedAnswer{Index: -1, Retry: !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))}
+	var be *partition.BatchError
+	if errors.As(err, &be) {
+		ans.Index, err = be.Index, be.Err
+	}
+	ans.Err = fault.From(err)
+	return ans
+}
+
+func (e *Engine) serveRequest(req forwarded) forwardedAnswer {
+	fail := failedForward
 	c, err := missFresh(e, func() (*Container, error) { return e.containerNumbered(req.Container) })
 	if err != nil {
 		return fail(err)
@@ -344,6 +375,9 @@ type forwarded struct {
 	Admit bool `json:"admit"`
 	// Split, when set, asks for a split instead of operations (clustersplit.go).
 	Split *forwardedSplit `json:"split,omitempty"`
+	// Trace is the request's trace context and activity id, for the spans and log lines of
+	// the node that serves it.
+	Trace tracing.Carrier `json:"trace,omitempty"`
 }
 
 // forwardedOp is one operation: the item as the client sent it, and the index and unique key

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -21,6 +23,17 @@ type ItemOptions struct {
 	// PreTriggers and PostTriggers name the container's triggers to run around a write
 	// (x-ms-documentdb-pre-trigger-include / post-trigger-include); at most one of each.
 	PreTriggers, PostTriggers []string
+	// Context is the request's: its trace and activity id go with a write this node forwards
+	// to its partition's leaseholder (nil: none).
+	Context context.Context
+}
+
+// ctx is o's Context, or the background one.
+func (o *ItemOptions) ctx() context.Context {
+	if o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
 }
 
 // ItemResult is the outcome of an item operation. Charge is set on failures too.
@@ -136,7 +149,7 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
-	return c.executeOne(e, nil, op)
+	return c.executeOne(o.ctx(), e, nil, op)
 }
 
 // writeOp is the partition operation that writes item; id, when given, must be the item's.
@@ -165,8 +178,8 @@ func (c *Container) writeOp(kind OpKind, id string, e epk.EPK, item *document.It
 }
 
 // executeOne runs one operation through the pipeline and describes its outcome.
-func (c *Container) executeOne(e epk.EPK, dst []byte, op partition.Operation) (ItemResult, error) {
-	x, err := c.execute(e, dst, op)
+func (c *Container) executeOne(ctx context.Context, e epk.EPK, dst []byte, op partition.Operation) (ItemResult, error) {
+	x, err := c.execute(ctx, e, dst, op)
 	out := ItemResult{PartitionID: x.p.ID(), Charge: x.charge}
 	if err != nil {
 		return out, err
@@ -194,7 +207,7 @@ func (c *Container) ReadItemTo(dst []byte, key epk.Key, id string) (ItemResult, 
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
-	return c.executeOne(e, dst, partition.Operation{Kind: partition.Read, EPK: e, ID: id})
+	return c.executeOne(context.Background(), e, dst, partition.Operation{Kind: partition.Read, EPK: e, ID: id})
 }
 
 // DeleteItem deletes the item (key, id).
@@ -206,7 +219,7 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
 		return c.deleteTriggered(e, id, o)
 	}
-	return c.executeOne(e, nil, partition.Operation{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
+	return c.executeOne(o.ctx(), e, nil, partition.Operation{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 }
 
 // PartitionID is the id of the partition that owns e, for tests and tools that inspect placement.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ func TestConditionalPatchInBatch(t *testing.T) {
 		{Kind: OpCreate, Item: document.FromJSON(item("b", "p", ""))},
 		{Kind: OpPatch, ID: "a", Patch: Patch{Ops: set, Condition: mustCondition(t, "FROM c WHERE c.n = 7")}},
 	}
-	results, failed, err := c.ExecuteBatch(key("p"), ops)
+	results, failed, err := c.ExecuteBatch(context.Background(), key("p"), ops)
 	if err != nil || failed != 1 || !errors.Is(results[1].Err, fault.PreconditionFailed) || !errors.Is(results[0].Err, fault.Aborted) {
 		t.Fatalf("failing condition: %v %d %+v", err, failed, results)
 	}
@@ -103,7 +104,7 @@ func TestConditionalPatchInBatch(t *testing.T) {
 		t.Fatalf("the aborted create applied: %v", err)
 	}
 	ops[1].Patch.Condition = mustCondition(t, "FROM c WHERE c.n = 1")
-	if _, failed, err := c.ExecuteBatch(key("p"), ops); err != nil || failed != -1 {
+	if _, failed, err := c.ExecuteBatch(context.Background(), key("p"), ops); err != nil || failed != -1 {
 		t.Fatalf("holding condition: %v %d", err, failed)
 	}
 	if r, err := c.ReadItem(key("p"), "a"); err != nil || !strings.Contains(string(r.Doc), `"n":2`) {

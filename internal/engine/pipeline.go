@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -56,12 +57,12 @@ func (x *executed) chargeOf(i int) float64 {
 // execute runs ops, which all address the logical partition e, through the pipeline. A lone
 // Read appends the item's JSON to dst. Writes wait while a script's transaction holds the
 // logical partition (locks.go).
-func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (executed, error) {
+func (c *Container) execute(ctx context.Context, e epk.EPK, dst []byte, ops ...partition.Operation) (executed, error) {
 	if len(ops) > 1 || ops[0].Kind.Writes() {
 		c.locks.lockWrite(e)
 		defer c.locks.unlockWrite(e)
 	}
-	return c.apply(e, dst, nil, ops...)
+	return c.apply(ctx, e, dst, nil, ops...)
 }
 
 // apply is execute for a caller that holds the logical partition already: a transaction's
@@ -70,9 +71,9 @@ func (c *Container) execute(e epk.EPK, dst []byte, ops ...partition.Operation) (
 // still completes (the budget goes below zero), as any other request does. Refusing its commit
 // would throw away work the client is charged for, and the SDK's retry would run the script
 // again, only to be refused again.
-func (c *Container) apply(e epk.EPK, dst []byte, txn *txnRead, ops ...partition.Operation) (executed, error) {
+func (c *Container) apply(ctx context.Context, e epk.EPK, dst []byte, txn *txnRead, ops ...partition.Operation) (executed, error) {
 	if c.e.cluster != nil && (len(ops) > 1 || ops[0].Kind.Writes()) {
-		return c.applyLed(e, txn, ops) // on the leaseholder's node (forward.go)
+		return c.applyLed(ctx, e, txn, ops) // on the leaseholder's node (forward.go)
 	}
 	return c.applyHere(e, dst, txn == nil, ops...)
 }

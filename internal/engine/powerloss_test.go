@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -215,7 +216,7 @@ func (w *plWriter) apply(c *Container, v int, op plOp) error {
 		_, err = c.DeleteItem(key(op.pk), op.id, ItemOptions{})
 	case plBatch:
 		var failed int
-		_, failed, err = c.ExecuteBatch(key(op.pk), []BatchOp{
+		_, failed, err = c.ExecuteBatch(context.Background(), key(op.pk), []BatchOp{
 			{Kind: OpCreate, Item: document.FromJSON(body)},
 			{Kind: OpReplace, ID: op.other, Item: document.FromJSON(plBody(w.n, v, op.other, op.pk, op.pad))},
 		})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -13,6 +14,16 @@ type ProcedureOptions struct {
 	PartitionKey epk.Key
 	// Log collects what the script writes with console.log (x-ms-documentdb-script-enable-logging).
 	Log bool
+	// Context is the request's, as ItemOptions.Context.
+	Context context.Context
+}
+
+// ctx is o's Context, or the background one.
+func (o *ProcedureOptions) ctx() context.Context {
+	if o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
 }
 
 // ProcedureResult is the outcome of a stored procedure. Charge is set on failures too.
@@ -39,7 +50,7 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 		return ProcedureResult{Charge: ru.Miss()}, err
 	}
 	var res ProcedureResult
-	x, charge, err := c.transact(e, func(t *txn) error {
+	x, charge, err := c.transact(o.ctx(), e, func(t *txn) error {
 		out, err := c.e.scripts.Procedure(s.Body, args, t, o.Log)
 		res.Body, res.Log = out.Body, out.Log
 		return err
@@ -55,17 +66,17 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 // other writers, and commits what fn staged when it succeeds. The charge is the reads and
 // queries fn made, its time, and the commit's writes; all of it is spent from the partition's
 // budget, also when fn failed and nothing was written.
-func (c *Container) transact(e epk.EPK, fn func(t *txn) error) (x committed, charge float64, err error) {
+func (c *Container) transact(ctx context.Context, e epk.EPK, fn func(t *txn) error) (x committed, charge float64, err error) {
 	charge, err = retryConflicts(func() (float64, error) {
 		var ch float64
-		x, ch, err = c.transactOnce(e, fn)
+		x, ch, err = c.transactOnce(ctx, e, fn)
 		return ch, err
 	})
 	return x, charge, err
 }
 
-func (c *Container) transactOnce(e epk.EPK, fn func(t *txn) error) (committed, float64, error) {
-	t := c.newTxn(e)
+func (c *Container) transactOnce(ctx context.Context, e epk.EPK, fn func(t *txn) error) (committed, float64, error) {
+	t := c.newTxn(ctx, e)
 	c.splitMu.RLock()
 	p := c.routes.Load().lookup(e)
 	t.read = readFrom(p)

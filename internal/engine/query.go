@@ -224,7 +224,7 @@ func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, f
 		return more && err == nil
 	})
 	if err != nil {
-		return ok, fault.New(fault.Internal, "reading the index: %v", err)
+		return ok, fault.New(fault.Internal, "reading the index: %w", err)
 	}
 	return ok, ferr
 }
@@ -237,5 +237,5 @@ func readFailed(what string, err error) error {
 	if errors.As(err, &f) {
 		return f
 	}
-	return fault.New(fault.Internal, "reading %s: %v", what, err)
+	return fault.New(fault.Internal, "reading %s: %w", what, err)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -156,7 +157,7 @@ func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id 
 			return true
 		})
 		if err != nil {
-			return total, fault.New(fault.Internal, "reading rows: %v", err)
+			return total, fault.New(fault.Internal, "reading rows: %w", err)
 		}
 		ch := ru.Feed(n, bytes, 1)
 		spend(ch, p)
@@ -213,7 +214,7 @@ func (t *RowTxn) Scan(lo, hi string, reverse bool, fn func(id string, doc []byte
 	})
 	t.charge += ru.Feed(n, bytes, 1)
 	if err != nil {
-		return fault.New(fault.Internal, "reading rows: %v", err)
+		return fault.New(fault.Internal, "reading rows: %w", err)
 	}
 	return nil
 }
@@ -237,11 +238,11 @@ func (t *RowTxn) stage(id string, doc []byte) {
 // written when fn fails, or when it staged nothing. It returns the charge. In a cluster fn
 // may run more than once (forward.go: a commit that conflicted runs again), so it must start
 // from what it reads each time.
-func (c *Container) MutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
-	return retryConflicts(func() (float64, error) { return c.mutateRows(e, fn) })
+func (c *Container) MutateRows(ctx context.Context, e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
+	return retryConflicts(func() (float64, error) { return c.mutateRows(ctx, e, fn) })
 }
 
-func (c *Container) mutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
+func (c *Container) mutateRows(ctx context.Context, e epk.EPK, fn func(t *RowTxn) error) (float64, error) {
 	// Alone in the logical partition from the first read to the commit, as a script's
 	// transaction: two read-modify-writes that shared it (two lightweight transactions on
 	// one row) could both read the same version and both commit.
@@ -272,7 +273,7 @@ func (c *Container) mutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, er
 		}
 		v, err := value.Parse(doc)
 		if err != nil {
-			return t.charge, fault.New(fault.Internal, "a staged row is not valid JSON: %v", err)
+			return t.charge, fault.New(fault.Internal, "a staged row is not valid JSON: %w", err)
 		}
 		item, err := document.Row(v)
 		if err != nil {
@@ -291,7 +292,7 @@ func (c *Container) mutateRows(e epk.EPK, fn func(t *RowTxn) error) (float64, er
 	if len(ops) == 0 {
 		return t.charge, nil
 	}
-	x, err := c.apply(e, nil, &read, ops...)
+	x, err := c.apply(ctx, e, nil, &read, ops...)
 	return t.charge + x.charge, err
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
-
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -241,7 +241,7 @@ func TestScenarios(t *testing.T) {
 					}
 					ops = append(ops, op)
 				}
-				if _, failed, err := c.ExecuteBatch(key(pk), ops); err != nil || failed >= 0 {
+				if _, failed, err := c.ExecuteBatch(context.Background(), key(pk), ops); err != nil || failed >= 0 {
 					return fmt.Sprintf("failed at %d: %v", failed, err)
 				}
 				return "ok"

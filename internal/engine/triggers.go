@@ -57,7 +57,7 @@ func (c *Container) triggered(kind OpKind, e epk.EPK, incoming []byte, o ItemOpt
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	var id string
-	x, charge, err := c.transact(e, func(t *txn) error {
+	x, charge, err := c.transact(o.ctx(), e, func(t *txn) error {
 		body := incoming
 		if pre != nil {
 			out, err := c.e.scripts.Trigger(pre.Body, script.TriggerCall{Operation: string(kind), Request: body}, t)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -25,7 +26,8 @@ import (
 // reads cannot change under it: no write to the logical partition is applied meanwhile.
 type txn struct {
 	c       *Container
-	altLink string // dbs/{db id}/colls/{container id}
+	ctx     context.Context // the request's (ItemOptions.Context)
+	altLink string          // dbs/{db id}/colls/{container id}
 	e       epk.EPK
 	lp      epk.Range // the logical partition's EPK range, for scans
 	now     int64     // the provisional _ts of staged writes
@@ -64,7 +66,7 @@ const maxTxnBytes = 16 << 20
 // are given their real ones at commit. Real creation sequences never come near it.
 const provisionalSeq = 1 << 62
 
-func (c *Container) newTxn(e epk.EPK) *txn {
+func (c *Container) newTxn(ctx context.Context, e epk.EPK) *txn {
 	now := time.Now()
 	if c.e.opts.Now != nil {
 		now = c.e.opts.Now()
@@ -72,7 +74,7 @@ func (c *Container) newTxn(e epk.EPK) *txn {
 	c.e.mu.RLock()
 	alt := "dbs/" + c.db.rec.ID + "/colls/" + c.rec.ID
 	c.e.mu.RUnlock()
-	return &txn{c: c, altLink: alt, e: e, lp: epk.Range{Min: e, Max: e + "\x00"}, now: now.Unix(), staged: map[string]*staged{}}
+	return &txn{c: c, ctx: ctx, altLink: alt, e: e, lp: epk.Range{Min: e, Max: e + "\x00"}, now: now.Unix(), staged: map[string]*staged{}}
 }
 
 // SelfLink is the container's self link.
@@ -112,7 +114,7 @@ func (t *txn) current(id string, charged bool) (*version, error) {
 	}
 	doc, err := value.Parse(d.JSON)
 	if err != nil {
-		return nil, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+		return nil, fault.New(fault.Internal, "stored item is not valid JSON: %w", err)
 	}
 	return &version{json: d.JSON, existed: true, rid: doc.Get("_rid").Str()}, nil
 }
@@ -430,7 +432,7 @@ func (t *txn) commit() (committed, error) {
 	if len(ops) == 0 {
 		return committed{}, nil
 	}
-	x, err := t.c.apply(t.e, nil, &t.read, ops...)
+	x, err := t.c.apply(t.ctx, t.e, nil, &t.read, ops...)
 	out := committed{executed: x, byID: make(map[string]partition.Result, len(ops))}
 	if err == nil {
 		for i, op := range ops {

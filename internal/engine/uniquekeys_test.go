@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,7 +193,7 @@ func TestUniqueKeyViolationsChangeNothing(t *testing.T) {
 	conflict("upsert of a new item", err)
 	_, err = c.PatchItem(key("p"), "2", Patch{Ops: []document.PatchOp{{Op: "set", Path: "/email", Value: json.RawMessage(`"x"`)}}}, ItemOptions{})
 	conflict("patch", err)
-	results, failed, err := c.ExecuteBatch(key("p"), []BatchOp{
+	results, failed, err := c.ExecuteBatch(context.Background(), key("p"), []BatchOp{
 		{Kind: OpCreate, Item: document.FromJSON(item("3", "p", `,"email":"z"`))},
 		{Kind: OpUpsert, Item: document.FromJSON(item("4", "p", `,"email":"z"`))},
 	})

@@ -103,9 +103,16 @@ type Error struct {
 	Reason Reason
 	// Pos, for BadRequest about query text, is where the text is wrong.
 	Pos Pos
+	// cause is what New's %w wrapped (a storage or runtime error): errors.Is and errors.As
+	// see through the Error to it. It stays on this node: a forwarded answer carries the
+	// message only.
+	cause error
 }
 
 func (e *Error) Error() string { return e.Kind.String() + ": " + e.Message }
+
+// Unwrap is the error the message wrapped with %w; nil when none.
+func (e *Error) Unwrap() error { return e.cause }
 
 // Is makes errors.Is(err, kind) hold for an error of that kind.
 func (e *Error) Is(target error) bool {
@@ -113,12 +120,20 @@ func (e *Error) Is(target error) bool {
 	return ok && k == e.Kind
 }
 
-// New returns an error of kind k with a formatted message.
+// New returns an error of kind k with a formatted message. As with fmt.Errorf, a %w verb
+// wraps its error, which the Error then unwraps to.
 func New(k Kind, format string, args ...any) *Error {
 	if len(args) == 0 {
 		return &Error{Kind: k, Message: format}
 	}
-	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	e := &Error{Kind: k, Message: err.Error()}
+	if _, wraps := err.(interface{ Unwrap() error }); wraps {
+		e.cause = err
+	} else if _, wraps := err.(interface{ Unwrap() []error }); wraps {
+		e.cause = err
+	}
+	return e
 }
 
 // Throttle is a Throttled error: the partition's request units for this second are spent.

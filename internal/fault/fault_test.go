@@ -3,6 +3,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"testing"
 	"time"
 )
@@ -35,5 +36,26 @@ func TestThrottleAndGoneCarryTheirDetail(t *testing.T) {
 	}
 	if e := RangeGone(); e.Kind != Gone || e.Reason != RangeSplit {
 		t.Fatalf("RangeGone = %+v", e)
+	}
+}
+
+// An Error keeps what its message wrapped with %w, so errors.Is and errors.As find a storage
+// error behind it, and its kind still answers errors.Is.
+func TestErrorUnwrapsItsCause(t *testing.T) {
+	cause := fs.ErrNotExist
+	e := New(Internal, "reading %s: %w", "000123.sst", cause)
+	if !errors.Is(e, fs.ErrNotExist) || !errors.Is(e, Internal) || errors.Is(e, NotFound) {
+		t.Errorf("errors.Is does not see %v's cause and kind", e)
+	}
+	if e.Message != "reading 000123.sst: file does not exist" {
+		t.Errorf("message %q", e.Message)
+	}
+	wrapped := fmt.Errorf("outer: %w", e)
+	var pe *Error
+	if !errors.As(wrapped, &pe) || pe != e || !errors.Is(wrapped, fs.ErrNotExist) {
+		t.Errorf("the chain through %v is broken", wrapped)
+	}
+	if New(BadRequest, "plain %v", cause).Unwrap() != nil {
+		t.Error("a plain (non-%w) argument is wrapped")
 	}
 }

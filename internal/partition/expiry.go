@@ -82,7 +82,7 @@ func (l liveness) expired(doc []byte) bool {
 // the version's entries may follow an earlier policy. Its unique key entries go with it.
 func (p *Partition) expireChange(cmd *Command, ix *indexState, e, id string, cur version, old stored, lp counts) (counts, error) {
 	bad := func(err error) (counts, error) {
-		return lp, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+		return lp, fault.New(fault.Internal, "stored item is not valid JSON: %w", err)
 	}
 	terms := cur.terms
 	if !cur.hasTerms || cur.pol != nil && cur.pol != ix.pol {

@@ -257,7 +257,7 @@ func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
 	}
 	d, err := decodeValue(v)
 	if err != nil {
-		return Doc{}, fault.New(fault.Internal, "%v", err)
+		return Doc{}, fault.New(fault.Internal, "%w", err)
 	}
 	if p.liveness().expired(d.json) {
 		return Doc{}, notFound()
@@ -278,19 +278,19 @@ func (p *Partition) readItem(key []byte, e epk.EPK) ([]byte, io.Closer, error) {
 			return nil, nil, notFound()
 		}
 		if err != nil {
-			return nil, nil, fault.New(fault.Internal, "reading item: %v", err)
+			return nil, nil, fault.New(fault.Internal, "reading item: %w", err)
 		}
 		seq, err := storage.DecodeSeq(sv)
 		closer.Close()
 		if err != nil {
-			return nil, nil, fault.New(fault.Internal, "reading item: %v", err)
+			return nil, nil, fault.New(fault.Internal, "reading item: %w", err)
 		}
 		v, closer, err := p.db.Get(storage.DocKey(key[len(key):], p.container, string(e), seq))
 		switch {
 		case err == nil:
 			return v, closer, nil
 		case !storage.IsNotFound(err):
-			return nil, nil, fault.New(fault.Internal, "reading item: %v", err)
+			return nil, nil, fault.New(fault.Internal, "reading item: %w", err)
 		case seq == prev:
 			return nil, nil, fault.New(fault.Internal, "item key names document %d, which is not stored", seq)
 		}

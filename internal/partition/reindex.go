@@ -279,7 +279,7 @@ func (p *Partition) reindexRead(st *indexState, maxItems, maxBytes int) (items [
 			return err == nil, err
 		}
 		if x.Del, x.Add, err = rebuildDiff(d.json, st.pol, st.prevs); err != nil {
-			return false, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", seq, err)
+			return false, fault.New(fault.Internal, "stored item %d is not valid JSON: %w", seq, err)
 		}
 		items = append(items, x)
 		return true, nil

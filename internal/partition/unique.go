@@ -44,7 +44,7 @@ func (p *Partition) decideUnique(g *group, chs []Change, ch *Change, w *Operatio
 		if old = cur.uniq; old == nil {
 			v, err := value.Parse(oldJSON)
 			if err != nil {
-				return fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+				return fault.New(fault.Internal, "stored item is not valid JSON: %w", err)
 			}
 			old = p.unique.Entries(v)
 		}
@@ -65,7 +65,7 @@ func (p *Partition) decideUnique(g *group, chs []Change, ch *Change, w *Operatio
 	for _, e := range ch.UniqueAdd {
 		holder, err := p.uniqueHolder(g, chs, ch.EPK, e)
 		if err != nil {
-			return fault.New(fault.Internal, "reading unique key entries: %v", err)
+			return fault.New(fault.Internal, "reading unique key entries: %w", err)
 		}
 		if holder != "" && holder != ch.ID && holder != ch.Renamed {
 			return fault.New(fault.Conflict, "Unique index constraint violation: another item with this partition key already has the same value(s) at %s",

@@ -587,17 +587,17 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 	}
 	cur, err := p.current(wr, g, cmd.Changes, e, w.ID, pre)
 	if err != nil {
-		return Change{}, Result{}, fault.New(fault.Internal, "reading item: %v", err)
+		return Change{}, Result{}, fault.New(fault.Internal, "reading item: %w", err)
 	}
 	lp, err := p.logicalNow(wr, g, cmd.Changes, e)
 	if err != nil {
-		return Change{}, Result{}, fault.New(fault.Internal, "reading partition statistics: %v", err)
+		return Change{}, Result{}, fault.New(fault.Internal, "reading partition statistics: %w", err)
 	}
 	exists := cur.seq != 0
 	var old stored // the current version, decoded once
 	if exists {
 		if old, err = decodeValue(cur.value); err != nil {
-			return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
+			return Change{}, Result{}, fault.New(fault.Internal, "%w", err)
 		}
 		if p.expiredAt(now, old.json) {
 			if cur, old, lp, err = p.writeOverExpired(cmd, wr.ix, w, cur, old, lp); err != nil {
@@ -647,13 +647,13 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		// The new id must be free in the logical partition, as for a create.
 		taken, err := p.current(wr, g, cmd.Changes, e, item.ID, preRead{})
 		if err != nil {
-			return Change{}, Result{}, fault.New(fault.Internal, "reading item: %v", err)
+			return Change{}, Result{}, fault.New(fault.Internal, "reading item: %w", err)
 		}
 		if taken.seq != 0 {
 			// An expired item there is gone already: it is deleted, as a create would.
 			var t stored
 			if t, err = decodeValue(taken.value); err != nil {
-				return Change{}, Result{}, fault.New(fault.Internal, "%v", err)
+				return Change{}, Result{}, fault.New(fault.Internal, "%w", err)
 			}
 			if !p.expiredAt(now, t.json) {
 				return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
@@ -667,7 +667,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 	oldTerms := cur.terms
 	if exists && (!cur.hasTerms || cur.pol != nil && cur.pol != ix.pol) {
 		if oldTerms, err = p.storedTerms(old.json, cur.seq, ix.pol); err != nil {
-			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %w", err)
 		}
 	}
 	res := Result{Created: !exists, PrevBytes: len(old.json), Doc: Doc{LSN: cmd.LSN}}
@@ -695,7 +695,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		delta += int64(len(ch.Value) - header)
 		if newTerms == nil {
 			if newTerms, err = IndexTerms(res.Doc.JSON, ix.pol); err != nil {
-				return Change{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %v", err)
+				return Change{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %w", err)
 			}
 		}
 		ch.terms = newTerms
@@ -703,7 +703,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 	if exists && !ix.settled() {
 		// A rebuild runs: the replaced version's entries may follow an earlier policy.
 		if ch.IndexDel, ch.IndexAdd, err = ix.writeDiff(old.json, oldTerms, newTerms); err != nil {
-			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %v", err)
+			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %w", err)
 		}
 	} else {
 		ch.IndexDel, ch.IndexAdd = termDiff(oldTerms, newTerms)

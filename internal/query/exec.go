@@ -591,7 +591,7 @@ func (p *Prepared) decode(ev *evaluator, pos Position, doc []byte) (value.Value,
 	ev.stats.BytesLoaded += len(doc)
 	v, err := value.Parse(doc)
 	if err != nil {
-		return v, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", pos.Seq, err)
+		return v, fault.New(fault.Internal, "stored item %d is not valid JSON: %w", pos.Seq, err)
 	}
 	return v, nil
 }

@@ -89,7 +89,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 				ev.stats.BytesLoaded += len(doc)
 				v, err := value.Parse(doc)
 				if err != nil {
-					return false, fault.New(fault.Internal, "stored item %d is not valid JSON: %v", pos.Seq, err)
+					return false, fault.New(fault.Internal, "stored item %d is not valid JSON: %w", pos.Seq, err)
 				}
 				err = p.rows(ev, v, func(r row) (bool, error) {
 					res, ok, err := p.result(ev, r)

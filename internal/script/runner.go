@@ -170,7 +170,7 @@ func (v *vm) prepare(prog *goja.Program) error {
 			// short timeout): the call failed for time, as failure says, not for a fault here.
 			return err
 		}
-		return fault.New(fault.Internal, "preparing the script runtime: %v", err)
+		return fault.New(fault.Internal, "preparing the script runtime: %w", err)
 	}
 	v.stringify, _ = goja.AssertFunction(json.Get("stringify"))
 	v.installAPI()

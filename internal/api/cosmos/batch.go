@@ -63,7 +63,7 @@ func (c *call) batch() error {
 		if err != nil {
 			return err
 		}
-		if results, failed, err = ct.ExecuteBatch(o.PartitionKey, ops); err != nil {
+		if results, failed, err = ct.ExecuteBatch(c.ctx, o.PartitionKey, ops); err != nil {
 			return err
 		}
 		c.w.Header()["x-ms-session-token"] = []string{sessionToken(ct.Session(o.PartitionKey))}
@@ -71,7 +71,7 @@ func (c *call) batch() error {
 		if len(ops) > engine.MaxBatchOperations {
 			return fault.New(fault.BadRequest, "A bulk request has at most %d operations; got %d", engine.MaxBatchOperations, len(ops))
 		}
-		results = ct.ExecuteBulk(ops)
+		results = ct.ExecuteBulk(c.ctx, ops)
 	}
 	// As for single writes, Prefer: return=minimal leaves written items out of the answer;
 	// a read's item is what it asked for, so it is always there.

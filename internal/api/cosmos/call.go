@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/tracing"
 )
 
 // maxBodyBytes is Cosmos's limit on a request: 2 MB, whatever the request (an item, a batch,
@@ -19,11 +21,16 @@ const maxBodyBytes = 2 << 20
 
 // call is one request being served.
 type call struct {
-	h      *Handler
-	w      http.ResponseWriter
-	r      *http.Request
+	h *Handler
+	w http.ResponseWriter
+	r *http.Request
+	// ctx is the request's context with its activity id (actx, kept here so that a request
+	// allocates no context of its own) and, when tracing is on, its span.
+	ctx    context.Context
+	actx   tracing.ActivityContext
 	res    resource
 	start  time.Time
+	status int // the answer's, once written
 	charge float64
 	// vals backs the response's header values: one allocation instead of one per header.
 	vals  [16]string
@@ -96,6 +103,7 @@ func (c *call) reply(code int, body []byte) {
 		c.set("Content-Type", "application/json")
 		c.set("Content-Length", strconv.Itoa(len(body)))
 	}
+	c.status = code
 	c.w.WriteHeader(code)
 	if body != nil && c.r.Method != http.MethodHead {
 		c.w.Write(body)
@@ -106,7 +114,7 @@ func (c *call) reply(code int, body []byte) {
 func (c *call) replyJSON(code int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fault.New(fault.Internal, "encoding the response: %v", err)
+		return fault.New(fault.Internal, "encoding the response: %w", err)
 	}
 	c.reply(code, b)
 	return nil
@@ -131,10 +139,16 @@ func (c *call) ifMatch() string { return unquoted(c.r.Header.Get("If-Match")) }
 // fail writes err as a Cosmos error response.
 func (c *call) fail(err error) {
 	w, e := toWire(err)
+	activity := tracing.Activity(c.ctx)
 	if w.status >= 500 {
-		c.h.log.Error("request failed", "method", c.r.Method, "path", c.r.URL.Path, "err", e.Message)
+		c.h.log.Error("request failed", "method", c.r.Method, "path", c.r.URL.Path, "err", e.Message, "activity", activity)
+		if e.Kind == fault.Internal {
+			// The cause (a storage or runtime error's text) is the log's, under the activity
+			// id the client is given, as the service answers.
+			e = &fault.Error{Kind: fault.Internal, Message: "An unexpected error occurred while processing the request. ActivityId: " + activity}
+		}
 	} else {
-		c.h.log.Debug("request refused", "method", c.r.Method, "path", c.r.URL.Path, "status", w.status, "err", e.Message)
+		c.h.log.Debug("request refused", "method", c.r.Method, "path", c.r.URL.Path, "status", w.status, "err", e.Message, "activity", activity)
 	}
 	if w.substatus != 0 {
 		c.w.Header()["x-ms-substatus"] = []string{strconv.Itoa(w.substatus)}

@@ -9,6 +9,10 @@ import (
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/faultinject"
+	"github.com/partita-db/partita/internal/tracing"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure the gateway.
@@ -70,6 +74,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		activity = newActivityID()
 	}
 	c.set("x-ms-activity-id", activity)
+	c.actx = tracing.ActivityContext{Context: r.Context(), ID: activity}
+	c.ctx = &c.actx
+	if tracing.Enabled() {
+		var span trace.Span
+		c.ctx, span = tracing.Start(tracing.FromHeaders(c.ctx, r.Header.Get), "cosmos "+r.Method, trace.SpanKindServer,
+			attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path),
+			attribute.String("partita.activity_id", activity))
+		defer c.endSpan(span)
+	}
 	c.set("x-ms-gatewayversion", "version=2.14.0")
 	c.set("x-ms-serviceversion", "version=2.14.0.0")
 	if strings.HasPrefix(r.URL.Path, managementPrefix) {
@@ -83,6 +96,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		c.res = res
+		if tracing.Enabled() {
+			trace.SpanFromContext(c.ctx).SetName("cosmos " + r.Method + " " + res.shape())
+		}
 		err = h.keys.authenticate(r, res, h.now())
 	}
 	if err == nil {
@@ -97,4 +113,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		c.fail(err)
 	}
+}
+
+// endSpan ends a request's span with what it answered.
+func (c *call) endSpan(span trace.Span) {
+	span.SetAttributes(attribute.Int("http.response.status_code", c.status),
+		attribute.Float64("partita.request_charge", c.charge))
+	if sub := c.w.Header()["x-ms-substatus"]; len(sub) > 0 {
+		span.SetAttributes(attribute.String("partita.substatus", sub[0]))
+	}
+	if c.status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(c.status))
+	}
+	span.End()
 }

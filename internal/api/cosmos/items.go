@@ -34,7 +34,7 @@ func (c *call) itemRequest(withBody bool) (ct *engine.Container, o engine.ItemOp
 // Every item operation on a partitioned container names its partition key, as Cosmos
 // requires; on writes it must match the body's.
 func (c *call) itemOptions() (engine.ItemOptions, error) {
-	var o engine.ItemOptions
+	o := engine.ItemOptions{Context: c.ctx}
 	key, err := c.partitionKey()
 	if err != nil {
 		return o, err

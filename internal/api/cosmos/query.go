@@ -266,7 +266,7 @@ func (c *call) querySlice(key string, resources []map[string]any) error {
 	docs := make(query.Slice, len(resources))
 	for i, r := range resources {
 		if docs[i], err = json.Marshal(r); err != nil {
-			return fault.New(fault.Internal, "encoding %s: %v", key, err)
+			return fault.New(fault.Internal, "encoding %s: %w", key, err)
 		}
 	}
 	opts, err := c.queryOptions(params)

@@ -3,6 +3,7 @@ package cql
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +15,11 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
-
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/partita-db/partita/internal/cqlexec"
+	"github.com/partita-db/partita/internal/tracing"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // state is where a connection is in its handshake; only the reading goroutine moves it.
@@ -141,19 +145,19 @@ func (c *conn) dispatch(f *frame.Frame) {
 		c.send(stream, c.unexpected(f.Header.OpCode))
 		return
 	}
-	var run func() message.Message
+	var run func(context.Context) message.Message
 	switch m := f.Body.Message.(type) {
 	case *message.Register:
 		c.send(stream, c.register(m))
 		return
 	case *message.Query:
-		run = func() message.Message { return c.query(m) }
+		run = func(ctx context.Context) message.Message { return c.query(ctx, m) }
 	case *message.Prepare:
-		run = func() message.Message { return c.prepare(m) }
+		run = func(context.Context) message.Message { return c.prepare(m) }
 	case *message.Execute:
-		run = func() message.Message { return c.execute(m) }
+		run = func(ctx context.Context) message.Message { return c.execute(ctx, m) }
 	case *message.Batch:
-		run = func() message.Message { return c.batch(m) }
+		run = func(ctx context.Context) message.Message { return c.batch(ctx, m) }
 	default: // DSE's REVISE_REQUEST
 		c.send(stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unsupported message %v", f.Header.OpCode)})
 		return
@@ -165,19 +169,24 @@ func (c *conn) dispatch(f *frame.Frame) {
 			<-c.slots
 			c.reqs.Done()
 		}()
-		c.send(stream, c.safely(run))
+		c.send(stream, c.safely(f.Header.OpCode, run))
 	}()
 }
 
-// safely runs one request, turning a panic into a SERVER_ERROR.
-func (c *conn) safely(run func() message.Message) (m message.Message) {
+// safely runs one request in its span, turning a panic into a SERVER_ERROR.
+func (c *conn) safely(op primitive.OpCode, run func(context.Context) message.Message) (m message.Message) {
+	ctx, span := tracing.Start(context.Background(), "cql "+op.String(), trace.SpanKindServer)
 	defer func() {
 		if r := recover(); r != nil {
 			c.srv.log.Error("cql: request panicked", "panic", r, "stack", string(debug.Stack()))
 			m = &message.ServerError{ErrorMessage: fmt.Sprintf("internal error: %v", r)}
 		}
+		if e, failed := m.(message.Error); failed {
+			span.SetStatus(codes.Error, e.GetErrorMessage())
+		}
+		span.End()
 	}()
-	return run()
+	return run(ctx)
 }
 
 // send writes one response frame. A response that cannot be encoded, or is over the frame

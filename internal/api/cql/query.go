@@ -1,12 +1,12 @@
 package cql
 
 import (
+	"context"
 	"errors"
 	"sort"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
-
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlexec"
 	"github.com/partita-db/partita/internal/cqlvalue"
@@ -18,8 +18,9 @@ import (
 const staleRetries = 3
 
 // query runs a QUERY: prepared for this one run, never cached.
-func (c *conn) query(m *message.Query) message.Message {
+func (c *conn) query(ctx context.Context, m *message.Query) message.Message {
 	o, skip, r := options(m.Options)
+	o.Context = ctx
 	s := c.sessionNow()
 	var res *cqlexec.Result
 	for attempt := 1; ; attempt++ {
@@ -64,12 +65,13 @@ func (c *conn) prepare(m *message.Prepare) message.Message {
 }
 
 // execute runs a prepared statement.
-func (c *conn) execute(m *message.Execute) message.Message {
+func (c *conn) execute(ctx context.Context, m *message.Execute) message.Message {
 	p := c.srv.prepared.get(m.QueryId)
 	if p == nil {
 		return unprepared(m.QueryId)
 	}
 	o, skip, r := options(m.Options)
+	o.Context = ctx
 	r.read, r.writeType, r.prepared = p.Kind == cqlexec.KindSelect, primitive.WriteTypeSimple, m.QueryId
 	s := c.sessionNow()
 	res, err := c.srv.exec.Execute(&s, p, o)
@@ -92,13 +94,13 @@ var batchKinds = map[primitive.BatchType]struct {
 }
 
 // batch runs a BATCH of statements given as text or by prepared id.
-func (c *conn) batch(m *message.Batch) message.Message {
+func (c *conn) batch(ctx context.Context, m *message.Batch) message.Message {
 	bk, ok := batchKinds[m.Type]
 	if !ok {
 		return &message.ProtocolError{ErrorMessage: "Invalid batch type"}
 	}
 	r := request{consistency: m.Consistency, writeType: bk.writeType}
-	o := cqlexec.Options{}
+	o := cqlexec.Options{Context: ctx}
 	if m.DefaultTimestamp != nil {
 		o.Timestamp, o.HasTimestamp = *m.DefaultTimestamp, true
 	}

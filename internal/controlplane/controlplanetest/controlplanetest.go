@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +19,13 @@ import (
 // range (32768 and up), where outgoing connections would otherwise take them meanwhile.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 100 {
 		base := 20000 + 3*rand.IntN(4000)
+		if handedOut.bases[base] {
+			continue
+		}
 		var ls []net.Listener
 		for i := range 3 {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
@@ -32,12 +38,21 @@ func FreeAddr(t testing.TB) string {
 			l.Close()
 		}
 		if len(ls) == 3 {
+			handedOut.bases[base] = true
 			return fmt.Sprintf("127.0.0.1:%d", base)
 		}
 	}
 	t.Fatal("no three free ports in a row")
 	return ""
 }
+
+// handedOut holds the bases FreeAddr returned in this process: their ports are free until a
+// server binds them, so without it two calls could return the same address (a CI run started
+// a cluster whose join list named one address twice).
+var handedOut = struct {
+	sync.Mutex
+	bases map[int]bool
+}{bases: map[int]bool{}}
 
 // Start starts a control plane of one member on loopback, closed when the test ends.
 func Start(t testing.TB) *controlplane.ControlPlane {
