@@ -1,8 +1,9 @@
 // Package web is the explorer: a browser UI for a Partita account, served by `partita serve`
 // at /_explorer/ on the Cosmos listener. It lists databases, containers and items, runs
 // queries, draws each container's partitions live (the EPK ranges to scale, their storage,
-// request units and throttling, and a timeline of normalized RU consumption) and shows the
-// partition-key advice.
+// request units and throttling, and a timeline of normalized RU consumption), shows the
+// partition-key advice, and on a cluster shows its nodes and partitions' groups and drains a
+// node (through Partita's signed management API, /_partita/cluster).
 //
 // The assets under static/ are plain HTML, CSS and ES modules written by hand and embedded in
 // the binary: there is no build step, and the page makes no request outside its own origin.

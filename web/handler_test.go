@@ -56,7 +56,7 @@ func TestHandler(t *testing.T) {
 // policy would block it, and the explorer must work offline.
 func TestAssetsAreSelfContained(t *testing.T) {
 	h := Handler()
-	for _, name := range []string{"index.html", "style.css", "js/app.js", "js/api.js", "js/dom.js", "js/views/map.js"} {
+	for _, name := range []string{"index.html", "style.css", "js/app.js", "js/api.js", "js/dom.js", "js/views/map.js", "js/views/cluster.js"} {
 		body := get(t, h, "GET", Prefix+name, nil).Body.String()
 		if body == "" {
 			t.Fatalf("%s is empty or missing", name)

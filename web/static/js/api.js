@@ -101,10 +101,19 @@ export function asciiJSON(v) {
   return JSON.stringify(v).replace(/[\u007f-\uffff]/g, c => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
+// parseExact parses JSON whose integers may pass 2^53, where JSON.parse would round them (a
+// cluster's node ids are 64-bit): an integer of 16 digits or more, outside a string, becomes
+// its decimal string.
+export function parseExact(text) {
+  return JSON.parse(text.replace(/"(?:[^"\\]|\\.)*"|(?<![\w.+-])-?\d{16,}(?![\w.])/g, m => m[0] === '"' ? m : `"${m}"`));
+}
+
 // call sends a signed request to the resource named by segs (unescaped path segments) and
 // returns {status, headers, body (parsed JSON or null), charge}. Statuses of 400 and above
-// throw ApiError with the server's message; 401 also forgets the key.
-export async function call(verb, segs, {body, headers = {}} = {}) {
+// throw ApiError with the server's message; 401 also forgets the key. under puts the path
+// below a root that is not signed (Partita's management API signs the path after /_partita);
+// exact parses the answer with parseExact.
+export async function call(verb, segs, {body, headers = {}, under = '', exact = false} = {}) {
   const date = new Date().toUTCString();
   const h = {
     'x-ms-date': date,
@@ -113,7 +122,7 @@ export async function call(verb, segs, {body, headers = {}} = {}) {
     ...headers,
   };
   if (body !== undefined && !h['content-type']) h['content-type'] = 'application/json';
-  const path = '/' + segs.map(encodeURIComponent).join('/');
+  const path = under + '/' + segs.map(encodeURIComponent).join('/');
   let resp;
   try {
     resp = await fetch(path, {method: verb, headers: h, body: body === undefined ? undefined : (typeof body === 'string' ? body : JSON.stringify(body)), cache: 'no-store', credentials: 'omit'});
@@ -124,7 +133,7 @@ export async function call(verb, segs, {body, headers = {}} = {}) {
   const text = await resp.text();
   let parsed = null;
   if (text) {
-    try { parsed = JSON.parse(text); } catch { parsed = {message: text}; }
+    try { parsed = exact ? parseExact(text) : JSON.parse(text); } catch { parsed = {message: text}; }
   }
   if (resp.status >= 400) {
     if (resp.status === 401 && signingKey && hasKey()) {
@@ -214,3 +223,10 @@ function parseMetrics(h) {
 
 export const partitions = async (db, c) => (await call('GET', ['dbs', db, 'colls', c, 'partitions'])).body;
 export const advice = async (db, c) => (await call('GET', ['dbs', db, 'colls', c, 'advice'])).body;
+export const pkranges = async (db, c) => (await call('GET', ['dbs', db, 'colls', c, 'pkranges'])).body.PartitionKeyRanges;
+
+// Partita's management API (internal/api/cosmos/manage.go): this node, the live nodes and this
+// node's replicas, signed as type "cluster" with link ""; and a drain, or its cancellation, of
+// the node at a cluster address, signed with link "cluster/drain".
+export const clusterStatus = async () => (await call('GET', ['cluster'], {under: '/_partita', exact: true})).body;
+export const drain = (node, cancel) => call('POST', ['cluster', 'drain'], {under: '/_partita', body: {node, cancel}, exact: true});

@@ -1,6 +1,6 @@
 // The explorer's shell: sign-in, the location bar, and a router over the URL's fragment
-// (#/, #/db/{db}, #/db/{db}/c/{container}/{tab}). Names in the fragment are URI-encoded; the
-// key never is in it.
+// (#/, #/db/{db}, #/db/{db}/c/{container}/{tab}, #/cluster). Names in the fragment are
+// URI-encoded; the key never is in it.
 
 import * as api from './api.js';
 import {h, clear, note} from './dom.js';
@@ -10,12 +10,14 @@ import {queryView} from './views/query.js';
 import {mapView} from './views/map.js';
 import {settingsView} from './views/settings.js';
 import {adviceView} from './views/advice.js';
+import {clusterView} from './views/cluster.js';
 
 const main = document.getElementById('main');
 const crumbs = document.getElementById('crumbs');
 const logout = document.getElementById('logout');
+const clusterLink = document.getElementById('nav-cluster');
 
-// stop ends the current view's background work (the partition map's polling).
+// stop ends the current view's background work (the partition map's or the cluster's polling).
 let stop = () => {};
 // generation counts routings, so that a view that finishes loading after the next routing
 // began is stopped at once.
@@ -40,6 +42,7 @@ function parseRoute() {
 
 function loginView(message) {
   logout.hidden = true;
+  clusterLink.hidden = true;
   clear(crumbs);
   const input = h('input', {id: 'key', type: 'password', autocomplete: 'off', spellcheck: false, required: true,
     placeholder: 'base64 account key', 'aria-label': 'Account key'});
@@ -70,6 +73,8 @@ function loginView(message) {
 function setCrumbs(parts) {
   clear(crumbs);
   crumbs.append(h('a', {href: '#/'}, 'Databases'));
+  clusterLink.classList.toggle('active', parts[0] === 'cluster');
+  if (parts[0] === 'cluster') crumbs.append(h('span', {class: 'sep'}, '/'), h('span', {}, 'Cluster'));
   if (parts.length >= 2) crumbs.append(h('span', {class: 'sep'}, '/'), h('a', {href: link('db', parts[1])}, parts[1]));
   if (parts.length >= 4) crumbs.append(h('span', {class: 'sep'}, '/'), h('a', {href: link('db', parts[1], 'c', parts[3], 'items')}, parts[3]));
 }
@@ -90,12 +95,14 @@ async function route() {
   const gen = ++generation;
   if (!api.hasKey()) return loginView();
   logout.hidden = false;
+  clusterLink.hidden = false;
   const parts = parseRoute();
   setCrumbs(parts);
   const el = clear(main);
   try {
     let result;
-    if (parts[0] === 'db' && parts.length >= 4 && parts[2] === 'c') result = await containerView(el, parts[1], parts[3], parts[4]);
+    if (parts[0] === 'cluster') result = clusterView(el);
+    else if (parts[0] === 'db' && parts.length >= 4 && parts[2] === 'c') result = await containerView(el, parts[1], parts[3], parts[4]);
     else if (parts[0] === 'db' && parts.length >= 2) result = await databaseView(el, parts[1]);
     else result = await databasesView(el);
     if (typeof result === 'function') {
