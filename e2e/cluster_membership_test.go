@@ -20,7 +20,9 @@ import (
 // disk and comes back empty, and receives its replicas again. Every acknowledged item is read
 // back through every node left, and counted by a cross-partition query.
 func TestClusterMembershipProcesses(t *testing.T) {
-	nodes := startClusterOf(t, 3)
+	// A replica on every node (with three replicas per partition, a node that joins takes a
+	// share: TestClusterReplicasProcesses).
+	nodes := startClusterOf(t, 3, func(int) []string { return []string{"--replicas", "0"} })
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[0].sdk(t), 12000) // two partitions
 	container := func(n *clusterNode) *azcosmos.ContainerClient {

@@ -40,10 +40,11 @@ type clusterNode struct {
 	*server
 	dir  string
 	args []string
+	tls  bool
 }
 
 func (n *clusterNode) restart(t *testing.T) {
-	n.server = launchServer(t, n.dir, n.TLS, n.args...)
+	n.server = launchServer(t, n.dir, n.tls, n.args...)
 	n.waitListening(t, time.Minute)
 }
 
@@ -79,7 +80,7 @@ func launchCluster(t testing.TB, n int, useTLS bool, extra ...func(i int) []stri
 		for _, x := range extra {
 			args = append(args, x(i)...)
 		}
-		nodes = append(nodes, &clusterNode{server: launchServer(t, dir, useTLS, args...), dir: dir, args: args})
+		nodes = append(nodes, &clusterNode{server: launchServer(t, dir, useTLS, args...), dir: dir, args: args, tls: useTLS})
 	}
 	for _, nd := range nodes {
 		// Its API port was free when chosen; an outgoing connection of another node may have
@@ -369,7 +370,7 @@ func TestClusterCQL(t *testing.T) {
 // Five processes: every partition has five replicas, so two nodes may die, the leaders' among
 // them, and the three others go on writing and reading everything acknowledged.
 func TestClusterOfFiveProcesses(t *testing.T) {
-	nodes := startClusterOf(t, 5)
+	nodes := startClusterOf(t, 5, func(int) []string { return []string{"--replicas", "5"} })
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[0].sdk(t), 400)
 	container := func(n int) *azcosmos.ContainerClient {

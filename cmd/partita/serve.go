@@ -103,6 +103,7 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGINT/SIGTERM")
 	f.StringVar(&cfg.ClusterAddr, "cluster-addr", "", "this node's address in a cluster, HOST:PORT, for node-to-node traffic; the two ports after it are taken by the control plane on the founding nodes (docs/cluster.md). Empty: a node alone")
 	f.StringSliceVar(&cfg.Join, "join", nil, "the cluster addresses of the cluster's founding nodes, comma-separated, the same list on every node; the cluster forms once a majority of them is up")
+	f.IntVar(&cfg.Replicas, "replicas", 3, "in a cluster, how many replicas each partition has, each on its own node (4 gives Cosmos DB's replica sets, with a quorum of 3); 0 keeps one on every node. Fixed when the cluster forms")
 	f.DurationVar(&cfg.DeadAfter, "dead-after", engine.DefaultDeadAfter, "in a cluster, how long a node may be gone before its replicas are removed from their groups (it gets new ones if it comes back)")
 	f.StringVar(&secretFile, "cluster-secret-file", "", "file holding the cluster's secret (at least 16 bytes, the same on every node); or set PARTITA_CLUSTER_SECRET. Never a flag, so that it does not show in ps")
 	f.StringVar(&otlpEndpoint, "otlp-endpoint", "", "URL of an OpenTelemetry collector (OTLP over gRPC) to send traces to, e.g. http://127.0.0.1:4317 (https:// for TLS); empty: the OTEL_EXPORTER_OTLP_ENDPOINT variable, and no tracing when that is unset")

@@ -110,6 +110,26 @@ func TestControlPlane(t *testing.T) {
 		t.Fatalf("draining %v after the drain was cancelled", got)
 	}
 
+	// Group records and settings are every node's: the first proposal of a setting wins.
+	if err := cps[0].PutGroup(ctx, 0x100000002, controlplane.Group{Voters: []uint64{1, 2, 3}, Leader: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok, err := cp4.GroupOf(ctx, 0x100000002); err != nil || !ok || g.Leader != 2 || !slices.Equal(g.Voters, []uint64{1, 2, 3}) {
+		t.Fatalf("group record read back as %+v, %v, %v", g, ok, err)
+	}
+	if all, err := cps[1].Groups(ctx); err != nil || len(all) != 1 || all[0x100000002].Leader != 2 {
+		t.Fatalf("groups %v, %v", all, err)
+	}
+	if _, ok, err := cp4.GroupOf(ctx, 7); ok || err != nil {
+		t.Fatalf("a group never recorded: %v, %v", ok, err)
+	}
+	if v, err := cps[0].Setting(ctx, "replicas", "3"); err != nil || v != "3" {
+		t.Fatalf("first proposal: %q, %v", v, err)
+	}
+	if v, err := cp4.Setting(ctx, "replicas", "5"); err != nil || v != "3" {
+		t.Fatalf("second proposal: %q, %v; the first stands", v, err)
+	}
+
 	// A founding node stops: the two others are a majority, and its record goes.
 	cps[2].Close()
 	want := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == join[2] })

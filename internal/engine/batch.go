@@ -66,6 +66,9 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
+	if rr, ok := c.remoteOf(e); ok {
+		return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "patch", Key: key, ID: id, IfMatch: o.IfMatch, Patch: patchToWire(patch)})
+	}
 	return c.executeOne(o.ctx(), e, nil, c.patchOp(e, id, patch, o.IfMatch))
 }
 
@@ -147,6 +150,9 @@ func (c *Container) ExecuteBatch(ctx context.Context, key epk.Key, ops []BatchOp
 	if err != nil {
 		return nil, -1, err
 	}
+	if rr, ok := c.remoteOf(e); ok {
+		return c.delegateBatch(ctx, rr, key, ops)
+	}
 	failAt := func(i int, err error, charge float64) ([]OpResult, int, error) {
 		results := make([]OpResult, len(ops))
 		for j := range results {
@@ -206,13 +212,34 @@ func (c *Container) ExecuteBulk(ctx context.Context, ops []BatchOp) []OpResult {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			_, remote := c.remoteOf(e)
 			for _, i := range byLP[e] {
+				if remote && (ops[i].Kind == OpRead || ops[i].Kind == OpPatch) {
+					results[i] = c.bulkElsewhere(ctx, ops[i])
+					continue
+				}
 				results[i] = c.bulkOneSafe(ctx, pops[i])
 			}
 		}()
 	}
 	wg.Wait()
 	return results
+}
+
+// bulkElsewhere runs a bulk read or patch of a partition held on other nodes there (remote.go);
+// writes go to its leader through the pipeline.
+func (c *Container) bulkElsewhere(ctx context.Context, op BatchOp) OpResult {
+	var r ItemResult
+	var err error
+	if op.Kind == OpRead {
+		r, err = c.ReadItem(op.PartitionKey, op.ID)
+	} else {
+		r, err = c.PatchItem(op.PartitionKey, op.ID, op.Patch, ItemOptions{IfMatch: op.IfMatch, Context: ctx})
+	}
+	if err != nil {
+		return OpResult{Charge: r.Charge, Err: fault.From(err)}
+	}
+	return OpResult{Charge: r.Charge, ETag: r.ETag, Doc: r.Doc}
 }
 
 func failed(err error) OpResult {

@@ -100,22 +100,35 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 			"The all-versions-and-deletes change feed is turned off on this server (--change-feed-retention 0)")
 	}
 	var p *partition.Partition
+	rt := c.routes.Load()
 	if q.Range.Min >= q.Range.Max { // an empty scope (a key outside the range named) has no changes
 		q.Range.Max = q.Range.Min
-		p = c.routes.Load().lookup(q.Range.Min)
+		p = rt.lookup(q.Range.Min)
 	}
-	for _, pp := range c.routes.Load().parts {
+	spans := func() (FeedPage, error) {
+		return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest,
+			"The change feed is read one partition key range at a time, and this request spans several; "+
+				"name one with x-ms-documentdb-partitionkeyrangeid (GET .../pkranges lists them)")
+	}
+	for _, pp := range rt.parts {
 		if pr := pp.Range(); q.Range.Min < q.Range.Max && pr.Min < q.Range.Max && q.Range.Min < pr.Max {
 			if p != nil {
-				return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest,
-					"The change feed is read one partition key range at a time, and this request spans several; "+
-						"name one with x-ms-documentdb-partitionkeyrangeid (GET .../pkranges lists them)")
+				return spans()
 			}
 			p = pp
 		}
 	}
+	if rr, ok := rt.remoteAt(q.Range.Min); ok && p == nil {
+		if q.Range.Max > rr.r.Max {
+			return spans()
+		}
+		return c.delegateFeed(rr, q)
+	}
 	if p == nil {
 		return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest, "The change feed request names an empty range")
+	}
+	if _, ok := rt.remoteAt(p.Range().Max); ok && q.Range.Max > p.Range().Max {
+		return spans()
 	}
 	if err := c.admit(p); err != nil {
 		return FeedPage{}, err

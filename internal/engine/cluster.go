@@ -46,6 +46,28 @@ type Cluster struct {
 	// Forward sends a request to the engine of node (Engine.Serve there) and returns its
 	// answer; an error wrapping ErrNotSent says that the request never left.
 	Forward func(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error)
+	// Replicas is how many replicas each partition has, on as many nodes (the cluster's
+	// --replicas); 0 puts one on every live node.
+	Replicas int
+	// Groups records where each partition's replicas are; needed when Replicas is set.
+	Groups GroupMap
+}
+
+// GroupMap records where each partition's replicas are: its leader writes it, nodes holding
+// no replica of the partition read it to find one that does, and placement counts the
+// replicas each node holds with it.
+type GroupMap interface {
+	Put(g replication.GroupID, r GroupRecord) error
+	Get(g replication.GroupID) (GroupRecord, bool, error)
+	All() (map[replication.GroupID]GroupRecord, error)
+}
+
+// GroupRecord is where a group's replicas are: the nodes of its voters and of its learners
+// (replicas being added), and its leader's.
+type GroupRecord struct {
+	Voters   []replication.NodeID
+	Learners []replication.NodeID
+	Leader   replication.NodeID
 }
 
 // ErrNotSent is what Cluster.Forward wraps when the request could not be sent at all (no
@@ -357,6 +379,7 @@ func (e *Engine) putContainer(v []byte) error {
 	if c := e.containerByNum(rec.Num); c != nil {
 		policy := !bytes.Equal(c.rec.Indexing, rec.Indexing)
 		c.rec = rec
+		e.replicas.refreshRemote(c)
 		c.applyDefaultTTL()
 		c.scripts.Store(c.newScriptSet(rec.Scripts))
 		if policy {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"sync"
 	"testing"
@@ -34,6 +35,35 @@ type testCluster struct {
 	// Options.MaxPartitionBytes (0: the default).
 	deadAfter         time.Duration
 	maxPartitionBytes int64
+	// replicas is the nodes' Cluster.Replicas; groups their Cluster.Groups.
+	replicas int
+	groups   *memGroups
+}
+
+// memGroups is a GroupMap in memory, shared by a test cluster's nodes.
+type memGroups struct {
+	mu   sync.Mutex
+	recs map[replication.GroupID]GroupRecord
+}
+
+func (m *memGroups) Put(g replication.GroupID, r GroupRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs[g] = r
+	return nil
+}
+
+func (m *memGroups) Get(g replication.GroupID) (GroupRecord, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.recs[g]
+	return r, ok, nil
+}
+
+func (m *memGroups) All() (map[replication.GroupID]GroupRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.recs), nil
 }
 
 // startTestCluster starts a cluster of n nodes.
@@ -50,7 +80,8 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 func newTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	cp := controlplanetest.Start(t)
-	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n), draining: map[string]bool{}}
+	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n), draining: map[string]bool{},
+		groups: &memGroups{recs: map[replication.GroupID]GroupRecord{}}}
 	for range n {
 		tc.dirs = append(tc.dirs, t.TempDir())
 	}
@@ -83,6 +114,8 @@ func (tc *testCluster) start(id int) {
 			return nil
 		},
 		DeadAfter: tc.deadAfter,
+		Replicas:  tc.replicas,
+		Groups:    tc.groups,
 		Forward: func(_ context.Context, node replication.NodeID, req []byte) ([]byte, error) {
 			e := tc.node(int(node))
 			if e == nil {

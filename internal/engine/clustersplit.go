@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
 )
 
 // Splits in a cluster (see split). The split runs on the node whose replica leads the parent;
@@ -30,42 +32,58 @@ type forwardedSplit struct {
 }
 
 // splitInCluster splits partition parentID of c here when this node's replica leads it, or has
-// the leader's node split it, and returns once this node's routing has the children and its
-// catalog their ranges.
+// the leader's node split it (a partition held on other nodes: its holders in turn), and
+// returns once this node's routing has the children and its catalog their ranges.
 func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error {
 	deadline := time.Now().Add(splitCallTimeout)
 	g := groupOf(c.num, parentID)
-	for {
-		p := c.routes.Load().byID(parentID)
-		if p == nil {
+	for attempt := 0; ; attempt++ {
+		rt := c.routes.Load()
+		p := rt.byID(parentID)
+		i := slices.IndexFunc(rt.remote, func(rr remoteRange) bool { return rr.id == parentID })
+		if p == nil && i < 0 {
 			break // split: by the call below, or by another
 		}
-		if p.Leading() {
+		if p != nil && p.Leading() {
 			if err := e.splitHere(c, parentID, at); err != nil {
 				return err
 			}
 			return e.syncRanges(c)
 		}
+		var node replication.NodeID
+		if p != nil {
+			node = e.replicas.leaderNode(g)
+		} else if hs := slices.DeleteFunc(c.holders(rt.remote[i]), func(n replication.NodeID) bool { return n == e.cluster.Node }); len(hs) > 0 {
+			node = hs[attempt%len(hs)]
+			if (attempt+1)%len(hs) == 0 {
+				c.forgetHolders(rt.remote[i])
+			}
+		}
 		retry := true
 		var err error
-		if node := e.replicas.leaderNode(g); node != 0 {
+		if node != 0 {
 			body, _ := json.Marshal(forwarded{Container: c.num, Split: &forwardedSplit{Parent: parentID, At: []byte(at)}}) // cannot fail
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			var raw []byte
 			e.forwarded.Add(1)
 			raw, err = e.cluster.Forward(ctx, node, body)
 			cancel()
+			var ans forwardedAnswer
 			switch {
 			case errors.Is(err, ErrNotSent): // that node is down: until a leader elsewhere
 			case err != nil:
 				retry = false
 			default:
-				var ans forwardedAnswer
 				if err = json.Unmarshal(raw, &ans); err == nil && ans.Err != nil {
 					retry, err = ans.Retry, ans.Err
+				} else if err == nil && ans.Moved {
+					err = partition.ErrNotLeaseholder
 				}
 			}
 			if err == nil {
+				if p == nil {
+					return e.awaitRemoteSplit(c, parentID)
+				}
 				if err := c.awaitAdoption(parentID); err != nil {
 					return err
 				}
@@ -83,9 +101,28 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 	return e.fresh() // the catalog as of now: the leader wrote the children's ranges
 }
 
+// awaitRemoteSplit waits until this node's routing shows the children of parentID, a
+// partition held on other nodes that split there: its catalog has their ranges.
+func (e *Engine) awaitRemoteSplit(c *Container, parentID uint32) error {
+	if err := e.fresh(); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(catalogWait); slices.ContainsFunc(c.routes.Load().remote, func(rr remoteRange) bool { return rr.id == parentID }); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fault.New(fault.Unavailable, "The children of partition %d did not show in time", parentID)
+		}
+	}
+	return nil
+}
+
 // serveSplit runs a split another node forwarded, when this node's replica leads the parent.
 func (e *Engine) serveSplit(c *Container, req *forwardedSplit) forwardedAnswer {
-	if p := c.routes.Load().byID(req.Parent); p != nil && !p.Leading() {
+	rt := c.routes.Load()
+	p := rt.byID(req.Parent)
+	if p == nil && slices.ContainsFunc(rt.remote, func(rr remoteRange) bool { return rr.id == req.Parent }) {
+		return forwardedAnswer{Index: -1, Moved: true}
+	}
+	if p != nil && !p.Leading() {
 		return forwardedAnswer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}
 	}
 	err := e.splitHere(c, req.Parent, epk.EPK(req.At))

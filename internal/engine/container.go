@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,12 +68,31 @@ func (c *Container) policy() *indexing.Policy { return c.index.Load() }
 
 // routing maps EPKs to partitions. parts are sorted by range and tile [epk.Min, epk.Max).
 type routing struct {
+	// parts are this node's replicas of the container's partitions, in range order.
 	parts []*partition.Partition
+	// remote, on a node of a cluster that places each partition on some of the nodes only
+	// (Cluster.Replicas), are the ranges of the partitions this node holds no replica of, in
+	// range order (remote.go). Together with parts they tile the key space.
+	remote []remoteRange
 }
 
+// lookup is this node's replica of the partition that owns e; nil when another node holds it
+// (remoteAt).
 func (r *routing) lookup(e epk.EPK) *partition.Partition {
 	i := sort.Search(len(r.parts), func(i int) bool { return e < r.parts[i].Range().Max })
-	return r.parts[i] // e < epk.Max always holds, so i is in range
+	if i == len(r.parts) || e < r.parts[i].Range().Min {
+		return nil
+	}
+	return r.parts[i]
+}
+
+// remoteAt is the range held on other nodes that e falls in, if any.
+func (r *routing) remoteAt(e epk.EPK) (remoteRange, bool) {
+	i := sort.Search(len(r.remote), func(i int) bool { return e < r.remote[i].r.Max })
+	if i == len(r.remote) || e < r.remote[i].r.Min {
+		return remoteRange{}, false
+	}
+	return r.remote[i], true
 }
 
 // ContainerSpec is what a client asks for when creating a container.
@@ -133,8 +154,16 @@ func (c *Container) info() ContainerInfo {
 	for _, r := range c.rec.Ranges {
 		parents[r.ID] = r.Parents
 	}
-	for _, p := range c.routes.Load().parts {
+	rt := c.routes.Load()
+	for _, p := range rt.parts {
 		info.Partitions = append(info.Partitions, PartitionInfo{ID: p.ID(), Range: p.Range(), Parents: parents[p.ID()], PartitionStats: statsOf(p)})
+	}
+	if len(rt.remote) > 0 {
+		// Held on other nodes: their figures are theirs.
+		for _, rr := range rt.remote {
+			info.Partitions = append(info.Partitions, PartitionInfo{ID: rr.id, Range: rr.r, Parents: parents[rr.id]})
+		}
+		slices.SortFunc(info.Partitions, func(a, b PartitionInfo) int { return cmp.Compare(a.Range.Min, b.Range.Min) })
 	}
 	return info
 }
@@ -329,6 +358,15 @@ func (c *Container) openPartitions() error {
 			}
 		}
 		p, err := c.openPartition(r)
+		if errors.Is(err, errAway) && c.e.cluster.Replicas > 0 {
+			// Placed on other nodes: requests for it go there (remote.go).
+			er, err := r.epkRange()
+			if err != nil {
+				return err
+			}
+			rt.remote = append(rt.remote, remoteRange{id: r.ID, r: er})
+			continue
+		}
 		if errors.Is(err, errAway) {
 			away = true
 			continue

@@ -11,10 +11,10 @@ import (
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/script"
-
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/rid"
+	"github.com/partita-db/partita/internal/script"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -113,6 +113,8 @@ type Engine struct {
 	// forwarded and served count the requests this node sent to other nodes' leaders and
 	// those it ran for other nodes (NodeMetrics).
 	forwarded, served atomic.Uint64
+	// groups caches where the partitions this node holds no replica of are (remote.go).
+	groups groupCache
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -140,7 +142,7 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
-		scripts: script.NewRunner(opts.Scripts)}
+		scripts: script.NewRunner(opts.Scripts), groups: groupCache{recs: map[replication.GroupID]GroupRecord{}}}
 	if opts.Cluster != nil {
 		e.cluster, e.catalog, opts.Replicated = opts.Cluster, opts.Cluster.Catalog, true
 		e.opts.Replicated = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/partita-db/partita/internal/document"
@@ -49,14 +50,31 @@ const forwardBackoff = 20 * time.Millisecond
 // Any other commit goes behind an Unchanged operation (checked), here or forwarded, and
 // errTxnConflict says that the partition changed since the transaction read it: run the
 // transaction again.
+//
+// A partition this node holds no replica of is written on its leader as its group's record
+// names it, or, when that node does not lead it, on its other voters in turn (remote.go).
 func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops []partition.Operation) (executed, error) {
 	p := c.routes.Load().lookup(e)
+	rr, remote := c.remoteOf(e)
+	if p == nil && !remote {
+		return executed{}, errNotHere()
+	}
 	deadline := time.Now().Add(forwardTimeout)
-	for {
+	for attempt := 0; ; attempt++ {
 		var x executed
 		var err error
 		retry := false
-		if leading, term := p.LeaderTerm(); leading {
+		if p == nil {
+			nodes := slices.DeleteFunc(c.holders(rr), func(n replication.NodeID) bool { return n == c.e.cluster.Node })
+			if len(nodes) == 0 {
+				err, retry = errNoHolder(), true
+			} else {
+				x, retry, err = c.forward(ctx, nodes[attempt%len(nodes)], nil, e, txn, ops)
+			}
+			if retry && (attempt+1)%max(1, len(nodes)) == 0 {
+				c.forgetHolders(rr) // none led it: where are they now?
+			}
+		} else if leading, term := p.LeaderTerm(); leading {
 			checked := txn != nil && !(txn.leading && txn.term == term)
 			x, err = c.applyHere(e, nil, txn == nil, withUnchanged(txn, checked, ops)...)
 			if checked {
@@ -73,6 +91,9 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 		}
 		time.Sleep(forwardBackoff)
 		p = c.routes.Load().lookup(e)
+		if rr, remote = c.remoteOf(e); p == nil && !remote {
+			return x, errNotHere()
+		}
 	}
 }
 
@@ -128,7 +149,12 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 	for i, op := range ops {
 		if op.Kind == partition.Mutate {
 			var err error
-			if op, err = c.patchHere(p, ops[:i], op); err != nil {
+			if p == nil {
+				err = errNotHere() // a patch of a partition held elsewhere is run there (remote.go)
+			} else {
+				op, err = c.patchHere(p, ops[:i], op)
+			}
+			if err != nil {
 				if len(ops) > 1 {
 					err = &partition.BatchError{Index: i, Err: err}
 				}
@@ -265,7 +291,7 @@ func (e *Engine) serve(raw []byte) forwardedAnswer {
 	ctx, span := tracing.Start(tracing.Extract(context.Background(), req.Trace), "partita.forwarded", trace.SpanKindServer,
 		attribute.Int64("partita.container", int64(req.Container)), attribute.Int("partita.operations", len(req.Ops)))
 	defer span.End()
-	ans := e.serveRequest(req)
+	ans := e.serveRequest(ctx, req)
 	activity := tracing.Activity(ctx)
 	switch {
 	case ans.Err == nil:
@@ -291,14 +317,19 @@ func failedForward(err error) forwardedAnswer {
 	return ans
 }
 
-func (e *Engine) serveRequest(req forwarded) forwardedAnswer {
+func (e *Engine) serveRequest(ctx context.Context, req forwarded) forwardedAnswer {
 	fail := failedForward
 	c, err := missFresh(e, func() (*Container, error) { return e.containerNumbered(req.Container) })
 	if err != nil {
 		return fail(err)
 	}
-	if req.Split != nil {
+	switch {
+	case req.Split != nil:
 		return e.serveSplit(c, req.Split)
+	case req.Call != nil:
+		return e.serveCall(ctx, c, req.Call)
+	case req.Read != nil:
+		return e.serveRead(c, req.Read)
 	}
 	ek := epk.EPK(req.EPK)
 	ops := make([]partition.Operation, len(req.Ops))
@@ -316,7 +347,7 @@ func (e *Engine) serveRequest(req forwarded) forwardedAnswer {
 		}
 		ops[i] = op
 	}
-	if p := c.routes.Load().lookup(ek); !p.Leading() {
+	if p := c.routes.Load().lookup(ek); p == nil || !p.Leading() {
 		return fail(partition.ErrNotLeaseholder)
 	}
 	c.locks.lockWrite(ek)
@@ -378,6 +409,10 @@ type forwarded struct {
 	// Trace is the request's trace context and activity id, for the spans and log lines of
 	// the node that serves it.
 	Trace tracing.Carrier `json:"trace,omitempty"`
+	// Call and Read, when set, ask a node that holds a partition this node holds no replica
+	// of for a call on one of its logical partitions, or a batch of its items (remote.go).
+	Call *delegatedCall `json:"call,omitempty"`
+	Read *remoteRead    `json:"read,omitempty"`
 }
 
 // forwardedOp is one operation: the item as the client sent it, and the index and unique key
@@ -401,6 +436,10 @@ type forwardedAnswer struct {
 	Err     *fault.Error      `json:"err,omitempty"`
 	Index   int               `json:"index"`
 	Retry   bool              `json:"retry,omitempty"`
+	// Moved says that the node holds no replica of the partition asked about (remote.go).
+	Moved bool        `json:"moved,omitempty"`
+	Call  *callAnswer `json:"call,omitempty"`
+	Read  *readAnswer `json:"read,omitempty"`
 }
 
 type forwardedResult struct {

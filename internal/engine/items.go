@@ -135,7 +135,18 @@ func (c *Container) ReplaceItem(id string, body []byte, o ItemOptions) (ItemResu
 // WriteItem creates (OpCreate), upserts (OpUpsert) or replaces (OpReplace, of the item id) an
 // item given in either form: JSON bytes, or a value a front end already holds.
 func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error) {
-	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
+	// A plain write goes to the partition's leader, wherever it is (applyLed); one with
+	// triggers runs, as a transaction, on a node that holds the partition.
+	triggered := len(o.PreTriggers)+len(o.PostTriggers) > 0
+	if triggered && len(c.routes.Load().remote) > 0 {
+		if _, e, err := c.parse(src, o.PartitionKey); err == nil {
+			if rr, ok := c.remoteOf(e); ok {
+				return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "write", Kind: kind, Key: o.PartitionKey, ID: id, Body: src.JSON(),
+					IfMatch: o.IfMatch, IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers})
+			}
+		}
+	}
+	if triggered {
 		return c.writeTriggered(kind, id, src, o)
 	}
 	item, e, err := c.parse(src, o.PartitionKey)
@@ -180,7 +191,12 @@ func (c *Container) writeOp(kind OpKind, id string, e epk.EPK, item *document.It
 // executeOne runs one operation through the pipeline and describes its outcome.
 func (c *Container) executeOne(ctx context.Context, e epk.EPK, dst []byte, op partition.Operation) (ItemResult, error) {
 	x, err := c.execute(ctx, e, dst, op)
-	out := ItemResult{PartitionID: x.p.ID(), Charge: x.charge}
+	out := ItemResult{Charge: x.charge}
+	if x.p != nil {
+		out.PartitionID = x.p.ID()
+	} else {
+		out.PartitionID = c.PartitionID(e) // written on another node
+	}
 	if err != nil {
 		return out, err
 	}
@@ -207,6 +223,11 @@ func (c *Container) ReadItemTo(dst []byte, key epk.Key, id string) (ItemResult, 
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
+	if rr, ok := c.remoteOf(e); ok {
+		r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: "read", Key: key, ID: id})
+		r.Doc = append(dst, r.Doc...)
+		return r, err
+	}
 	return c.executeOne(context.Background(), e, dst, partition.Operation{Kind: partition.Read, EPK: e, ID: id})
 }
 
@@ -217,13 +238,23 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
+		if rr, ok := c.remoteOf(e); ok {
+			return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "delete", Key: key, ID: id, IfMatch: o.IfMatch,
+				PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers})
+		}
 		return c.deleteTriggered(e, id, o)
 	}
 	return c.executeOne(o.ctx(), e, nil, partition.Operation{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 }
 
 // PartitionID is the id of the partition that owns e, for tests and tools that inspect placement.
-func (c *Container) PartitionID(e epk.EPK) uint32 { return c.routes.Load().lookup(e).ID() }
+func (c *Container) PartitionID(e epk.EPK) uint32 {
+	rt := c.routes.Load()
+	if rr, ok := rt.remoteAt(e); ok {
+		return rr.id
+	}
+	return rt.lookup(e).ID()
+}
 
 // partitions returns the container's partitions in EPK order.
 func (c *Container) partitions() []*partition.Partition {
@@ -254,5 +285,8 @@ func (c *Container) Session(key epk.Key) (partition uint32, lsn uint64) {
 		return 0, 0
 	}
 	p := c.routes.Load().lookup(e)
+	if p == nil {
+		return c.PartitionID(e), 0 // held elsewhere: the delegated call's answer said its LSN
+	}
 	return p.ID(), p.Stats().LSN
 }

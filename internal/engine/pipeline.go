@@ -97,6 +97,9 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	p := c.routes.Load().lookup(e)
+	if p == nil {
+		return executed{}, errNotHere()
+	}
 	x := executed{p: p}
 	if admit {
 		if err := c.admit(p); err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,23 +14,29 @@ import (
 )
 
 // Placement, on a node of a cluster, and the upkeep of the partitions this node leads. Every
-// partition has a replica on every live node that is not being drained: a new container's
-// groups are bootstrapped on those nodes, and afterwards each group's leader keeps its
-// membership there by itself (place), one change at a time:
+// partition has Cluster.Replicas replicas on as many live nodes that are not being drained,
+// or (Replicas 0) a replica on every such node: a new container's groups are bootstrapped on
+// those nodes, and afterwards each group's leader keeps its membership so by itself (place),
+// one change at a time:
 //
-//   - a live node without a replica of the group gets one, added as a learner (it receives a
-//     snapshot) and promoted to a voter once it has caught up;
+//   - a live node without a replica of the group gets one (with Replicas, while the group has
+//     fewer, on the node that holds fewest), added as a learner (it receives a snapshot) and
+//     promoted to a voter once it has caught up;
 //   - a replica on a node being drained, on a store that is no longer the node's (its disk was
 //     wiped: it lost its votes and its log), or on a node missing for longer than DeadAfter is
 //     removed, once the others it leaves are enough to make progress without it; the leader
 //     hands its leadership away first when the replica to remove is its own;
+//   - with Replicas, a group with one voter too many (a move's newcomer caught up) loses the
+//     one on the busiest node, and in this node's turn a replica moves from a group's busiest
+//     node to the least busy one, to even out the count of replicas the nodes hold;
 //   - a node that leads more than its share of the groups hands one leadership a pass to the
 //     node that leads fewest.
 //
 // New replicas come before removals, so that a group replacing a wiped replica never runs
-// with fewer than it had. A node that holds no replica of a container yet (it joined after
-// the container was created, or its replicas were removed) waits for them (Engine.await) and
-// answers 503 for that container until they have come.
+// with fewer than it had. With Replicas, a node serves the partitions it holds no replica of
+// through the nodes that do (remote.go); without, a node that holds no replica of a container
+// yet (it joined after the container was created, or its replicas were removed) waits for
+// them (Engine.await) and answers 503 for that container until they have come.
 //
 // The same pass keeps up what the node leads (upkeep): the catalog's ranges after a split
 // whose node stopped before it wrote them, the container's indexing policy in each partition,
@@ -45,7 +52,9 @@ const placeEvery = time.Second
 const promoteLag = 64
 
 // placement gives a new container's ranges their replicas: every live node not being drained,
-// replica ids from 1 in the order of their ids. This node must be one of them.
+// or with Cluster.Replicas set, this node and the others that hold the fewest replicas; replica
+// ids from 1 in the order of their nodes' ids. This node is always one of them: it campaigns
+// at once in the new groups (createContainer). Callers hold e.mu.
 func (e *Engine) placement() ([]replication.Member, error) {
 	nodes, err := e.cluster.Nodes()
 	if err != nil {
@@ -67,6 +76,23 @@ func (e *Engine) placement() ([]replication.Member, error) {
 	if !self {
 		return nil, fault.New(fault.Unavailable, "This node is not registered in the cluster yet; retry")
 	}
+	if want := e.cluster.Replicas; want > 0 && len(ms) > want {
+		load, _, err := e.replicaLoad(e.currentGroups()) // callers hold e.mu
+		if err != nil {
+			return nil, fault.New(fault.Unavailable, "Where the cluster's replicas are is not known: %v", err)
+		}
+		self := e.cluster.Node
+		slices.SortFunc(ms, func(a, b replication.Member) int {
+			if (a.Node == self) != (b.Node == self) {
+				if a.Node == self {
+					return -1 // this node first
+				}
+				return 1
+			}
+			return cmp.Or(cmp.Compare(load[a.Node], load[b.Node]), cmp.Compare(a.Node, b.Node))
+		})
+		ms = ms[:want]
+	}
 	slices.SortFunc(ms, func(a, b replication.Member) int { return cmp.Compare(a.Node, b.Node) })
 	for i := range ms {
 		ms[i].Replica = replication.ReplicaID(i + 1)
@@ -74,15 +100,74 @@ func (e *Engine) placement() ([]replication.Member, error) {
 	return ms, nil
 }
 
+// replicaLoad counts the voters each node holds, as the groups' records say, and reports
+// whether every group is settled: as many voters as it should have, and no learner. Records
+// of groups that ended (a split's parent, a deleted container's) are left out: current are
+// the groups that have not (currentGroups).
+func (e *Engine) replicaLoad(current map[replication.GroupID]bool) (load map[replication.NodeID]int, settled bool, err error) {
+	all, err := e.cluster.Groups.All()
+	if err != nil {
+		return nil, false, err
+	}
+	load = map[replication.NodeID]int{}
+	settled = true
+	for g, r := range all {
+		if !current[g] {
+			continue
+		}
+		for _, n := range r.Voters {
+			load[n]++
+		}
+		settled = settled && len(r.Learners) == 0 && len(r.Voters) == e.cluster.Replicas
+	}
+	return load, settled, nil
+}
+
+// currentGroups are the groups of the containers this node knows: their catalog ranges, and
+// children of a split the catalog does not show yet. Callers hold e.mu.
+func (e *Engine) currentGroups() map[replication.GroupID]bool {
+	current := map[replication.GroupID]bool{}
+	for _, d := range e.dbs {
+		for _, cs := range []map[string]*Container{d.containers, d.awaited} {
+			for _, c := range cs {
+				for _, r := range c.rec.Ranges {
+					current[groupOf(c.num, r.ID)] = true
+				}
+				for _, p := range c.routes.Load().parts {
+					current[groupOf(c.num, p.ID())] = true
+				}
+			}
+		}
+	}
+	return current
+}
+
+// moveTurn is how long each live node in turn may move replicas to even out the load: one
+// node at a time, on a cluster whose groups are all settled, so that the leaders of many
+// groups do not move theirs to the same node at once (the records they decide by lag their
+// groups by a pass).
+const moveTurn = 3 * time.Second
+
+// myTurn reports whether it is this node's turn to move replicas at now.
+func (e *Engine) myTurn(live map[replication.NodeID]ClusterNode, now time.Time) bool {
+	ids := slices.Sorted(maps.Keys(live))
+	if len(ids) == 0 {
+		return false
+	}
+	return ids[int(now.UnixNano()/int64(moveTurn))%len(ids)] == e.cluster.Node
+}
+
 // placer is what the placement loop keeps between passes.
 type placer struct {
 	// missing are the nodes that hold replicas but were not live at some pass, since when.
 	missing map[replication.NodeID]time.Time
+	// recorded are the groups' records this node wrote last, by group.
+	recorded map[replication.GroupID]GroupRecord
 }
 
 // placeLoop runs the placement passes until the engine closes.
 func (e *Engine) placeLoop() {
-	pl := &placer{missing: map[replication.NodeID]time.Time{}}
+	pl := &placer{missing: map[replication.NodeID]time.Time{}, recorded: map[replication.GroupID]GroupRecord{}}
 	e.every(placeEvery, func(now time.Time) { e.place(pl, now) })
 }
 
@@ -121,9 +206,27 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	for _, c := range cs {
 		e.upkeep(c)
 	}
+	for g := range pl.recorded {
+		if !slices.Contains(led, g) {
+			delete(pl.recorded, g) // led elsewhere since: recorded there, and again here if it comes back
+		}
+	}
 	deadAfter := e.cluster.DeadAfter
 	if deadAfter <= 0 {
 		deadAfter = DefaultDeadAfter
+	}
+	pol := placePolicy{replicas: e.cluster.Replicas}
+	if pol.replicas > 0 {
+		var settled bool
+		e.mu.RLock()
+		current := e.currentGroups()
+		e.mu.RUnlock()
+		if pol.load, settled, err = e.replicaLoad(current); err != nil {
+			return
+		}
+		if settled && e.myTurn(live, now) {
+			pol.moves = 1
+		}
 	}
 	var stable []ledGroup // groups led here whose membership is what it should be
 	for _, g := range led {
@@ -145,7 +248,8 @@ func (e *Engine) place(pl *placer, now time.Time) {
 			since, ok := pl.missing[n]
 			return ok && now.Sub(since) >= deadAfter
 		}
-		ch, to := nextChange(st, live, gone)
+		e.recordGroup(pl, g, st)
+		ch, to := nextChange(st, live, gone, &pol)
 		switch {
 		case to != 0:
 			if err := h.TransferLeader(g, to); err != nil {
@@ -164,6 +268,33 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	if len(stable) == len(led) {
 		e.balanceLeaders(stable, live, leads)
 	}
+}
+
+// recordGroup records where the replicas of g, which this node leads, are, when that changed
+// since it last did.
+func (e *Engine) recordGroup(pl *placer, g replication.GroupID, st replication.Status) {
+	if e.cluster.Groups == nil {
+		return
+	}
+	rec := GroupRecord{Leader: e.cluster.Node}
+	for _, m := range st.Descriptor.Members {
+		switch {
+		case slices.Contains(st.Descriptor.Voters, m.Replica):
+			rec.Voters = append(rec.Voters, m.Node)
+		case slices.Contains(st.Descriptor.Learners, m.Replica):
+			rec.Learners = append(rec.Learners, m.Node)
+		}
+	}
+	slices.Sort(rec.Voters)
+	slices.Sort(rec.Learners)
+	if last, ok := pl.recorded[g]; ok && last.Leader == rec.Leader && slices.Equal(last.Voters, rec.Voters) && slices.Equal(last.Learners, rec.Learners) {
+		return
+	}
+	if err := e.cluster.Groups.Put(g, rec); err != nil {
+		e.log.Debug("placement: recording a group's replicas", "group", g, "err", err)
+		return
+	}
+	pl.recorded[g] = rec
 }
 
 // upkeep brings what this node leads of c up to date: the catalog's ranges, when they miss a
@@ -207,10 +338,23 @@ func (e *Engine) abortOrphanSplits(c *Container) {
 	}
 }
 
+// placePolicy is what a placement pass decides changes by.
+type placePolicy struct {
+	// replicas is Cluster.Replicas: how many voters a group should have; 0 for one on every
+	// live node.
+	replicas int
+	// load counts the voters each node holds (with replicas only); a pass keeps it up to
+	// date with the changes it makes.
+	load map[replication.NodeID]int
+	// moves is how many replicas this pass may still move to even out the load: one in this
+	// node's turn (moveTurn), none otherwise.
+	moves int
+}
+
 // nextChange is the next change of a group's membership that its leader should make, given
 // the live nodes and which of the missing ones are gone for good: a change, a replica to hand
 // the leadership to first, or neither when the group is as it should be.
-func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, gone func(replication.NodeID) bool) (*replication.Change, replication.ReplicaID) {
+func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, gone func(replication.NodeID) bool, pol *placePolicy) (*replication.Change, replication.ReplicaID) {
 	d := st.Descriptor
 	if d.AutoLeave || len(d.VotersOutgoing) > 0 {
 		return nil, 0 // a joint configuration, which the leader leaves by itself
@@ -225,6 +369,12 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 		return ok && n.Store == uint64(m.Store)
 	}
 	wanted := func(m replication.Member) bool { return up(m) && !live[m.Node].Draining }
+	// kept: a voter that counts as one of the group's replicas: wanted, or on a node missing
+	// for less than DeadAfter (it may come back with its replica).
+	kept := func(m replication.Member) bool {
+		_, isLive := live[m.Node]
+		return wanted(m) || !isLive && !gone(m.Node)
+	}
 	// quorate: voters make progress when a majority of them is up.
 	quorate := func(voters []replication.ReplicaID) bool {
 		n := 0
@@ -246,41 +396,108 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 	if len(d.Learners) > 0 {
 		return nil, 0 // a newcomer catching up: one at a time
 	}
-	var ids []replication.NodeID
-	for id := range live {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, cmp.Compare[replication.NodeID])
-	for _, id := range ids {
-		n := live[id]
-		if n.Draining || n.Store == 0 {
+	// candidates: live nodes that may take a replica and hold none, in the order of their ids.
+	var candidates []replication.NodeID
+	for id, n := range live {
+		if n.Draining || n.Store == 0 || slices.ContainsFunc(d.Members, func(m replication.Member) bool { return m.Node == id && uint64(m.Store) == n.Store }) {
 			continue
 		}
-		if !slices.ContainsFunc(d.Members, func(m replication.Member) bool { return m.Node == id && uint64(m.Store) == n.Store }) {
-			return &replication.Change{Kind: replication.AddLearner, Node: id, Store: replication.StoreID(n.Store)}, 0
+		candidates = append(candidates, id)
+	}
+	slices.SortFunc(candidates, cmp.Compare[replication.NodeID])
+	addOn := func(id replication.NodeID) *replication.Change {
+		if pol.load != nil {
+			pol.load[id]++
 		}
+		return &replication.Change{Kind: replication.AddLearner, Node: id, Store: replication.StoreID(live[id].Store)}
+	}
+	// lightest is the candidate holding the fewest replicas.
+	lightest := func() replication.NodeID {
+		best := candidates[0]
+		for _, id := range candidates[1:] {
+			if pol.load[id] < pol.load[best] {
+				best = id
+			}
+		}
+		return best
+	}
+	nKept := 0
+	for _, v := range d.Voters {
+		if kept(memberOf[v]) {
+			nKept++
+		}
+	}
+	switch {
+	case len(candidates) == 0:
+	case pol.replicas == 0:
+		return addOn(candidates[0]), 0
+	case nKept < pol.replicas:
+		return addOn(lightest()), 0
 	}
 	for _, v := range d.Voters {
-		m := memberOf[v]
-		n, isLive := live[m.Node]
-		if isLive && !n.Draining && n.Store == uint64(m.Store) || !isLive && !gone(m.Node) {
-			continue // wanted, or missing for less than DeadAfter
-		}
-		rest := slices.DeleteFunc(slices.Clone(d.Voters), func(r replication.ReplicaID) bool { return r == v })
-		if len(rest) == 0 || !quorate(rest) {
+		if kept(memberOf[v]) {
 			continue
 		}
-		if v == st.Replica {
-			for _, r := range rest {
-				if wanted(memberOf[r]) {
-					return nil, r
-				}
+		if ch, to := removeVoter(st, v, quorate, wanted, memberOf); ch != nil || to != 0 {
+			if ch != nil && pol.load != nil {
+				pol.load[memberOf[v].Node]--
 			}
-			continue
+			return ch, to
 		}
-		return &replication.Change{Kind: replication.Remove, Replica: v}, 0
+	}
+	if pol.replicas == 0 {
+		return nil, 0
+	}
+	// heaviest is the wanted voter on the node holding the most replicas.
+	heaviest := func() replication.ReplicaID {
+		var best replication.ReplicaID
+		for _, v := range d.Voters {
+			if m := memberOf[v]; wanted(m) && (best == 0 || pol.load[m.Node] > pol.load[memberOf[best].Node]) {
+				best = v
+			}
+		}
+		return best
+	}
+	if len(d.Voters) > pol.replicas {
+		// One too many: a move's new replica has caught up. The one on the busiest node goes.
+		if v := heaviest(); v != 0 {
+			ch, to := removeVoter(st, v, quorate, wanted, memberOf)
+			if ch != nil {
+				pol.load[memberOf[v].Node]--
+			}
+			return ch, to
+		}
+		return nil, 0
+	}
+	if pol.moves > 0 && len(candidates) > 0 && nKept == len(d.Voters) {
+		// Even out the load: a replica moves from the busiest of the group's nodes to the
+		// least busy node that has none, when that makes them closer.
+		if v, to := heaviest(), lightest(); v != 0 && pol.load[to]+1 < pol.load[memberOf[v].Node] {
+			pol.moves--
+			return addOn(to), 0
+		}
 	}
 	return nil, 0
+}
+
+// removeVoter is the change that removes voter v of a group (its status st), or the replica
+// to hand the leadership to first when v is the leader's own; neither when the voters left
+// would not make a quorum.
+func removeVoter(st replication.Status, v replication.ReplicaID, quorate func([]replication.ReplicaID) bool,
+	wanted func(replication.Member) bool, memberOf map[replication.ReplicaID]replication.Member) (*replication.Change, replication.ReplicaID) {
+	rest := slices.DeleteFunc(slices.Clone(st.Descriptor.Voters), func(r replication.ReplicaID) bool { return r == v })
+	if len(rest) == 0 || !quorate(rest) {
+		return nil, 0
+	}
+	if v == st.Replica {
+		for _, r := range rest {
+			if wanted(memberOf[r]) {
+				return nil, r
+			}
+		}
+		return nil, 0
+	}
+	return &replication.Change{Kind: replication.Remove, Replica: v}, 0
 }
 
 // ledGroup is a group this node leads, and its status.
@@ -367,8 +584,9 @@ func (e *Engine) Drain(node string, on bool) (ClusterNode, error) {
 				holding++
 			}
 		}
-		if holding-1 < min(3, holding) {
-			return target, fault.New(fault.BadRequest, "Draining node %s would leave %d node(s) holding replicas; a cluster keeps at least %d: add a node first", target.Addr, holding-1, min(3, holding))
+		keep := max(min(3, holding), e.cluster.Replicas)
+		if holding-1 < keep {
+			return target, fault.New(fault.BadRequest, "Draining node %s would leave %d node(s) holding replicas; a cluster keeps at least %d: add a node first", target.Addr, holding-1, keep)
 		}
 	}
 	if err := e.cluster.Drain(target.Addr, on); err != nil {

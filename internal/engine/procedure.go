@@ -49,6 +49,13 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 	if err != nil {
 		return ProcedureResult{Charge: ru.Miss()}, err
 	}
+	if rr, ok := c.remoteOf(e); ok {
+		ans, err := c.delegate(o.ctx(), rr, &delegatedCall{Method: "procedure", Key: o.PartitionKey, ID: id, Args: args, Log: o.Log})
+		if ans.Procedure == nil {
+			return ProcedureResult{PartitionID: rr.id}, err
+		}
+		return *ans.Procedure, err
+	}
 	var res ProcedureResult
 	x, charge, err := c.transact(o.ctx(), e, func(t *txn) error {
 		out, err := c.e.scripts.Procedure(s.Body, args, t, o.Log)
@@ -79,6 +86,10 @@ func (c *Container) transactOnce(ctx context.Context, e epk.EPK, fn func(t *txn)
 	t := c.newTxn(ctx, e)
 	c.splitMu.RLock()
 	p := c.routes.Load().lookup(e)
+	if p == nil {
+		c.splitMu.RUnlock()
+		return committed{}, 0, errNotHere()
+	}
 	t.read = readFrom(p)
 	err := c.admit(p)
 	c.splitMu.RUnlock()

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"sort"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -46,25 +48,19 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 		opts.UDF = c.udfs()
 	}
 	src := &partitionSource{ranges: ranges, index: c.policy()}
-	for _, part := range c.routes.Load().parts {
-		for _, kr := range ranges {
-			if pr := part.Range(); pr.Max > kr.Min && pr.Min < kr.Max {
-				src.parts = append(src.parts, part)
-				break
-			}
-		}
-	}
-	if err := c.admit(src.parts...); err != nil {
+	var local []*partition.Partition
+	src.parts, local = c.queryParts(ranges)
+	if err := c.admit(local...); err != nil {
 		return QueryResult{}, err
 	}
 	page, err := p.Run(src, opts)
 	res := QueryResult{Page: page, Partitions: map[uint32]uint64{}}
 	for _, part := range src.parts {
-		res.Partitions[part.ID()] = part.Stats().LSN
+		res.Partitions[part.ID()] = part.lsn()
 	}
 	res.Charge = ru.Query(page.Stats.ItemsLoaded, page.Stats.BytesLoaded, page.Stats.Results, len(src.parts))
-	if len(src.parts) > 0 {
-		spend(res.Charge, src.parts...)
+	if len(local) > 0 {
+		spend(res.Charge, local...) // a remote partition's budget is its own node's
 	}
 	return res, err
 }
@@ -72,9 +68,15 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 // PartitionRange returns the EPK range of the partition with the given id, or 410/1002 when
 // no such partition exists any more (it was split): the client must re-read the ranges.
 func (c *Container) PartitionRange(id uint32) (epk.Range, error) {
-	for _, p := range c.routes.Load().parts {
+	rt := c.routes.Load()
+	for _, p := range rt.parts {
 		if p.ID() == id {
 			return p.Range(), nil
+		}
+	}
+	for _, rr := range rt.remote {
+		if rr.id == id {
+			return rr.r, nil
 		}
 	}
 	return epk.Range{}, fault.RangeGone()
@@ -123,19 +125,74 @@ func (c *Container) keyRanges(keys [][]value.Value, r epk.Range) []epk.Range {
 // them, in item order: partitions in range order, each in creation order.
 type partitionSource struct {
 	ranges []epk.Range
-	parts  []*partition.Partition // sorted by range
+	parts  []queryPart // sorted by range
 	index  *indexing.Policy
 }
 
+// queryParts are the partitions that hold some of ranges, in range order, and which of them
+// are this node's replicas.
+func (c *Container) queryParts(ranges []epk.Range) (parts []queryPart, local []*partition.Partition) {
+	overlaps := func(pr epk.Range) bool {
+		return slices.ContainsFunc(ranges, func(kr epk.Range) bool { return pr.Max > kr.Min && pr.Min < kr.Max })
+	}
+	rt := c.routes.Load()
+	for _, p := range rt.parts {
+		if overlaps(p.Range()) {
+			parts = append(parts, queryPart{local: p})
+			local = append(local, p)
+		}
+	}
+	if len(rt.remote) == 0 {
+		return parts, local
+	}
+	for _, rr := range rt.remote {
+		if overlaps(rr.r) {
+			parts = append(parts, queryPart{remote: &remotePart{c: c, rr: rr}})
+		}
+	}
+	slices.SortFunc(parts, func(a, b queryPart) int { return cmp.Compare(a.Range().Min, b.Range().Min) })
+	return parts, local
+}
+
+// queryPart is a partition a query reads: this node's replica, or one on another node.
+type queryPart struct {
+	local  *partition.Partition
+	remote *remotePart
+}
+
+func (q queryPart) Range() epk.Range {
+	if q.local != nil {
+		return q.local.Range()
+	}
+	return q.remote.rr.r
+}
+
+func (q queryPart) ID() uint32 {
+	if q.local != nil {
+		return q.local.ID()
+	}
+	return q.remote.rr.id
+}
+
+// lsn is the partition's LSN, for the session token: as of the last batch another node sent
+// for a remote one.
+func (q queryPart) lsn() uint64 {
+	if q.local != nil {
+		return q.local.Stats().LSN
+	}
+	return q.remote.lsn
+}
+
 func (s *partitionSource) Scan(from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
-	return s.read(from, "items", func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
+	return s.read(from, "items", nil, func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
 		return p.ScanIndexed(s.ranges, start, f) // items kept out of the index are not queried
 	}, fn)
 }
 
 // read walks the source's partitions in range order, each with scan from the sequence from
-// says, until fn returns false or an error.
-func (s *partitionSource) read(from *query.Resume, what string, scan func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error, fn func(query.Position, []byte) (bool, error)) error {
+// says (a remote one with a remote read of the index range ix, or of its items when nil),
+// until fn returns false or an error.
+func (s *partitionSource) read(from *query.Resume, what string, ix *query.IndexRange, scan func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error, fn func(query.Position, []byte) (bool, error)) error {
 	for _, p := range s.parts {
 		pr := p.Range()
 		start, ok := from.Start(string(pr.Min), string(pr.Max))
@@ -144,14 +201,20 @@ func (s *partitionSource) read(from *query.Resume, what string, scan func(p *par
 		}
 		var ferr error
 		stopped := false
-		err := scan(p, start, func(d partition.Doc) bool {
+		f := func(d partition.Doc) bool {
 			more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON)
 			if err != nil || !more {
 				ferr, stopped = err, true
 				return false
 			}
 			return true
-		})
+		}
+		var err error
+		if p.local != nil {
+			err = scan(p.local, start, f)
+		} else {
+			err = p.remote.read(&remoteRead{Index: ix}, s.ranges, start, f)
+		}
 		if err != nil {
 			return readFailed(what, err)
 		}
@@ -166,18 +229,22 @@ func (s *partitionSource) read(from *query.Resume, what string, scan func(p *par
 // kept exactly with every commit (and computed for the children of a split).
 func (s *partitionSource) Count() (int64, bool) {
 	// The stored count holds expired items, and items kept out of the index.
-	if len(s.parts) != 1 || s.parts[0].DefaultTTL() != partition.TTLOff || !s.parts[0].AllIndexed() {
+	if len(s.parts) != 1 || s.parts[0].local == nil {
 		return 0, false
 	}
-	pr := s.parts[0].Range()
+	p := s.parts[0].local
+	if p.DefaultTTL() != partition.TTLOff || !p.AllIndexed() {
+		return 0, false
+	}
+	pr := p.Range()
 	for _, r := range s.ranges {
 		if r.Min <= pr.Min && r.Max >= pr.Max {
 			// A replica's count is as fresh as a read of its items only once it has applied
 			// what its group acknowledged (a no-op on a single node).
-			if s.parts[0].ReadBarrier() != nil {
+			if p.ReadBarrier() != nil {
 				return 0, false // the items are read instead, which refuses as reads do
 			}
-			return s.parts[0].Stats().Items, true
+			return p.Stats().Items, true
 		}
 	}
 	return 0, false
@@ -187,7 +254,7 @@ func (s *partitionSource) Count() (int64, bool) {
 func (s *partitionSource) Parts() []query.Reader {
 	parts := make([]query.Reader, len(s.parts))
 	for i, p := range s.parts {
-		parts[i] = &partitionSource{ranges: s.ranges, parts: []*partition.Partition{p}, index: s.index}
+		parts[i] = &partitionSource{ranges: s.ranges, parts: []queryPart{p}, index: s.index}
 	}
 	return parts
 }
@@ -199,7 +266,7 @@ func (s *partitionSource) Indexes(path string) bool { return s.index.Indexes(pat
 // A partition whose index a policy change is rebuilding for the path is scanned whole instead
 // (the query checks its WHERE on every item it is given).
 func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
-	return s.read(from, "the index", func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
+	return s.read(from, "the index", &ir, func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
 		if !p.IndexTrusted(ir.Path) {
 			return p.Scan(s.ranges, start, f)
 		}
@@ -208,12 +275,13 @@ func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn 
 }
 
 // ScanOrdered lists a single partition's items in the order of their value at path, from its
-// range index, when the index can give that order (see query.OrderedReader).
+// range index, when the index can give that order (see query.OrderedReader). A partition on
+// another node cannot (its items are sorted here instead).
 func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, fn func(query.Position, []byte, []byte) (bool, error)) (bool, error) {
-	if len(s.parts) != 1 || len(s.ranges) != 1 || !s.index.Indexes(path) || !s.parts[0].IndexTrusted(path) {
+	if len(s.parts) != 1 || len(s.ranges) != 1 || s.parts[0].local == nil || !s.index.Indexes(path) || !s.parts[0].local.IndexTrusted(path) {
 		return false, nil
 	}
-	p := s.parts[0]
+	p := s.parts[0].local
 	pr := p.Range()
 	var ferr error
 	ok, err := p.IndexOrdered(path, from, to, s.ranges[0], desc, func(d partition.Doc, indexed []byte) bool {

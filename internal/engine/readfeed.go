@@ -58,19 +58,29 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, 
 	bytes := 0
 	var last query.Position
 	ranges := []epk.Range{r}
-	for _, p := range c.routes.Load().parts {
+	parts, _ := c.queryParts(ranges)
+	var used []*partition.Partition
+	for _, p := range parts {
 		pr := p.Range()
 		start, ok := after.Start(string(pr.Min), string(pr.Max))
-		if !ok || pr.Max <= r.Min || pr.Min >= r.Max {
+		if !ok {
 			continue
 		}
-		page.Partitions[p.ID()] = p.Stats().LSN
-		err := p.Scan(ranges, start, func(d partition.Doc) bool {
+		f := func(d partition.Doc) bool {
 			page.Docs = append(page.Docs, append([]byte(nil), d.JSON...))
 			bytes += len(d.JSON)
 			last = query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}
 			return len(page.Docs) < max
-		})
+		}
+		var err error
+		if p.local != nil {
+			used = append(used, p.local)
+			page.Partitions[p.ID()] = p.lsn()
+			err = p.local.Scan(ranges, start, f)
+		} else {
+			err = p.remote.read(&remoteRead{All: true}, ranges, start, f)
+			page.Partitions[p.ID()] = p.lsn() // as the other node read it
+		}
 		if err != nil {
 			return ReadFeedPage{Charge: ru.Miss()}, readFailed("items", err)
 		}
@@ -82,14 +92,8 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, 
 		page.Next = query.EncodeResume(after.After(last))
 	}
 	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions))
-	var used []*partition.Partition
-	for _, p := range c.routes.Load().parts {
-		if _, ok := page.Partitions[p.ID()]; ok {
-			used = append(used, p)
-		}
-	}
 	if len(used) > 0 {
-		spend(page.Charge, used...)
+		spend(page.Charge, used...) // a remote partition's budget is its own node's
 	}
 	return page, nil
 }

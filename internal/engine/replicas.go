@@ -87,7 +87,7 @@ func newReplicaSet() *replicaSet {
 // startHost opens the replication host on the engine's storage, which opens every replica the
 // store holds, and runs it. Every container of the catalog is registered before.
 func (e *Engine) startHost() error {
-	cfg := replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, CanOpen: e.canOpenReplica, Logger: e.log}
+	cfg := replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, CanOpen: e.canOpenReplica, Removed: e.replicaRemoved, Logger: e.log}
 	if e.cluster != nil {
 		cfg.Node, cfg.Transport = e.cluster.Node, e.cluster.Transport
 	}
@@ -152,13 +152,14 @@ func (e *Engine) openReplica(g replication.GroupID, raw []byte, hd *replication.
 }
 
 // adopt puts in c's routing table the children of a split this node's replica applied: the
-// partitions the host opened for c that tile the range of one in the table take its place.
+// partitions the host opened for c that tile the range of one in the table take its place;
+// and a replica the host opened of a range held on other nodes takes that range's place.
 // Every replica applies split-commit, and its host then opens the children, so the routing
 // of every node follows a split as its replica does, whichever node ran it. Callers hold
 // rs.mu.
 func (rs *replicaSet) adopt(c *Container) {
 	rt := c.routes.Load()
-	if rt == nil || len(rt.parts) == 0 {
+	if rt == nil || len(rt.parts)+len(rt.remote) == 0 {
 		return // not published yet, or awaited
 	}
 	var next []*partition.Partition
@@ -172,9 +173,74 @@ func (rs *replicaSet) adopt(c *Container) {
 		next = append(next, kids...)
 		changed = true
 	}
-	if changed {
-		c.routes.Store(&routing{parts: next})
+	var remote []remoteRange
+	for _, rr := range rt.remote {
+		g := groupOf(c.num, rr.id)
+		if p := rs.opened[g]; p != nil && p.Range() == rr.r {
+			delete(rs.opened, g)
+			next = append(next, p)
+			changed = true
+			continue
+		}
+		remote = append(remote, rr)
 	}
+	if changed {
+		slices.SortFunc(next, func(a, b *partition.Partition) int { return cmp.Compare(a.Range().Min, b.Range().Min) })
+		c.routes.Store(&routing{parts: next, remote: remote})
+	}
+}
+
+// refreshRemote brings the ranges of c held on other nodes up to the catalog's (a split of
+// one there shows as its children here once the catalog has them). Callers hold e.mu.
+func (rs *replicaSet) refreshRemote(c *Container) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rt := c.routes.Load()
+	if rt == nil || len(rt.remote) == 0 {
+		return
+	}
+	var remote []remoteRange
+	for _, r := range c.rec.Ranges {
+		er, err := r.epkRange()
+		if err != nil {
+			return
+		}
+		if !slices.ContainsFunc(rt.parts, func(p *partition.Partition) bool { pr := p.Range(); return pr.Min < er.Max && er.Min < pr.Max }) {
+			remote = append(remote, remoteRange{id: r.ID, r: er})
+		}
+	}
+	if !slices.Equal(remote, rt.remote) {
+		c.routes.Store(&routing{parts: rt.parts, remote: remote})
+	}
+}
+
+// replicaRemoved is the host's word that this node's replica of g was removed from its group:
+// in a cluster that places partitions on some nodes, its range is then held elsewhere.
+func (e *Engine) replicaRemoved(g replication.GroupID) {
+	if e.cluster == nil || e.cluster.Replicas == 0 {
+		return
+	}
+	rs := e.replicas
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	c := rs.containers[uint32(uint64(g)>>32)]
+	if c == nil {
+		return
+	}
+	rt := c.routes.Load()
+	if rt == nil {
+		return
+	}
+	i := indexOf(rt.parts, uint32(g))
+	if i < 0 {
+		return
+	}
+	p := rt.parts[i]
+	next := &routing{parts: slices.Delete(slices.Clone(rt.parts), i, i+1), remote: slices.Clone(rt.remote)}
+	next.remote = append(next.remote, remoteRange{id: p.ID(), r: p.Range()})
+	slices.SortFunc(next.remote, func(a, b remoteRange) int { return cmp.Compare(a.r.Min, b.r.Min) })
+	c.routes.Store(next)
+	e.log.Info("this node's replica of a partition was removed: its requests go to the nodes that hold it", "container", c.id, "partition", p.ID())
 }
 
 // takeTiling takes from the partitions the host opened for the container numbered num those
@@ -221,7 +287,7 @@ func (c *Container) replaceRoute(p *partition.Partition) bool {
 	if i < 0 {
 		return false
 	}
-	next := &routing{parts: slices.Clone(rt.parts)}
+	next := &routing{parts: slices.Clone(rt.parts), remote: rt.remote}
 	next.parts[i] = p
 	c.routes.Store(next)
 	return true
@@ -240,6 +306,7 @@ func (rs *replicaSet) publish(c *Container, rt *routing) {
 		}
 	}
 	c.routes.Store(rt)
+	rs.adopt(c) // replicas of ranges held elsewhere that came meanwhile
 }
 
 // canOpenReplica says whether openReplica could open a replica of meta now: whether its

@@ -131,18 +131,33 @@ var RowEnd = RowPos{EPK: epk.Max}
 func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) (float64, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
-	parts := c.routes.Load().parts
+	parts, _ := c.queryParts([]epk.Range{epk.All})
 	total := 0.0
 	stopped := false
 	for i := range parts {
-		p := parts[i]
+		qp := parts[i]
 		if reverse {
-			p = parts[len(parts)-1-i]
+			qp = parts[len(parts)-1-i]
 		}
-		r := p.Range()
+		r := qp.Range()
 		if r.Max <= lo.EPK || r.Min > hi.EPK || r.Min == hi.EPK && hi.ID == "" {
 			continue
 		}
+		if qp.remote != nil { // read where it is held, and charged there
+			// The holding node clips lo and hi to its partition.
+			err := qp.remote.rows(lo, hi, reverse, func(e epk.EPK, id string, doc []byte) bool {
+				stopped = !fn(e, id, doc)
+				return !stopped
+			})
+			if err != nil {
+				return total, readFailed("rows", err)
+			}
+			if stopped {
+				break
+			}
+			continue
+		}
+		p := qp.local
 		if err := c.admit(p); err != nil {
 			return total, err
 		}
@@ -173,8 +188,11 @@ func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id 
 // the committed rows, which cannot change under it, and stages writes, which commit as one
 // command.
 type RowTxn struct {
-	c      *Container
+	c *Container
+	// p is this node's replica of the partition; remote, when there is none, reads where the
+	// partition is held.
 	p      *partition.Partition
+	remote *remotePart
 	e      epk.EPK
 	charge float64
 	// writes are the staged rows by id (nil: delete), in the order first written.
@@ -185,6 +203,19 @@ type RowTxn struct {
 
 // Get returns the committed row id, or ok false.
 func (t *RowTxn) Get(id string) (doc []byte, ok bool, err error) {
+	if t.remote != nil {
+		doc, err := t.remote.get(t.e, id)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case doc == nil:
+			t.charge += ru.Miss()
+			return nil, false, nil
+		}
+		t.charge += ru.PointRead(len(doc))
+		t.exists[id] = true
+		return doc, true, nil
+	}
 	d, err := t.p.Read(t.e, id, nil)
 	switch {
 	case errors.Is(err, fault.NotFound):
@@ -206,17 +237,35 @@ func (t *RowTxn) Scan(lo, hi string, reverse bool, fn func(id string, doc []byte
 		end = RowPos{EPK: t.e, ID: hi}
 	}
 	n, bytes := 0, 0
-	err := t.p.ScanItems(RowPos{EPK: t.e, ID: lo}, end, reverse, func(d partition.Doc) bool {
-		n++
-		bytes += len(d.JSON)
-		t.exists[d.ID()] = true
-		return fn(d.ID(), d.JSON)
-	})
+	var err error
+	if t.remote != nil {
+		err = t.remote.rows(RowPos{EPK: t.e, ID: lo}, end, reverse, func(_ epk.EPK, id string, doc []byte) bool {
+			n++
+			bytes += len(doc)
+			t.exists[id] = true
+			return fn(id, doc)
+		})
+	} else {
+		err = t.p.ScanItems(RowPos{EPK: t.e, ID: lo}, end, reverse, func(d partition.Doc) bool {
+			n++
+			bytes += len(d.JSON)
+			t.exists[d.ID()] = true
+			return fn(d.ID(), d.JSON)
+		})
+	}
 	t.charge += ru.Feed(n, bytes, 1)
 	if err != nil {
 		return fault.New(fault.Internal, "reading rows: %w", err)
 	}
 	return nil
+}
+
+// spend spends what the transaction's reads cost from its partition's budget, where it is
+// held here (another node's replica is charged there, for the reads it served).
+func (t *RowTxn) spend() {
+	if t.p != nil {
+		spendItem(t.charge, t.p, t.e)
+	}
 }
 
 // Put stages the row doc (a JSON object whose "id" is id); Delete stages its deletion.
@@ -250,16 +299,34 @@ func (c *Container) mutateRows(ctx context.Context, e epk.EPK, fn func(t *RowTxn
 	defer c.locks.unlockScript(e)
 	c.splitMu.RLock()
 	t := &RowTxn{c: c, p: c.routes.Load().lookup(e), e: e, writes: map[string][]byte{}, exists: map[string]bool{}}
-	read := readFrom(t.p)
-	if err := c.admit(t.p); err != nil {
-		c.splitMu.RUnlock()
-		return 0, err // a throttled request costs nothing
+	var read txnRead
+	if t.p == nil {
+		// Held on other nodes: read there from its LSN as of now, and committed on its leader
+		// behind a check that nothing changed since (applyLed).
+		rr, ok := c.remoteOf(e)
+		if !ok {
+			c.splitMu.RUnlock()
+			return 0, errNotHere()
+		}
+		t.remote = &remotePart{c: c, rr: rr}
+		lsn, err := t.remote.lsnNow()
+		if err != nil {
+			c.splitMu.RUnlock()
+			return 0, err
+		}
+		read = txnRead{lsn: lsn}
+	} else {
+		read = readFrom(t.p)
+		if err := c.admit(t.p); err != nil {
+			c.splitMu.RUnlock()
+			return 0, err // a throttled request costs nothing
+		}
 	}
 	err := fn(t)
 	c.splitMu.RUnlock() // apply takes it again: a split may run between, the lock keeps e still
 	if err != nil {
 		t.charge += ru.Miss()
-		spendItem(t.charge, t.p, e)
+		t.spend()
 		return t.charge, err
 	}
 	ops := make([]partition.Operation, 0, len(t.order))
@@ -288,7 +355,7 @@ func (c *Container) mutateRows(ctx context.Context, e epk.EPK, fn func(t *RowTxn
 		}
 		ops = append(ops, op)
 	}
-	spendItem(t.charge, t.p, e)
+	t.spend()
 	if len(ops) == 0 {
 		return t.charge, nil
 	}

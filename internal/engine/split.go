@@ -277,8 +277,11 @@ func (e *Engine) splitForThroughput(c *Container) error {
 		return nil
 	}
 	need := int((t.rate() + MaxRUPerPartition - 1) / MaxRUPerPartition)
-	for len(c.routes.Load().parts) < need {
-		parts := append([]*partition.Partition(nil), c.routes.Load().parts...)
+	for {
+		parts, _ := c.queryParts([]epk.Range{epk.All}) // those held on other nodes too
+		if len(parts) >= need {
+			return nil
+		}
 		sort.SliceStable(parts, func(i, j int) bool { return c.width(parts[i].Range()) > c.width(parts[j].Range()) })
 		at, ok := c.midpoint(parts[0].Range())
 		if !ok {
@@ -288,7 +291,6 @@ func (e *Engine) splitForThroughput(c *Container) error {
 			return err
 		}
 	}
-	return nil
 }
 
 // midpoint is where a split for throughput, or on demand, divides range r: the middle of the

@@ -13,6 +13,9 @@ type NodeStatus struct {
 	Store    uint64          `json:"store"`
 	Nodes    []ClusterNode   `json:"nodes,omitempty"` // the live nodes, as the control plane knows them
 	Replicas []ReplicaStatus `json:"replicas"`
+	// Elsewhere are the partitions this node holds no replica of (a cluster with --replicas),
+	// where their groups' records place them.
+	Elsewhere []ReplicaStatus `json:"elsewhere,omitempty"`
 }
 
 // ClusterNode is a live node of the cluster.
@@ -82,6 +85,13 @@ func (e *Engine) Status() (NodeStatus, error) {
 				r.PartitionStats = statsOf(p)
 				st.Replicas = append(st.Replicas, r)
 			}
+			for _, rr := range c.routes.Load().remote {
+				r := ReplicaStatus{Database: dbID, Container: id, Partition: rr.id}
+				if rec, ok, err := e.cluster.Groups.Get(groupOf(c.num, rr.id)); err == nil && ok {
+					r.Leader, r.Voters, r.Learners = uint64(rec.Leader), uint64s(rec.Voters), uint64s(rec.Learners)
+				}
+				st.Elsewhere = append(st.Elsewhere, r)
+			}
 		}
 	}
 	sort.SliceStable(st.Nodes, func(i, j int) bool { return st.Nodes[i].Addr < st.Nodes[j].Addr })
@@ -97,6 +107,14 @@ func nodesOf(d replication.Descriptor, replicas []replication.ReplicaID) []uint6
 				out = append(out, uint64(m.Node))
 			}
 		}
+	}
+	return out
+}
+
+func uint64s(ns []replication.NodeID) []uint64 {
+	out := make([]uint64, len(ns))
+	for i, n := range ns {
+		out[i] = uint64(n)
 	}
 	return out
 }

@@ -52,7 +52,7 @@ func ttlSetting(d *int64) int64 {
 
 // ttlOn reports whether the container's time to live is on; it reads no lock.
 func (c *Container) ttlOn() bool {
-	return c.routes.Load().parts[0].DefaultTTL() != partition.TTLOff
+	return c.ttl.Load() != partition.TTLOff
 }
 
 // checkItemTTL refuses an item whose "ttl" Cosmos would refuse, when the container's time to

@@ -98,6 +98,10 @@ func (t *txn) current(id string, charged bool) (*version, error) {
 	}
 	t.c.splitMu.RLock()
 	p := t.c.routes.Load().lookup(t.e)
+	if p == nil {
+		t.c.splitMu.RUnlock()
+		return nil, errNotHere()
+	}
 	d, err := p.Read(t.e, id, nil)
 	t.c.splitMu.RUnlock()
 	switch {
@@ -137,6 +141,10 @@ func (t *txn) resolve(ref script.DocRef) (string, error) {
 	var id string
 	t.c.splitMu.RLock()
 	p := t.c.routes.Load().lookup(t.e)
+	if p == nil {
+		t.c.splitMu.RUnlock()
+		return "", errNotHere()
+	}
 	err := p.Scan([]epk.Range{t.lp}, seq, func(d partition.Doc) bool {
 		if d.Seq == seq {
 			id = d.ID()
@@ -332,7 +340,10 @@ func (t *txn) Query(q script.Query, o script.FeedOptions) (script.Page, error) {
 	t.c.splitMu.RLock()
 	defer t.c.splitMu.RUnlock()
 	part := t.c.routes.Load().lookup(t.e)
-	var src query.Reader = &partitionSource{ranges: []epk.Range{t.lp}, parts: []*partition.Partition{part}, index: t.c.policy()}
+	if part == nil {
+		return script.Page{}, errNotHere()
+	}
+	var src query.Reader = &partitionSource{ranges: []epk.Range{t.lp}, parts: []queryPart{{local: part}}, index: t.c.policy()}
 	if len(t.staged) > 0 {
 		src = &overlay{t: t, p: part}
 	}

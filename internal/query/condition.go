@@ -14,8 +14,13 @@ import (
 // arrives, and evaluated on the partition's writer, where every other write of the partition
 // waits for it: so its work is bounded.
 type Condition struct {
-	p *Prepared
+	p    *Prepared
+	text string
 }
+
+// Text is the condition as it was written, from which PrepareCondition makes it again (on the
+// node a patch is sent to).
+func (c *Condition) Text() string { return c.text }
 
 // MaxConditionRows bounds the rows (FROM and JOIN combinations) a condition may produce over
 // one item; past it the condition fails with 400 instead of holding up the writer.
@@ -36,7 +41,7 @@ func PrepareCondition(text string) (*Condition, error) {
 		names := slices.Sorted(maps.Keys(p.params))
 		return nil, fault.New(fault.BadRequest, "The patch condition uses parameter %s; a condition takes no parameters, write the value into it", names[0])
 	}
-	return &Condition{p: p}, nil
+	return &Condition{p: p, text: text}, nil
 }
 
 // condition parses FROM ... [JOIN ...] [WHERE expr] into the query SELECT VALUE 1 FROM ...

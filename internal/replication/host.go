@@ -43,6 +43,9 @@ type Config struct {
 	// host when Open fails. A cluster's node may receive a replica before it has learned what
 	// the replica is of.
 	CanOpen func(g GroupID, meta []byte) bool
+	// Removed, when set, is told of every replica the host destroyed (it was removed from its
+	// group), after its state machine closed. It runs on the host's goroutine.
+	Removed func(g GroupID)
 }
 
 // Host runs this node's replicas of many Raft groups. See doc.go.
@@ -610,6 +613,9 @@ func (h *Host) destroy(gr *group) {
 	delete(h.awake, gr.id)
 	delete(h.dirty, gr.id)
 	h.cfg.Logger.Info("replication: replica removed", "group", gr.id, "replica", gr.self)
+	if h.cfg.Removed != nil {
+		h.cfg.Removed(gr.id)
+	}
 }
 
 // clearGroup adds to b the removal of a group's Raft state on this node and its tombstone:

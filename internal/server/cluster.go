@@ -9,6 +9,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,11 @@ import (
 	"github.com/partita-db/partita/internal/nodetls"
 	"github.com/partita-db/partita/internal/raftrpc"
 	"github.com/partita-db/partita/internal/replication"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
+
+// catalogPrefix is where the cluster's catalog lives in its etcd.
+const catalogPrefix = "/partita/catalog/"
 
 // clusterNode is this process's part in a cluster (Config.ClusterAddr): its control plane
 // (an etcd member on the founding nodes, a client elsewhere), the transport that carries
@@ -40,6 +45,8 @@ type clusterNode struct {
 	addrs   map[replication.NodeID]string
 	fetched time.Time
 	served  chan error
+	// replicas is the cluster's replica count (Config.Replicas as the cluster fixed it).
+	replicas int
 }
 
 // nodeID is a node's id in the cluster: a hash of its cluster address, so that a node keeps
@@ -87,6 +94,27 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 		n.tr.Close()
 		return nil, err
 	}
+	// The replica count is the cluster's, fixed by the first node that starts. A cluster
+	// formed by a release without the setting kept a replica on every node, and keeps doing so.
+	proposed := cfg.Replicas
+	resp, err := n.cp.Client().Get(ctx, catalogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err == nil && resp.Count > 0 {
+		proposed = 0
+	}
+	fixed := ""
+	if err == nil {
+		fixed, err = n.cp.Setting(ctx, "replicas", strconv.Itoa(proposed))
+	}
+	if err == nil {
+		n.replicas, err = strconv.Atoi(fixed)
+	}
+	if err != nil {
+		n.close()
+		return nil, fmt.Errorf("reading the cluster's replica count: %w", err)
+	}
+	if n.replicas != cfg.Replicas {
+		log.Warn("the cluster's replica count was fixed when it formed; this node follows it, not --replicas", "cluster", n.replicas, "flag", cfg.Replicas)
+	}
 	return n, nil
 }
 
@@ -94,7 +122,7 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 func (n *clusterNode) cluster() *engine.Cluster {
 	return &engine.Cluster{
 		Node: n.id, Transport: n.tr,
-		Catalog: catalog.NewEtcd(n.cp.Client(), "/partita/catalog/"),
+		Catalog: catalog.NewEtcd(n.cp.Client(), catalogPrefix),
 		Nodes: func() ([]engine.ClusterNode, error) {
 			nodes, err := n.nodes()
 			var out []engine.ClusterNode
@@ -109,6 +137,8 @@ func (n *clusterNode) cluster() *engine.Cluster {
 			return n.cp.Drain(ctx, addr, on)
 		},
 		DeadAfter: n.cfg.DeadAfter,
+		Replicas:  n.replicas,
+		Groups:    groupMap{n.cp},
 		Forward: func(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error) {
 			out, err := n.tr.Call(ctx, node, req)
 			if errors.Is(err, raftrpc.ErrNotSent) {
@@ -170,4 +200,54 @@ func (n *clusterNode) close() {
 	n.tr.Close()
 	<-n.served
 	n.cp.Close()
+}
+
+// groupMap keeps the engine's group records in the control plane.
+type groupMap struct{ cp *controlplane.ControlPlane }
+
+// groupTimeout bounds a group record's read or write: the placement loop and requests wait
+// for it.
+const groupTimeout = 3 * time.Second
+
+func (m groupMap) Put(g replication.GroupID, r engine.GroupRecord) error {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	return m.cp.PutGroup(ctx, uint64(g), controlplane.Group{Voters: nodeIDs(r.Voters), Learners: nodeIDs(r.Learners), Leader: uint64(r.Leader)})
+}
+
+func (m groupMap) Get(g replication.GroupID) (engine.GroupRecord, bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	rec, ok, err := m.cp.GroupOf(ctx, uint64(g))
+	return groupRecord(rec), ok, err
+}
+
+func (m groupMap) All() (map[replication.GroupID]engine.GroupRecord, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	all, err := m.cp.Groups(ctx)
+	out := make(map[replication.GroupID]engine.GroupRecord, len(all))
+	for id, rec := range all {
+		out[replication.GroupID(id)] = groupRecord(rec)
+	}
+	return out, err
+}
+
+func groupRecord(g controlplane.Group) engine.GroupRecord {
+	r := engine.GroupRecord{Leader: replication.NodeID(g.Leader)}
+	for _, n := range g.Voters {
+		r.Voters = append(r.Voters, replication.NodeID(n))
+	}
+	for _, n := range g.Learners {
+		r.Learners = append(r.Learners, replication.NodeID(n))
+	}
+	return r
+}
+
+func nodeIDs(ns []replication.NodeID) []uint64 {
+	out := make([]uint64, len(ns))
+	for i, n := range ns {
+		out[i] = uint64(n)
+	}
+	return out
 }

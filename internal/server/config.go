@@ -58,12 +58,18 @@ type Config struct {
 	// DeadAfter is how long a node of the cluster may be gone before the leaders of its
 	// partitions remove its replicas (--dead-after; 0: engine.DefaultDeadAfter).
 	DeadAfter time.Duration
+	// Replicas is how many replicas each partition has in a cluster (--replicas), fixed by
+	// the cluster's first node; 0 puts one on every node.
+	Replicas int
 }
 
 // Validate reports the first thing wrong with c.
 func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("--data must name a directory")
+	}
+	if c.Replicas < 0 {
+		return errors.New("--replicas must be 0 (a replica on every node) or more")
 	}
 	if c.ChangeFeedRetention < 0 {
 		return errors.New("--change-feed-retention must not be negative")

@@ -1,0 +1,641 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/tracing"
+)
+
+// Partitions held on other nodes. A cluster that places each partition on some of its nodes
+// (Cluster.Replicas) leaves every node without a replica of most partitions: the routing
+// table names those ranges (routing.remote), and what a request asks of one is done by a node
+// that holds it.
+//
+//   - A call on one logical partition that reads (a point read, a patch, a transactional
+//     batch, a stored procedure, a write with triggers) and a page of the change feed are
+//     delegated whole: the holding node runs the same method on its own container and
+//     answers with its result (its writes going on to the partition's leader from there).
+//   - A plain write, and the commit of a CQL transaction, go to the partition's leader as
+//     any forwarded write does (applyLed); a CQL transaction reads the holder's rows first.
+//   - A query, the read feed and a CQL scan read the ranges they cannot read here through
+//     remotePart: the holding node scans its replica (after a ReadIndex, as every read) and
+//     sends the items a batch at a time; the query runs and merges here as over local
+//     partitions.
+//
+// Where a partition's replicas are is its group's record (Cluster.Groups), which its leader
+// keeps; a node asked for a range it no longer holds answers so (Moved), and the caller reads
+// the record again and asks another.
+
+// remoteRange is the range of a partition this node holds no replica of.
+type remoteRange struct {
+	id uint32
+	r  epk.Range
+}
+
+// remoteOf is the range held on other nodes that owns e, when there is one.
+func (c *Container) remoteOf(e epk.EPK) (remoteRange, bool) {
+	rt := c.routes.Load()
+	if len(rt.remote) == 0 {
+		return remoteRange{}, false
+	}
+	return rt.remoteAt(e)
+}
+
+// groupCache holds the group records a node read, until a node they name fails it.
+type groupCache struct {
+	mu   sync.Mutex
+	recs map[replication.GroupID]GroupRecord
+}
+
+// holders are the nodes to ask for range rr of c, its leader first: from its group's record,
+// or, for a range whose leader has not recorded it yet (a split's child), its parent's, or
+// else the replicas it was created with.
+func (c *Container) holders(rr remoteRange) []replication.NodeID {
+	gc := &c.e.groups
+	var parents []uint32
+	var members []replication.Member
+	c.e.mu.RLock()
+	for _, r := range c.rec.Ranges {
+		if r.ID == rr.id {
+			parents, members = r.Parents, r.Members
+		}
+	}
+	c.e.mu.RUnlock()
+	for _, id := range append([]uint32{rr.id}, reversed(parents)...) {
+		g := groupOf(c.num, id)
+		gc.mu.Lock()
+		rec, ok := gc.recs[g]
+		gc.mu.Unlock()
+		if !ok {
+			var err error
+			if rec, ok, err = c.e.cluster.Groups.Get(g); err != nil || !ok {
+				continue
+			}
+			gc.mu.Lock()
+			gc.recs[g] = rec
+			gc.mu.Unlock()
+		}
+		out := []replication.NodeID{rec.Leader}
+		for _, n := range rec.Voters {
+			if n != rec.Leader {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	var out []replication.NodeID
+	for _, m := range members {
+		out = append(out, m.Node)
+	}
+	return out
+}
+
+func reversed(ids []uint32) []uint32 {
+	out := slices.Clone(ids)
+	slices.Reverse(out)
+	return out
+}
+
+// forgetHolders drops the cached records of c's groups: a node one named for rr did not hold
+// it (a move or a split), and the others may be as old.
+func (c *Container) forgetHolders(rr remoteRange) {
+	gc := &c.e.groups
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	for id := range gc.recs {
+		if uint32(uint64(id)>>32) == c.num {
+			delete(gc.recs, id)
+		}
+	}
+}
+
+// errNotHere: the partition's replica left this node while a request used it.
+func errNotHere() error {
+	return fault.New(fault.Unavailable, "The partition's replica moved off this node during the request; retry it")
+}
+
+// errNoHolder: no node holding a range answered in time.
+func errNoHolder() error {
+	return fault.New(fault.Unavailable, "No node that holds the partition answered in time; retry the request")
+}
+
+// ask sends req, about range rr, to a node that holds it, and returns the answer: it tries
+// the holders in turn, reading where they are again when one no longer holds the range, until
+// one answers or forwardTimeout passes. A request that may have been applied where its answer
+// was lost is not sent again: its outcome is unknown (partition.ErrAmbiguous).
+func (c *Container) ask(ctx context.Context, rr remoteRange, req *forwarded) (forwardedAnswer, error) {
+	req.Container = c.num
+	req.Trace = tracing.Inject(ctx)
+	body, err := json.Marshal(req)
+	if err != nil {
+		return forwardedAnswer{}, fault.New(fault.Internal, "%w", err)
+	}
+	deadline := time.Now().Add(forwardTimeout)
+	for {
+		for _, node := range c.holders(rr) {
+			if node == c.e.cluster.Node {
+				continue // this node's replica went away since the record was read
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardCallTimeout)
+			c.e.forwarded.Add(1)
+			raw, err := c.e.cluster.Forward(cctx, node, body)
+			cancel()
+			if errors.Is(err, ErrNotSent) {
+				continue
+			}
+			if err != nil {
+				return forwardedAnswer{}, partition.ErrAmbiguous
+			}
+			var ans forwardedAnswer
+			if err := json.Unmarshal(raw, &ans); err != nil {
+				return forwardedAnswer{}, fault.New(fault.Internal, "A node's answer to a delegated request: %w", err)
+			}
+			if ans.Moved {
+				continue
+			}
+			return ans, nil
+		}
+		c.forgetHolders(rr)
+		if time.Now().After(deadline) {
+			return forwardedAnswer{}, errNoHolder()
+		}
+		time.Sleep(forwardBackoff)
+	}
+}
+
+// delegatedCall is a call on one logical partition, for a node that holds its partition: the
+// method's arguments as its front end gave them.
+type delegatedCall struct {
+	Method string  `json:"method"` // read, write, delete, patch, batch, procedure, changefeed
+	Key    epk.Key `json:"key,omitempty"`
+	ID     string  `json:"id,omitempty"`
+	Kind   OpKind  `json:"kind,omitempty"`
+	Body   []byte  `json:"body,omitempty"`
+
+	IfMatch                   string   `json:"ifMatch,omitempty"`
+	IndexingDirective         string   `json:"indexing,omitempty"`
+	PreTriggers, PostTriggers []string `json:",omitempty"`
+
+	Feed  *wireFeedQuery `json:"feed,omitempty"`
+	Patch *wirePatch     `json:"patch,omitempty"`
+	Batch []wireBatchOp  `json:"batch,omitempty"`
+	Log   bool           `json:"log,omitempty"` // procedure
+	Args  []byte         `json:"args,omitempty"`
+}
+
+// wirePatch is a Patch as it travels: its condition as text.
+type wirePatch struct {
+	Ops       []document.PatchOp `json:"ops"`
+	Condition string             `json:"condition,omitempty"`
+}
+
+func patchToWire(p Patch) *wirePatch {
+	w := &wirePatch{Ops: p.Ops}
+	if p.Condition != nil {
+		w.Condition = p.Condition.Text()
+	}
+	return w
+}
+
+func (w *wirePatch) patch() (Patch, error) {
+	p := Patch{Ops: w.Ops}
+	if w.Condition != "" {
+		cond, err := query.PrepareCondition(w.Condition)
+		if err != nil {
+			return p, err
+		}
+		p.Condition = cond
+	}
+	return p, nil
+}
+
+// wireBatchOp is a BatchOp as it travels.
+type wireBatchOp struct {
+	Kind    OpKind     `json:"kind"`
+	ID      string     `json:"id,omitempty"`
+	Body    []byte     `json:"body,omitempty"`
+	IfMatch string     `json:"ifMatch,omitempty"`
+	Patch   *wirePatch `json:"patch,omitempty"`
+}
+
+// callAnswer is what a delegated call returned, its error aside (forwardedAnswer.Err).
+type callAnswer struct {
+	Item      ItemResult       `json:"item"`
+	Batch     []wireOpResult   `json:"batch,omitempty"`
+	Failed    int              `json:"failed"`
+	Procedure *ProcedureResult `json:"procedure,omitempty"`
+	Feed      *FeedPage        `json:"feed,omitempty"`
+}
+
+// wireFeedQuery is a FeedQuery as it travels: its range in hex.
+type wireFeedQuery struct {
+	From, To    string // the range
+	Start       FeedStart
+	AllVersions bool
+	Max         int
+}
+
+// delegateFeed reads a page of the change feed of a range held on other nodes from one that
+// holds it.
+func (c *Container) delegateFeed(rr remoteRange, q FeedQuery) (FeedPage, error) {
+	ans, err := c.delegate(context.Background(), rr, &delegatedCall{Method: "changefeed",
+		Feed: &wireFeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: q.Start, AllVersions: q.AllVersions, Max: q.Max}})
+	if ans.Feed == nil {
+		return FeedPage{Partition: rr.id}, err
+	}
+	return *ans.Feed, err
+}
+
+// wireOpResult is an OpResult as it travels.
+type wireOpResult struct {
+	Err     *fault.Error `json:"err,omitempty"`
+	Created bool         `json:"created,omitempty"`
+	Charge  float64      `json:"charge"`
+	ETag    string       `json:"etag,omitempty"`
+	Doc     []byte       `json:"doc,omitempty"`
+}
+
+// delegate runs call on a node that holds rr.
+func (c *Container) delegate(ctx context.Context, rr remoteRange, call *delegatedCall) (callAnswer, error) {
+	ans, err := c.ask(ctx, rr, &forwarded{Call: call})
+	if err != nil {
+		return callAnswer{Item: ItemResult{PartitionID: rr.id}}, err
+	}
+	var out callAnswer
+	if ans.Call != nil {
+		out = *ans.Call
+	}
+	if ans.Err != nil {
+		return out, ans.Err
+	}
+	return out, nil
+}
+
+// delegateItem runs an item call on a node that holds rr.
+func (c *Container) delegateItem(ctx context.Context, rr remoteRange, call *delegatedCall) (ItemResult, error) {
+	ans, err := c.delegate(ctx, rr, call)
+	return ans.Item, err
+}
+
+// delegateBatch runs a transactional batch on a node that holds rr.
+func (c *Container) delegateBatch(ctx context.Context, rr remoteRange, key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
+	call := &delegatedCall{Method: "batch", Key: key}
+	for _, op := range ops {
+		w := wireBatchOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch}
+		switch op.Kind {
+		case OpCreate, OpUpsert, OpReplace:
+			w.Body = op.Item.JSON()
+		case OpPatch:
+			w.Patch = patchToWire(op.Patch)
+		}
+		call.Batch = append(call.Batch, w)
+	}
+	ans, err := c.delegate(ctx, rr, call)
+	if err != nil {
+		return nil, -1, err
+	}
+	results := make([]OpResult, len(ans.Batch))
+	for i, w := range ans.Batch {
+		results[i] = OpResult{Created: w.Created, Charge: w.Charge, ETag: w.ETag, Doc: w.Doc}
+		if w.Err != nil {
+			results[i].Err = w.Err
+		}
+	}
+	return results, ans.Failed, nil
+}
+
+// serveCall runs a delegated call on c, whose partition this node must hold.
+func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCall) forwardedAnswer {
+	var ans callAnswer
+	var err error
+	held := func(key epk.Key) bool {
+		ek, kerr := c.EPK(key)
+		return kerr != nil || c.routes.Load().lookup(ek) != nil
+	}
+	if call.Method != "write" && call.Method != "changefeed" && !held(call.Key) {
+		return forwardedAnswer{Index: -1, Moved: true}
+	}
+	switch call.Method {
+	case "read":
+		ans.Item, err = c.ReadItem(call.Key, call.ID)
+	case "write":
+		src := document.FromJSON(call.Body)
+		if _, ek, perr := c.parse(src, call.Key); perr == nil && c.routes.Load().lookup(ek) == nil {
+			return forwardedAnswer{Index: -1, Moved: true}
+		}
+		ans.Item, err = c.WriteItem(call.Kind, call.ID, src, ItemOptions{PartitionKey: call.Key, IfMatch: call.IfMatch,
+			IndexingDirective: call.IndexingDirective, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Context: ctx})
+	case "delete":
+		ans.Item, err = c.DeleteItem(call.Key, call.ID, ItemOptions{IfMatch: call.IfMatch, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Context: ctx})
+	case "patch":
+		var p Patch
+		if call.Patch != nil {
+			if p, err = call.Patch.patch(); err != nil {
+				break
+			}
+		}
+		ans.Item, err = c.PatchItem(call.Key, call.ID, p, ItemOptions{IfMatch: call.IfMatch, Context: ctx})
+	case "batch":
+		ops := make([]BatchOp, len(call.Batch))
+		for i, w := range call.Batch {
+			ops[i] = BatchOp{Kind: w.Kind, ID: w.ID, IfMatch: w.IfMatch, Item: document.FromJSON(w.Body)}
+			if w.Patch != nil {
+				if ops[i].Patch, err = w.Patch.patch(); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+		var results []OpResult
+		results, ans.Failed, err = c.ExecuteBatch(ctx, call.Key, ops)
+		for _, r := range results {
+			w := wireOpResult{Created: r.Created, Charge: r.Charge, ETag: r.ETag, Doc: r.Doc}
+			if r.Err != nil {
+				w.Err = fault.From(r.Err)
+			}
+			ans.Batch = append(ans.Batch, w)
+		}
+	case "changefeed":
+		f := call.Feed
+		if f == nil {
+			err = fault.New(fault.BadRequest, "A delegated change feed read without its query")
+			break
+		}
+		q := FeedQuery{Start: f.Start, AllVersions: f.AllVersions, Max: f.Max}
+		lo, err1 := epk.ParseHex(f.From)
+		hi, err2 := epk.ParseHex(f.To)
+		if err = errors.Join(err1, err2); err != nil {
+			err = fault.New(fault.BadRequest, "A delegated change feed read with a malformed range: %v", err)
+			break
+		}
+		q.Range = epk.Range{Min: lo, Max: hi}
+		if c.routes.Load().lookup(lo) == nil {
+			return forwardedAnswer{Index: -1, Moved: true}
+		}
+		var page FeedPage
+		page, err = c.ChangeFeed(q)
+		ans.Feed = &page
+	case "procedure":
+		var r ProcedureResult
+		r, err = c.ExecuteProcedure(call.ID, call.Args, ProcedureOptions{PartitionKey: call.Key, Log: call.Log, Context: ctx})
+		ans.Procedure = &r
+	default:
+		err = fault.New(fault.BadRequest, "A delegated call of unknown method %q", call.Method)
+	}
+	out := forwardedAnswer{Index: -1, Call: &ans}
+	if err != nil {
+		out.Err = fault.From(err)
+	}
+	return out
+}
+
+// remoteRead asks a node that holds a partition for a batch of its items, as partitionSource
+// reads a local one.
+type remoteRead struct {
+	Partition uint32 `json:"partition"`
+	// Index, when set, reads the items an index range holds (ScanIndex); otherwise All reads
+	// every item of the ranges (a read feed), and neither every indexed one (Scan).
+	Index *query.IndexRange `json:"index,omitempty"`
+	All   bool              `json:"all,omitempty"`
+	// Ranges are the EPK ranges read, in hex.
+	Ranges [][2]string `json:"ranges"`
+	// Rows, when set, reads a table's rows between two positions instead (ScanItems), and
+	// Get one item of a logical partition; with neither and no ranges, the answer is only the
+	// partition's LSN.
+	Rows *rowsRead `json:"rows,omitempty"`
+	Get  *itemGet  `json:"get,omitempty"`
+	// Start is the creation sequence to read from.
+	Start uint64 `json:"start"`
+}
+
+// readAnswer is a batch of a partition's items, in creation order; More says whether the
+// partition has more after them.
+type readAnswer struct {
+	Docs []remoteDoc `json:"docs"`
+	More bool        `json:"more"`
+	LSN  uint64      `json:"lsn"`
+}
+
+type remoteDoc struct {
+	Seq  uint64 `json:"seq"`
+	JSON []byte `json:"json"`
+	// EPK (in hex) and ID say which item it is, for Rows.
+	EPK string `json:"epk,omitempty"`
+	ID  string `json:"id,omitempty"`
+}
+
+// rowsRead is a read of rows from Lo (inclusive) to Hi (exclusive), EPKs in hex.
+type rowsRead struct {
+	LoEPK, LoID, HiEPK, HiID string
+	Reverse                  bool
+}
+
+// itemGet is a point read of one item.
+type itemGet struct {
+	EPK string `json:"epk"` // hex
+	ID  string `json:"id"`
+}
+
+// remoteBatch bounds what one answer to a remoteRead holds: a page of a query stops early
+// more often than not, so a batch is small next to a partition.
+const (
+	remoteBatchItems = 256
+	remoteBatchBytes = 1 << 20
+)
+
+// serveRead reads a batch of c's partition for another node's query.
+func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
+	ranges := make([]epk.Range, len(rd.Ranges))
+	for i, r := range rd.Ranges {
+		lo, err1 := epk.ParseHex(r[0])
+		hi, err2 := epk.ParseHex(r[1])
+		if err := errors.Join(err1, err2); err != nil {
+			return failedForward(fault.New(fault.BadRequest, "A remote read with a malformed range: %v", err))
+		}
+		ranges[i] = epk.Range{Min: lo, Max: hi}
+	}
+	var p *partition.Partition
+	split := false
+	for _, q := range c.routes.Load().parts {
+		if q.ID() == rd.Partition {
+			p = q
+		}
+		split = split || slices.ContainsFunc(ranges, func(r epk.Range) bool { qr := q.Range(); return qr.Min < r.Max && r.Min < qr.Max })
+	}
+	switch {
+	case p == nil && split:
+		// Split here since the asking node's routing was made: its query fails with 410, and
+		// the client reads the ranges again (by then the asking node has the children).
+		return failedForward(fault.RangeGone())
+	case p == nil:
+		return forwardedAnswer{Index: -1, Moved: true}
+	}
+	ans := readAnswer{LSN: p.Stats().LSN}
+	bytes := 0
+	f := func(d partition.Doc) bool {
+		if len(ans.Docs) == remoteBatchItems || bytes >= remoteBatchBytes {
+			ans.More = true
+			return false
+		}
+		ans.Docs = append(ans.Docs, remoteDoc{Seq: d.Seq, JSON: slices.Clone(d.JSON)})
+		bytes += len(d.JSON)
+		return true
+	}
+	var err error
+	switch {
+	case rd.Get != nil:
+		var e epk.EPK
+		if e, err = epk.ParseHex(rd.Get.EPK); err != nil {
+			return failedForward(fault.New(fault.BadRequest, "A remote read with a malformed EPK: %v", err))
+		}
+		var d partition.Doc
+		if d, err = p.Read(e, rd.Get.ID, nil); err == nil {
+			ans.Docs = append(ans.Docs, remoteDoc{JSON: d.JSON})
+		} else if errors.Is(err, fault.NotFound) {
+			err = nil
+		}
+	case rd.Rows != nil:
+		lo, hi, perr := rd.Rows.positions()
+		if perr != nil {
+			return failedForward(fault.New(fault.BadRequest, "A remote read with a malformed row position: %v", perr))
+		}
+		err = p.ScanItems(lo, hi, rd.Rows.Reverse, func(d partition.Doc) bool {
+			if len(ans.Docs) == remoteBatchItems || bytes >= remoteBatchBytes {
+				ans.More = true
+				return false
+			}
+			ans.Docs = append(ans.Docs, remoteDoc{JSON: slices.Clone(d.JSON), EPK: d.EPK().Hex(), ID: d.ID()})
+			bytes += len(d.JSON)
+			return true
+		})
+	case rd.Index == nil && rd.All:
+		err = p.Scan(ranges, rd.Start, f)
+	case rd.Index == nil:
+		err = p.ScanIndexed(ranges, rd.Start, f)
+	case !p.IndexTrusted(rd.Index.Path):
+		err = p.Scan(ranges, rd.Start, f)
+	default:
+		err = p.IndexScan(rd.Index.Path, rd.Index.Lo, rd.Index.Hi, ranges, rd.Start, f)
+	}
+	if err != nil {
+		return failedForward(err)
+	}
+	return forwardedAnswer{Index: -1, Read: &ans}
+}
+
+// remotePart is a partition a query reads on another node.
+type remotePart struct {
+	c  *Container
+	rr remoteRange
+	// lsn is the partition's LSN as the last batch read said, for the session token.
+	lsn uint64
+}
+
+// read calls f with the items of rp's partition in ranges from start, as the holding node
+// sends them for rd (its Index and All), until f returns false.
+func (rp *remotePart) read(rd *remoteRead, ranges []epk.Range, start uint64, f func(partition.Doc) bool) error {
+	rd.Start = start
+	for _, r := range ranges {
+		rd.Ranges = append(rd.Ranges, [2]string{r.Min.Hex(), r.Max.Hex()})
+	}
+	for {
+		a, err := rp.ask(rd)
+		if err != nil {
+			return err
+		}
+		for _, d := range a.Docs {
+			if !f(partition.Doc{Seq: d.Seq, JSON: d.JSON}) {
+				return nil
+			}
+			rd.Start = d.Seq + 1
+		}
+		if !a.More {
+			return nil
+		}
+	}
+}
+
+func (r *rowsRead) positions() (lo, hi partition.ItemPos, err error) {
+	lo.ID, hi.ID = r.LoID, r.HiID
+	var err1, err2 error
+	lo.EPK, err1 = epk.ParseHex(r.LoEPK)
+	hi.EPK, err2 = epk.ParseHex(r.HiEPK)
+	return lo, hi, errors.Join(err1, err2)
+}
+
+// ask sends rd for rp's partition and returns the answer's batch.
+func (rp *remotePart) ask(rd *remoteRead) (*readAnswer, error) {
+	rd.Partition = rp.rr.id
+	ans, err := rp.c.ask(context.Background(), rp.rr, &forwarded{Read: rd})
+	if err != nil {
+		return nil, err
+	}
+	if ans.Err != nil {
+		return nil, ans.Err
+	}
+	if ans.Read == nil {
+		return nil, fault.New(fault.Internal, "A node answered a remote read with no items")
+	}
+	rp.lsn = ans.Read.LSN
+	return ans.Read, nil
+}
+
+// lsnNow is the partition's LSN as a node that holds it has applied it (after a ReadIndex):
+// a transaction's starting point.
+func (rp *remotePart) lsnNow() (uint64, error) {
+	a, err := rp.ask(&remoteRead{})
+	if err != nil {
+		return 0, err
+	}
+	return a.LSN, nil
+}
+
+// get reads item id of the logical partition e; nil when there is none.
+func (rp *remotePart) get(e epk.EPK, id string) ([]byte, error) {
+	a, err := rp.ask(&remoteRead{Get: &itemGet{EPK: e.Hex(), ID: id}})
+	if err != nil || len(a.Docs) == 0 {
+		return nil, err
+	}
+	return a.Docs[0].JSON, nil
+}
+
+// rows calls fn with the rows from lo (inclusive) to hi (exclusive), in order or in reverse,
+// as the holding node sends them, until fn returns false.
+func (rp *remotePart) rows(lo, hi partition.ItemPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) error {
+	for {
+		a, err := rp.ask(&remoteRead{Rows: &rowsRead{LoEPK: lo.EPK.Hex(), LoID: lo.ID, HiEPK: hi.EPK.Hex(), HiID: hi.ID, Reverse: reverse}})
+		if err != nil {
+			return err
+		}
+		for _, d := range a.Docs {
+			e, err := epk.ParseHex(d.EPK)
+			if err != nil {
+				return fault.New(fault.Internal, "A node sent a row with a malformed EPK: %w", err)
+			}
+			if !fn(e, d.ID, d.JSON) {
+				return nil
+			}
+			if reverse {
+				hi = partition.ItemPos{EPK: e, ID: d.ID}
+			} else {
+				lo = partition.ItemPos{EPK: e, ID: d.ID + "\x00"}
+			}
+		}
+		if !a.More {
+			return nil
+		}
+	}
+}
