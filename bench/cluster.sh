@@ -4,7 +4,10 @@
 # cross-partition count, first one node against the cluster's leader (the node the container
 # was created through, which leads its partitions), then the leader against a node that
 # forwards writes to it and reads through its own replica. All four processes share the
-# machine's cores, so the cluster's figures are what three nodes on one machine give.
+# machine's cores, so the cluster's figures are what three nodes on one machine give. Then, on
+# a fresh cluster of four nodes with three replicas of each partition, a node that holds the
+# one partition of a container against the node that holds none, which asks the others for
+# everything.
 #
 #	bench/cluster.sh
 #
@@ -32,6 +35,15 @@ if [ -z "${BIN:-}" ]; then
 fi
 go build -o "$WORK/bench" ./bench
 
+# listening waits until something listens on each of the ports given (20 s at most each).
+listening() {
+	for port in "$@"; do
+		for _ in $(seq 200); do
+			(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+}
 common=(--cql-addr= --tls=false --rate-limit=false --log-level warn)
 "$BIN" serve --data "$WORK/one" --addr 127.0.0.1:18181 "${common[@]}" &
 PIDS+=($!)
@@ -41,14 +53,31 @@ for i in 1 2 3; do
 	"$BIN" serve --data "$WORK/n$i" --addr 127.0.0.1:1819$i --cluster-addr 127.0.0.1:$((17198 + 3 * i)) --join $join "${common[@]}" &
 	PIDS+=($!)
 done
-for port in 18181 18191 18192 18193; do
-	for _ in $(seq 200); do
-		(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-		sleep 0.1
-	done
-done
+listening 18181 18191 18192 18193
 run() { "$WORK/bench" -mode raw -partitions 2 -items "$ITEMS" -concurrency "$CONC" -duration "${SECS}s" -rounds "$ROUNDS" -json "$OUT/cluster.jsonl" "$@"; }
 echo "== one node (A) against the cluster's leader node (B)"
 run -endpoint http://127.0.0.1:18181/ -label one-node -compare-endpoint http://127.0.0.1:18191/ -compare-label cluster-leader -workload create,read,count
 echo "== the cluster's leader node (A) against a node that forwards its writes (B)"
 run -endpoint http://127.0.0.1:18191/ -label cluster-leader -compare-endpoint http://127.0.0.1:18192/ -compare-label cluster-follower -workload create,read,count
+
+# Four nodes, three replicas: the container's one partition is on three of them.
+for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+PIDS=()
+join=127.0.0.1:17301,127.0.0.1:17304,127.0.0.1:17307
+for i in 1 2 3 4; do
+	"$BIN" serve --data "$WORK/m$i" --addr 127.0.0.1:1828$i --cluster-addr 127.0.0.1:$((17298 + 3 * i)) --join $join --replicas 3 "${common[@]}" &
+	PIDS+=($!)
+done
+listening 18281 18282 18283 18284
+# Create and load the container through the first node, then find the node without a replica.
+"$WORK/bench" -mode raw -partitions 1 -items "$ITEMS" -concurrency "$CONC" -duration 1s -rounds 1 -endpoint http://127.0.0.1:18281/ -workload read >/dev/null
+elsewhere=
+for port in 18282 18283 18284; do
+	if curl -s "http://127.0.0.1:$port/metrics" | grep -q '^partita_node_replicas 0$'; then
+		elsewhere=$port
+	fi
+done
+echo "== a node holding the partition (A) against a node holding none (B, 127.0.0.1:$elsewhere)"
+"$WORK/bench" -mode raw -partitions 1 -items "$ITEMS" -concurrency "$CONC" -duration "${SECS}s" -rounds "$ROUNDS" -json "$OUT/cluster.jsonl" \
+	-endpoint http://127.0.0.1:18281/ -label cluster-holder -compare-endpoint "http://127.0.0.1:$elsewhere/" -compare-label cluster-elsewhere -workload create,read,count

@@ -18,18 +18,20 @@ import (
 // gocql discovers a cluster's nodes from the one it is given: three nodes on 127.0.0.1-3, with
 // one CQL port (Cassandra 3.11's system.peers has no port column), list each other in
 // system.peers with their tokens; the driver connects to all three, its token-aware policy
-// spreads the statements over them, and every row written is read back.
+// spreads the statements over them, and every row written is read back. A fourth node that
+// joins on 127.0.0.4 reaches the driver by the TOPOLOGY_CHANGE event it registered for.
 func TestClusterCQLPeers(t *testing.T) {
 	t.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
-	ips := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
+	ips := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"}
 	cqlPort := freePortOn(t, ips)
 	var addrs []string
 	for _, ip := range ips {
 		addrs = append(addrs, net.JoinHostPort(ip, strconv.Itoa(freePortOn(t, ips))))
 	}
+	join := strings.Join(addrs[:3], ",")
 	var nodes []*server
-	for i, ip := range ips {
-		nodes = append(nodes, launchServer(t, t.TempDir(), false, "--cluster-addr", addrs[i], "--join", strings.Join(addrs, ","),
+	for i, ip := range ips[:3] {
+		nodes = append(nodes, launchServer(t, t.TempDir(), false, "--cluster-addr", addrs[i], "--join", join,
 			"--cql-addr", net.JoinHostPort(ip, strconv.Itoa(cqlPort))))
 	}
 	for _, n := range nodes {
@@ -86,6 +88,26 @@ func TestClusterCQLPeers(t *testing.T) {
 		var count int
 		if err := s.Query(`SELECT COUNT(*) FROM shop.orders WHERE owner = ?`, fmt.Sprint("o", o)).Scan(&count); err != nil || count != 5 {
 			t.Fatalf("owner o%d has %d rows, want 5 (%v)", o, count, err)
+		}
+	}
+
+	fourth := launchServer(t, t.TempDir(), false, "--cluster-addr", addrs[3], "--join", join,
+		"--cql-addr", net.JoinHostPort(ips[3], strconv.Itoa(cqlPort)))
+	fourth.waitListening(t, time.Minute)
+	joined := time.Now()
+	retrying(t, "gocql learns of the fourth node", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[ips[3]] {
+			return fmt.Errorf("gocql knows %v", seen)
+		}
+		return nil
+	})
+	t.Logf("gocql added the fourth node %v after it listened", time.Since(joined).Round(time.Millisecond))
+	for o := range 12 {
+		var count int
+		if err := s.Query(`SELECT COUNT(*) FROM shop.orders WHERE owner = ?`, fmt.Sprint("o", o)).Scan(&count); err != nil || count != 5 {
+			t.Fatalf("with four nodes, owner o%d has %d rows, want 5 (%v)", o, count, err)
 		}
 	}
 }

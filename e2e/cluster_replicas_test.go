@@ -28,14 +28,7 @@ func TestClusterReplicasProcesses(t *testing.T) {
 	nodes := startClusterOf(t, 4, func(i int) []string { return []string{"--replicas", "3", "--cql-addr", cqlAddrs[i]} })
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[0].sdk(t), 12000) // two partitions
-	var cs []*azcosmos.ContainerClient
-	for _, n := range nodes {
-		c, err := n.sdk(t).NewContainer("db", "c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs = append(cs, c)
-	}
+	cs := containersOn(t, nodes)
 
 	// Where the replicas are, as the nodes' metrics count them: three per partition, and a
 	// node holding fewer than both.

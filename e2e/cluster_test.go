@@ -35,6 +35,20 @@ func createDBAndContainer(t *testing.T, dbVia, containerVia *azcosmos.Client, ru
 	}
 }
 
+// containersOn are container "c" of database "db" through each of nodes.
+func containersOn(t *testing.T, nodes []*clusterNode) []*azcosmos.ContainerClient {
+	t.Helper()
+	var cs []*azcosmos.ContainerClient
+	for _, n := range nodes {
+		c, err := n.sdk(t).NewContainer("db", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
 // clusterNode is one `partita serve` of a cluster: how to start it again on its directory.
 type clusterNode struct {
 	*server
@@ -126,17 +140,7 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 	nodes := startClusterOf(t, 3)
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000) // two partitions
-	containers := func() []*azcosmos.ContainerClient {
-		var cs []*azcosmos.ContainerClient
-		for _, n := range nodes {
-			c, err := n.sdk(t).NewContainer("db", "c")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs = append(cs, c)
-		}
-		return cs
-	}
+	containers := func() []*azcosmos.ContainerClient { return containersOn(t, nodes) }
 	cs := containers()
 	acked := map[string]string{} // id -> pk
 	create := func(c *azcosmos.ContainerClient, id, pk string) {

@@ -206,6 +206,8 @@ func (s *server) stop(t testing.TB) {
 			t.Errorf("server exited with %v", err)
 		}
 	case <-time.After(15 * time.Second):
+		s.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines' stacks, to the test's log
+		time.Sleep(2 * time.Second)
 		s.cmd.Process.Kill()
 		t.Error("server did not stop within 15s of SIGTERM")
 	}

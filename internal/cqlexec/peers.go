@@ -3,6 +3,7 @@ package cqlexec
 import (
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 
@@ -11,8 +12,9 @@ import (
 
 // The nodes of a cluster, as drivers learn them: system.local describes the node the client
 // reached, system.peers and system.peers_v2 the others, each with the tokens it owns. Every
-// node of a Partita cluster serves every partition (it holds a replica of each, and forwards
-// writes to their leaders), so any assignment of tokens routes correctly; the ring is cut into
+// node of a Partita cluster serves every partition (from its replica, or from a node that
+// holds one, and it forwards writes to their leaders), so any assignment of tokens routes
+// correctly; the ring is cut into
 // eight slices per node, dealt out in turn by node id, so that token-aware drivers spread
 // statements over every node.
 //
@@ -75,6 +77,22 @@ func (x *Executor) ring() (r ring, ok bool) {
 		}
 	}
 	return r, true
+}
+
+// Peers are the Cassandra API addresses of the cluster's other live nodes, as system.peers_v2
+// lists them; none on a node alone.
+func (x *Executor) Peers() ([]netip.AddrPort, error) {
+	r, ok := x.ring()
+	if !ok {
+		return nil, nil
+	}
+	var out []netip.AddrPort
+	for _, p := range r.peers {
+		if a, ok := netip.AddrFromSlice(p.native); ok {
+			out = append(out, netip.AddrPortFrom(a.Unmap(), uint16(p.nativePort)))
+		}
+	}
+	return out, nil
 }
 
 func splitHostPort(addr string) (net.IP, int) {

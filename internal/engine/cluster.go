@@ -37,7 +37,7 @@ type Cluster struct {
 	Catalog   *catalog.Etcd
 	// Nodes lists the live nodes: where partitions are replicated (placement.go), but for
 	// those being drained.
-	Nodes func() ([]ClusterNode, error)
+	Nodes func(ctx context.Context) ([]ClusterNode, error)
 	// Drain marks the node of cluster address addr as being drained, or no longer (on false).
 	Drain func(addr string, on bool) error
 	// DeadAfter is how long a node may be missing from Nodes before the leaders of its
@@ -57,9 +57,9 @@ type Cluster struct {
 // no replica of the partition read it to find one that does, and placement counts the
 // replicas each node holds with it.
 type GroupMap interface {
-	Put(g replication.GroupID, r GroupRecord) error
-	Get(g replication.GroupID) (GroupRecord, bool, error)
-	All() (map[replication.GroupID]GroupRecord, error)
+	Put(ctx context.Context, g replication.GroupID, r GroupRecord) error
+	Get(ctx context.Context, g replication.GroupID) (GroupRecord, bool, error)
+	All(ctx context.Context) (map[replication.GroupID]GroupRecord, error)
 }
 
 // GroupRecord is where a group's replicas are: the nodes of its voters and of its learners

@@ -46,21 +46,21 @@ type memGroups struct {
 	recs map[replication.GroupID]GroupRecord
 }
 
-func (m *memGroups) Put(g replication.GroupID, r GroupRecord) error {
+func (m *memGroups) Put(_ context.Context, g replication.GroupID, r GroupRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.recs[g] = r
 	return nil
 }
 
-func (m *memGroups) Get(g replication.GroupID) (GroupRecord, bool, error) {
+func (m *memGroups) Get(_ context.Context, g replication.GroupID) (GroupRecord, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.recs[g]
 	return r, ok, nil
 }
 
-func (m *memGroups) All() (map[replication.GroupID]GroupRecord, error) {
+func (m *memGroups) All(context.Context) (map[replication.GroupID]GroupRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.recs), nil
@@ -145,7 +145,7 @@ func (tc *testCluster) stop(id int) {
 }
 
 // live are the nodes that are up, with their stores.
-func (tc *testCluster) live() ([]ClusterNode, error) {
+func (tc *testCluster) live(context.Context) ([]ClusterNode, error) {
 	var out []ClusterNode
 	for i := range tc.nodes {
 		e := tc.node(i + 1)

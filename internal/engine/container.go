@@ -66,7 +66,8 @@ type Container struct {
 // policy is the indexing policy writes follow.
 func (c *Container) policy() *indexing.Policy { return c.index.Load() }
 
-// routing maps EPKs to partitions. parts are sorted by range and tile [epk.Min, epk.Max).
+// routing maps EPKs to partitions: parts and remote, each sorted by range, together tile
+// [epk.Min, epk.Max).
 type routing struct {
 	// parts are this node's replicas of the container's partitions, in range order.
 	parts []*partition.Partition

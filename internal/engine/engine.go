@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,6 +94,10 @@ type Engine struct {
 	// closing storage; stop tells the purger to end.
 	background sync.WaitGroup
 	stop       chan struct{}
+	// stopped is canceled when stop closes: calls to the control plane made for background
+	// work give up at once then.
+	stopped context.Context
+	cancel  context.CancelFunc
 
 	// reap is where the reaper of expired items got to; owned by its goroutine.
 	reap reapState
@@ -143,6 +148,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
 		scripts: script.NewRunner(opts.Scripts), groups: groupCache{recs: map[replication.GroupID]GroupRecord{}}}
+	e.stopped, e.cancel = context.WithCancel(context.Background())
 	if opts.Cluster != nil {
 		e.cluster, e.catalog, opts.Replicated = opts.Cluster, opts.Cluster.Catalog, true
 		e.opts.Replicated = true
@@ -242,6 +248,7 @@ func (e *Engine) Close() error {
 		e.handOff()
 	}
 	close(e.stop)
+	e.cancel()
 	done := make(chan struct{})
 	go func() {
 		e.background.Wait() // a running split sees closed and stops before its switch
@@ -330,6 +337,11 @@ func (e *Engine) every(d time.Duration, f func(now time.Time)) {
 		case <-e.stop:
 			return
 		case now := <-t.C:
+			select {
+			case <-e.stop: // both were ready, and select chose the tick
+				return
+			default:
+			}
 			f(now)
 		}
 	}

@@ -56,7 +56,7 @@ const promoteLag = 64
 // ids from 1 in the order of their nodes' ids. This node is always one of them: it campaigns
 // at once in the new groups (createContainer). Callers hold e.mu.
 func (e *Engine) placement() ([]replication.Member, error) {
-	nodes, err := e.cluster.Nodes()
+	nodes, err := e.cluster.Nodes(e.stopped)
 	if err != nil {
 		return nil, fault.New(fault.Unavailable, "The cluster's members are not known: %v", err)
 	}
@@ -105,7 +105,7 @@ func (e *Engine) placement() ([]replication.Member, error) {
 // of groups that ended (a split's parent, a deleted container's) are left out: current are
 // the groups that have not (currentGroups).
 func (e *Engine) replicaLoad(current map[replication.GroupID]bool) (load map[replication.NodeID]int, settled bool, err error) {
-	all, err := e.cluster.Groups.All()
+	all, err := e.cluster.Groups.All(e.stopped)
 	if err != nil {
 		return nil, false, err
 	}
@@ -161,8 +161,11 @@ func (e *Engine) myTurn(live map[replication.NodeID]ClusterNode, now time.Time) 
 type placer struct {
 	// missing are the nodes that hold replicas but were not live at some pass, since when.
 	missing map[replication.NodeID]time.Time
-	// recorded are the groups' records this node wrote last, by group.
-	recorded map[replication.GroupID]GroupRecord
+	// recorded are the groups' records this node wrote last, by group; unrecorded is set in a
+	// pass once a record could not be written, and the pass writes no more (the control plane
+	// is not answering: each would wait for its timeout).
+	recorded   map[replication.GroupID]GroupRecord
+	unrecorded bool
 }
 
 // placeLoop runs the placement passes until the engine closes.
@@ -174,7 +177,7 @@ func (e *Engine) placeLoop() {
 // place is one pass: each group this node leads gets at most one change of membership or of
 // leadership.
 func (e *Engine) place(pl *placer, now time.Time) {
-	nodes, err := e.cluster.Nodes()
+	nodes, err := e.cluster.Nodes(e.stopped)
 	if err != nil {
 		return
 	}
@@ -206,6 +209,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	for _, c := range cs {
 		e.upkeep(c)
 	}
+	pl.unrecorded = false
 	for g := range pl.recorded {
 		if !slices.Contains(led, g) {
 			delete(pl.recorded, g) // led elsewhere since: recorded there, and again here if it comes back
@@ -273,7 +277,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 // recordGroup records where the replicas of g, which this node leads, are, when that changed
 // since it last did.
 func (e *Engine) recordGroup(pl *placer, g replication.GroupID, st replication.Status) {
-	if e.cluster.Groups == nil {
+	if e.cluster.Groups == nil || pl.unrecorded {
 		return
 	}
 	rec := GroupRecord{Leader: e.cluster.Node}
@@ -290,8 +294,9 @@ func (e *Engine) recordGroup(pl *placer, g replication.GroupID, st replication.S
 	if last, ok := pl.recorded[g]; ok && last.Leader == rec.Leader && slices.Equal(last.Voters, rec.Voters) && slices.Equal(last.Learners, rec.Learners) {
 		return
 	}
-	if err := e.cluster.Groups.Put(g, rec); err != nil {
+	if err := e.cluster.Groups.Put(e.stopped, g, rec); err != nil {
 		e.log.Debug("placement: recording a group's replicas", "group", g, "err", err)
+		pl.unrecorded = true
 		return
 	}
 	pl.recorded[g] = rec
@@ -566,7 +571,7 @@ func (e *Engine) Drain(node string, on bool) (ClusterNode, error) {
 	if e.cluster == nil {
 		return ClusterNode{}, fault.New(fault.BadRequest, "This node is not a member of a cluster")
 	}
-	nodes, err := e.cluster.Nodes()
+	nodes, err := e.cluster.Nodes(e.stopped)
 	if err != nil {
 		return ClusterNode{}, fault.New(fault.Unavailable, "The cluster's members are not known: %v", err)
 	}

@@ -60,7 +60,8 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 	}
 	res.Charge = ru.Query(page.Stats.ItemsLoaded, page.Stats.BytesLoaded, page.Stats.Results, len(src.parts))
 	if len(local) > 0 {
-		spend(res.Charge, local...) // a remote partition's budget is its own node's
+		// Their share: a partition held elsewhere is charged where it is read (serveRead).
+		spend(res.Charge*float64(len(local))/float64(len(src.parts)), local...)
 	}
 	return res, err
 }
@@ -228,16 +229,23 @@ func (s *partitionSource) read(from *query.Resume, what string, ix *query.IndexR
 // Count answers for a source of one partition that the ranges cover whole: its item count is
 // kept exactly with every commit (and computed for the children of a split).
 func (s *partitionSource) Count() (int64, bool) {
-	// The stored count holds expired items, and items kept out of the index.
-	if len(s.parts) != 1 || s.parts[0].local == nil {
+	if len(s.parts) != 1 {
 		return 0, false
 	}
-	p := s.parts[0].local
+	if rp := s.parts[0].remote; rp != nil {
+		return rp.count(s.ranges) // where the partition is held
+	}
+	return countOf(s.parts[0].local, s.ranges)
+}
+
+// countOf is the item count of p when ranges cover it whole and its stored count is exact:
+// that count holds expired items, and items kept out of the index.
+func countOf(p *partition.Partition, ranges []epk.Range) (int64, bool) {
 	if p.DefaultTTL() != partition.TTLOff || !p.AllIndexed() {
 		return 0, false
 	}
 	pr := p.Range()
-	for _, r := range s.ranges {
+	for _, r := range ranges {
 		if r.Min <= pr.Min && r.Max >= pr.Max {
 			// A replica's count is as fresh as a read of its items only once it has applied
 			// what its group acknowledged (a no-op on a single node).

@@ -14,6 +14,7 @@ import (
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/tracing"
 )
 
@@ -79,7 +80,7 @@ func (c *Container) holders(rr remoteRange) []replication.NodeID {
 		gc.mu.Unlock()
 		if !ok {
 			var err error
-			if rec, ok, err = c.e.cluster.Groups.Get(g); err != nil || !ok {
+			if rec, ok, err = c.e.cluster.Groups.Get(c.e.stopped, g); err != nil || !ok {
 				continue
 			}
 			gc.mu.Lock()
@@ -417,6 +418,9 @@ type remoteRead struct {
 	// partition's LSN.
 	Rows *rowsRead `json:"rows,omitempty"`
 	Get  *itemGet  `json:"get,omitempty"`
+	// Count asks for the partition's item count instead, when it is exact for Ranges
+	// (countOf): a COUNT need not read the items over the network.
+	Count bool `json:"count,omitempty"`
 	// Start is the creation sequence to read from.
 	Start uint64 `json:"start"`
 }
@@ -427,11 +431,14 @@ type readAnswer struct {
 	Docs []remoteDoc `json:"docs"`
 	More bool        `json:"more"`
 	LSN  uint64      `json:"lsn"`
+	// Count and Counted answer a Count: Counted is false when the count would not be exact.
+	Count   int64 `json:"count,omitempty"`
+	Counted bool  `json:"counted,omitempty"`
 }
 
 type remoteDoc struct {
-	Seq  uint64 `json:"seq"`
-	JSON []byte `json:"json"`
+	Seq  uint64          `json:"seq"`
+	JSON json.RawMessage `json:"json"` // as stored, not base64: items are JSON
 	// EPK (in hex) and ID say which item it is, for Rows.
 	EPK string `json:"epk,omitempty"`
 	ID  string `json:"id,omitempty"`
@@ -483,6 +490,11 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 	case p == nil:
 		return forwardedAnswer{Index: -1, Moved: true}
 	}
+	// Admitted and charged here, where the partition is held, for what this batch reads: the
+	// asking node charges the client, and spends on the budgets of its own partitions only.
+	if err := c.admit(p); err != nil {
+		return failedForward(err)
+	}
 	ans := readAnswer{LSN: p.Stats().LSN}
 	bytes := 0
 	f := func(d partition.Doc) bool {
@@ -496,6 +508,8 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 	}
 	var err error
 	switch {
+	case rd.Count:
+		ans.Count, ans.Counted = countOf(p, ranges)
 	case rd.Get != nil:
 		var e epk.EPK
 		if e, err = epk.ParseHex(rd.Get.EPK); err != nil {
@@ -533,6 +547,7 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 	if err != nil {
 		return failedForward(err)
 	}
+	spend(ru.Query(len(ans.Docs), bytes, 0, 1), p)
 	return forwardedAnswer{Index: -1, Read: &ans}
 }
 
@@ -638,4 +653,18 @@ func (rp *remotePart) rows(lo, hi partition.ItemPos, reverse bool, fn func(e epk
 			return nil
 		}
 	}
+}
+
+// count is the item count of rp's partition as its holder keeps it, when ranges cover the
+// partition and the count is exact there; false otherwise (the items are read instead).
+func (rp *remotePart) count(ranges []epk.Range) (int64, bool) {
+	rd := &remoteRead{Count: true}
+	for _, r := range ranges {
+		rd.Ranges = append(rd.Ranges, [2]string{r.Min.Hex(), r.Max.Hex()})
+	}
+	a, err := rp.ask(rd)
+	if err != nil || !a.Counted {
+		return 0, false
+	}
+	return a.Count, true
 }

@@ -47,7 +47,7 @@ func TestClusterReplicas(t *testing.T) {
 		eventually(t, fmt.Sprintf("three voters per partition on nodes %v", live), func() error {
 			clear(out)
 			for _, part := range tc.partitionIDs(live[0]) {
-				rec, ok, _ := tc.groups.Get(groupOf(num, part))
+				rec, ok, _ := tc.groups.Get(context.Background(), groupOf(num, part))
 				if !ok || len(rec.Voters) != 3 {
 					return fmt.Errorf("partition %d: record %+v", part, rec)
 				}

@@ -48,7 +48,7 @@ func (e *Engine) ClusterNodes() (self uint64, nodes []ClusterNode, err error) {
 	if e.cluster == nil {
 		return 0, nil, nil
 	}
-	nodes, err = e.cluster.Nodes()
+	nodes, err = e.cluster.Nodes(e.stopped)
 	return uint64(e.cluster.Node), nodes, err
 }
 
@@ -57,7 +57,7 @@ func (e *Engine) Status() (NodeStatus, error) {
 	var st NodeStatus
 	if e.cluster != nil {
 		st.Node, st.Store = uint64(e.cluster.Node), uint64(e.Store())
-		nodes, err := e.cluster.Nodes()
+		nodes, err := e.cluster.Nodes(e.stopped)
 		if err != nil {
 			return st, err
 		}
@@ -87,7 +87,7 @@ func (e *Engine) Status() (NodeStatus, error) {
 			}
 			for _, rr := range c.routes.Load().remote {
 				r := ReplicaStatus{Database: dbID, Container: id, Partition: rr.id}
-				if rec, ok, err := e.cluster.Groups.Get(groupOf(c.num, rr.id)); err == nil && ok {
+				if rec, ok, err := e.cluster.Groups.Get(e.stopped, groupOf(c.num, rr.id)); err == nil && ok {
 					r.Leader, r.Voters, r.Learners = uint64(rec.Leader), uint64s(rec.Voters), uint64s(rec.Learners)
 				}
 				st.Elsewhere = append(st.Elsewhere, r)

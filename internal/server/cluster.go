@@ -123,8 +123,8 @@ func (n *clusterNode) cluster() *engine.Cluster {
 	return &engine.Cluster{
 		Node: n.id, Transport: n.tr,
 		Catalog: catalog.NewEtcd(n.cp.Client(), catalogPrefix),
-		Nodes: func() ([]engine.ClusterNode, error) {
-			nodes, err := n.nodes()
+		Nodes: func(ctx context.Context) ([]engine.ClusterNode, error) {
+			nodes, err := n.nodes(ctx)
 			var out []engine.ClusterNode
 			for _, nd := range nodes {
 				out = append(out, engine.ClusterNode{ID: nd.ID, Store: nd.Store, Addr: nd.Addr, API: nd.API, CQL: nd.CQL, Draining: nd.Draining})
@@ -158,9 +158,10 @@ func (n *clusterNode) register(e *engine.Engine, api, cql string) error {
 	return n.cp.Register(ctx, controlplane.Node{Addr: n.cfg.ClusterAddr, API: api, CQL: cql, ID: uint64(n.id), Store: uint64(e.Store())})
 }
 
-func (n *clusterNode) nodes() ([]controlplane.Node, error) {
-	// Short: the placement loop asks every second, and a node that stops waits for it.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+func (n *clusterNode) nodes(ctx context.Context) ([]controlplane.Node, error) {
+	// Short: the placement loop asks every second, and a node that stops waits for it (its
+	// engine cancels ctx then).
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	nodes, err := n.cp.Nodes(ctx)
 	if err != nil {
@@ -186,7 +187,7 @@ func (n *clusterNode) resolve(id replication.NodeID) (string, bool) {
 	if ok || !stale {
 		return addr, ok
 	}
-	if _, err := n.nodes(); err != nil {
+	if _, err := n.nodes(context.Background()); err != nil {
 		return "", false
 	}
 	n.mu.Lock()
@@ -209,21 +210,21 @@ type groupMap struct{ cp *controlplane.ControlPlane }
 // for it.
 const groupTimeout = 3 * time.Second
 
-func (m groupMap) Put(g replication.GroupID, r engine.GroupRecord) error {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+func (m groupMap) Put(ctx context.Context, g replication.GroupID, r engine.GroupRecord) error {
+	ctx, cancel := context.WithTimeout(ctx, groupTimeout)
 	defer cancel()
 	return m.cp.PutGroup(ctx, uint64(g), controlplane.Group{Voters: nodeIDs(r.Voters), Learners: nodeIDs(r.Learners), Leader: uint64(r.Leader)})
 }
 
-func (m groupMap) Get(g replication.GroupID) (engine.GroupRecord, bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+func (m groupMap) Get(ctx context.Context, g replication.GroupID) (engine.GroupRecord, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, groupTimeout)
 	defer cancel()
 	rec, ok, err := m.cp.GroupOf(ctx, uint64(g))
 	return groupRecord(rec), ok, err
 }
 
-func (m groupMap) All() (map[replication.GroupID]engine.GroupRecord, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+func (m groupMap) All(ctx context.Context) (map[replication.GroupID]engine.GroupRecord, error) {
+	ctx, cancel := context.WithTimeout(ctx, groupTimeout)
 	defer cancel()
 	all, err := m.cp.Groups(ctx)
 	out := make(map[replication.GroupID]engine.GroupRecord, len(all))

@@ -24,9 +24,12 @@ type cqlFrontend struct {
 }
 
 func newCQLFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cqlFrontend, error) {
-	f := &cqlFrontend{srv: apicql.New(cqlexec.New(eng, log), apicql.Options{
-		Username: AccountName, Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log,
-	})}
+	exec := cqlexec.New(eng, log)
+	o := apicql.Options{Username: AccountName, Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log}
+	if cfg.ClusterAddr != "" {
+		o.Peers = exec.Peers // TOPOLOGY_CHANGE and STATUS_CHANGE events
+	}
+	f := &cqlFrontend{srv: apicql.New(exec, o)}
 	if cfg.TLS {
 		cert, _, err := loadOrCreateCert(cfg.DataDir) // the Cosmos front end, made first, created it
 		if err != nil {

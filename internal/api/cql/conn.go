@@ -49,10 +49,12 @@ type conn struct {
 	slots chan struct{}  // a token per running request
 	reqs  sync.WaitGroup // running requests
 
-	// events carries schema changes to the connection's event writer once it REGISTERed.
-	events     chan cqlexec.SchemaChange
-	registered atomic.Bool
-	done       chan struct{} // closed when the connection is closed
+	// events carries the events the connection REGISTERed for (registered) to its event
+	// writer.
+	events     chan message.Message
+	registered [3]atomic.Bool // by eventKind
+	writing    atomic.Bool    // the event writer runs
+	done       chan struct{}  // closed when the connection is closed
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -60,7 +62,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		srv: s, nc: nc,
 		fr:     frameReader{r: bufio.NewReaderSize(nc, 64<<10), max: s.opts.MaxFrameSize, codec: s.plain},
 		slots:  make(chan struct{}, s.opts.MaxInFlight),
-		events: make(chan cqlexec.SchemaChange, eventBuffer),
+		events: make(chan message.Message, eventBuffer),
 		done:   make(chan struct{}),
 	}
 	// system.local shows the address the client reached as the node's: drivers connect to

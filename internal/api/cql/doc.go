@@ -20,8 +20,9 @@
 //     in a bounded LRU cache (prepared.go); results turned into RESULT messages (result.go,
 //     types.go);
 //   - errors (errors.go): fault kinds and the CQL packages' errors mapped to CQL error codes;
-//   - events (events.go): SCHEMA_CHANGE events pushed to the connections that REGISTERed;
-//     TOPOLOGY_CHANGE and STATUS_CHANGE never fire on one node.
+//   - events (events.go, topology.go): SCHEMA_CHANGE events pushed to the connections that
+//     REGISTERed; in a cluster (Options.Peers), TOPOLOGY_CHANGE and STATUS_CHANGE when other
+//     nodes join, go down and come back; never on one node.
 //
 // What it must never do: parse or check statements, or know tables and rows (cqlexec does);
 // import net/http or internal/engine; panic on any input (a request's panic becomes a

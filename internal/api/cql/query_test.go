@@ -2,7 +2,11 @@ package cql
 
 import (
 	"crypto/md5"
+	"fmt"
+	"net/netip"
 	"reflect"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,5 +222,59 @@ func TestErrorsOnTheWire(t *testing.T) {
 	m, ok := c.call(query("SELECT throttled")).(*message.Overloaded)
 	if !ok || !containsRetry(m.ErrorMessage, 250*time.Millisecond) {
 		t.Fatalf("a throttled request answered %v", m)
+	}
+}
+
+// A cluster's nodes coming and going reach the connections registered for them: a node seen
+// for the first time as TOPOLOGY_CHANGE NEW_NODE and STATUS_CHANGE UP, a node that leaves the
+// live list as DOWN, and UP when it is back; the nodes there at the start make no event, and a
+// connection registered for schema changes only gets none of these.
+func TestPeerEvents(t *testing.T) {
+	var mu sync.Mutex
+	a, b := netip.MustParseAddrPort("127.0.0.2:9042"), netip.MustParseAddrPort("127.0.0.3:9042")
+	live := []netip.AddrPort{a}
+	peers := func() ([]netip.AddrPort, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(live), nil
+	}
+	setLive := func(ps ...netip.AddrPort) {
+		mu.Lock()
+		live = ps
+		mu.Unlock()
+	}
+	_, addr := startServer(t, newFakeExec(), Options{Peers: peers, PeersEvery: 10 * time.Millisecond})
+	c := dial(t, addr)
+	c.login(testUser, testKey)
+	if m := c.call(&message.Register{EventTypes: []primitive.EventType{primitive.EventTypeTopologyChange, primitive.EventTypeStatusChange}}); !reflect.DeepEqual(m, &message.Ready{}) {
+		t.Fatalf("REGISTER answered %v", m)
+	}
+	schemaOnly := dial(t, addr)
+	schemaOnly.login(testUser, testKey)
+	schemaOnly.call(&message.Register{EventTypes: []primitive.EventType{primitive.EventTypeSchemaChange}})
+	time.Sleep(50 * time.Millisecond) // a few polls of the first list: no event
+	expect := func(want ...message.Message) {
+		t.Helper()
+		for _, w := range want {
+			f := c.recv()
+			// As text: the decoded address is a 16-byte net.IP, the one sent 4 bytes.
+			if f.Header.StreamId != -1 || fmt.Sprint(f.Body.Message) != fmt.Sprint(w) {
+				t.Fatalf("got %v on stream %d, want %v", f.Body.Message, f.Header.StreamId, w)
+			}
+		}
+	}
+	inetOf := func(ap netip.AddrPort) *primitive.Inet {
+		return &primitive.Inet{Addr: ap.Addr().AsSlice(), Port: int32(ap.Port())}
+	}
+	setLive(a, b)
+	expect(&message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeNewNode, Address: inetOf(b)},
+		&message.StatusChangeEvent{ChangeType: primitive.StatusChangeTypeUp, Address: inetOf(b)})
+	setLive(b)
+	expect(&message.StatusChangeEvent{ChangeType: primitive.StatusChangeTypeDown, Address: inetOf(a)})
+	setLive(a, b)
+	expect(&message.StatusChangeEvent{ChangeType: primitive.StatusChangeTypeUp, Address: inetOf(a)})
+	// The schema-only connection got nothing before its next answer.
+	if m := schemaOnly.call(query("USE ks")); code(m) != -1 {
+		t.Fatalf("USE answered %v", m)
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/frame"
-
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlexec"
 )
@@ -43,6 +43,12 @@ type Options struct {
 	MaxInFlight int
 	// PreparedCapacity bounds the prepared statements kept for all connections.
 	PreparedCapacity int
+	// Peers, on a node of a cluster, lists the Cassandra API addresses of the other live
+	// nodes; the server watches it and sends TOPOLOGY_CHANGE and STATUS_CHANGE events when
+	// they change (topology.go). Nil on a node alone.
+	Peers func() ([]netip.AddrPort, error)
+	// PeersEvery is how often Peers is read (0: a second).
+	PeersEvery time.Duration
 }
 
 // ErrServerClosed is what Serve returns after Shutdown.
@@ -88,7 +94,9 @@ func New(exec Executor, o Options) *Server {
 		plain: frame.NewRawCodec(),
 		lz4:   frame.NewRawCodecWithCompression(lz4Body{max: o.MaxFrameSize}),
 	}
-	s.stop = exec.Watch(s.broadcast)
+	stopSchema := exec.Watch(s.broadcast)
+	stopPeers := s.watchPeers()
+	s.stop = func() { stopSchema(); stopPeers() }
 	return s
 }
 
