@@ -78,6 +78,25 @@ func (c *Container) apply(ctx context.Context, e epk.EPK, dst []byte, txn *txnRe
 	return c.applyHere(e, dst, txn == nil, ops...)
 }
 
+// routeAfter waits, up to routeWait, until the routing no longer holds p, a partition that
+// closed, for e, and returns what it holds then: nil when nothing here does (the range went to
+// other nodes), or the wait ran out (p closed for good: its replica was removed, or the engine
+// is closing).
+func (c *Container) routeAfter(e epk.EPK, p *partition.Partition) *partition.Partition {
+	for deadline := time.Now().Add(routeWait); ; time.Sleep(time.Millisecond) {
+		if q := c.routes.Load().lookup(e); q != p {
+			return q
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+	}
+}
+
+// routeWait bounds routeAfter: a split's children take their parent's place within
+// milliseconds of its closing.
+const routeWait = 2 * time.Second
+
 // txnRead is what a transaction read: the partition's LSN before its first read, and whether
 // its replica led the partition's group then, in which term (forward.go).
 type txnRead struct {
@@ -110,10 +129,14 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 	if len(ops) == 1 && ops[0].Kind == partition.Read {
 		x.read, err = p.Read(e, ops[0].ID, dst)
 		// On a node that did not run a split (a cluster's), a read may meet the parent as
-		// it closes: the routing holds the child by then.
-		for partition.Closed(err) && c.routes.Load().lookup(e) != p {
-			p = c.routes.Load().lookup(e)
-			x.p = p
+		// it closes: its host closes it, then opens the children, which then take its place
+		// in the routing (adopt). The read waits for them.
+		for partition.Closed(err) {
+			next := c.routeAfter(e, p)
+			if next == nil {
+				break
+			}
+			p, x.p = next, next
 			x.read, err = p.Read(e, ops[0].ID, dst)
 		}
 	} else {

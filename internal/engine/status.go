@@ -63,8 +63,8 @@ func (e *Engine) Status() (NodeStatus, error) {
 		}
 		st.Nodes = nodes
 	}
+	var elsewhere []replication.GroupID // of st.Elsewhere's partitions, in order
 	e.mu.RLock()
-	defer e.mu.RUnlock()
 	for _, dbID := range sortedKeys(e.dbs) {
 		d := e.dbs[dbID]
 		for _, id := range sortedKeys(d.containers) {
@@ -86,12 +86,21 @@ func (e *Engine) Status() (NodeStatus, error) {
 				st.Replicas = append(st.Replicas, r)
 			}
 			for _, rr := range c.routes.Load().remote {
-				r := ReplicaStatus{Database: dbID, Container: id, Partition: rr.id}
-				if rec, ok, err := e.cluster.Groups.Get(e.stopped, groupOf(c.num, rr.id)); err == nil && ok {
-					r.Leader, r.Voters, r.Learners = uint64(rec.Leader), uint64s(rec.Voters), uint64s(rec.Learners)
-				}
-				st.Elsewhere = append(st.Elsewhere, r)
+				st.Elsewhere = append(st.Elsewhere, ReplicaStatus{Database: dbID, Container: id, Partition: rr.id})
+				elsewhere = append(elsewhere, groupOf(c.num, rr.id))
 			}
+		}
+	}
+	e.mu.RUnlock()
+	if len(elsewhere) > 0 {
+		// Where their groups' records place them: read once, without the engine's lock.
+		recs, err := e.cluster.Groups.All(e.stopped)
+		if err != nil {
+			return st, err
+		}
+		for i, g := range elsewhere {
+			rec := recs[g]
+			st.Elsewhere[i].Leader, st.Elsewhere[i].Voters, st.Elsewhere[i].Learners = uint64(rec.Leader), uint64s(rec.Voters), uint64s(rec.Learners)
 		}
 	}
 	sort.SliceStable(st.Nodes, func(i, j int) bool { return st.Nodes[i].Addr < st.Nodes[j].Addr })
