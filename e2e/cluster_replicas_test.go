@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -148,15 +147,7 @@ func TestClusterReplicasProcesses(t *testing.T) {
 	// The Cassandra API through every node.
 	var sessions []*gocql.Session
 	for i := range nodes {
-		_, port, _ := net.SplitHostPort(cqlAddrs[i])
-		cluster := gocql.NewCluster("127.0.0.1")
-		cluster.Port, _ = strconv.Atoi(port)
-		cluster.ProtoVersion = 4
-		cluster.Timeout = 30 * time.Second
-		cluster.Authenticator = gocql.PasswordAuthenticator{Username: "partita", Password: emulatorKey}
-		cluster.DisableInitialHostLookup = true
-		cluster.RetryPolicy = overloadedRetry{}
-		sessions = append(sessions, cqlSession(t, cluster))
+		sessions = append(sessions, nodeSession(t, cqlAddrs[i]))
 	}
 	mustExec(t, sessions[0], `CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`)
 	mustExec(t, sessions[0], `CREATE TABLE shop.accounts (owner text, name text, balance bigint, PRIMARY KEY (owner, name)) WITH cosmosdb_provisioned_throughput = 12000`)

@@ -35,6 +35,22 @@ func createDBAndContainer(t *testing.T, dbVia, containerVia *azcosmos.Client, ru
 	}
 }
 
+// nodeSession is a gocql session to the node whose CQL address is addr, and to it only: the
+// test chooses which node serves.
+func nodeSession(t *testing.T, addr string) *gocql.Session {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(addr)
+	cluster := gocql.NewCluster("127.0.0.1")
+	cluster.Port, _ = strconv.Atoi(port)
+	cluster.ProtoVersion = 4
+	cluster.Timeout = 30 * time.Second
+	cluster.Authenticator = gocql.PasswordAuthenticator{Username: "partita", Password: emulatorKey}
+	cluster.DisableInitialHostLookup = true
+	cluster.Consistency = gocql.Quorum
+	cluster.RetryPolicy = overloadedRetry{}
+	return cqlSession(t, cluster)
+}
+
 // containersOn are container "c" of database "db" through each of nodes.
 func containersOn(t *testing.T, nodes []*clusterNode) []*azcosmos.ContainerClient {
 	t.Helper()
@@ -318,16 +334,7 @@ func TestClusterCQL(t *testing.T) {
 	var sessions []*gocql.Session
 	for i, n := range nodes {
 		n.waitListening(t, time.Minute)
-		_, port, _ := net.SplitHostPort(cqlAddrs[i])
-		cluster := gocql.NewCluster("127.0.0.1")
-		cluster.Port, _ = strconv.Atoi(port)
-		cluster.ProtoVersion = 4
-		cluster.Timeout = 30 * time.Second
-		cluster.Authenticator = gocql.PasswordAuthenticator{Username: "partita", Password: emulatorKey}
-		cluster.DisableInitialHostLookup = true // this node only: the test chooses which node serves
-		cluster.Consistency = gocql.Quorum
-		cluster.RetryPolicy = overloadedRetry{}
-		sessions = append(sessions, cqlSession(t, cluster))
+		sessions = append(sessions, nodeSession(t, cqlAddrs[i]))
 	}
 	mustExec(t, sessions[0], `CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`)
 	mustExec(t, sessions[0], `CREATE TABLE shop.accounts (owner text, name text, balance bigint, PRIMARY KEY (owner, name)) WITH cosmosdb_provisioned_throughput = 6000`)

@@ -218,7 +218,7 @@ func TestClusterReplicas(t *testing.T) {
 			live = append(live, node)
 		}
 	}
-	where = settled(live...)
+	settled(live...) // the dead node's replicas made again on the others
 	writeThrough(live[0], 9)
 	for _, node := range live {
 		checkThrough(node)
