@@ -56,7 +56,7 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 		} else if hs := slices.DeleteFunc(c.holders(rt.remote[i]), func(n replication.NodeID) bool { return n == e.cluster.Node }); len(hs) > 0 {
 			node = hs[attempt%len(hs)]
 			if (attempt+1)%len(hs) == 0 {
-				c.forgetHolders(rt.remote[i])
+				c.forgetHolders()
 			}
 		}
 		retry := true

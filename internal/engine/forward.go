@@ -72,7 +72,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 				x, retry, err = c.forward(ctx, nodes[attempt%len(nodes)], nil, e, txn, ops)
 			}
 			if retry && (attempt+1)%max(1, len(nodes)) == 0 {
-				c.forgetHolders(rr) // none led it: where are they now?
+				c.forgetHolders() // none led it: where are they now?
 			}
 		} else if leading, term := p.LeaderTerm(); leading {
 			checked := txn != nil && !(txn.leading && txn.term == term)

@@ -108,9 +108,9 @@ func reversed(ids []uint32) []uint32 {
 	return out
 }
 
-// forgetHolders drops the cached records of c's groups: a node one named for rr did not hold
-// it (a move or a split), and the others may be as old.
-func (c *Container) forgetHolders(rr remoteRange) {
+// forgetHolders drops the cached records of c's groups: a node one named did not hold its
+// partition (a move or a split), and the others may be as old.
+func (c *Container) forgetHolders() {
 	gc := &c.e.groups
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
@@ -167,7 +167,7 @@ func (c *Container) ask(ctx context.Context, rr remoteRange, req *forwarded) (fo
 			}
 			return ans, nil
 		}
-		c.forgetHolders(rr)
+		c.forgetHolders()
 		if time.Now().After(deadline) {
 			return forwardedAnswer{}, errNoHolder()
 		}
