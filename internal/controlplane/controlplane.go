@@ -272,6 +272,14 @@ func (cp *ControlPlane) Close() {
 			cp.client.Close()
 		}
 		if cp.etcd != nil {
+			// A member that never became ready (it lost its quorum before it could publish
+			// itself) must be stopped first: embed's Close waits for its client servers,
+			// which wait for the member to be ready or stopping, and would wait forever.
+			select {
+			case <-cp.etcd.Server.ReadyNotify():
+			default:
+				cp.etcd.Server.HardStop()
+			}
 			cp.etcd.Close()
 		}
 	})

@@ -153,3 +153,25 @@ func TestControlPlane(t *testing.T) {
 		t.Fatal("a process with another secret reached the control plane")
 	}
 }
+
+// A founding node whose peers never come gives up when its context ends, and stops: an etcd
+// member that never became ready must not hold the process's shutdown.
+func TestStartWithoutQuorumStops(t *testing.T) {
+	join := []string{controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	cfg := controlplane.Config{Dir: t.TempDir(), Addr: join[0], Join: join, TLS: identity(t, "the cluster's shared secret")}
+	done := make(chan error, 1)
+	go func() {
+		_, err := controlplane.Start(ctx, cfg)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a lone founding node formed a cluster of three")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a member without a quorum did not stop")
+	}
+}
