@@ -18,8 +18,10 @@ import (
 // gocql discovers a cluster's nodes from the one it is given: three nodes on 127.0.0.1-3, with
 // one CQL port (Cassandra 3.11's system.peers has no port column), list each other in
 // system.peers with their tokens; the driver connects to all three, its token-aware policy
-// spreads the statements over them, and every row written is read back. A fourth node that
-// joins on 127.0.0.4 reaches the driver by the TOPOLOGY_CHANGE event it registered for.
+// spreads the statements over them, and every row written is read back. A session started
+// once the table exists reads a ring dealt by the partitions' leaders, and its inserts reach
+// the leaders without a hop. A fourth node that joins on 127.0.0.4 reaches the driver by the
+// TOPOLOGY_CHANGE event it registered for.
 func TestClusterCQLPeers(t *testing.T) {
 	t.Setenv("PARTITA_CLUSTER_SECRET", "the e2e cluster's shared secret")
 	ips := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"}
@@ -90,6 +92,39 @@ func TestClusterCQLPeers(t *testing.T) {
 			t.Fatalf("owner o%d has %d rows, want 5 (%v)", o, count, err)
 		}
 	}
+
+	// A session that connects once the table exists learns a ring dealt by its partitions'
+	// leaders: its token-aware inserts reach each row's leader at once, so (leaderships
+	// standing still) none is forwarded, where the ring dealt evenly sent two in three on.
+	sent := func() (n float64) {
+		for _, nd := range nodes {
+			n += metricValue(t, nd, `partita_forwarded_requests_total{direction="sent"}`)
+		}
+		return n
+	}
+	led := gocql.NewCluster("127.0.0.1")
+	led.Port, led.ProtoVersion, led.Timeout = cqlPort, 4, 30*time.Second
+	led.Authenticator = cluster.Authenticator
+	led.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	s2 := cqlSession(t, led)
+	next := 60
+	retrying(t, "token-aware inserts reach the leaders", func() error {
+		// The driver connects to the peers it found after the session starts: until it
+		// has, it sends their statements elsewhere.
+		before := sent()
+		for range 30 {
+			if err := s2.Query(`INSERT INTO shop.orders (owner, id, total) VALUES (?, ?, ?)`, fmt.Sprint("p", next), next, int64(next)).Exec(); err != nil {
+				return err
+			}
+			next++
+		}
+		n := sent() - before
+		if n > 2 {
+			return fmt.Errorf("%v of 30 inserts forwarded to a leader", n)
+		}
+		t.Logf("%v of 30 token-aware inserts forwarded to a leader", n)
+		return nil
+	})
 
 	fourth := launchServer(t, t.TempDir(), false, "--cluster-addr", addrs[3], "--join", join,
 		"--cql-addr", net.JoinHostPort(ips[3], strconv.Itoa(cqlPort)))

@@ -237,7 +237,7 @@ func localRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 	}
 	v := sch.uuid()
 	host, tokens := nameUUID([]byte("partita-host")), nodeTokens
-	if r, ok := x.ring(); ok {
+	if r, ok := x.ring(true); ok {
 		host, tokens = hostID(r.self), r.tokens
 	}
 	return []*rowDoc{cells(map[string][]byte{

@@ -120,6 +120,9 @@ type Engine struct {
 	forwarded, served atomic.Uint64
 	// groups caches where the partitions this node holds no replica of are (remote.go).
 	groups groupCache
+	// figures are the cluster's load figures as the placement loop last gathered them
+	// (load.go); nil before it did.
+	figures atomic.Pointer[loadFigures]
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.

@@ -319,6 +319,9 @@ func failedForward(err error) forwardedAnswer {
 
 func (e *Engine) serveRequest(ctx context.Context, req forwarded) forwardedAnswer {
 	fail := failedForward
+	if req.Figures {
+		return forwardedAnswer{Index: -1, Figures: e.localFigures()}
+	}
 	c, err := missFresh(e, func() (*Container, error) { return e.containerNumbered(req.Container) })
 	if err != nil {
 		return fail(err)
@@ -413,6 +416,8 @@ type forwarded struct {
 	// of for a call on one of its logical partitions, or a batch of its items (remote.go).
 	Call *delegatedCall `json:"call,omitempty"`
 	Read *remoteRead    `json:"read,omitempty"`
+	// Figures asks for the load figures of the node's replicas (load.go).
+	Figures bool `json:"figures,omitempty"`
 }
 
 // forwardedOp is one operation: the item as the client sent it, and the index and unique key
@@ -440,6 +445,8 @@ type forwardedAnswer struct {
 	Moved bool        `json:"moved,omitempty"`
 	Call  *callAnswer `json:"call,omitempty"`
 	Read  *readAnswer `json:"read,omitempty"`
+	// Figures are the node's replicas' load figures, when asked for (load.go).
+	Figures []replicaFigure `json:"figures,omitempty"`
 }
 
 type forwardedResult struct {

@@ -20,7 +20,7 @@ import (
 // one change at a time:
 //
 //   - a live node without a replica of the group gets one (with Replicas, while the group has
-//     fewer, on the node that holds fewest), added as a learner (it receives a snapshot) and
+//     fewer, on the least loaded node), added as a learner (it receives a snapshot) and
 //     promoted to a voter once it has caught up;
 //   - a replica on a node being drained, on a store that is no longer the node's (its disk was
 //     wiped: it lost its votes and its log), or on a node missing for longer than DeadAfter is
@@ -28,7 +28,8 @@ import (
 //     hands its leadership away first when the replica to remove is its own;
 //   - with Replicas, a group with one voter too many (a move's newcomer caught up) loses the
 //     one on the busiest node, and in this node's turn a replica moves from a group's busiest
-//     node to the least busy one, to even out the count of replicas the nodes hold;
+//     node to the least busy one, to even out the nodes' load: the replicas they hold, each
+//     weighed by its partition's bytes and request units (load.go);
 //   - a node that leads more than its share of the groups hands one leadership a pass to the
 //     node that leads fewest.
 //
@@ -52,7 +53,7 @@ const placeEvery = time.Second
 const promoteLag = 64
 
 // placement gives a new container's ranges their replicas: every live node not being drained,
-// or with Cluster.Replicas set, this node and the others that hold the fewest replicas; replica
+// or with Cluster.Replicas set, this node and the least loaded others (replicaLoad); replica
 // ids from 1 in the order of their nodes' ids. This node is always one of them: it campaigns
 // at once in the new groups (createContainer). Callers hold e.mu.
 func (e *Engine) placement() ([]replication.Member, error) {
@@ -100,23 +101,25 @@ func (e *Engine) placement() ([]replication.Member, error) {
 	return ms, nil
 }
 
-// replicaLoad counts the voters each node holds, as the groups' records say, and reports
-// whether every group is settled: as many voters as it should have, and no learner. Records
-// of groups that ended (a split's parent, a deleted container's) are left out: current are
-// the groups that have not (currentGroups).
-func (e *Engine) replicaLoad(current map[replication.GroupID]bool) (load map[replication.NodeID]int, settled bool, err error) {
+// replicaLoad is the load of each node: what the voters it holds weigh, as the groups'
+// records place them and the last figures gathered weigh them (load.go), and reports whether
+// every group is settled: as many voters as it should have, and no learner. Records of
+// groups that ended (a split's parent, a deleted container's) are left out: current are the
+// groups that have not (currentGroups).
+func (e *Engine) replicaLoad(current map[replication.GroupID]bool) (load map[replication.NodeID]float64, settled bool, err error) {
 	all, err := e.cluster.Groups.All(e.stopped)
 	if err != nil {
 		return nil, false, err
 	}
-	load = map[replication.NodeID]int{}
+	f := e.figures.Load()
+	load = map[replication.NodeID]float64{}
 	settled = true
 	for g, r := range all {
 		if !current[g] {
 			continue
 		}
 		for _, n := range r.Voters {
-			load[n]++
+			load[n] += f.weight(g)
 		}
 		settled = settled && len(r.Learners) == 0 && len(r.Voters) == e.cluster.Replicas
 	}
@@ -221,6 +224,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	}
 	pol := placePolicy{replicas: e.cluster.Replicas}
 	if pol.replicas > 0 {
+		e.gatherFigures(live, now)
 		var settled bool
 		e.mu.RLock()
 		current := e.currentGroups()
@@ -253,6 +257,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 			return ok && now.Sub(since) >= deadAfter
 		}
 		e.recordGroup(pl, g, st)
+		pol.weight = e.figures.Load().weight(g)
 		ch, to := nextChange(st, live, gone, &pol)
 		switch {
 		case to != 0:
@@ -348,9 +353,10 @@ type placePolicy struct {
 	// replicas is Cluster.Replicas: how many voters a group should have; 0 for one on every
 	// live node.
 	replicas int
-	// load counts the voters each node holds (with replicas only); a pass keeps it up to
-	// date with the changes it makes.
-	load map[replication.NodeID]int
+	// load is what the voters each node holds weigh (with replicas only, replicaLoad); a
+	// pass keeps it up to date with the changes it makes. weight is the group's at hand.
+	load   map[replication.NodeID]float64
+	weight float64
 	// moves is how many replicas this pass may still move to even out the load: one in this
 	// node's turn (moveTurn), none otherwise.
 	moves int
@@ -412,11 +418,11 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 	slices.SortFunc(candidates, cmp.Compare[replication.NodeID])
 	addOn := func(id replication.NodeID) *replication.Change {
 		if pol.load != nil {
-			pol.load[id]++
+			pol.load[id] += pol.weight
 		}
 		return &replication.Change{Kind: replication.AddLearner, Node: id, Store: replication.StoreID(live[id].Store)}
 	}
-	// lightest is the candidate holding the fewest replicas.
+	// lightest is the least loaded candidate.
 	lightest := func() replication.NodeID {
 		best := candidates[0]
 		for _, id := range candidates[1:] {
@@ -445,7 +451,7 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 		}
 		if ch, to := removeVoter(st, v, quorate, wanted, memberOf); ch != nil || to != 0 {
 			if ch != nil && pol.load != nil {
-				pol.load[memberOf[v].Node]--
+				pol.load[memberOf[v].Node] -= pol.weight
 			}
 			return ch, to
 		}
@@ -453,7 +459,7 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 	if pol.replicas == 0 {
 		return nil, 0
 	}
-	// heaviest is the wanted voter on the node holding the most replicas.
+	// heaviest is the wanted voter on the most loaded node.
 	heaviest := func() replication.ReplicaID {
 		var best replication.ReplicaID
 		for _, v := range d.Voters {
@@ -468,7 +474,7 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 		if v := heaviest(); v != 0 {
 			ch, to := removeVoter(st, v, quorate, wanted, memberOf)
 			if ch != nil {
-				pol.load[memberOf[v].Node]--
+				pol.load[memberOf[v].Node] -= pol.weight
 			}
 			return ch, to
 		}
@@ -476,8 +482,10 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 	}
 	if pol.moves > 0 && len(candidates) > 0 && nKept == len(d.Voters) {
 		// Even out the load: a replica moves from the busiest of the group's nodes to the
-		// least busy node that has none, when that makes them closer.
-		if v, to := heaviest(), lightest(); v != 0 && pol.load[to]+1 < pol.load[memberOf[v].Node] {
+		// least busy node that has none, when that brings them closer: when they differ by
+		// more than its weight (by a tenth more, so that figures that wobble do not move a
+		// replica back and forth; by count alone, when they differ by two or more).
+		if v, to := heaviest(), lightest(); v != 0 && pol.load[to]+pol.weight*1.1 < pol.load[memberOf[v].Node] {
 			pol.moves--
 			return addOn(to), 0
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -126,4 +127,40 @@ func uint64s(ns []replication.NodeID) []uint64 {
 		out[i] = uint64(n)
 	}
 	return out
+}
+
+// RangeLeader is the node that leads the partition of a range, as this node knows it (0:
+// none known).
+type RangeLeader struct {
+	Range  epk.Range
+	Leader uint64
+}
+
+// Leaders lists a container's partitions, those held here and those held elsewhere, each
+// with its leader: for the tokens CQL's system tables give each node. Nothing on a node
+// alone.
+func (e *Engine) Leaders(dbID, id string) ([]RangeLeader, error) {
+	if e.cluster == nil {
+		return nil, nil
+	}
+	e.mu.RLock()
+	c, err := e.container(dbID, id)
+	e.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	rt := c.routes.Load()
+	var out []RangeLeader
+	for _, p := range rt.parts {
+		out = append(out, RangeLeader{Range: p.Range(), Leader: uint64(e.replicas.leaderNode(groupOf(c.num, p.ID())))})
+	}
+	for _, rr := range rt.remote {
+		l := RangeLeader{Range: rr.r}
+		if hs := c.holders(rr); len(hs) > 0 {
+			l.Leader = uint64(hs[0])
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Range.Min < out[j].Range.Min })
+	return out, nil
 }

@@ -76,8 +76,8 @@ type BudgetStats struct {
 	// minute, as Cosmos reports normalized RU consumption: 1 or more means requests were
 	// (or could have been) throttled. Zero when the budget is unlimited.
 	NormalizedUse float64
-	// LastSecond is the RUs spent in the last complete second.
-	LastSecond float64
+	// LastSecond is the RUs spent in the last complete second; LastMinute in the last 60.
+	LastSecond, LastMinute float64
 }
 
 // Stats returns the budget's figures as of now.
@@ -95,6 +95,9 @@ func (b *Budget) StatsAt(now time.Time) BudgetStats {
 		}
 		if h.second == cur-1 {
 			s.LastSecond = h.spent
+		}
+		if h.second > cur-60 && h.second <= cur {
+			s.LastMinute += h.spent
 		}
 	}
 	return s

@@ -23,8 +23,15 @@ func TestBudget(t *testing.T) {
 		t.Fatal("the budget must renew the next second")
 	}
 	s := b.StatsAt(t0.Add(time.Second))
-	if s.Throttled != 1 || s.Total != 12 || s.NormalizedUse != 1.2 || s.LastSecond != 12 {
+	if s.Throttled != 1 || s.Total != 12 || s.NormalizedUse != 1.2 || s.LastSecond != 12 || s.LastMinute != 12 {
 		t.Fatalf("stats %+v", s)
+	}
+	b.Spend(t0.Add(30*time.Second), 5)
+	if s := b.StatsAt(t0.Add(59 * time.Second)); s.LastMinute != 17 {
+		t.Fatalf("in the minute: %v RUs, want 17", s.LastMinute)
+	}
+	if s := b.StatsAt(t0.Add(61 * time.Second)); s.LastMinute != 5 {
+		t.Fatalf("a minute on: %v RUs, want the 5 spent since", s.LastMinute)
 	}
 	var unlimited Budget
 	unlimited.Spend(t0, 1e9)
