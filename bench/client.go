@@ -235,6 +235,8 @@ type rawClient struct {
 	hc        *http.Client
 	coll      string // "dbs/<db>/colls/<container>"
 	throttled atomic.Int64
+	// consistency, when set, is every request's x-ms-consistency-level.
+	consistency string
 }
 
 func (c *rawClient) Throttled() int64 { return c.throttled.Load() }
@@ -254,6 +256,9 @@ func (c *rawClient) do(ctx context.Context, verb, path, resType, resLink string,
 		req.Header.Set("Accept", "application/json")
 		if body != nil && req.Header.Get("Content-Type") == "" {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		if c.consistency != "" {
+			req.Header.Set("x-ms-consistency-level", c.consistency)
 		}
 		for k, v := range hdr {
 			req.Header.Set(k, v)

@@ -7,7 +7,7 @@
 # machine's cores, so the cluster's figures are what three nodes on one machine give. Then, on
 # a fresh cluster of four nodes with three replicas of each partition, a node that holds the
 # one partition of a container against the node that holds none, which asks the others for
-# everything.
+# everything. Last, reads through a follower at Strong against Session and Eventual.
 #
 #	bench/cluster.sh
 #
@@ -81,3 +81,25 @@ done
 echo "== a node holding the partition (A) against a node holding none (B, 127.0.0.1:$elsewhere)"
 "$WORK/bench" -mode raw -partitions 1 -items "$ITEMS" -concurrency "$CONC" -duration "${SECS}s" -rounds "$ROUNDS" -json "$OUT/cluster.jsonl" \
 	-endpoint http://127.0.0.1:18281/ -label cluster-holder -compare-endpoint "http://127.0.0.1:$elsewhere/" -compare-label cluster-elsewhere -workload create,read,count
+
+# Consistency levels: three nodes whose account level is Strong, the container created and
+# loaded through the first (which leads its partitions); reads through the second, a follower,
+# at Strong (a ReadIndex from the leader before each read) against Session and Eventual (its
+# own replica at once).
+for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+PIDS=()
+join=127.0.0.1:17401,127.0.0.1:17404,127.0.0.1:17407
+for i in 1 2 3; do
+	"$BIN" serve --data "$WORK/s$i" --addr 127.0.0.1:1838$i --cluster-addr 127.0.0.1:$((17398 + 3 * i)) --join $join --consistency Strong "${common[@]}" &
+	PIDS+=($!)
+done
+listening 18381 18382 18383
+"$WORK/bench" -mode raw -partitions 2 -items "$ITEMS" -concurrency "$CONC" -duration 1s -rounds 1 -endpoint http://127.0.0.1:18381/ -workload read >/dev/null
+for level in Session Eventual; do
+	echo "== reads through a follower: Strong (A) against $level (B)"
+	"$WORK/bench" -mode raw -partitions 2 -items "$ITEMS" -concurrency "$CONC" -duration "${SECS}s" -rounds "$ROUNDS" -json "$OUT/cluster.jsonl" \
+		-endpoint http://127.0.0.1:18382/ -label follower-strong -consistency Strong \
+		-compare-endpoint http://127.0.0.1:18382/ -compare-label "follower-$level" -compare-consistency "$level" -workload read,count
+done
+curl -s http://127.0.0.1:18382/metrics | grep '^partita_replica_reads_total'

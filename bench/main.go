@@ -47,6 +47,8 @@ type target struct {
 	pid        int
 	c          Client
 	loaded     bool
+	// consistency is the level its requests ask for; "" for the account's.
+	consistency string
 }
 
 func main() {
@@ -80,6 +82,8 @@ func mainErr() error {
 		rounds     = flag.Int("rounds", 2, "rounds of A then B per workload in a comparison")
 		label      = flag.String("label", "", "name of -endpoint's server in results, e.g. partita (default: A)")
 		cmpLabel   = flag.String("compare-label", "", "name of -compare-endpoint's server in results (default: B)")
+		level      = flag.String("consistency", "", "x-ms-consistency-level of -endpoint's requests (raw mode; default: the account's)")
+		cmpLevel   = flag.String("compare-consistency", "", "x-ms-consistency-level of -compare-endpoint's requests (default: -consistency)")
 		rate       = flag.Float64("rate", 0, "pace each run at this many operations per second (open loop; latency counts from each operation's scheduled start); 0 runs flat out")
 		indexName  = flag.String("index-policy", "default", "indexing policy of the container when this tool creates it: default (the server's) or none (indexes nothing)")
 	)
@@ -108,10 +112,13 @@ func mainErr() error {
 	}
 	defer out.close()
 
-	targets := []*target{{label: "A", server: *label, url: *endpoint, pid: *pid}}
+	targets := []*target{{label: "A", server: *label, url: *endpoint, pid: *pid, consistency: *level}}
 	nRounds := 1
 	if *cmpEP != "" {
-		targets = append(targets, &target{label: "B", server: *cmpLabel, url: *cmpEP, pid: *cmpPID})
+		if *cmpLevel == "" {
+			*cmpLevel = *level
+		}
+		targets = append(targets, &target{label: "B", server: *cmpLabel, url: *cmpEP, pid: *cmpPID, consistency: *cmpLevel})
 		nRounds = *rounds
 		if *cmpKey == "" {
 			*cmpKey = *key
@@ -124,6 +131,13 @@ func mainErr() error {
 		}
 		if t.c, err = newClient(*mode, t.url, k, *insecure, *conc); err != nil {
 			return err
+		}
+		if t.consistency != "" {
+			rc, ok := t.c.(*rawClient)
+			if !ok {
+				return fmt.Errorf("-consistency needs -mode raw")
+			}
+			rc.consistency = t.consistency
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		err = t.c.Setup(ctx, *db, *container, *partitions*6000, indexing, *reset)

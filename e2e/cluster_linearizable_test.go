@@ -67,9 +67,10 @@ var regModel = porcupine.NondeterministicModel{
 // Clients on every node of a three-process cluster upsert and read a few items while the
 // node that leads their partitions is killed with SIGKILL and another is paused with SIGSTOP
 // for longer than an election takes, then resumed; porcupine checks that every key's history
-// is linearizable, and every value acknowledged last is read back at the end.
+// is linearizable, and every value acknowledged last is read back at the end. The account's
+// level is Strong: at Session a client's reads need only follow its own session.
 func TestClusterLinearizable(t *testing.T) {
-	nodes := startClusterOf(t, 3)
+	nodes := startClusterOf(t, 3, func(int) []string { return []string{"--consistency", "Strong"} })
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000)
 	keys := []string{"a", "b", "c", "d"}

@@ -89,7 +89,8 @@ func (l *netnsLab) cut(i int, others []int, undo bool) {
 func (l *netnsLab) startNode(i int, join []string) *server {
 	l.t.Helper()
 	args := []string{"netns", "exec", l.ns(i), partitaBin, "serve", "--data", l.t.TempDir(), "--addr", l.addr(i) + ":8081",
-		"--cql-addr=", "--tls=false", "--log-level", "warn", "--cluster-addr", l.addr(i) + ":7001", "--join", strings.Join(join, ",")}
+		"--cql-addr=", "--tls=false", "--log-level", "warn", "--cluster-addr", l.addr(i) + ":7001", "--join", strings.Join(join, ","),
+		"--consistency", "Strong"} // the cut-off node must refuse reads, not serve what it holds
 	cmd := exec.Command("ip", args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlvalue"
+	"github.com/partita-db/partita/internal/engine"
 )
 
 // Session is what one client connection carries between statements.
@@ -76,6 +77,9 @@ type Options struct {
 	// Context is the request's: its trace goes with a write forwarded to another node (nil:
 	// none).
 	Context context.Context
+	// Consistency is the level a SELECT reads at (the driver's consistency level, mapped by
+	// the front end); 0 reads as Strong does, charged as any read.
+	Consistency engine.Level
 }
 
 // ctx is o's Context, or the background one.

@@ -211,7 +211,7 @@ func (x *Executor) executeSelect(s *Session, p *Prepared, o Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	rd := &reader{x: x, sp: sp, sess: s, b: b, now: x.now().Unix(), pageSize: o.PageSize}
+	rd := &reader{x: x, sp: sp, sess: s, b: b, now: x.now().Unix(), pageSize: o.PageSize, rc: engine.ReadConsistency{Level: o.Consistency}}
 	if rd.limit, err = positive(b, sp.limit, "LIMIT"); err != nil {
 		return nil, err
 	}
@@ -270,6 +270,7 @@ type reader struct {
 	limit    int
 	perPart  int
 	filters  []boundFilter
+	rc       engine.ReadConsistency // the request's consistency level's
 
 	out    [][][]byte
 	charge float64
@@ -319,7 +320,7 @@ func (rd *reader) run() (*Result, error) {
 		}
 		rd.state.Span = i
 		var failed error
-		charge, err := rd.cont.ScanRows(sn.lo, sn.hi, sp.reverse, func(e epk.EPK, id string, doc []byte) bool {
+		charge, err := rd.cont.ScanRowsAt(rd.rc, sn.lo, sn.hi, sp.reverse, func(e epk.EPK, id string, doc []byte) bool {
 			r, err := decodeRow(doc)
 			if err != nil {
 				failed = err
@@ -414,7 +415,7 @@ func (rd *reader) fetchStatic(e epk.EPK) error {
 	}
 	id := rd.sp.t.rowID(placeOf(pk), nil)
 	var failed error
-	charge, err := rd.cont.ScanRows(engine.RowPos{EPK: e, ID: id}, engine.RowPos{EPK: e, ID: idAfter(id)}, false, func(_ epk.EPK, _ string, doc []byte) bool {
+	charge, err := rd.cont.ScanRowsAt(rd.rc, engine.RowPos{EPK: e, ID: id}, engine.RowPos{EPK: e, ID: idAfter(id)}, false, func(_ epk.EPK, _ string, doc []byte) bool {
 		rd.cur.static, failed = decodeRow(doc)
 		return false
 	})
@@ -546,7 +547,7 @@ func (rd *reader) runOrdered() (*Result, error) {
 	for _, sn := range rd.spans {
 		rd.cur.pk, rd.cur.static, rd.cur.fetched, rd.cur.rows = nil, nil, false, false
 		var failed error
-		charge, err := rd.cont.ScanRows(sn.lo, sn.hi, sp.reverse, func(e epk.EPK, id string, doc []byte) bool {
+		charge, err := rd.cont.ScanRowsAt(rd.rc, sn.lo, sn.hi, sp.reverse, func(e epk.EPK, id string, doc []byte) bool {
 			r, err := decodeRow(doc)
 			if err == nil {
 				before := len(rd.out)

@@ -30,6 +30,8 @@ type FeedQuery struct {
 	Start       FeedStart
 	AllVersions bool // every change, deletes included; else the latest version of each item
 	Max         int  // changes per page (0: DefaultPageSize); a command's changes stay together
+	// Consistency is the client's (the zero value for a read that is not a client's).
+	Consistency ReadConsistency
 }
 
 // ChangeOp is what a change did.
@@ -145,7 +147,7 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 		read.Since = q.Start.Since.Unix()
 	}
 	bytes := 0
-	through, err := p.ReadLog(read, func(ch *partition.LogChange) bool {
+	through, err := c.reader(p, q.Consistency).ReadLog(read, func(ch *partition.LogChange) bool {
 		fc := FeedChange{LSN: ch.LSN, Op: changeOps[ch.Op], TS: ch.TS, ID: string(ch.ID), PrevLSN: ch.PrevLSN, Expired: ch.Expired}
 		if ch.JSON != nil {
 			fc.JSON = append([]byte(nil), ch.JSON...)
@@ -163,16 +165,17 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 		return len(page.Changes) < q.Max
 	})
 	if err != nil {
-		page.Charge = ru.Miss()
+		page.Charge = ru.Miss() * q.Consistency.readFactor()
 		spend(page.Charge, p)
-		if errors.Is(err, partition.ErrLogPurged) {
-			return page, err
+		var fe *fault.Error
+		if errors.Is(err, partition.ErrLogPurged) || errors.As(err, &fe) {
+			return page, err // a refusal the client can act on (a session not available here, ...)
 		}
 		return page, fault.New(fault.Internal, "reading the change feed: %w", err)
 	}
 	page.Through = through
 	page.LSN = p.Stats().LSN
-	page.Charge = ru.Feed(len(page.Changes), bytes, 1)
+	page.Charge = ru.Feed(len(page.Changes), bytes, 1) * q.Consistency.readFactor()
 	spend(page.Charge, p)
 	return page, nil
 }

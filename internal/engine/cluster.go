@@ -19,10 +19,12 @@ import (
 // cluster's, in etcd: a change commits there only if the catalog did not change since this
 // node last read it, and every node follows the catalog's changes (follow) and applies them
 // to its own view, opening the containers other nodes created and closing those they deleted.
-// Every partition is a Raft group with a replica on every live node (placement.go); the node
-// that creates a container campaigns in its groups, and the others bootstrap their replicas
-// when they learn of it; nodes that come later get theirs from the groups' leaders. Reads are served by
-// the local replica after a ReadIndex from the leader (linearizable); writes go to the node
+// Every partition is a Raft group with replicas on Replicas nodes, or every live node
+// (placement.go); the node that creates a container campaigns in its groups, and the others
+// bootstrap their replicas when they learn of it; nodes that come later get theirs from the
+// groups' leaders. Reads are served by the local replica after what their consistency level
+// asks (consistency.go: a ReadIndex from the leader at Strong, a session token's LSN at
+// Session, nothing at Eventual), or by a node that holds one (remote.go); writes go to the node
 // whose replica leads the partition (forward.go), and so do transactions' commits (stored
 // procedures, triggers, CQL statements that read before they write), conditioned on nothing
 // having changed since the transaction read, or run again.

@@ -38,6 +38,9 @@ type testCluster struct {
 	// replicas is the nodes' Cluster.Replicas; groups their Cluster.Groups.
 	replicas int
 	groups   *memGroups
+	// isolated are the nodes cut off from the others: no replication message reaches them or
+	// leaves them (forwarded requests still do).
+	isolated map[int]bool
 }
 
 // memGroups is a GroupMap in memory, shared by a test cluster's nodes.
@@ -80,7 +83,7 @@ func startTestCluster(t *testing.T, n int) *testCluster {
 func newTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	cp := controlplanetest.Start(t)
-	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n), draining: map[string]bool{},
+	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n), draining: map[string]bool{}, isolated: map[int]bool{},
 		groups: &memGroups{recs: map[replication.GroupID]GroupRecord{}}}
 	for range n {
 		tc.dirs = append(tc.dirs, t.TempDir())
@@ -185,6 +188,12 @@ func (tc *testCluster) wipe(id int) {
 type clusterTransport struct{ tc *testCluster }
 
 func (t clusterTransport) Send(env *replication.Envelope) {
+	t.tc.mu.Lock()
+	cut := t.tc.isolated[int(env.To.Node)] || t.tc.isolated[int(env.From.Node)]
+	t.tc.mu.Unlock()
+	if cut {
+		return
+	}
 	if e := t.tc.node(int(env.To.Node)); e != nil {
 		e.Deliver(env)
 	}

@@ -34,11 +34,13 @@ type Container struct {
 	num uint32          // the container's number, c.rec.Num, readable without the lock
 	// ttl is the default time to live as partitions take it (ttlSetting of c.rec.DefaultTTL),
 	// readable without the lock.
-	ttl    atomic.Int64
-	rid    rid.Container
-	scheme epk.Scheme
-	paths  [][]string // the partition key paths, split into segments
-	routes atomic.Pointer[routing]
+	ttl atomic.Int64
+	// session is what this node showed clients of each partition (consistency.go).
+	session nodeSession
+	rid     rid.Container
+	scheme  epk.Scheme
+	paths   [][]string // the partition key paths, split into segments
+	routes  atomic.Pointer[routing]
 	// splitMu is held shared by every request and exclusively by a split, which therefore
 	// never runs under a request, and delays requests without failing them.
 	splitMu   sync.RWMutex

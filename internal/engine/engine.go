@@ -118,6 +118,9 @@ type Engine struct {
 	// forwarded and served count the requests this node sent to other nodes' leaders and
 	// those it ran for other nodes (NodeMetrics).
 	forwarded, served atomic.Uint64
+	// readsLeading and readsFollowing count clients' reads this node's replicas served, as
+	// leaders and as followers (NodeMetrics).
+	readsLeading, readsFollowing atomic.Uint64
 	// groups caches where the partitions this node holds no replica of are (remote.go).
 	groups groupCache
 	// figures are the cluster's load figures as the placement loop last gathered them

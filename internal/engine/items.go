@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
@@ -219,16 +220,52 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 
 // ReadItemTo is ReadItem appending the item's JSON to dst, for callers that reuse buffers.
 func (c *Container) ReadItemTo(dst []byte, key epk.Key, id string) (ItemResult, error) {
+	return c.ReadItemAt(dst, key, id, ReadConsistency{})
+}
+
+// ReadItemAt is ReadItemTo for a client's read at rc.
+func (c *Container) ReadItemAt(dst []byte, key epk.Key, id string, rc ReadConsistency) (ItemResult, error) {
+	return c.readItem(dst, key, id, rc, true)
+}
+
+// readItem is ReadItemAt; elsewhere says whether a session read this replica cannot serve may
+// be served by another (not for a read another node delegated here, which would go back).
+func (c *Container) readItem(dst []byte, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error) {
 	e, err := c.EPK(key)
 	if err != nil {
-		return ItemResult{Charge: ru.Miss()}, err
+		return ItemResult{Charge: ru.Miss() * rc.readFactor()}, err
 	}
 	if rr, ok := c.remoteOf(e); ok {
-		r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: "read", Key: key, ID: id})
+		r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: "read", Key: key, ID: id, Consistency: rc})
 		r.Doc = append(dst, r.Doc...)
 		return r, err
 	}
-	return c.executeOne(context.Background(), e, dst, partition.Operation{Kind: partition.Read, EPK: e, ID: id})
+	op := partition.Operation{Kind: partition.Read, EPK: e, ID: id}
+	p := c.routes.Load().lookup(e) // nil only if the partition left this node since remoteOf
+	if c.e.cluster != nil && p != nil {
+		op.Consistency = c.partitionConsistency(p.ID(), rc)
+		op.Consistency.Refuse = elsewhere
+		c.countRead(p, rc)
+	}
+	r, err := c.executeOne(context.Background(), e, dst, op)
+	if elsewhere && p != nil && errors.Is(err, partition.ErrSessionNotAvailable) {
+		// This replica cannot catch up with the session soon enough: another replica serves
+		// the read, as the service's gateway tries the next one.
+		call := &delegatedCall{Method: "read", Key: key, ID: id, Consistency: rc}
+		r2, err2 := c.delegateItem(context.Background(), remoteRange{id: p.ID(), r: p.Range()}, call)
+		if err2 == nil || errors.Is(err2, fault.NotFound) {
+			r2.Doc = append(dst, r2.Doc...)
+			r2.Charge += r.Charge
+			return r2, err2
+		}
+	}
+	if f := rc.readFactor(); f != 1 && p != nil {
+		// The read's second half, at Strong and Bounded Staleness (the first was charged as
+		// any read's).
+		spendItem(r.Charge*(f-1), p, e)
+		r.Charge *= f
+	}
+	return r, err
 }
 
 // DeleteItem deletes the item (key, id).

@@ -84,6 +84,9 @@ type NodeMetrics struct {
 	// Forwarded counts the writes and splits this node sent to another node's leader;
 	// Served those it ran for other nodes.
 	Forwarded, Served uint64
+	// ReadsLeading and ReadsFollowing count the clients' reads this node's replicas served,
+	// those that led their group and those that followed.
+	ReadsLeading, ReadsFollowing uint64
 }
 
 // NodeMetrics describes this node's part in its cluster, for operators.
@@ -92,7 +95,8 @@ func (e *Engine) NodeMetrics() NodeMetrics {
 		return NodeMetrics{}
 	}
 	h := e.replicas.hostOf()
-	m := NodeMetrics{Node: uint64(e.cluster.Node), Store: uint64(h.Store()), Forwarded: e.forwarded.Load(), Served: e.served.Load()}
+	m := NodeMetrics{Node: uint64(e.cluster.Node), Store: uint64(h.Store()), Forwarded: e.forwarded.Load(), Served: e.served.Load(),
+		ReadsLeading: e.readsLeading.Load(), ReadsFollowing: e.readsFollowing.Load()}
 	m.SnapshotsSent, m.SnapshotsInstalled = h.Snapshots()
 	var parts []*partition.Partition
 	var groups []uint64

@@ -73,7 +73,15 @@ func (c *Container) execute(ctx context.Context, e epk.EPK, dst []byte, ops ...p
 // again, only to be refused again.
 func (c *Container) apply(ctx context.Context, e epk.EPK, dst []byte, txn *txnRead, ops ...partition.Operation) (executed, error) {
 	if c.e.cluster != nil && (len(ops) > 1 || ops[0].Kind.Writes()) {
-		return c.applyLed(ctx, e, txn, ops) // on the leaseholder's node (forward.go)
+		x, err := c.applyLed(ctx, e, txn, ops) // on the leaseholder's node (forward.go)
+		if err == nil {
+			var lsn uint64
+			for i := range ops {
+				lsn = max(lsn, x.result(i).Doc.LSN)
+			}
+			c.saw(c.PartitionID(e), lsn) // acknowledged here, perhaps before this replica has it
+		}
+		return x, err
 	}
 	return c.applyHere(e, dst, txn == nil, ops...)
 }
@@ -127,7 +135,7 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 	}
 	var err error
 	if len(ops) == 1 && ops[0].Kind == partition.Read {
-		x.read, err = p.Read(e, ops[0].ID, dst)
+		x.read, err = p.At(ops[0].Consistency).Read(e, ops[0].ID, dst)
 		// On a node that did not run a split (a cluster's), a read may meet the parent as
 		// it closes: its host closes it, then opens the children, which then take its place
 		// in the routing (adopt). The read waits for them.
@@ -137,7 +145,7 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 				break
 			}
 			p, x.p = next, next
-			x.read, err = p.Read(e, ops[0].ID, dst)
+			x.read, err = p.At(ops[0].Consistency).Read(e, ops[0].ID, dst)
 		}
 	} else {
 		// A copy, so that ops itself does not escape to the partition's queue and a point

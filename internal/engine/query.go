@@ -35,6 +35,11 @@ func (c *Container) QueryRanges(p *query.Prepared, params map[string]value.Value
 // Query runs a prepared query over the items whose EPK lies in r. When the query's WHERE
 // pins partition key values, only their logical partitions are read.
 func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
+	return c.QueryAt(ReadConsistency{}, p, r, opts)
+}
+
+// QueryAt is Query for a client's read at rc.
+func (c *Container) QueryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if _, err := c.checkOrderBy(p); err != nil {
@@ -47,7 +52,7 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 	if opts.UDF == nil {
 		opts.UDF = c.udfs()
 	}
-	src := &partitionSource{ranges: ranges, index: c.policy()}
+	src := &partitionSource{ranges: ranges, index: c.policy(), c: c, rc: rc}
 	var local []*partition.Partition
 	src.parts, local = c.queryParts(ranges)
 	if err := c.admit(local...); err != nil {
@@ -58,7 +63,7 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 	for _, part := range src.parts {
 		res.Partitions[part.ID()] = part.lsn()
 	}
-	res.Charge = ru.Query(page.Stats.ItemsLoaded, page.Stats.BytesLoaded, page.Stats.Results, len(src.parts))
+	res.Charge = ru.Query(page.Stats.ItemsLoaded, page.Stats.BytesLoaded, page.Stats.Results, len(src.parts)) * rc.readFactor()
 	if len(local) > 0 {
 		// Their share: a partition held elsewhere is charged where it is read (serveRead).
 		spend(res.Charge*float64(len(local))/float64(len(src.parts)), local...)
@@ -128,7 +133,12 @@ type partitionSource struct {
 	ranges []epk.Range
 	parts  []queryPart // sorted by range
 	index  *indexing.Policy
+	c      *Container
+	rc     ReadConsistency
 }
+
+// at is the reader of local partition p at the query's consistency.
+func (s *partitionSource) at(p *partition.Partition) partition.Reader { return s.c.reader(p, s.rc) }
 
 // queryParts are the partitions that hold some of ranges, in range order, and which of them
 // are this node's replicas.
@@ -186,7 +196,7 @@ func (q queryPart) lsn() uint64 {
 
 func (s *partitionSource) Scan(from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
 	return s.read(from, "items", nil, func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
-		return p.ScanIndexed(s.ranges, start, f) // items kept out of the index are not queried
+		return s.at(p).ScanIndexed(s.ranges, start, f) // items kept out of the index are not queried
 	}, fn)
 }
 
@@ -214,7 +224,7 @@ func (s *partitionSource) read(from *query.Resume, what string, ix *query.IndexR
 		if p.local != nil {
 			err = scan(p.local, start, f)
 		} else {
-			err = p.remote.read(&remoteRead{Index: ix}, s.ranges, start, f)
+			err = p.remote.read(&remoteRead{Index: ix, Consistency: s.rc}, s.ranges, start, f)
 		}
 		if err != nil {
 			return readFailed(what, err)
@@ -235,12 +245,12 @@ func (s *partitionSource) Count() (int64, bool) {
 	if rp := s.parts[0].remote; rp != nil {
 		return rp.count(s.ranges) // where the partition is held
 	}
-	return countOf(s.parts[0].local, s.ranges)
+	return countOf(s.at(s.parts[0].local), s.parts[0].local, s.ranges)
 }
 
 // countOf is the item count of p when ranges cover it whole and its stored count is exact:
 // that count holds expired items, and items kept out of the index.
-func countOf(p *partition.Partition, ranges []epk.Range) (int64, bool) {
+func countOf(rd partition.Reader, p *partition.Partition, ranges []epk.Range) (int64, bool) {
 	if p.DefaultTTL() != partition.TTLOff || !p.AllIndexed() {
 		return 0, false
 	}
@@ -249,7 +259,7 @@ func countOf(p *partition.Partition, ranges []epk.Range) (int64, bool) {
 		if r.Min <= pr.Min && r.Max >= pr.Max {
 			// A replica's count is as fresh as a read of its items only once it has applied
 			// what its group acknowledged (a no-op on a single node).
-			if p.ReadBarrier() != nil {
+			if rd.Await() != nil {
 				return 0, false // the items are read instead, which refuses as reads do
 			}
 			return p.Stats().Items, true
@@ -262,7 +272,7 @@ func countOf(p *partition.Partition, ranges []epk.Range) (int64, bool) {
 func (s *partitionSource) Parts() []query.Reader {
 	parts := make([]query.Reader, len(s.parts))
 	for i, p := range s.parts {
-		parts[i] = &partitionSource{ranges: s.ranges, parts: []queryPart{p}, index: s.index}
+		parts[i] = &partitionSource{ranges: s.ranges, parts: []queryPart{p}, index: s.index, c: s.c, rc: s.rc}
 	}
 	return parts
 }
@@ -276,9 +286,9 @@ func (s *partitionSource) Indexes(path string) bool { return s.index.Indexes(pat
 func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
 	return s.read(from, "the index", &ir, func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
 		if !p.IndexTrusted(ir.Path) {
-			return p.Scan(s.ranges, start, f)
+			return s.at(p).Scan(s.ranges, start, f)
 		}
-		return p.IndexScan(ir.Path, ir.Lo, ir.Hi, s.ranges, start, f)
+		return s.at(p).IndexScan(ir.Path, ir.Lo, ir.Hi, s.ranges, start, f)
 	}, fn)
 }
 
@@ -292,7 +302,7 @@ func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, f
 	p := s.parts[0].local
 	pr := p.Range()
 	var ferr error
-	ok, err := p.IndexOrdered(path, from, to, s.ranges[0], desc, func(d partition.Doc, indexed []byte) bool {
+	ok, err := s.at(p).IndexOrdered(path, from, to, s.ranges[0], desc, func(d partition.Doc, indexed []byte) bool {
 		more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON, indexed)
 		if err != nil {
 			ferr = err

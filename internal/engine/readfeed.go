@@ -42,6 +42,11 @@ func (c *Container) KeyRange(key epk.Key) (epk.Range, error) {
 // start). Tokens name the partition range and the creation sequence they stopped at, so they
 // stay valid when partitions split: the children resume after the same sequence.
 func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, error) {
+	return c.ReadFeedAt(ReadConsistency{}, r, token, max)
+}
+
+// ReadFeedAt is ReadFeed for a client's read at rc.
+func (c *Container) ReadFeedAt(rc ReadConsistency, r epk.Range, token string, max int) (ReadFeedPage, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if max <= 0 {
@@ -75,15 +80,14 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, 
 		var err error
 		if p.local != nil {
 			used = append(used, p.local)
-			page.Partitions[p.ID()] = p.lsn()
-			err = p.local.Scan(ranges, start, f)
+			err = c.reader(p.local, rc).Scan(ranges, start, f)
 		} else {
-			err = p.remote.read(&remoteRead{All: true}, ranges, start, f)
-			page.Partitions[p.ID()] = p.lsn() // as the other node read it
+			err = p.remote.read(&remoteRead{All: true, Consistency: rc}, ranges, start, f)
 		}
 		if err != nil {
-			return ReadFeedPage{Charge: ru.Miss()}, readFailed("items", err)
+			return ReadFeedPage{Charge: ru.Miss() * rc.readFactor()}, readFailed("items", err)
 		}
+		page.Partitions[p.ID()] = p.lsn() // after the read (a remote one's as its node read it)
 		if len(page.Docs) == max {
 			break
 		}
@@ -91,7 +95,7 @@ func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, 
 	if len(page.Docs) == max {
 		page.Next = query.EncodeResume(after.After(last))
 	}
-	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions))
+	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions)) * rc.readFactor()
 	if len(used) > 0 {
 		spend(page.Charge, used...) // a remote partition's budget is its own node's
 	}

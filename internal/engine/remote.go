@@ -136,6 +136,32 @@ func errNoHolder() error {
 // one answers or forwardTimeout passes. A request that may have been applied where its answer
 // was lost is not sent again: its outcome is unknown (partition.ErrAmbiguous).
 func (c *Container) ask(ctx context.Context, rr remoteRange, req *forwarded) (forwardedAnswer, error) {
+	ans, err := c.askHolder(ctx, rr, req)
+	// What the other node showed, this node showed its client (consistency.go).
+	if r := ans.Read; r != nil {
+		c.saw(rr.id, r.LSN)
+	}
+	if a := ans.Call; a != nil {
+		c.saw(rr.id, a.Item.LSN)
+		if a.Feed != nil {
+			c.saw(rr.id, a.Feed.LSN)
+		}
+		if a.Procedure != nil {
+			c.saw(rr.id, a.Procedure.LSN)
+		}
+	}
+	return ans, err
+}
+
+// askHolder is ask's round: a session read carries what this node showed of the partition
+// among its tokens.
+func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarded) (forwardedAnswer, error) {
+	if req.Read != nil {
+		req.Read.Consistency = c.withSeen(req.Read.Consistency, rr.id)
+	}
+	if req.Call != nil {
+		req.Call.Consistency = c.withSeen(req.Call.Consistency, rr.id)
+	}
 	req.Container = c.num
 	req.Trace = tracing.Inject(ctx)
 	body, err := json.Marshal(req)
@@ -193,6 +219,8 @@ type delegatedCall struct {
 	Batch []wireBatchOp  `json:"batch,omitempty"`
 	Log   bool           `json:"log,omitempty"` // procedure
 	Args  []byte         `json:"args,omitempty"`
+	// Consistency is a read's or a change feed page's.
+	Consistency ReadConsistency `json:"consistency,omitzero"`
 }
 
 // wirePatch is a Patch as it travels: its condition as text.
@@ -251,7 +279,8 @@ type wireFeedQuery struct {
 // holds it.
 func (c *Container) delegateFeed(rr remoteRange, q FeedQuery) (FeedPage, error) {
 	ans, err := c.delegate(context.Background(), rr, &delegatedCall{Method: "changefeed",
-		Feed: &wireFeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: q.Start, AllVersions: q.AllVersions, Max: q.Max}})
+		Feed:        &wireFeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: q.Start, AllVersions: q.AllVersions, Max: q.Max},
+		Consistency: q.Consistency})
 	if ans.Feed == nil {
 		return FeedPage{Partition: rr.id}, err
 	}
@@ -329,7 +358,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 	}
 	switch call.Method {
 	case "read":
-		ans.Item, err = c.ReadItem(call.Key, call.ID)
+		ans.Item, err = c.readItem(nil, call.Key, call.ID, call.Consistency, false)
 	case "write":
 		src := document.FromJSON(call.Body)
 		if _, ek, perr := c.parse(src, call.Key); perr == nil && c.routes.Load().lookup(ek) == nil {
@@ -375,7 +404,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 			err = fault.New(fault.BadRequest, "A delegated change feed read without its query")
 			break
 		}
-		q := FeedQuery{Start: f.Start, AllVersions: f.AllVersions, Max: f.Max}
+		q := FeedQuery{Start: f.Start, AllVersions: f.AllVersions, Max: f.Max, Consistency: call.Consistency}
 		lo, err1 := epk.ParseHex(f.From)
 		hi, err2 := epk.ParseHex(f.To)
 		if err = errors.Join(err1, err2); err != nil {
@@ -423,6 +452,8 @@ type remoteRead struct {
 	Count bool `json:"count,omitempty"`
 	// Start is the creation sequence to read from.
 	Start uint64 `json:"start"`
+	// Consistency is the client's read's.
+	Consistency ReadConsistency `json:"consistency,omitzero"`
 }
 
 // readAnswer is a batch of a partition's items, in creation order; More says whether the
@@ -495,7 +526,8 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 	if err := c.admit(p); err != nil {
 		return failedForward(err)
 	}
-	ans := readAnswer{LSN: p.Stats().LSN}
+	rdr := c.reader(p, rd.Consistency)
+	var ans readAnswer
 	bytes := 0
 	f := func(d partition.Doc) bool {
 		if len(ans.Docs) == remoteBatchItems || bytes >= remoteBatchBytes {
@@ -508,15 +540,17 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 	}
 	var err error
 	switch {
+	case rd.Get == nil && rd.Rows == nil && len(ranges) == 0:
+		err = rdr.Await() // the partition's LSN only
 	case rd.Count:
-		ans.Count, ans.Counted = countOf(p, ranges)
+		ans.Count, ans.Counted = countOf(rdr, p, ranges)
 	case rd.Get != nil:
 		var e epk.EPK
 		if e, err = epk.ParseHex(rd.Get.EPK); err != nil {
 			return failedForward(fault.New(fault.BadRequest, "A remote read with a malformed EPK: %v", err))
 		}
 		var d partition.Doc
-		if d, err = p.Read(e, rd.Get.ID, nil); err == nil {
+		if d, err = rdr.Read(e, rd.Get.ID, nil); err == nil {
 			ans.Docs = append(ans.Docs, remoteDoc{JSON: d.JSON})
 		} else if errors.Is(err, fault.NotFound) {
 			err = nil
@@ -526,7 +560,7 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 		if perr != nil {
 			return failedForward(fault.New(fault.BadRequest, "A remote read with a malformed row position: %v", perr))
 		}
-		err = p.ScanItems(lo, hi, rd.Rows.Reverse, func(d partition.Doc) bool {
+		err = rdr.ScanItems(lo, hi, rd.Rows.Reverse, func(d partition.Doc) bool {
 			if len(ans.Docs) == remoteBatchItems || bytes >= remoteBatchBytes {
 				ans.More = true
 				return false
@@ -536,18 +570,19 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 			return true
 		})
 	case rd.Index == nil && rd.All:
-		err = p.Scan(ranges, rd.Start, f)
+		err = rdr.Scan(ranges, rd.Start, f)
 	case rd.Index == nil:
-		err = p.ScanIndexed(ranges, rd.Start, f)
+		err = rdr.ScanIndexed(ranges, rd.Start, f)
 	case !p.IndexTrusted(rd.Index.Path):
-		err = p.Scan(ranges, rd.Start, f)
+		err = rdr.Scan(ranges, rd.Start, f)
 	default:
-		err = p.IndexScan(rd.Index.Path, rd.Index.Lo, rd.Index.Hi, ranges, rd.Start, f)
+		err = rdr.IndexScan(rd.Index.Path, rd.Index.Lo, rd.Index.Hi, ranges, rd.Start, f)
 	}
 	if err != nil {
 		return failedForward(err)
 	}
-	spend(ru.Query(len(ans.Docs), bytes, 0, 1), p)
+	ans.LSN = p.Stats().LSN // after the read: a session token at least as far on as what it saw
+	spend(ru.Query(len(ans.Docs), bytes, 0, 1)*rd.Consistency.readFactor(), p)
 	return forwardedAnswer{Index: -1, Read: &ans}
 }
 
@@ -629,9 +664,9 @@ func (rp *remotePart) get(e epk.EPK, id string) ([]byte, error) {
 
 // rows calls fn with the rows from lo (inclusive) to hi (exclusive), in order or in reverse,
 // as the holding node sends them, until fn returns false.
-func (rp *remotePart) rows(lo, hi partition.ItemPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) error {
+func (rp *remotePart) rows(rc ReadConsistency, lo, hi partition.ItemPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) error {
 	for {
-		a, err := rp.ask(&remoteRead{Rows: &rowsRead{LoEPK: lo.EPK.Hex(), LoID: lo.ID, HiEPK: hi.EPK.Hex(), HiID: hi.ID, Reverse: reverse}})
+		a, err := rp.ask(&remoteRead{Rows: &rowsRead{LoEPK: lo.EPK.Hex(), LoID: lo.ID, HiEPK: hi.EPK.Hex(), HiID: hi.ID, Reverse: reverse}, Consistency: rc})
 		if err != nil {
 			return err
 		}

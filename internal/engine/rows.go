@@ -129,6 +129,11 @@ var RowEnd = RowPos{EPK: epk.Max}
 // it is read (Throttled when its budget is spent) and charged for what it returned; the
 // charge is the total. fn's slices are only valid during the call.
 func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) (float64, error) {
+	return c.ScanRowsAt(ReadConsistency{}, lo, hi, reverse, fn)
+}
+
+// ScanRowsAt is ScanRows for a client's read at rc.
+func (c *Container) ScanRowsAt(rc ReadConsistency, lo, hi RowPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) (float64, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	parts, _ := c.queryParts([]epk.Range{epk.All})
@@ -145,7 +150,7 @@ func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id 
 		}
 		if qp.remote != nil { // read where it is held, and charged there
 			// The holding node clips lo and hi to its partition.
-			err := qp.remote.rows(lo, hi, reverse, func(e epk.EPK, id string, doc []byte) bool {
+			err := qp.remote.rows(rc, lo, hi, reverse, func(e epk.EPK, id string, doc []byte) bool {
 				stopped = !fn(e, id, doc)
 				return !stopped
 			})
@@ -162,7 +167,7 @@ func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id 
 			return total, err
 		}
 		n, bytes := 0, 0
-		err := p.ScanItems(lo, hi, reverse, func(d partition.Doc) bool {
+		err := c.reader(p, rc).ScanItems(lo, hi, reverse, func(d partition.Doc) bool {
 			n++
 			bytes += len(d.JSON)
 			if !fn(d.EPK(), d.ID(), d.JSON) {
@@ -172,9 +177,9 @@ func (c *Container) ScanRows(lo, hi RowPos, reverse bool, fn func(e epk.EPK, id 
 			return true
 		})
 		if err != nil {
-			return total, fault.New(fault.Internal, "reading rows: %w", err)
+			return total, readFailed("rows", err)
 		}
-		ch := ru.Feed(n, bytes, 1)
+		ch := ru.Feed(n, bytes, 1) * rc.readFactor()
 		spend(ch, p)
 		total += ch
 		if stopped {
@@ -239,7 +244,7 @@ func (t *RowTxn) Scan(lo, hi string, reverse bool, fn func(id string, doc []byte
 	n, bytes := 0, 0
 	var err error
 	if t.remote != nil {
-		err = t.remote.rows(RowPos{EPK: t.e, ID: lo}, end, reverse, func(_ epk.EPK, id string, doc []byte) bool {
+		err = t.remote.rows(ReadConsistency{}, RowPos{EPK: t.e, ID: lo}, end, reverse, func(_ epk.EPK, id string, doc []byte) bool {
 			n++
 			bytes += len(doc)
 			t.exists[id] = true

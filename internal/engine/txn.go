@@ -343,7 +343,7 @@ func (t *txn) Query(q script.Query, o script.FeedOptions) (script.Page, error) {
 	if part == nil {
 		return script.Page{}, errNotHere()
 	}
-	var src query.Reader = &partitionSource{ranges: []epk.Range{t.lp}, parts: []queryPart{{local: part}}, index: t.c.policy()}
+	var src query.Reader = &partitionSource{ranges: []epk.Range{t.lp}, parts: []queryPart{{local: part}}, index: t.c.policy(), c: t.c}
 	if len(t.staged) > 0 {
 		src = &overlay{t: t, p: part}
 	}

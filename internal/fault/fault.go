@@ -65,14 +65,19 @@ func (k Kind) String() string {
 // Error makes a Kind usable as a sentinel error.
 func (k Kind) Error() string { return k.String() }
 
-// Reason says why something is Gone.
+// Reason says why something is Gone, or Unavailable.
 type Reason uint8
 
 const (
-	// NoReason is the zero Reason, for kinds other than Gone.
+	// NoReason is the zero Reason.
 	NoReason Reason = iota
 	// RangeSplit: the partition key range was split; re-read the ranges and retry on a child.
 	RangeSplit
+	// SessionNotAvailable, for Unavailable: the replica has not caught up with the request's
+	// session token; another replica, or the same one a moment later, may serve it. (The
+	// Cosmos DB API answers it as the service does, 404 with its substatus; it is not a
+	// NotFound here, which code that reads takes for a missing item.)
+	SessionNotAvailable
 )
 
 // Pos is a place in a request's text (a query), counted from 1; zero when unknown.
@@ -99,7 +104,7 @@ type Error struct {
 	Message string
 	// RetryAfter, for Throttled, is how long until the request may succeed.
 	RetryAfter time.Duration
-	// Reason, for Gone, says why.
+	// Reason, for Gone and some Unavailable errors, says why.
 	Reason Reason
 	// Pos, for BadRequest about query text, is where the text is wrong.
 	Pos Pos
@@ -146,6 +151,13 @@ func Throttle(retryAfter time.Duration) *Error {
 func RangeGone() *Error {
 	return &Error{Kind: Gone, Reason: RangeSplit,
 		Message: "The partition key range is gone (it was split); re-read the partition key ranges"}
+}
+
+// SessionUnavailable is an Unavailable error for a read whose session token the replica has
+// not caught up with.
+func SessionUnavailable() *Error {
+	return &Error{Kind: Unavailable, Reason: SessionNotAvailable,
+		Message: "The read session is not available for the input session token: the replica has not caught up with it yet; retry the request"}
 }
 
 // From returns err as an *Error, wrapping anything else as Internal so that no failure reaches

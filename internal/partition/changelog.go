@@ -172,12 +172,16 @@ var ErrLogPurged = fault.New(fault.BadRequest, "The change feed continuation is 
 // when the read stopped early, and otherwise the partition's LSN, so that a read that found
 // nothing new moves on.
 func (p *Partition) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64, err error) {
+	return p.readLog(Consistency{}, q, fn)
+}
+
+func (p *Partition) readLog(cons Consistency, q LogRead, fn func(*LogChange) bool) (through uint64, err error) {
 	// A read that reaches the end has seen every change up to the LSN of the snapshot's state
 	// record, which each batch writes with its last command's LSN, and none past it. The
 	// applied LSN alone would not do: it is stored after the batch is visible, so a snapshot
 	// may hold a command past it, which a read would pass now and again after it. Read before
 	// the snapshot, it is what a snapshot without a state record holds.
-	if err := p.readBarrier(); err != nil {
+	if err := p.await(cons); err != nil {
 		return 0, err
 	}
 	applied := p.applied.Load()

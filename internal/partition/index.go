@@ -92,11 +92,15 @@ func termDiff(old, new [][]byte) (del, add [][]byte) {
 // EPK is in one of ranges (sorted, disjoint), whose creation sequence is at least from, and
 // that have an index entry at path with an encoded value in [lo, hi).
 func (p *Partition) IndexScan(path string, lo, hi []byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	return p.indexScan(Consistency{}, path, lo, hi, ranges, from, fn)
+}
+
+func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
 	clipped := p.clip(ranges)
 	if len(clipped) == 0 {
 		return nil
 	}
-	if err := p.readBarrier(); err != nil {
+	if err := p.await(cons); err != nil {
 		return err
 	}
 	whole := len(clipped) == 1 && clipped[0] == p.rng
@@ -170,11 +174,15 @@ func inRanges(ranges []epk.Range, e epk.EPK) bool {
 // give the full order: r does not cover the partition, or some item has no value at path, or
 // an array or object there (those order by content, which the index does not keep).
 func (p *Partition) IndexOrdered(path string, from, to []byte, r epk.Range, desc bool, fn func(d Doc, value []byte) bool) (ok bool, err error) {
+	return p.indexOrdered(Consistency{}, path, from, to, r, desc, fn)
+}
+
+func (p *Partition) indexOrdered(cons Consistency, path string, from, to []byte, r epk.Range, desc bool, fn func(d Doc, value []byte) bool) (ok bool, err error) {
 	clipped := p.clip([]epk.Range{r})
 	if len(clipped) == 0 {
 		return true, nil
 	}
-	if err := p.readBarrier(); err != nil {
+	if err := p.await(cons); err != nil {
 		return false, err
 	}
 	whole := clipped[0] == p.rng

@@ -240,7 +240,11 @@ func (d Doc) ETag() string { return ETag(d.LSN) }
 
 // Read returns the item (e, id), or NotFound. Its JSON is appended to dst.
 func (p *Partition) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
-	if err := p.readBarrier(); err != nil {
+	return p.readAt(Consistency{}, e, id, dst)
+}
+
+func (p *Partition) readAt(cons Consistency, e epk.EPK, id string, dst []byte) (Doc, error) {
+	if err := p.await(cons); err != nil {
 		return Doc{}, err
 	}
 	var buf [256]byte
@@ -307,11 +311,15 @@ func (p *Partition) readItem(key []byte, e epk.EPK) ([]byte, io.Closer, error) {
 // keys of the documents in the ranges and sorts them, which costs a read of every key in the
 // ranges per call.
 func (p *Partition) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	return p.scanAt(Consistency{}, ranges, from, fn)
+}
+
+func (p *Partition) scanAt(cons Consistency, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
 	clipped := p.clip(ranges)
 	if len(clipped) == 0 {
 		return nil
 	}
-	if err := p.readBarrier(); err != nil {
+	if err := p.await(cons); err != nil {
 		return err
 	}
 	snap := p.db.NewSnapshot()

@@ -18,13 +18,17 @@ type ItemPos struct {
 // the call. Unlike Scan, which follows creation order, it reads one item key per item and
 // the documents in key order, so a bounded span costs only what it returns.
 func (p *Partition) ScanItems(lo, hi ItemPos, reverse bool, fn func(d Doc) bool) error {
+	return p.scanItems(Consistency{}, lo, hi, reverse, fn)
+}
+
+func (p *Partition) scanItems(cons Consistency, lo, hi ItemPos, reverse bool, fn func(d Doc) bool) error {
 	if lo.EPK < p.rng.Min {
 		lo = ItemPos{EPK: p.rng.Min}
 	}
 	if hi.EPK >= p.rng.Max {
 		hi = ItemPos{EPK: p.rng.Max}
 	}
-	if err := p.readBarrier(); err != nil {
+	if err := p.await(cons); err != nil {
 		return err
 	}
 	start := storage.ItemKey(nil, p.container, string(lo.EPK), lo.ID)

@@ -109,14 +109,19 @@ func (p *Partition) unindexedSeqs() (map[uint64]bool, error) {
 
 // ScanIndexed is Scan without the items kept out of the index: what a query may read.
 func (p *Partition) ScanIndexed(ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
-	skip, err := p.unindexedSeqs()
+	return p.At(Consistency{}).ScanIndexed(ranges, from, fn)
+}
+
+// ScanIndexed is Partition.ScanIndexed at rd's consistency.
+func (rd Reader) ScanIndexed(ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	skip, err := rd.p.unindexedSeqs()
 	if err != nil {
 		return err
 	}
 	if len(skip) == 0 {
-		return p.Scan(ranges, from, fn)
+		return rd.Scan(ranges, from, fn)
 	}
-	return p.Scan(ranges, from, func(d Doc) bool { return skip[d.Seq] || fn(d) })
+	return rd.Scan(ranges, from, func(d Doc) bool { return skip[d.Seq] || fn(d) })
 }
 
 // AllIndexed reports whether every item of the partition is in its index, so that its item

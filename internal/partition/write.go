@@ -65,6 +65,8 @@ type Operation struct {
 	Unique [][]byte
 	// LSN, for Unchanged, is the partition's LSN the transaction read.
 	LSN uint64
+	// Consistency, for a Read, is what the replica waits for before it reads.
+	Consistency Consistency
 }
 
 // Result is the outcome of one Operation.

@@ -77,10 +77,11 @@ var (
 	descLearners  = prometheus.NewDesc("partita_node_learners", "Replicas of this node still catching up (not voting yet).", nil, nil)
 	descSnapshots = prometheus.NewDesc("partita_replication_snapshots_total", "Snapshots of partitions this node sent or installed.", []string{"direction"}, nil)
 	descForwarded = prometheus.NewDesc("partita_forwarded_requests_total", "Writes and splits this node sent to another node's leader (sent), or ran for another node (served).", []string{"direction"}, nil)
+	descReads     = prometheus.NewDesc("partita_replica_reads_total", "Clients' reads this node's replicas served, as their group's leader or as a follower.", []string{"replica"}, nil)
 )
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descNodeInfo, descReplicas, descLeaders, descLearners, descSnapshots, descForwarded} {
+	for _, d := range []*prometheus.Desc{descNodeInfo, descReplicas, descLeaders, descLearners, descSnapshots, descForwarded, descReads} {
 		ch <- d
 	}
 }
@@ -98,6 +99,8 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descSnapshots, prometheus.CounterValue, float64(m.SnapshotsInstalled), "installed")
 	ch <- prometheus.MustNewConstMetric(descForwarded, prometheus.CounterValue, float64(m.Forwarded), "sent")
 	ch <- prometheus.MustNewConstMetric(descForwarded, prometheus.CounterValue, float64(m.Served), "served")
+	ch <- prometheus.MustNewConstMetric(descReads, prometheus.CounterValue, float64(m.ReadsLeading), "leader")
+	ch <- prometheus.MustNewConstMetric(descReads, prometheus.CounterValue, float64(m.ReadsFollowing), "follower")
 }
 
 // faultCollector exposes how many answers each fault-injection rule injected, by action

@@ -58,6 +58,7 @@ func (c *call) changeFeed(aim string) error {
 	if q.Range, err = c.scope(ct); err != nil {
 		return err
 	}
+	q.Consistency = c.readConsistency()
 	page, err := ct.ChangeFeed(q)
 	c.charge = page.Charge
 	if err != nil {

@@ -94,5 +94,25 @@ func FuzzFeedHeaders(f *testing.F) {
 		if validSessionTokens(session) && strings.Trim(session, "0123456789:#=-, \t") != "" {
 			t.Fatalf("session token %q with other characters accepted", session)
 		}
+		for _, tok := range strings.Split(session, ",") {
+			parseSessionToken(tok) // never panics, whatever the form
+		}
 	})
+}
+
+// A session token gives its range and its global LSN; a bare LSN holds for every range.
+func TestParseSessionToken(t *testing.T) {
+	for tok, want := range map[string][2]uint64{
+		"0:-1#12": {0, 12}, "3:1#7#1=20": {3, 7}, "12": {uint64(anyRange), 12}, "5:0#3#0=1#2=9": {5, 3},
+	} {
+		id, lsn, ok := parseSessionToken(tok)
+		if !ok || uint64(id) != want[0] || lsn != want[1] {
+			t.Errorf("%q: range %d, LSN %d, %v; want %v", tok, id, lsn, ok, want)
+		}
+	}
+	for _, bad := range []string{"0:-1", "x:-1#1", "99999999999:-1#1", ""} {
+		if _, _, ok := parseSessionToken(bad); ok {
+			t.Errorf("%q read as a token", bad)
+		}
+	}
 }

@@ -4,27 +4,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/fault"
 )
 
-// Consistency levels, strongest first, as Cosmos names them. A request may ask for its
-// account's default level or a weaker one, never a stronger one.
-//
-// On one node every level reads the same thing: a write is acknowledged once it is committed
-// and visible, so every later read, query and change feed page, on any range, sees it (strong
-// consistency in effect). Session tokens are numbered per range by LSN; the children of a split
-// continue their parent's LSNs, so a token handed back before a split is also satisfied after it.
-var consistencyLevels = []string{"Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual"}
+// Consistency. A request may ask for its account's default level or a weaker one, never a
+// stronger one; what each level lets a replica serve is the engine's (engine/consistency.go).
+// Session tokens are "<range id>:<version>#<LSN>", one per partition key range a response
+// read or wrote. The version is -1 until the range splits (as the service numbers a range
+// that never split); the LSN is the partition's, which a split's children continue, so a
+// token handed out before a split holds after it, and the engine reads a child's token from
+// its ancestors' too.
 
 // ConsistencyRank is the strength of a level (0 strongest), or -1 when level is not one.
-func ConsistencyRank(level string) int {
-	for i, l := range consistencyLevels {
-		if strings.EqualFold(l, level) {
-			return i
-		}
-	}
-	return -1
-}
+func ConsistencyRank(level string) int { return int(engine.LevelOf(level)) - 1 }
+
+// anyRange keys an old-form session token (a bare LSN, which names no range) in
+// engine.ReadConsistency.Session: the engine reads it as every range's.
+const anyRange = engine.AnyRange
 
 // checkConsistency refuses a request that asks for an unknown consistency level, one stronger
 // than the account's default, or that carries a malformed session token.
@@ -32,17 +29,63 @@ func (c *call) checkConsistency() error {
 	if level := c.r.Header.Get("X-Ms-Consistency-Level"); level != "" {
 		rank := ConsistencyRank(level)
 		if rank < 0 {
-			return fault.New(fault.BadRequest, "x-ms-consistency-level must be one of %s, not %q", strings.Join(consistencyLevels, ", "), level)
+			return fault.New(fault.BadRequest, "x-ms-consistency-level must be one of %s, not %q", strings.Join(engine.ConsistencyLevels, ", "), level)
 		}
 		if def := ConsistencyRank(c.h.consistency); rank < def {
 			return fault.New(fault.BadRequest, "The requested consistency level %s is stronger than the account's default, %s; "+
-				"a request may only ask for the default or a weaker level", consistencyLevels[rank], consistencyLevels[def])
+				"a request may only ask for the default or a weaker level", engine.ConsistencyLevels[rank], engine.ConsistencyLevels[def])
 		}
 	}
 	if tok := c.r.Header.Get("X-Ms-Session-Token"); tok != "" && !validSessionTokens(tok) {
 		return fault.New(fault.BadRequest, "The session token %q is malformed; pass back the x-ms-session-token a response returned", tok)
 	}
 	return nil
+}
+
+// readConsistency is how the request's read may be served: at the level it asks for (checked
+// by checkConsistency), else the account's, with its session tokens at Session.
+func (c *call) readConsistency() engine.ReadConsistency {
+	rc := engine.ReadConsistency{Level: engine.LevelOf(c.h.consistency)}
+	if l := engine.LevelOf(c.r.Header.Get("X-Ms-Consistency-Level")); l != 0 {
+		rc.Level = l
+	}
+	if rc.Level != engine.Session {
+		return rc
+	}
+	for _, t := range strings.Split(c.r.Header.Get("X-Ms-Session-Token"), ",") {
+		id, lsn, ok := parseSessionToken(strings.Trim(t, " \t"))
+		if !ok {
+			continue
+		}
+		if rc.Session == nil {
+			rc.Session = map[uint32]uint64{}
+		}
+		rc.Session[id] = max(rc.Session[id], lsn)
+	}
+	return rc
+}
+
+// parseSessionToken reads one session token (validSessionTokens checked its form): its range
+// (anyRange for a bare LSN) and its global LSN.
+func parseSessionToken(t string) (rangeID uint32, lsn uint64, ok bool) {
+	if n, err := strconv.ParseUint(t, 10, 64); err == nil {
+		return anyRange, n, true
+	}
+	r, rest, ok := strings.Cut(t, ":")
+	if !ok {
+		return 0, 0, false
+	}
+	id, err := strconv.ParseUint(r, 10, 32)
+	if err != nil {
+		return 0, 0, false
+	}
+	_, rest, _ = strings.Cut(rest, "#")    // the version
+	global, _, _ := strings.Cut(rest, "#") // region entries follow
+	n, err := strconv.ParseUint(global, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return uint32(id), n, true
 }
 
 // validSessionTokens reports whether h is a comma-separated list of session tokens of the forms

@@ -17,9 +17,10 @@ type wireError struct {
 
 // Substatuses Partita sends, named as Cosmos names them.
 const (
-	subPartitionKeyRangeGone = 1002 // 410: the range was split; re-read /pkranges
-	subPartitionFull         = 1014 // 403: the logical partition reached its size cap
-	subRequestRateTooLarge   = 3200 // 429: the partition's RU budget for this second is spent
+	subPartitionKeyRangeGone   = 1002 // 410: the range was split; re-read /pkranges
+	subReadSessionNotAvailable = 1002 // 404: the replica is behind the session token; retry
+	subPartitionFull           = 1014 // 403: the logical partition reached its size cap
+	subRequestRateTooLarge     = 3200 // 429: the partition's RU budget for this second is spent
 )
 
 // wireErrors is the one table from fault kinds to Cosmos's wire shape.
@@ -40,8 +41,8 @@ var wireErrors = [...]wireError{
 	fault.Timeout:            {http.StatusRequestTimeout, 0, "RequestTimeout"},
 }
 
-// goneSubstatus is the substatus of each reason for Gone.
-var goneSubstatus = map[fault.Reason]int{fault.RangeSplit: subPartitionKeyRangeGone}
+// reasonSubstatus is the substatus of each reason for Gone.
+var reasonSubstatus = map[fault.Reason]int{fault.RangeSplit: subPartitionKeyRangeGone}
 
 // methodNotAllowed is the one failure that only HTTP has: a known resource path with a method
 // it does not serve.
@@ -62,8 +63,12 @@ func toWire(err error) (wireError, *fault.Error) {
 	if int(e.Kind) < len(wireErrors) {
 		w = wireErrors[e.Kind]
 	}
-	if e.Kind == fault.Gone {
-		w.substatus = goneSubstatus[e.Reason]
+	switch e.Reason {
+	case fault.NoReason:
+	case fault.SessionNotAvailable:
+		w = wireError{http.StatusNotFound, subReadSessionNotAvailable, "NotFound"} // as the service answers it
+	default:
+		w.substatus = reasonSubstatus[e.Reason]
 	}
 	return w, e
 }

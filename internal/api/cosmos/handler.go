@@ -35,7 +35,7 @@ type Handler struct {
 	keys   keyring
 	log    *slog.Logger
 	now    func() time.Time
-	// consistency is the account's default level, one of consistencyLevels.
+	// consistency is the account's default level, one of engine.ConsistencyLevels.
 	consistency string
 	faults      *faultinject.Set
 }
@@ -52,9 +52,9 @@ func NewHandler(eng *engine.Engine, o Options) (*Handler, error) {
 	}
 	rank := ConsistencyRank(o.Consistency)
 	if rank < 0 {
-		return nil, fmt.Errorf("the default consistency must be one of %s, not %q", strings.Join(consistencyLevels, ", "), o.Consistency)
+		return nil, fmt.Errorf("the default consistency must be one of %s, not %q", strings.Join(engine.ConsistencyLevels, ", "), o.Consistency)
 	}
-	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: consistencyLevels[rank], faults: o.Faults}
+	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: engine.ConsistencyLevels[rank], faults: o.Faults}
 	if h.faults == nil {
 		h.faults = faultinject.NewSet(nil)
 	}

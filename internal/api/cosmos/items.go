@@ -131,7 +131,7 @@ func (c *call) readItem() error {
 	}
 	buf := docBuffers.Get().(*[]byte)
 	defer putDocBuffer(buf)
-	r, err := ct.ReadItemTo((*buf)[:0], o.PartitionKey, c.res.segs[5])
+	r, err := ct.ReadItemAt((*buf)[:0], o.PartitionKey, c.res.segs[5], c.readConsistency())
 	if r.Doc != nil {
 		*buf = r.Doc
 	}

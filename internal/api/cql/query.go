@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlexec"
 	"github.com/partita-db/partita/internal/cqlvalue"
+	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/fault"
 )
 
@@ -148,14 +149,14 @@ func (c *conn) batch(ctx context.Context, m *message.Batch) message.Message {
 
 // options turns a QUERY's or EXECUTE's options into the executor's, whether to leave the
 // metadata out of rows, and what an error answer needs. The serial consistency is ignored:
-// on one node every level reads every acknowledged write.
+// a lightweight transaction is linearizable whatever it names.
 func options(q *message.QueryOptions) (cqlexec.Options, bool, request) {
 	r := request{consistency: primitive.ConsistencyLevelOne}
 	if q == nil {
-		return cqlexec.Options{}, false, r
+		return cqlexec.Options{Consistency: readLevel(r.consistency)}, false, r
 	}
 	r.consistency = q.Consistency
-	o := cqlexec.Options{PageSize: int(q.PageSize), PagingState: q.PagingState}
+	o := cqlexec.Options{PageSize: int(q.PageSize), PagingState: q.PagingState, Consistency: readLevel(q.Consistency)}
 	if q.PositionalValues != nil {
 		o.Values = values(q.PositionalValues)
 	} else if len(q.NamedValues) > 0 {
@@ -198,4 +199,17 @@ func value(v *primitive.Value) cqlvalue.Value {
 		b = []byte{}
 	}
 	return cqlvalue.Value{Bytes: b}
+}
+
+// readLevel is the Cosmos DB level a read at a driver's consistency level is served at: one
+// replica's answer (ONE, LOCAL_ONE, TWO, THREE, ANY) is Eventual, served by any replica as
+// it stands; a quorum's or every replica's (QUORUM, LOCAL_QUORUM, EACH_QUORUM, ALL) and
+// SERIAL and LOCAL_SERIAL are Strong, linearizable and charged twice as a read.
+func readLevel(c primitive.ConsistencyLevel) engine.Level {
+	switch c {
+	case primitive.ConsistencyLevelAny, primitive.ConsistencyLevelOne, primitive.ConsistencyLevelLocalOne,
+		primitive.ConsistencyLevelTwo, primitive.ConsistencyLevelThree:
+		return engine.Eventual
+	}
+	return engine.Strong
 }

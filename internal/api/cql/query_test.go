@@ -13,6 +13,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/partita-db/partita/internal/engine"
 )
 
 func signedIn(t *testing.T, x *fakeExec, o Options) *client {
@@ -276,5 +277,21 @@ func TestPeerEvents(t *testing.T) {
 	// The schema-only connection got nothing before its next answer.
 	if m := schemaOnly.call(query("USE ks")); code(m) != -1 {
 		t.Fatalf("USE answered %v", m)
+	}
+}
+
+// A driver's consistency level reads as the Cosmos DB level the docs give: one replica's
+// answer is Eventual, a quorum's, every replica's and the serial levels are Strong.
+func TestReadLevel(t *testing.T) {
+	for c, want := range map[primitive.ConsistencyLevel]engine.Level{
+		primitive.ConsistencyLevelOne: engine.Eventual, primitive.ConsistencyLevelLocalOne: engine.Eventual,
+		primitive.ConsistencyLevelTwo: engine.Eventual, primitive.ConsistencyLevelAny: engine.Eventual,
+		primitive.ConsistencyLevelQuorum: engine.Strong, primitive.ConsistencyLevelLocalQuorum: engine.Strong,
+		primitive.ConsistencyLevelAll: engine.Strong, primitive.ConsistencyLevelSerial: engine.Strong,
+		primitive.ConsistencyLevelLocalSerial: engine.Strong, primitive.ConsistencyLevelEachQuorum: engine.Strong,
+	} {
+		if got := readLevel(c); got != want {
+			t.Errorf("%v reads as %v, want %v", c, got, want)
+		}
 	}
 }

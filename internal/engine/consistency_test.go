@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/query"
+)
+
+// Reads at each consistency level through a follower cut off from its group: Eventual and
+// Consistent Prefix serve what it holds (an older version, never a gap); Session serves a
+// token it has reached, and for one it has not, the point read is served by another replica
+// while a query is refused (404/1002 on the wire); once it is back, a Session read with the
+// newest token waits for the replica to catch up. Strong and Bounded Staleness reads cost
+// twice as much.
+func TestClusterReadConsistency(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	tc.createContainer(nil)
+	k := key("k")
+	var w1 ItemResult
+	eventually(t, "create through node 1", func() error {
+		var err error
+		w1, err = tc.containerOn(1).CreateItem(item("a", "k", `,"v":1`), ItemOptions{})
+		return err
+	})
+	// A follower of the item's partition, and its leader.
+	follower, leader := 0, 0
+	eventually(t, "the partition has a leader", func() error {
+		follower, leader = 0, 0
+		for id := 1; id <= 3; id++ {
+			c := tc.containerOn(id)
+			e, err := c.EPK(k)
+			if err != nil {
+				return err
+			}
+			p := c.routes.Load().lookup(e)
+			switch {
+			case p == nil:
+				return fmt.Errorf("node %d holds no replica yet", id)
+			case p.Leading():
+				leader = id
+			default:
+				follower = id
+			}
+		}
+		if leader == 0 || follower == 0 {
+			return errors.New("no leader yet")
+		}
+		return nil
+	})
+	cf := tc.containerOn(follower)
+	session := func(r ItemResult) ReadConsistency {
+		return ReadConsistency{Level: Session, Session: map[uint32]uint64{r.PartitionID: r.LSN}}
+	}
+	value := func(r ItemResult) string {
+		i := strings.Index(string(r.Doc), `"v":`)
+		return string(r.Doc[i+4 : i+5])
+	}
+	r, err := cf.ReadItemAt(nil, k, "a", session(w1))
+	if err != nil || value(r) != "1" {
+		t.Fatalf("a session read through the follower: %s, %v", r.Doc, err)
+	}
+
+	tc.mu.Lock()
+	tc.isolated[follower] = true
+	tc.mu.Unlock()
+	var w2 ItemResult
+	eventually(t, "replace through the leader", func() error {
+		var err error
+		w2, err = tc.containerOn(leader).UpsertItem(item("a", "k", `,"v":2`), ItemOptions{})
+		return err
+	})
+	for _, l := range []Level{Eventual, ConsistentPrefix} {
+		r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: l})
+		if err != nil || value(r) != "1" {
+			t.Fatalf("%v through the cut-off follower: %s, %v; want its own, older version", l, r.Doc, err)
+		}
+	}
+	if r, err := cf.ReadItemAt(nil, k, "a", session(w1)); err != nil || value(r) != "1" {
+		t.Fatalf("a session read the follower has reached: %s, %v", r.Doc, err)
+	}
+	start := time.Now()
+	if r, err := cf.ReadItemAt(nil, k, "a", session(w2)); err != nil || value(r) != "2" {
+		t.Fatalf("a session read the follower has not reached: %s, %v; want it served by another replica", r.Doc, err)
+	}
+	t.Logf("a point read past the cut-off follower's LSN was served elsewhere in %v", time.Since(start).Round(time.Millisecond))
+	p, err := query.Prepare(`SELECT VALUE c.v FROM c WHERE c.pk = "k"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cf.QueryAt(session(w2), p, epk.All, query.Options{}); !errors.Is(err, partition.ErrSessionNotAvailable) {
+		t.Fatalf("a query past the cut-off follower's LSN: %v; want the session refused", err)
+	}
+	if res, err := cf.QueryAt(ReadConsistency{Level: Eventual}, p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 1 {
+		t.Fatalf("an eventual query through the cut-off follower: %v, %v", res.Results, err)
+	}
+
+	tc.mu.Lock()
+	delete(tc.isolated, follower)
+	tc.mu.Unlock()
+	eventually(t, "a session query once the follower is back", func() error {
+		res, err := cf.QueryAt(session(w2), p, epk.All, query.Options{})
+		if err != nil {
+			return err
+		}
+		if len(res.Results) != 1 || res.Results[0].Num() != 2 {
+			return fmt.Errorf("%v", res.Results)
+		}
+		return nil
+	})
+
+	weak, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: Session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []Level{Strong, BoundedStaleness} {
+		r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: l})
+		if err != nil || r.Charge != 2*weak.Charge {
+			t.Fatalf("%v read: %v RU, %v; want twice a session read's %v", l, r.Charge, err, weak.Charge)
+		}
+	}
+	if errors.Is(partition.ErrSessionNotAvailable, fault.NotFound) {
+		t.Fatal("a session refusal reads as a missing item")
+	}
+}

@@ -1,0 +1,149 @@
+package partition
+
+import (
+	"errors"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+)
+
+// Consistency is what a read of a replica waits for before it reads: Cosmos DB's levels as
+// one replica can serve them. A follower that serves a read without asking its leader is what
+// lets reads spread over a partition's replicas; what it may show is what the level allows.
+// The zero Consistency is Linearizable, which every read of a single node is in any case:
+// there, each write is applied before it is acknowledged.
+type Consistency struct {
+	Level ReadLevel
+	// LSN, for Session, is the partition's LSN the read must see: the session token's.
+	LSN uint64
+	// Refuse, for Session, refuses a read the replica has not reached within SessionWait
+	// at once, without catching up through its leader: the caller has another replica to
+	// ask.
+	Refuse bool
+}
+
+// ReadLevel is a Consistency's kind.
+type ReadLevel uint8
+
+const (
+	// Linearizable reads see every write acknowledged before they began: the replica first
+	// applies the read index its group's leader confirms (Strong, Bounded Staleness).
+	Linearizable ReadLevel = iota
+	// Session reads see every write up to the LSN given, and whatever else the replica has
+	// applied: a replica that has not reached it waits, at most SessionWait, and then
+	// catches up as a Linearizable read does; one that cannot (cut off from its leader), or
+	// whose group never reached the LSN, refuses with ErrSessionNotAvailable.
+	Session
+	// Prefix reads what the replica has applied: a prefix of its group's log, never a write
+	// without those before it, perhaps behind the leader (Consistent Prefix, Eventual).
+	Prefix
+)
+
+// SessionWait bounds how long a replica behind a session token waits for its log to reach the
+// token before it asks its leader how far to catch up: replication lag is milliseconds.
+const SessionWait = 200 * time.Millisecond
+
+// ErrSessionNotAvailable refuses a session read a replica cannot serve: it has not applied the
+// session token's LSN. Another replica, or the leader, can serve it.
+var ErrSessionNotAvailable = fault.SessionUnavailable()
+
+// await waits until the partition may serve a read at c.
+func (p *Partition) await(c Consistency) error {
+	l, ok := p.log.(*replicatedLog)
+	if !ok {
+		return nil // a single node's partition applies every write before it is acknowledged
+	}
+	switch c.Level {
+	case Prefix:
+		return nil
+	case Session:
+		if err := p.awaitLSN(l, c.LSN); err != errBehind {
+			return err
+		}
+		if c.Refuse {
+			return ErrSessionNotAvailable
+		}
+		// Still behind: catch up as a linearizable read does, to the commit index the
+		// leader confirms. A token further on than that is from no write the group knows.
+		if err := p.readBarrier(); err != nil {
+			if errors.Is(err, errClosed) {
+				return err
+			}
+			return ErrSessionNotAvailable // cut off from its leader
+		}
+		if p.published.Load().LSN < c.LSN {
+			return ErrSessionNotAvailable
+		}
+		return nil
+	}
+	return p.readBarrier()
+}
+
+// errBehind: the replica did not reach an LSN within SessionWait.
+var errBehind = errors.New("partition: behind the session token")
+
+// awaitLSN waits, at most SessionWait, until the partition has applied lsn.
+func (p *Partition) awaitLSN(l *replicatedLog, lsn uint64) error {
+	deadline := time.NewTimer(SessionWait)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		ch := l.applied
+		l.mu.Unlock()
+		if p.published.Load().LSN >= lsn {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-p.closing:
+			return errClosed
+		case <-deadline.C:
+			return errBehind
+		}
+	}
+}
+
+// Reader reads a partition at a consistency (Partition.At). Partition's own read methods are
+// Linearizable.
+type Reader struct {
+	p *Partition
+	c Consistency
+}
+
+// At is a Reader of p at c.
+func (p *Partition) At(c Consistency) Reader { return Reader{p, c} }
+
+// Await waits until the partition may serve a read at rd's consistency, for a read of what
+// it publishes without reading storage (its statistics).
+func (rd Reader) Await() error { return rd.p.await(rd.c) }
+
+// Read is Partition.Read at rd's consistency.
+func (rd Reader) Read(e epk.EPK, id string, dst []byte) (Doc, error) {
+	return rd.p.readAt(rd.c, e, id, dst)
+}
+
+// Scan is Partition.Scan at rd's consistency.
+func (rd Reader) Scan(ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	return rd.p.scanAt(rd.c, ranges, from, fn)
+}
+
+// ScanItems is Partition.ScanItems at rd's consistency.
+func (rd Reader) ScanItems(lo, hi ItemPos, reverse bool, fn func(d Doc) bool) error {
+	return rd.p.scanItems(rd.c, lo, hi, reverse, fn)
+}
+
+// IndexScan is Partition.IndexScan at rd's consistency.
+func (rd Reader) IndexScan(path string, lo, hi []byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	return rd.p.indexScan(rd.c, path, lo, hi, ranges, from, fn)
+}
+
+// IndexOrdered is Partition.IndexOrdered at rd's consistency.
+func (rd Reader) IndexOrdered(path string, from, to []byte, r epk.Range, desc bool, fn func(d Doc, value []byte) bool) (ok bool, err error) {
+	return rd.p.indexOrdered(rd.c, path, from, to, r, desc, fn)
+}
+
+// ReadLog is Partition.ReadLog at rd's consistency.
+func (rd Reader) ReadLog(q LogRead, fn func(*LogChange) bool) (through uint64, err error) {
+	return rd.p.readLog(rd.c, q, fn)
+}
