@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
@@ -63,7 +64,7 @@ func (s *sessionClient) header() *string {
 // On a three-process cluster at the default level, Session: clients that write and read
 // through a different node each time, passing back the session tokens they were given, read
 // their own writes, never read a version older than one they read before, and see their own
-// writes in the order they made them; reads are served by followers as well as leaders
+// writes in the order they made them, while the partitions split; reads are served by followers as well as leaders
 // (partita_replica_reads_total); Eventual reads through every node are served too, and how
 // far behind they are is measured. A node read the moment it resumes from a pause waits for
 // a session's write, where an Eventual read may be served from before it.
@@ -89,9 +90,10 @@ func TestClusterSessionConsistency(t *testing.T) {
 	followerReads := readsBy("follower")
 
 	var (
-		latest     sync.Map // key -> the highest LSN acknowledged for it
+		mu         sync.Mutex
+		latest     = map[string]uint64{} // the highest LSN acknowledged of each key
+		stalest    uint64                // the most LSNs an eventual read was behind it
 		violations atomic.Int64
-		stalest    atomic.Uint64 // the most versions an eventual read was behind
 		failed     = make(chan error, 16)
 		wg         sync.WaitGroup
 	)
@@ -118,12 +120,9 @@ func TestClusterSessionConsistency(t *testing.T) {
 						t.Errorf("client %d: its write of %s at LSN %d follows its own at %d (monotonic writes)", client, k, lsn, wrote[k])
 					}
 					wrote[k] = lsn
-					for {
-						prev, _ := latest.LoadOrStore(k, lsn)
-						if prev.(uint64) >= lsn || latest.CompareAndSwap(k, prev, lsn) {
-							break
-						}
-					}
+					mu.Lock()
+					latest[k] = max(latest[k], lsn)
+					mu.Unlock()
 					continue
 				}
 				r, err := via.ReadItem(cx, pk, k, &azcosmos.ItemOptions{SessionToken: s.header()})
@@ -144,24 +143,28 @@ func TestClusterSessionConsistency(t *testing.T) {
 				read[k] = lsn
 
 				// The same key at Eventual, through the next node, with no token.
-				before, _ := latest.Load(k)
+				mu.Lock()
+				before := latest[k]
+				mu.Unlock()
 				ev := azcosmos.ConsistencyLevelEventual
 				r, err = cs[(client+i+1)%3].ReadItem(cx, pk, k, &azcosmos.ItemOptions{ConsistencyLevel: &ev})
 				if err != nil {
 					failed <- err
 					return
 				}
-				if got := etagLSN(t, string(r.ETag)); before != nil && got < before.(uint64) {
-					behind := before.(uint64) - got
-					for {
-						cur := stalest.Load()
-						if behind <= cur || stalest.CompareAndSwap(cur, behind) {
-							break
-						}
-					}
+				if got := etagLSN(t, string(r.ETag)); got < before {
+					mu.Lock()
+					stalest = max(stalest, before-got)
+					mu.Unlock()
 				}
 			}
 		})
+	}
+	// Meanwhile the throughput is raised through node 2, which splits the partitions: the
+	// children honour their parents' tokens.
+	time.Sleep(500 * time.Millisecond)
+	if _, err := cs[1].ReplaceThroughput(cx, azcosmos.NewManualThroughputProperties(40000), nil); err != nil {
+		t.Fatal(err)
 	}
 	wg.Wait()
 	close(failed)
@@ -170,6 +173,11 @@ func TestClusterSessionConsistency(t *testing.T) {
 	}
 	if violations.Load() > 0 {
 		t.Fatalf("%d violations of the session guarantees", violations.Load())
+	}
+	if n := metricValue(t, nodes[0].server, "partita_node_replicas"); n <= 2 {
+		t.Fatalf("node 1 holds %v partitions after the clients ran: the split did not happen in time", n)
+	} else {
+		t.Logf("the two partitions became %v while the clients ran", n)
 	}
 	// A follower held back: node 3 is paused while a write goes through node 1, and read the
 	// moment it resumes, before its leader has sent it the write. With the write's session
@@ -206,7 +214,7 @@ func TestClusterSessionConsistency(t *testing.T) {
 
 	served := readsBy("follower") - followerReads
 	t.Logf("followers served %v reads, leaders %v; an eventual read was at most %d LSNs behind the newest acknowledged version",
-		served, readsBy("leader"), stalest.Load())
+		served, readsBy("leader"), stalest)
 	if served == 0 {
 		t.Fatal("no read was served by a follower")
 	}

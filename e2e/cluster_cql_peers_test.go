@@ -126,6 +126,25 @@ func TestClusterCQLPeers(t *testing.T) {
 		return nil
 	})
 
+	// At ONE a SELECT reads as Eventual: the replica of whichever node the driver picked
+	// answers, a follower's too.
+	followerReads := func() (n float64) {
+		for _, nd := range nodes {
+			n += metricValue(t, nd, `partita_replica_reads_total{replica="follower"}`)
+		}
+		return n
+	}
+	before := followerReads()
+	for o := range 12 {
+		var count int
+		if err := s.Query(`SELECT COUNT(*) FROM shop.orders WHERE owner = ?`, fmt.Sprint("o", o)).Consistency(gocql.One).Scan(&count); err != nil || count != 5 {
+			t.Fatalf("at ONE, owner o%d has %d rows, want 5 (%v)", o, count, err)
+		}
+	}
+	if followerReads() == before {
+		t.Fatal("no SELECT at ONE was served by a follower")
+	}
+
 	fourth := launchServer(t, t.TempDir(), false, "--cluster-addr", addrs[3], "--join", join,
 		"--cql-addr", net.JoinHostPort(ips[3], strconv.Itoa(cqlPort)))
 	fourth.waitListening(t, time.Minute)

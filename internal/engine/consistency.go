@@ -17,7 +17,8 @@ import (
 //     leader confirms (a Bounded Staleness read is never stale here: its bound holds at 0);
 //   - Session: the replica serves once it has applied the token's LSN of the partition it
 //     reads, or of any of the partition's ancestors (a split's children continue their
-//     parent's LSNs, so a token from before a split holds after it);
+//     parent's LSNs, so a token from before a split holds after it), and what this node
+//     acknowledged or was shown of them (nodeSession);
 //   - Consistent Prefix and Eventual: the replica serves what it has applied.
 //
 // On a single node every level reads every acknowledged write. Strong and Bounded Staleness

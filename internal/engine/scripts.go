@@ -287,6 +287,11 @@ func (c *Container) script(kind ScriptKind, id string) (Script, bool) {
 		return Script{}, false
 	}
 	s, ok := c.scripts.Load().byID[kind][id]
+	if !ok && c.e.cluster != nil && c.e.fresh() == nil {
+		// Another node may have created it a moment ago: look again once this node holds
+		// the catalog as of now (missFresh). Callers do not hold e.mu.
+		s, ok = c.scripts.Load().byID[kind][id]
+	}
 	return s, ok
 }
 

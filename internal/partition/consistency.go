@@ -58,7 +58,7 @@ func (p *Partition) await(c Consistency) error {
 	case Prefix:
 		return nil
 	case Session:
-		if err := p.awaitLSN(l, c.LSN); err != errBehind {
+		if err := p.awaitApplied(l, SessionWait, func(st *state) bool { return st.LSN >= c.LSN }); err != errBehind {
 			return err
 		}
 		if c.Refuse {
@@ -80,18 +80,19 @@ func (p *Partition) await(c Consistency) error {
 	return p.readBarrier()
 }
 
-// errBehind: the replica did not reach an LSN within SessionWait.
+// errBehind: the replica did not reach what a read waits for in time.
 var errBehind = errors.New("partition: behind the session token")
 
-// awaitLSN waits, at most SessionWait, until the partition has applied lsn.
-func (p *Partition) awaitLSN(l *replicatedLog, lsn uint64) error {
-	deadline := time.NewTimer(SessionWait)
+// awaitApplied waits, at most within, until reached holds of the state the partition has
+// published: errBehind when it does not in time.
+func (p *Partition) awaitApplied(l *replicatedLog, within time.Duration, reached func(*state) bool) error {
+	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	for {
 		l.mu.Lock()
 		ch := l.applied
 		l.mu.Unlock()
-		if p.published.Load().LSN >= lsn {
+		if reached(p.published.Load()) {
 			return nil
 		}
 		select {

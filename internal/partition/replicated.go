@@ -295,22 +295,11 @@ func (p *Partition) barrier(leaderOnly bool) error {
 	if err != nil {
 		return ErrNotLeaseholder
 	}
-	deadline := time.After(proposalTimeout)
-	for {
-		l.mu.Lock()
-		ch := l.applied
-		l.mu.Unlock()
-		if p.published.Load().Applied >= index {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-p.closing:
-			return errClosed
-		case <-deadline:
-			return fault.New(fault.Unavailable, "The replica did not catch up with its group in time; retry the request")
-		}
+	err = p.awaitApplied(l, proposalTimeout, func(st *state) bool { return st.Applied >= index })
+	if err == errBehind {
+		return fault.New(fault.Unavailable, "The replica did not catch up with its group in time; retry the request")
 	}
+	return err
 }
 
 // AppliedIndex is the index and term of the last log entry the partition applied, and the

@@ -45,14 +45,15 @@ func (c *call) checkConsistency() error {
 // readConsistency is how the request's read may be served: at the level it asks for (checked
 // by checkConsistency), else the account's, with its session tokens at Session.
 func (c *call) readConsistency() engine.ReadConsistency {
-	rc := engine.ReadConsistency{Level: engine.LevelOf(c.h.consistency)}
-	if l := engine.LevelOf(c.r.Header.Get("X-Ms-Consistency-Level")); l != 0 {
-		rc.Level = l
+	rc := engine.ReadConsistency{Level: c.h.level}
+	if h := c.r.Header.Get("X-Ms-Consistency-Level"); h != "" {
+		rc.Level = engine.LevelOf(h)
 	}
-	if rc.Level != engine.Session {
+	h := c.r.Header.Get("X-Ms-Session-Token")
+	if rc.Level != engine.Session || h == "" {
 		return rc
 	}
-	for _, t := range strings.Split(c.r.Header.Get("X-Ms-Session-Token"), ",") {
+	for _, t := range strings.Split(h, ",") {
 		id, lsn, ok := parseSessionToken(strings.Trim(t, " \t"))
 		if !ok {
 			continue

@@ -35,8 +35,10 @@ type Handler struct {
 	keys   keyring
 	log    *slog.Logger
 	now    func() time.Time
-	// consistency is the account's default level, one of engine.ConsistencyLevels.
+	// consistency is the account's default level, one of engine.ConsistencyLevels, and level
+	// the same as a Level.
 	consistency string
+	level       engine.Level
 	faults      *faultinject.Set
 }
 
@@ -54,7 +56,8 @@ func NewHandler(eng *engine.Engine, o Options) (*Handler, error) {
 	if rank < 0 {
 		return nil, fmt.Errorf("the default consistency must be one of %s, not %q", strings.Join(engine.ConsistencyLevels, ", "), o.Consistency)
 	}
-	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: engine.ConsistencyLevels[rank], faults: o.Faults}
+	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: engine.ConsistencyLevels[rank],
+		level: engine.LevelOf(o.Consistency), faults: o.Faults}
 	if h.faults == nil {
 		h.faults = faultinject.NewSet(nil)
 	}
