@@ -137,7 +137,8 @@ func ringTokens(ids []uint64, id uint64) [][]byte {
 // table's partition, each arc given to the node that leads the partition holding it in the
 // most tables (the lowest id among as many), an arc no live node is known to lead joined to
 // the next, and a node's tokens the last of each of its runs of arcs (and the lowest token
-// not taken for a node that leads nothing). ok is false when no partition of any table has a known, live leader.
+// not taken for a node that leads nothing). ok is false when no partition of any table has a
+// known, live leader.
 func (x *Executor) ledTokens(ids []uint64) (map[uint64][][]byte, bool) {
 	sch, err := x.schema()
 	if err != nil {
