@@ -41,9 +41,9 @@ type ProcedureResult struct {
 // partition, as one transaction: its reads see its writes, and the writes commit together
 // when it returns or not at all when it fails.
 func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions) (ProcedureResult, error) {
-	s, ok := c.script(ProcedureScript, id)
-	if !ok {
-		return ProcedureResult{Charge: ru.Miss()}, scriptNotFound(ProcedureScript, id)
+	s, err := c.script(ProcedureScript, id)
+	if err != nil {
+		return ProcedureResult{Charge: ru.Miss()}, err
 	}
 	e, err := c.EPK(c.undefinedIfNone(o.PartitionKey))
 	if err != nil {

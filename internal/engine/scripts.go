@@ -244,11 +244,7 @@ func (c *Container) ReadScript(kind ScriptKind, id string) (Script, error) {
 	if err := kind.check(); err != nil {
 		return Script{}, err
 	}
-	s, ok := c.script(kind, id)
-	if !ok {
-		return Script{}, scriptNotFound(kind, id)
-	}
-	return s, nil
+	return c.script(kind, id)
 }
 
 // DeleteScript deletes the script of a kind with an id, when ifMatch is empty or its current
@@ -281,18 +277,18 @@ func (c *Container) Scripts(kind ScriptKind) []Script {
 	return slices.Clone(c.scripts.Load().list[kind])
 }
 
-// script is the lookup the execution paths use: no lock, the set as of the last change.
-func (c *Container) script(kind ScriptKind, id string) (Script, bool) {
-	if kind >= numScriptKinds {
-		return Script{}, false
-	}
-	s, ok := c.scripts.Load().byID[kind][id]
-	if !ok && c.e.cluster != nil && c.e.fresh() == nil {
-		// Another node may have created it a moment ago: look again once this node holds
-		// the catalog as of now (missFresh). Callers do not hold e.mu.
-		s, ok = c.scripts.Load().byID[kind][id]
-	}
-	return s, ok
+// script is the lookup the execution paths use: no lock, the set as of the last change; on a
+// node of a cluster, a miss looks again once the node holds the catalog as of now (another
+// node may have created the script a moment ago). Callers do not hold e.mu.
+func (c *Container) script(kind ScriptKind, id string) (Script, error) {
+	return missFresh(c.e, func() (Script, error) {
+		if kind < numScriptKinds {
+			if s, ok := c.scripts.Load().byID[kind][id]; ok {
+				return s, nil
+			}
+		}
+		return Script{}, scriptNotFound(kind, id)
+	})
 }
 
 // findScript finds a script in c.rec for a change, checking ifMatch. Callers hold e.mu.

@@ -72,7 +72,7 @@ func TestScriptLifecycle(t *testing.T) {
 	if _, err := c.ReadScript(ProcedureScript, "a"); !errors.Is(err, fault.NotFound) {
 		t.Fatalf("read after delete: %v", err)
 	}
-	if _, ok := c.script(ProcedureScript, "a"); ok {
+	if _, err := c.script(ProcedureScript, "a"); err == nil {
 		t.Fatal("the lock-free lookup still sees a deleted script")
 	}
 	if err := c.DeleteScript(ProcedureScript, "a", ""); !errors.Is(err, fault.NotFound) {

@@ -28,10 +28,10 @@ func (c *Container) requestTriggers(o ItemOptions, kind OpKind) (pre, post *Scri
 		if len(names) > 1 {
 			return nil, fault.New(fault.BadRequest, "A request may name one %s-trigger; it names %d", typ, len(names))
 		}
-		s, ok := c.script(TriggerScript, names[0])
+		s, err := c.script(TriggerScript, names[0])
 		switch {
-		case !ok:
-			return nil, scriptNotFound(TriggerScript, names[0])
+		case err != nil:
+			return nil, err
 		case s.TriggerType != typ:
 			return nil, fault.New(fault.BadRequest, "The trigger %q is a %s-trigger; it cannot run as a %s-trigger", s.ID, s.TriggerType, typ)
 		case !slices.Contains(triggerMatches[kind], s.TriggerOperation):
