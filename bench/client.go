@@ -100,9 +100,15 @@ func newClient(mode, endpoint, key string, insecure bool, conns int) (Client, er
 	if err != nil {
 		return nil, fmt.Errorf("key: %w", err)
 	}
-	raw := &rawClient{base: strings.TrimSuffix(endpoint, "/"), key: k, hc: hc}
+	raw := &rawClient{key: k, hc: hc}
+	for _, ep := range strings.Split(endpoint, ",") {
+		raw.bases = append(raw.bases, strings.TrimSuffix(ep, "/"))
+	}
 	switch mode {
 	case "sdk":
+		if len(raw.bases) > 1 {
+			return nil, fmt.Errorf("several endpoints need -mode raw")
+		}
 		return newSDKClient(endpoint, key, hc, raw)
 	case "raw":
 		return raw, nil
@@ -230,7 +236,10 @@ func (s *sdkClient) Query(ctx context.Context, pk, q string, params map[string]a
 // ---- raw client: hand-signed REST requests ----
 
 type rawClient struct {
-	base      string
+	// bases are the endpoints, without their final slash: requests go to each in turn (the
+	// nodes of a cluster, which all serve the same account).
+	bases     []string
+	next      atomic.Uint64
 	key       *masterkey.Key
 	hc        *http.Client
 	coll      string // "dbs/<db>/colls/<container>"
@@ -245,7 +254,8 @@ func (c *rawClient) Throttled() int64 { return c.throttled.Load() }
 // (after x-ms-retry-after-ms) up to 9 times, as the SDKs do.
 func (c *rawClient) do(ctx context.Context, verb, path, resType, resLink string, body []byte, hdr map[string]string) (*http.Response, []byte, error) {
 	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, verb, c.base+path, bytes.NewReader(body))
+		base := c.bases[c.next.Add(1)%uint64(len(c.bases))]
+		req, err := http.NewRequestWithContext(ctx, verb, base+path, bytes.NewReader(body))
 		if err != nil {
 			return nil, nil, err
 		}

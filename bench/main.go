@@ -60,7 +60,7 @@ func main() {
 
 func mainErr() error {
 	var (
-		endpoint   = flag.String("endpoint", "https://localhost:8081/", "Cosmos DB endpoint (A)")
+		endpoint   = flag.String("endpoint", "https://localhost:8081/", "Cosmos DB endpoint (A); in raw mode a comma-separated list of a cluster's nodes, which requests take in turn")
 		key        = flag.String("key", emulatorKey, "master key of -endpoint")
 		insecure   = flag.Bool("insecure", false, "skip TLS certificate verification")
 		mode       = flag.String("mode", "sdk", "client: sdk (official Go SDK) or raw (hand-signed REST)")

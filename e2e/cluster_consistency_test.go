@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -267,4 +268,170 @@ func TestStrongReadsCostTwice(t *testing.T) {
 	if sq.RequestCharge != 2*wq.RequestCharge {
 		t.Fatalf("a Strong query costs %v RU, an Eventual one %v; want twice", sq.RequestCharge, wq.RequestCharge)
 	}
+}
+
+// At the weak levels reads are served by followers and may be behind, but only by a prefix:
+// on a three-process cluster whose account is at Bounded Staleness (5 s, 1000 versions), one
+// client writes items 0, 1, 2, ... of one logical partition in order while others count them
+// through every node at Eventual, Consistent Prefix and Bounded Staleness. Every read sees
+// items 0 to m-1 and no other (never a write without those before it); Bounded Staleness
+// reads never miss a write acknowledged more than 5 s before they began, nor more than 1000,
+// even through a follower's node paused for 6 s, where Eventual reads through it may. How far behind each
+// level's reads were is measured and reported.
+func TestClusterPrefixAndBoundedStaleness(t *testing.T) {
+	const (
+		bound    = 5 * time.Second
+		versions = 1000
+	)
+	nodes := startClusterOf(t, 3, func(int) []string {
+		return []string{"--consistency", "BoundedStaleness", "--max-staleness-interval", bound.String(), "--max-staleness-prefix", strconv.Itoa(versions)}
+	})
+	cx := ctx(t)
+	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 10000) // one partition, and no 429s
+	cs := containersOn(t, nodes)
+	pk := azcosmos.NewPartitionKeyString("p")
+	// The client writes through the partition's leader's node, and a follower's node is
+	// paused: what the follower missed meanwhile is what its reads may lack as it resumes.
+	lead, paused := -1, -1
+	retrying(t, "the partition has a leader", func() error {
+		for i, nd := range nodes {
+			if metricValue(t, nd.server, "partita_node_leaders") > 0 {
+				lead = i
+				paused = (i + 1) % len(nodes)
+				return nil
+			}
+		}
+		return errors.New("no leader yet")
+	})
+	followerReads := 0.0
+	for _, nd := range nodes {
+		followerReads += metricValue(t, nd.server, `partita_replica_reads_total{replica="follower"}`)
+	}
+
+	// acked[n] is when item n's write was acknowledged; items are written one after another.
+	var (
+		mu    sync.Mutex
+		acked []time.Time
+	)
+	ackedBy := func(at time.Time) (n int) { // how many writes were acknowledged before at
+		mu.Lock()
+		defer mu.Unlock()
+		for n < len(acked) && acked[n].Before(at) {
+			n++
+		}
+		return n
+	}
+	stop := make(chan struct{})
+	var writer, readers sync.WaitGroup
+	writer.Go(func() {
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			body, _ := json.Marshal(map[string]any{"id": strconv.Itoa(n), "pk": "p", "n": n})
+			for { // a write the node cannot make yet (its leader paused) is made again
+				if _, err := cs[lead].UpsertItem(cx, pk, body, nil); err == nil {
+					break
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			mu.Lock()
+			acked = append(acked, time.Now())
+			mu.Unlock()
+		}
+	})
+
+	type lag struct {
+		reads, stale int
+		versions     int           // the most acknowledged writes a read missed
+		age          time.Duration // the oldest acknowledged write a read missed, by its age then
+	}
+	levels := []azcosmos.ConsistencyLevel{azcosmos.ConsistencyLevelEventual, azcosmos.ConsistencyLevelConsistentPrefix, azcosmos.ConsistencyLevelBoundedStaleness}
+	lags := map[azcosmos.ConsistencyLevel]*lag{}
+	for _, l := range levels {
+		lags[l] = &lag{}
+	}
+	failed := make(chan error, 16)
+	for i := range cs {
+		for _, level := range levels {
+			readers.Go(func() {
+				q := `SELECT COUNT(1) AS count, MAX(c.n) AS max FROM c WHERE c.pk = "p"`
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(10 * time.Millisecond): // leaves the writer its share of 2 cores
+					}
+					start := time.Now()
+					page, err := cs[i].NewQueryItemsPager(q, pk, &azcosmos.QueryOptions{ConsistencyLevel: &level}).NextPage(cx)
+					if err != nil {
+						// A node whose replica cannot confirm it is fresh (its leader paused)
+						// refuses; the client tries again.
+						time.Sleep(50 * time.Millisecond)
+						continue
+					}
+					var got struct {
+						Count int  `json:"count"`
+						Max   *int `json:"max"`
+					}
+					if len(page.Items) != 1 || json.Unmarshal(page.Items[0], &got) != nil {
+						failed <- fmt.Errorf("%s through node %d: %q", level, i+1, page.Items)
+						return
+					}
+					if got.Max == nil && got.Count != 0 || got.Max != nil && *got.Max != got.Count-1 {
+						failed <- fmt.Errorf("%s through node %d saw %d items, the last item %d: a gap in the partition's order", level, i+1, got.Count, *got.Max)
+						return
+					}
+					before := ackedBy(start)
+					mu.Lock()
+					lg := lags[level]
+					lg.reads++
+					if missed := before - got.Count; missed > 0 {
+						lg.stale++
+						lg.versions = max(lg.versions, missed)
+						lg.age = max(lg.age, start.Sub(acked[got.Count]))
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	time.Sleep(4 * time.Second)
+	// The follower's node is paused longer than the bound; the readers through it wait, and
+	// are served as it resumes.
+	nodes[paused].cmd.Process.Signal(syscall.SIGSTOP)
+	time.Sleep(bound + time.Second)
+	nodes[paused].cmd.Process.Signal(syscall.SIGCONT)
+	time.Sleep(4 * time.Second)
+	close(stop)
+	writer.Wait()
+	readers.Wait()
+	close(failed)
+	for err := range failed {
+		t.Fatal(err)
+	}
+	for _, l := range levels {
+		lg := lags[l]
+		t.Logf("%s: %d reads, %d behind the acknowledged writes, by at most %d writes and %v", l, lg.reads, lg.stale, lg.versions, lg.age.Round(time.Millisecond))
+		if lg.reads == 0 {
+			t.Fatalf("no %s read was served", l)
+		}
+	}
+	if b := lags[azcosmos.ConsistencyLevelBoundedStaleness]; b.age >= bound || b.versions > versions {
+		t.Fatalf("a Bounded Staleness read missed a write acknowledged %v before it, or %d writes: beyond the bound of %v and %d", b.age, b.versions, bound, versions)
+	}
+	served := -followerReads
+	for _, nd := range nodes {
+		served += metricValue(t, nd.server, `partita_replica_reads_total{replica="follower"}`)
+	}
+	if served == 0 {
+		t.Fatal("no read was served by a follower")
+	}
+	t.Logf("%d writes; followers served %v reads", len(acked), served)
 }

@@ -111,8 +111,9 @@ func (l *netnsLab) startNode(i int, join []string) *server {
 }
 
 // A network partition isolates the node that leads every partition: the two others elect a
-// leader and serve writes; the isolated node refuses writes and serves no stale read; once
-// healed it serves what the majority wrote. Each node runs in its own network namespace, and
+// leader and serve writes; the isolated node refuses writes and serves no stale read (but at
+// Eventual, and at Bounded Staleness within its bound); once healed it serves what the
+// majority wrote. Each node runs in its own network namespace, and
 // the partition is blackhole routes between them, so the test still reaches every node.
 func TestClusterNetworkPartition(t *testing.T) {
 	l := newNetnsLab(t, 3)
@@ -154,6 +155,12 @@ func TestClusterNetworkPartition(t *testing.T) {
 		retrying(t, "a write before the partition", func() error { return create(container(1), fmt.Sprint("before", i)) })
 	}
 
+	// A Bounded Staleness read through node 1 confirms its replica fresh, for 5 s.
+	bounded := azcosmos.ConsistencyLevelBoundedStaleness
+	confirmed := time.Now()
+	if _, err := container(0).ReadItem(cx, azcosmos.NewPartitionKeyString("p"), "before0", &azcosmos.ItemOptions{ConsistencyLevel: &bounded}); err != nil {
+		t.Fatal(err)
+	}
 	l.cut(1, []int{2, 3}, false)
 	cut := time.Now()
 	retrying(t, "a write on the majority's side", func() error {
@@ -170,6 +177,16 @@ func TestClusterNetworkPartition(t *testing.T) {
 	}
 	if _, err := container(0).ReadItem(cx, azcosmos.NewPartitionKeyString("p"), "during", nil); err == nil || statusOf(err) == 404 {
 		t.Fatalf("the isolated node served a read of a write it cannot have seen: %v", err)
+	}
+	// At Eventual it serves what it holds, without the majority's write; at Bounded Staleness
+	// it does so only within the bound (5 s, the default), then refuses.
+	eventual := azcosmos.ConsistencyLevelEventual
+	if _, err := container(0).ReadItem(cx, azcosmos.NewPartitionKeyString("p"), "during", &azcosmos.ItemOptions{ConsistencyLevel: &eventual}); statusOf(err) != 404 {
+		t.Fatalf("an Eventual read through the isolated node: %v; want 404, the item it has not seen", err)
+	}
+	time.Sleep(time.Until(confirmed.Add(5 * time.Second)))
+	if _, err := container(0).ReadItem(cx, azcosmos.NewPartitionKeyString("p"), "during", &azcosmos.ItemOptions{ConsistencyLevel: &bounded}); err == nil || statusOf(err) == 404 {
+		t.Fatalf("a Bounded Staleness read through the node isolated for longer than the bound: %v; want it refused", err)
 	}
 
 	l.cut(1, []int{2, 3}, true)

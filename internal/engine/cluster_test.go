@@ -35,6 +35,7 @@ type testCluster struct {
 	// Options.MaxPartitionBytes (0: the default).
 	deadAfter         time.Duration
 	maxPartitionBytes int64
+	staleness         Staleness // their Options.Staleness
 	// replicas is the nodes' Cluster.Replicas; groups their Cluster.Groups.
 	replicas int
 	groups   *memGroups
@@ -127,7 +128,7 @@ func (tc *testCluster) start(id int) {
 			return e.Serve(req), nil
 		},
 	}
-	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, MaxPartitionBytes: tc.maxPartitionBytes, Logger: testLogger(id)})
+	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, MaxPartitionBytes: tc.maxPartitionBytes, Staleness: tc.staleness, Logger: testLogger(id)})
 	if err != nil {
 		tc.t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/partita-db/partita/internal/partition"
 )
@@ -13,8 +15,11 @@ import (
 // partition key range. The level decides what the replica that serves the read waits for
 // (partition.Consistency):
 //
-//   - Strong and Bounded Staleness: linearizable: the replica applies the read index its
-//     leader confirms (a Bounded Staleness read is never stale here: its bound holds at 0);
+//   - Strong: linearizable: the replica applies the read index its leader confirms;
+//   - Bounded Staleness: the replica serves what it applied if it confirmed a read index
+//     with its leader less than the account's interval ago and applied it, and is no more
+//     than the account's prefix of log entries behind what its leader last told it; else it
+//     confirms one as a Strong read does (partition.Bounded);
 //   - Session: the replica serves once it has applied the token's LSN of the partition it
 //     reads, or of any of the partition's ancestors (a split's children continue their
 //     parent's LSNs, so a token from before a split holds after it), and what this node
@@ -55,6 +60,47 @@ func (l Level) String() string {
 	}
 	return ConsistencyLevels[l-1]
 }
+
+// Staleness is the bound of Bounded Staleness reads: how many versions (writes), and how
+// long, a read may lag behind the writes of the partition it reads (the service's
+// maxStalenessPrefix and maxIntervalInSeconds). Zero fields take DefaultStaleness's.
+type Staleness struct {
+	Versions uint64
+	Interval time.Duration
+}
+
+// DefaultStaleness is the bound the service gives an account by default; MinStaleness and
+// MaxStaleness are the limits it accepts (the interval's minimum is a single-region account's).
+var (
+	DefaultStaleness = Staleness{Versions: 100, Interval: 5 * time.Second}
+	MinStaleness     = Staleness{Versions: 1, Interval: 5 * time.Second}
+	MaxStaleness     = Staleness{Versions: 1<<31 - 1, Interval: 24 * time.Hour}
+)
+
+// Check refuses a bound outside the service's limits (the interval in whole seconds).
+func (s Staleness) Check() error {
+	s = s.orDefault()
+	if s.Versions < MinStaleness.Versions || s.Versions > MaxStaleness.Versions {
+		return fmt.Errorf("the staleness prefix must be within %d to %d versions, not %d", MinStaleness.Versions, MaxStaleness.Versions, s.Versions)
+	}
+	if s.Interval < MinStaleness.Interval || s.Interval > MaxStaleness.Interval || s.Interval%time.Second != 0 {
+		return fmt.Errorf("the staleness interval must be whole seconds within %v to %v, not %v", MinStaleness.Interval, MaxStaleness.Interval, s.Interval)
+	}
+	return nil
+}
+
+func (s Staleness) orDefault() Staleness {
+	if s.Versions == 0 {
+		s.Versions = DefaultStaleness.Versions
+	}
+	if s.Interval == 0 {
+		s.Interval = DefaultStaleness.Interval
+	}
+	return s
+}
+
+// Staleness is the account's bound for Bounded Staleness reads.
+func (e *Engine) Staleness() Staleness { return e.opts.Staleness.orDefault() }
 
 // ReadConsistency is how a client's read may be served; the zero ReadConsistency is that of a
 // read that is not a client's.
@@ -103,8 +149,13 @@ func (c *Container) partitionConsistency(id uint32, rc ReadConsistency) partitio
 		return partition.Consistency{}
 	}
 	switch rc.Level {
-	case 0, Strong, BoundedStaleness:
+	case 0, Strong:
 		return partition.Consistency{Level: partition.Linearizable}
+	case BoundedStaleness:
+		// The bound counts log entries, of which a write is one: a few more (leases, empty
+		// entries of new terms) make it stricter, never looser.
+		s := c.e.Staleness()
+		return partition.Consistency{Level: partition.Bounded, MaxLag: s.Versions, MaxAge: s.Interval}
 	case ConsistentPrefix, Eventual:
 		return partition.Consistency{Level: partition.Prefix}
 	}

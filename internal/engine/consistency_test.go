@@ -20,7 +20,11 @@ import (
 // newest token waits for the replica to catch up. Strong and Bounded Staleness reads cost
 // twice as much.
 func TestClusterReadConsistency(t *testing.T) {
-	tc := startTestCluster(t, 3)
+	tc := newTestCluster(t, 3)
+	tc.staleness = Staleness{Versions: 1000, Interval: time.Second}
+	for id := 1; id <= 3; id++ {
+		tc.start(id)
+	}
 	tc.createContainer(nil)
 	k := key("k")
 	var w1 ItemResult
@@ -66,6 +70,11 @@ func TestClusterReadConsistency(t *testing.T) {
 	if err != nil || value(r) != "1" {
 		t.Fatalf("a session read through the follower: %s, %v", r.Doc, err)
 	}
+	// A bounded read confirms the follower fresh: for the next second it serves what it holds.
+	confirmed := time.Now()
+	if r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: BoundedStaleness}); err != nil || value(r) != "1" {
+		t.Fatalf("a bounded read through the follower: %s, %v", r.Doc, err)
+	}
 
 	tc.mu.Lock()
 	tc.isolated[follower] = true
@@ -76,7 +85,13 @@ func TestClusterReadConsistency(t *testing.T) {
 		w2, err = tc.containerOn(leader).UpsertItem(item("a", "k", `,"v":2`), ItemOptions{})
 		return err
 	})
-	for _, l := range []Level{Eventual, ConsistentPrefix} {
+	levels := []Level{Eventual, ConsistentPrefix}
+	if time.Since(confirmed) < tc.staleness.Interval/2 {
+		levels = append(levels, BoundedStaleness) // within its bound
+	} else {
+		t.Logf("the write took %v: the bounded read within its bound is not checked", time.Since(confirmed))
+	}
+	for _, l := range levels {
 		r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: l})
 		if err != nil || value(r) != "1" {
 			t.Fatalf("%v through the cut-off follower: %s, %v; want its own, older version", l, r.Doc, err)
@@ -99,6 +114,12 @@ func TestClusterReadConsistency(t *testing.T) {
 	}
 	if res, err := cf.QueryAt(ReadConsistency{Level: Eventual}, p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 1 {
 		t.Fatalf("an eventual query through the cut-off follower: %v, %v", res.Results, err)
+	}
+
+	// Past the bound, the follower must confirm with its leader, which it cannot reach.
+	time.Sleep(time.Until(confirmed.Add(tc.staleness.Interval)))
+	if r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: BoundedStaleness}); err == nil {
+		t.Fatalf("a bounded read through the follower cut off for longer than the bound: %s; want it refused", r.Doc)
 	}
 
 	tc.mu.Lock()

@@ -52,6 +52,8 @@ type Options struct {
 	// as many as its throughput gives, as in Cosmos; at most MaxMinPartitions), so that local
 	// tests exercise cross-partition paths without provisioning throughput for them.
 	MinPartitions int
+	// Staleness bounds Bounded Staleness reads in a cluster (zero fields: DefaultStaleness).
+	Staleness Staleness
 	// Cluster makes the engine a node of a cluster (cluster.go); nil for a node alone.
 	Cluster *Cluster
 	// Replicated runs every physical partition as a Raft group on the node's replication host

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -21,6 +22,10 @@ type Consistency struct {
 	// at once, without catching up through its leader: the caller has another replica to
 	// ask.
 	Refuse bool
+	// MaxLag and MaxAge, for Bounded, are the bound: how many entries of its group's log,
+	// and how long, the replica may be behind (Cosmos DB's K and T). MaxAge > 0.
+	MaxLag uint64
+	MaxAge time.Duration
 }
 
 // ReadLevel is a Consistency's kind.
@@ -38,6 +43,14 @@ const (
 	// Prefix reads what the replica has applied: a prefix of its group's log, never a write
 	// without those before it, perhaps behind the leader (Consistent Prefix, Eventual).
 	Prefix
+	// Bounded reads a prefix at most MaxAge behind the group's writes: the replica serves
+	// what it applied once it has applied a read index confirmed less than MaxAge ago (it
+	// misses no write acknowledged before that confirmation) and is no more than MaxLag
+	// entries behind the commit index its leader last told it; else it confirms one afresh,
+	// as a Linearizable read does. It confirms again in the background once half of MaxAge
+	// has passed, so that a replica read steadily seldom waits for its leader (Bounded
+	// Staleness).
+	Bounded
 )
 
 // SessionWait bounds how long a replica behind a session token waits for its log to reach the
@@ -57,6 +70,8 @@ func (p *Partition) await(c Consistency) error {
 	switch c.Level {
 	case Prefix:
 		return nil
+	case Bounded:
+		return p.awaitBounded(l, c)
 	case Session:
 		if err := p.awaitApplied(l, SessionWait, func(st *state) bool { return st.LSN >= c.LSN }); err != errBehind {
 			return err
@@ -78,6 +93,63 @@ func (p *Partition) await(c Consistency) error {
 		return nil
 	}
 	return p.readBarrier()
+}
+
+// freshness is the last read index a replica confirmed with its leader and applied, for
+// Bounded reads.
+type freshness struct {
+	mu    sync.Mutex
+	index uint64
+	// at is when the confirmation was asked for: every write acknowledged before it is at
+	// or below index.
+	at         time.Time
+	refreshing bool // a confirmation runs in the background
+}
+
+// awaitBounded waits until the partition may serve a Bounded read (see Bounded).
+func (p *Partition) awaitBounded(l *replicatedLog, c Consistency) error {
+	if c.MaxAge <= 0 {
+		return p.readBarrier()
+	}
+	f := &l.fresh
+	f.mu.Lock()
+	index, age := f.index, time.Since(f.at)
+	if age >= c.MaxAge/2 && age < c.MaxAge && !f.refreshing {
+		f.refreshing = true
+		go func() {
+			p.confirmFresh(l)
+			f.mu.Lock()
+			f.refreshing = false
+			f.mu.Unlock()
+		}()
+	}
+	f.mu.Unlock()
+	if age < c.MaxAge {
+		err := p.awaitApplied(l, SessionWait, func(st *state) bool {
+			return st.Applied >= index && l.r.Committed() <= st.Applied+c.MaxLag
+		})
+		if err != errBehind {
+			return err
+		}
+	}
+	return p.confirmFresh(l)
+}
+
+// confirmFresh confirms a read index with the leader, as a Linearizable read does, and waits
+// until the replica applied it: what Bounded reads are then served from.
+func (p *Partition) confirmFresh(l *replicatedLog) error {
+	at := time.Now()
+	index, err := p.confirmedIndex(false)
+	if err != nil {
+		return err
+	}
+	f := &l.fresh
+	f.mu.Lock()
+	if at.After(f.at) {
+		f.index, f.at = index, at
+	}
+	f.mu.Unlock()
+	return nil
 }
 
 // errBehind: the replica did not reach what a read waits for in time.

@@ -34,6 +34,8 @@ type Replication interface {
 	LeaderReadIndex() (uint64, error)
 	// Leader reports whether the replica leads its group, and in which term.
 	Leader() (leading bool, term uint64)
+	// Committed is the commit index the replica knows of (a follower, from its leader).
+	Committed() uint64
 }
 
 // LogEntry is a committed entry of the group's log, as the partition applies it.
@@ -108,6 +110,7 @@ type replicatedLog struct {
 	// leading and term are what the host last told (SetLeader).
 	leading bool
 	term    uint64
+	fresh   freshness // for Bounded reads; its own lock
 }
 
 type proposal struct {
@@ -273,9 +276,15 @@ func (p *Partition) readBarrier() error { return p.barrier(false) }
 func (p *Partition) leaseBarrier() error { return p.barrier(true) }
 
 func (p *Partition) barrier(leaderOnly bool) error {
+	_, err := p.confirmedIndex(leaderOnly)
+	return err
+}
+
+// confirmedIndex is barrier, which also returns the read index the replica applied.
+func (p *Partition) confirmedIndex(leaderOnly bool) (uint64, error) {
 	l, ok := p.log.(*replicatedLog)
 	if !ok {
-		return nil
+		return 0, nil
 	}
 	readIndex := l.r.ReadIndex
 	if leaderOnly {
@@ -287,19 +296,19 @@ func (p *Partition) barrier(leaderOnly bool) error {
 	for wait := time.Now().Add(leaderWait); err != nil && !leaderOnly && time.Now().Before(wait); {
 		select {
 		case <-p.closing:
-			return errClosed
+			return 0, errClosed
 		case <-time.After(10 * time.Millisecond):
 		}
 		index, err = readIndex()
 	}
 	if err != nil {
-		return ErrNotLeaseholder
+		return 0, ErrNotLeaseholder
 	}
 	err = p.awaitApplied(l, proposalTimeout, func(st *state) bool { return st.Applied >= index })
 	if err == errBehind {
-		return fault.New(fault.Unavailable, "The replica did not catch up with its group in time; retry the request")
+		return 0, fault.New(fault.Unavailable, "The replica did not catch up with its group in time; retry the request")
 	}
-	return err
+	return index, err
 }
 
 // AppliedIndex is the index and term of the last log entry the partition applied, and the

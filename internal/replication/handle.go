@@ -19,6 +19,7 @@ type Handle struct {
 	leading      atomic.Bool
 	leader, term atomic.Uint64
 	leaderNode   atomic.Uint64 // the node of leader, when the descriptor names it
+	commit       atomic.Uint64 // the commit index the replica knows, as of the same Ready
 	reads        atomic.Uint64 // numbers the read requests
 }
 
@@ -136,6 +137,10 @@ func (hd *Handle) readIndex(leaderOnly bool) (uint64, error) {
 		return 0, ErrTimeout
 	}
 }
+
+// Committed is the commit index the replica knows of: on a follower, what its leader last
+// told it, which a bounded-staleness read measures its lag against.
+func (hd *Handle) Committed() uint64 { return hd.commit.Load() }
 
 // Group is the handle's group.
 func (hd *Handle) Group() GroupID { return hd.g }

@@ -401,6 +401,7 @@ func (h *Host) leadership(gr *group) {
 	st := gr.rn.BasicStatus()
 	leading, term := st.RaftState == raft.StateLeader, st.GetTerm()
 	gr.handle.leader.Store(st.Lead)
+	gr.handle.commit.Store(st.GetCommit())
 	if m, ok := gr.desc.Member(ReplicaID(st.Lead)); ok {
 		gr.handle.leaderNode.Store(uint64(m.Node))
 	} else {

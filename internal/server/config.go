@@ -38,6 +38,8 @@ type Config struct {
 	ChangeFeedRetention time.Duration
 	// Consistency is the account's default consistency level, which requests may weaken.
 	Consistency string
+	// Staleness bounds Bounded Staleness reads (zero fields: engine.DefaultStaleness).
+	Staleness engine.Staleness
 	// ScriptTimeout is the time one call of a stored procedure, trigger or UDF may take.
 	ScriptTimeout time.Duration
 	// ScriptMaxOperations is how many document operations one script call may make before
@@ -76,6 +78,9 @@ func (c Config) Validate() error {
 	}
 	if c.ScriptTimeout < 0 || c.ScriptMaxOperations < 0 {
 		return errors.New("--script-timeout and --script-max-operations must not be negative")
+	}
+	if err := c.Staleness.Check(); err != nil {
+		return errors.New("--max-staleness-prefix / --max-staleness-interval: " + err.Error())
 	}
 	if c.MinPartitions < 0 || c.MinPartitions > engine.MaxMinPartitions {
 		return fmt.Errorf("--min-partitions must be from 1 to %d", engine.MaxMinPartitions)

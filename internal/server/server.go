@@ -86,6 +86,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		Scripts:             script.Limits{Timeout: cfg.ScriptTimeout, MaxOperations: cfg.ScriptMaxOperations},
 		Logger:              log,
 		MinPartitions:       cfg.MinPartitions,
+		Staleness:           cfg.Staleness,
 	}
 	var cn *clusterNode
 	if cfg.ClusterAddr != "" {

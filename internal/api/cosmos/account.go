@@ -1,6 +1,9 @@
 package cosmos
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // queryEngineConfiguration is what the account advertises about its query limits; the
 // JavaScript SDK reads it when it plans queries itself.
@@ -27,6 +30,7 @@ func (c *call) account() error {
 	endpoint := scheme + "://" + c.r.Host + "/"
 	locs := []location{{Name: "partita", Endpoint: endpoint}}
 	c.charge = 0
+	st := c.h.engine.Staleness()
 	return c.replyJSON(http.StatusOK, map[string]any{
 		// Not "localhost": the JavaScript SDK treats that id as the emulator and re-reads the account.
 		"id":                           "partita",
@@ -39,9 +43,10 @@ func (c *call) account() error {
 		"readableLocations":            locs,
 		"enableMultipleWriteLocations": false,
 		"userReplicationPolicy":        map[string]any{"asyncReplication": false, "minReplicaSetSize": 1, "maxReplicasetSize": 1},
-		"userConsistencyPolicy":        map[string]any{"defaultConsistencyLevel": c.h.consistency},
-		"systemReplicationPolicy":      map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 1},
-		"readPolicy":                   map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
-		"queryEngineConfiguration":     queryEngineConfiguration,
+		"userConsistencyPolicy": map[string]any{"defaultConsistencyLevel": c.h.consistency,
+			"maxStalenessPrefix": st.Versions, "maxIntervalInSeconds": int(st.Interval / time.Second)},
+		"systemReplicationPolicy":  map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 1},
+		"readPolicy":               map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
+		"queryEngineConfiguration": queryEngineConfiguration,
 	})
 }
