@@ -41,7 +41,9 @@ func (o *ItemOptions) ctx() context.Context {
 type ItemResult struct {
 	Doc         []byte // the stored item; nil for deletes
 	ETag        string // unquoted
-	LSN         uint64
+	// LSN is the partition's as the operation saw it: the write's own, or at least the read
+	// version's; ItemLSN the item version's (0 for deletes).
+	LSN, ItemLSN uint64
 	PartitionID uint32
 	Created     bool // the operation created the item
 	Charge      float64
@@ -208,7 +210,7 @@ func (c *Container) executeOne(ctx context.Context, e epk.EPK, dst []byte, op pa
 		out.LSN = max(out.LSN, x.p.Stats().LSN)
 	}
 	if op.Kind != partition.Delete {
-		out.Doc, out.ETag = r.Doc.JSON, r.Doc.ETag()
+		out.Doc, out.ETag, out.ItemLSN = r.Doc.JSON, r.Doc.ETag(), r.Doc.LSN
 	}
 	return out, nil
 }

@@ -11,8 +11,9 @@ import (
 // Consistency. A request may ask for its account's default level or a weaker one, never a
 // stronger one; what each level lets a replica serve is the engine's (engine/consistency.go).
 // Session tokens are "<range id>:<version>#<LSN>", one per partition key range a response
-// read or wrote. The version is -1 until the range splits (as the service numbers a range
-// that never split); the LSN is the partition's, which a split's children continue, so a
+// read or wrote. The version is -1, as in the service's tokens of a single-region account
+// (the LSN carries the guarantee: a replica-set change does not renumber it); the LSN is the
+// partition's, which a split's children continue, so a
 // token handed out before a split holds after it, and the engine reads a child's token from
 // its ancestors' too.
 

@@ -29,6 +29,21 @@ func sessionToken(partition uint32, lsn uint64) string {
 	return strconv.FormatUint(uint64(partition), 10) + ":-1#" + strconv.FormatUint(lsn, 10)
 }
 
+// setLSNs writes the LSN headers of a point operation's response, as the service's replicas
+// send them: the partition's LSN the operation saw (lsn), which a quorum of its replicas has
+// (every LSN a replica applied is committed), and the item version's; the global committed
+// LSN is -1, as on a single-region account, which tracks none.
+func (c *call) setLSNs(lsn, item uint64) {
+	n := strconv.FormatUint(lsn, 10)
+	c.set("lsn", n)
+	c.set("x-ms-quorum-acked-lsn", n)
+	if item > 0 {
+		c.set("x-ms-item-lsn", strconv.FormatUint(item, 10))
+	}
+	c.set("x-ms-global-committed-lsn", "-1")
+	c.set("x-ms-number-of-read-regions", "0")
+}
+
 // sessionTokens joins the tokens of the partitions a feed or query page read.
 func sessionTokens(partitions map[uint32]uint64) string {
 	tokens := make([]string, 0, len(partitions))

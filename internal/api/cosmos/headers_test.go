@@ -77,4 +77,13 @@ func TestResponseHeaderNamesLowerCase(t *testing.T) {
 			t.Errorf("%s: no %s in %v", what, want, answers[what])
 		}
 	}
+	// A point operation's LSNs: the partition's, which a quorum has, and the item version's
+	// (the create's, the partition's first write).
+	for _, what := range []string{"create", "read"} {
+		h := answers[what]
+		if lsn := h["lsn"]; len(lsn) != 1 || h["x-ms-quorum-acked-lsn"][0] != lsn[0] || h["x-ms-item-lsn"][0] != "1" ||
+			h["x-ms-global-committed-lsn"][0] != "-1" {
+			t.Errorf("%s: LSN headers %v", what, h)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package cosmos
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -81,7 +80,7 @@ func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, wi
 		c.set("etag", quoted(r.ETag))
 	}
 	c.set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
-	c.set("lsn", strconv.FormatUint(r.LSN, 10))
+	c.setLSNs(r.LSN, r.ItemLSN)
 	c.set("x-ms-content-path", ct.RID())
 	c.setQuota(ct.Usage())
 	if !withBody || preferMinimal(c.r) {

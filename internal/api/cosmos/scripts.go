@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/fault"
@@ -203,7 +202,7 @@ func (c *call) executeProcedure() error {
 		return err
 	}
 	c.set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
-	c.set("lsn", strconv.FormatUint(r.LSN, 10))
+	c.setLSNs(r.LSN, 0)
 	c.set("x-ms-content-path", ct.RID())
 	c.reply(http.StatusOK, r.Body)
 	return nil
