@@ -1,7 +1,8 @@
 // A cluster of three `partita serve` processes (docs/cluster.md) through the JavaScript SDK: a
 // database and a container created through two nodes, items written through every node, and
 // read, queried across partitions (the SDK's query plan and per-range queries) and counted
-// through every node; a stored procedure created through one node and run through the others.
+// through every node; a stored procedure created through one node and run through the others;
+// a session's token, passed from node to node, gives it its own writes and monotonic reads.
 
 import assert from "node:assert/strict";
 import net from "node:net";
@@ -87,5 +88,34 @@ describe("a cluster of three nodes", () => {
     );
     const { resource } = await containers[1].item("item0", "k0").read();
     assert.equal(resource.n, 15);
+  });
+
+  test("a client's session token carries its writes to reads through every node", async () => {
+    await clients[0].database("db").containers.create({ id: "s", partitionKey: { paths: ["/pk"] }, throughput: 12000 });
+    const containers = clients.map((c) => c.database("db").container("s"));
+    const lsns = new Map(); // the session's newest LSN of each range
+    const token = () => [...lsns].map(([range, lsn]) => `${range}:-1#${lsn}`).join(",");
+    const read = new Map(); // the newest value read of each key
+    for (let i = 0; i < 30; i++) {
+      const key = `s${i % 5}`;
+      const w = await containers[i % 3].items.upsert({ id: key, pk: key, v: i }, { sessionToken: token() });
+      for (const t of w.headers["x-ms-session-token"].split(",")) {
+        const [range, rest] = t.split(":");
+        const lsn = Number(rest.split("#")[1]);
+        lsns.set(range, Math.max(lsns.get(range) ?? 0, lsn));
+      }
+      read.set(key, i);
+      // Through the two other nodes, with the session's token: its own write, and no older
+      // value of another key than the session read before.
+      for (const node of [(i + 1) % 3, (i + 2) % 3]) {
+        for (const k of [key, `s${(i + 2) % 5}`]) {
+          const { resource } = await containers[node].item(k, k).read({ sessionToken: token() });
+          if (read.has(k)) {
+            assert.ok(resource.v >= read.get(k), `node ${node + 1} read ${k} at ${resource?.v} after the session saw ${read.get(k)}`);
+            read.set(k, resource.v);
+          }
+        }
+      }
+    }
   });
 });
