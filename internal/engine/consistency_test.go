@@ -109,8 +109,11 @@ func TestClusterReadConsistency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cf.QueryAt(session(w2), p, epk.All, query.Options{}); !errors.Is(err, partition.ErrSessionNotAvailable) {
-		t.Fatalf("a query past the cut-off follower's LSN: %v; want the session refused", err)
+	if res, err := cf.QueryAt(session(w2), p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 2 {
+		t.Fatalf("a query past the cut-off follower's LSN: %v, %v; want it served by another replica", res.Results, err)
+	}
+	if _, err := cf.ReadFeedAt(session(w2), epk.All, "", 10); !errors.Is(err, partition.ErrSessionNotAvailable) {
+		t.Fatalf("a read feed page past the cut-off follower's LSN: %v; want the session refused", err)
 	}
 	if res, err := cf.QueryAt(ReadConsistency{Level: Eventual}, p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 1 {
 		t.Fatalf("an eventual query through the cut-off follower: %v, %v", res.Results, err)

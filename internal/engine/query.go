@@ -55,6 +55,9 @@ func (c *Container) QueryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, 
 	src := &partitionSource{ranges: ranges, index: c.policy(), c: c, rc: rc}
 	var local []*partition.Partition
 	src.parts, local = c.queryParts(ranges)
+	if rc.Level == Session && c.e.cluster != nil {
+		src.parts, local = c.sessionParts(src.parts, rc)
+	}
 	if err := c.admit(local...); err != nil {
 		return QueryResult{}, err
 	}
@@ -162,6 +165,28 @@ func (c *Container) queryParts(ranges []epk.Range) (parts []queryPart, local []*
 		}
 	}
 	slices.SortFunc(parts, func(a, b queryPart) int { return cmp.Compare(a.Range().Min, b.Range().Min) })
+	return parts, local
+}
+
+// sessionParts replaces, among a Session query's parts, each of this node's replicas that has
+// not reached the session's tokens within partition.SessionWait by a replica on another node,
+// as a point read does (readItem): the local replica may be cut off from its leader, where
+// another can serve. It returns the parts, and which of them are still this node's.
+func (c *Container) sessionParts(parts []queryPart, rc ReadConsistency) ([]queryPart, []*partition.Partition) {
+	var local []*partition.Partition
+	for i, q := range parts {
+		p := q.local
+		if p == nil {
+			continue
+		}
+		pc := c.partitionConsistency(p.ID(), rc)
+		pc.Refuse = true
+		if err := p.At(pc).Await(); errors.Is(err, partition.ErrSessionNotAvailable) && len(c.holders(remoteRange{id: p.ID()})) > 1 {
+			parts[i] = queryPart{remote: &remotePart{c: c, rr: remoteRange{id: p.ID(), r: p.Range()}}}
+			continue
+		}
+		local = append(local, p)
+	}
 	return parts, local
 }
 
