@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,12 +66,14 @@ func (s *sessionClient) header() *string {
 // On a three-process cluster at the default level, Session: clients that write and read
 // through a different node each time, passing back the session tokens they were given, read
 // their own writes, never read a version older than one they read before, and see their own
-// writes in the order they made them, while the partitions split; reads are served by followers as well as leaders
+// writes in the order they made them, while the partitions split and a fourth node is
+// drained (its replicas move to the others); reads are served by followers as well as leaders
 // (partita_replica_reads_total); Eventual reads through every node are served too, and how
 // far behind they are is measured. A node read the moment it resumes from a pause waits for
 // a session's write, where an Eventual read may be served from before it.
 func TestClusterSessionConsistency(t *testing.T) {
-	nodes := startClusterOf(t, 3)
+	all := startClusterOf(t, 4)
+	nodes := all[:3] // the clients' nodes; the fourth is drained while they run
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000) // two partitions
 	cs := containersOn(t, nodes)
@@ -95,6 +98,7 @@ func TestClusterSessionConsistency(t *testing.T) {
 		latest     = map[string]uint64{} // the highest LSN acknowledged of each key
 		stalest    uint64                // the most LSNs an eventual read was behind it
 		violations atomic.Int64
+		drained    atomic.Bool
 		failed     = make(chan error, 16)
 		wg         sync.WaitGroup
 	)
@@ -103,7 +107,7 @@ func TestClusterSessionConsistency(t *testing.T) {
 			s := &sessionClient{tokens: map[string]uint64{}}
 			wrote := map[string]uint64{} // this session's last write of each key
 			read := map[string]uint64{}  // the newest version of each key it read
-			for i := range 120 {
+			for i := 0; i < 120 || !drained.Load(); i++ { // and until the drain is done
 				k := keys[(client*7+i)%len(keys)]
 				pk := azcosmos.NewPartitionKeyString(k)
 				via := cs[(client+i)%3]
@@ -162,11 +166,18 @@ func TestClusterSessionConsistency(t *testing.T) {
 		})
 	}
 	// Meanwhile the throughput is raised through node 2, which splits the partitions: the
-	// children honour their parents' tokens.
+	// children honour their parents' tokens. Then the fourth node is drained: its replicas
+	// move to the others, and its leaderships too.
 	time.Sleep(500 * time.Millisecond)
 	if _, err := cs[1].ReplaceThroughput(cx, azcosmos.NewManualThroughputProperties(40000), nil); err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
+	if out, err := exec.Command(partitaBin, "node", "drain", all[3].args[1], "--endpoint", nodes[0].Endpoint, "--timeout", "60s").CombinedOutput(); err != nil {
+		t.Fatalf("node drain: %v\n%s", err, out)
+	}
+	t.Logf("node 4 drained in %v", time.Since(began).Round(time.Millisecond))
+	drained.Store(true)
 	wg.Wait()
 	close(failed)
 	for err := range failed {
