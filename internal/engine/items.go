@@ -39,14 +39,14 @@ func (o *ItemOptions) ctx() context.Context {
 
 // ItemResult is the outcome of an item operation. Charge is set on failures too.
 type ItemResult struct {
-	Doc         []byte // the stored item; nil for deletes
-	ETag        string // unquoted
+	Doc  []byte // the stored item; nil for deletes
+	ETag string // unquoted
 	// LSN is the partition's as the operation saw it: the write's own, or at least the read
 	// version's; ItemLSN the item version's (0 for deletes).
 	LSN, ItemLSN uint64
-	PartitionID uint32
-	Created     bool // the operation created the item
-	Charge      float64
+	PartitionID  uint32
+	Created      bool // the operation created the item
+	Charge       float64
 }
 
 // RID is the container's resource id.
