@@ -105,9 +105,10 @@ func TestClusterSessionConsistency(t *testing.T) {
 	for client := range 3 {
 		wg.Go(func() {
 			s := &sessionClient{tokens: map[string]uint64{}}
-			wrote := map[string]uint64{}                  // this session's last write of each key
-			read := map[string]uint64{}                   // the newest version of each key it read
-			for i := 0; i < 120 || !drained.Load(); i++ { // and until the drain is done
+			wrote := map[string]uint64{} // this session's last write of each key
+			read := map[string]uint64{}  // the newest version of each key it read
+			// 120 requests, and on until the drain is done.
+			for i := 0; i < 120 || !drained.Load(); i++ {
 				k := keys[(client*7+i)%len(keys)]
 				pk := azcosmos.NewPartitionKeyString(k)
 				via := cs[(client+i)%3]
