@@ -32,6 +32,9 @@ type FeedQuery struct {
 	Max         int  // changes per page (0: DefaultPageSize); a command's changes stay together
 	// Consistency is the client's (the zero value for a read that is not a client's).
 	Consistency ReadConsistency
+	// delegated: another node sent the read here; it is not sent on (readsElsewhere), which
+	// could send it back.
+	delegated bool
 }
 
 // ChangeOp is what a change did.
@@ -131,6 +134,9 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 	}
 	if _, ok := rt.remoteAt(p.Range().Max); ok && q.Range.Max > p.Range().Max {
 		return spans()
+	}
+	if !q.delegated && c.readsElsewhere(p, q.Consistency) {
+		return c.delegateFeed(remoteRange{id: p.ID(), r: p.Range()}, q)
 	}
 	if err := c.admit(p); err != nil {
 		return FeedPage{}, err

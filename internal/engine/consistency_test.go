@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +113,24 @@ func TestClusterReadConsistency(t *testing.T) {
 	if res, err := cf.QueryAt(session(w2), p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 2 {
 		t.Fatalf("a query past the cut-off follower's LSN: %v, %v; want it served by another replica", res.Results, err)
 	}
-	if _, err := cf.ReadFeedAt(session(w2), epk.All, "", 10); !errors.Is(err, partition.ErrSessionNotAvailable) {
-		t.Fatalf("a read feed page past the cut-off follower's LSN: %v; want the session refused", err)
+	if page, err := cf.ReadFeedAt(session(w2), epk.All, "", 10); err != nil || !slices.ContainsFunc(page.Docs, func(d []byte) bool {
+		return strings.Contains(string(d), `"v":2`)
+	}) {
+		t.Fatalf("a read feed page past the cut-off follower's LSN: %q, %v; want it served by another replica", page.Docs, err)
+	}
+	pr, err := cf.PartitionRange(w2.PartitionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page, err := cf.ChangeFeed(FeedQuery{Range: pr, Consistency: session(w2)}); err != nil ||
+		!slices.ContainsFunc(page.Changes, func(ch FeedChange) bool { return ch.LSN == w2.LSN }) {
+		t.Fatalf("a change feed page past the cut-off follower's LSN: %+v, %v; want it served by another replica", page.Changes, err)
+	}
+	// A token from no write the group made: no replica can serve it.
+	future := session(w2)
+	future.Session[w2.PartitionID] += 1000
+	if _, err := cf.ReadItemAt(nil, k, "a", future); !errors.Is(err, partition.ErrSessionNotAvailable) {
+		t.Fatalf("a session read past every replica's LSN: %v; want the session refused", err)
 	}
 	if res, err := cf.QueryAt(ReadConsistency{Level: Eventual}, p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 1 {
 		t.Fatalf("an eventual query through the cut-off follower: %v, %v", res.Results, err)

@@ -55,7 +55,7 @@ func (c *Container) QueryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, 
 	src := &partitionSource{ranges: ranges, index: c.policy(), c: c, rc: rc}
 	var local []*partition.Partition
 	src.parts, local = c.queryParts(ranges)
-	if rc.Level == Session && c.e.cluster != nil {
+	if rc.Level == Session {
 		src.parts, local = c.sessionParts(src.parts, rc)
 	}
 	if err := c.admit(local...); err != nil {
@@ -168,10 +168,9 @@ func (c *Container) queryParts(ranges []epk.Range) (parts []queryPart, local []*
 	return parts, local
 }
 
-// sessionParts replaces, among a Session query's parts, each of this node's replicas that has
-// not reached the session's tokens within partition.SessionWait by a replica on another node,
-// as a point read does (readItem): the local replica may be cut off from its leader, where
-// another can serve. It returns the parts, and which of them are still this node's.
+// sessionParts replaces, among a Session query's or read feed's parts, each of this node's
+// replicas that readsElsewhere by a replica on another node. It returns the parts, and which
+// of them are still this node's.
 func (c *Container) sessionParts(parts []queryPart, rc ReadConsistency) ([]queryPart, []*partition.Partition) {
 	var local []*partition.Partition
 	for i, q := range parts {
@@ -179,15 +178,27 @@ func (c *Container) sessionParts(parts []queryPart, rc ReadConsistency) ([]query
 		if p == nil {
 			continue
 		}
-		pc := c.partitionConsistency(p.ID(), rc)
-		pc.Refuse = true
-		if err := p.At(pc).Await(); errors.Is(err, partition.ErrSessionNotAvailable) && len(c.holders(remoteRange{id: p.ID()})) > 1 {
+		if c.readsElsewhere(p, rc) {
 			parts[i] = queryPart{remote: &remotePart{c: c, rr: remoteRange{id: p.ID(), r: p.Range()}}}
 			continue
 		}
 		local = append(local, p)
 	}
 	return parts, local
+}
+
+// readsElsewhere reports whether a read of this node's replica p at rc goes to a replica on
+// another node: at Session, when p has not reached the session's tokens within
+// partition.SessionWait and another node holds the partition, as a point read does
+// (readItem). The local replica may be cut off from its leader, where another can serve.
+func (c *Container) readsElsewhere(p *partition.Partition, rc ReadConsistency) bool {
+	if rc.Level != Session || c.e.cluster == nil {
+		return false
+	}
+	pc := c.partitionConsistency(p.ID(), rc)
+	pc.Refuse = true
+	err := p.At(pc).Await()
+	return errors.Is(err, partition.ErrSessionNotAvailable) && len(c.holders(remoteRange{id: p.ID()})) > 1
 }
 
 // queryPart is a partition a query reads: this node's replica, or one on another node.

@@ -64,6 +64,9 @@ func (c *Container) ReadFeedAt(rc ReadConsistency, r epk.Range, token string, ma
 	var last query.Position
 	ranges := []epk.Range{r}
 	parts, _ := c.queryParts(ranges)
+	if rc.Level == Session {
+		parts, _ = c.sessionParts(parts, rc)
+	}
 	var used []*partition.Partition
 	for _, p := range parts {
 		pr := p.Range()

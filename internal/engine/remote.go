@@ -404,7 +404,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 			err = fault.New(fault.BadRequest, "A delegated change feed read without its query")
 			break
 		}
-		q := FeedQuery{Start: f.Start, AllVersions: f.AllVersions, Max: f.Max, Consistency: call.Consistency}
+		q := FeedQuery{Start: f.Start, AllVersions: f.AllVersions, Max: f.Max, Consistency: call.Consistency, delegated: true}
 		lo, err1 := epk.ParseHex(f.From)
 		hi, err2 := epk.ParseHex(f.To)
 		if err = errors.Join(err1, err2); err != nil {
