@@ -298,6 +298,22 @@ func TestClusterPrefixAndBoundedStaleness(t *testing.T) {
 	nodes := startClusterOf(t, 3, func(int) []string {
 		return []string{"--consistency", "BoundedStaleness", "--max-staleness-interval", bound.String(), "--max-staleness-prefix", strconv.Itoa(versions)}
 	})
+	// The account says its level, bound and replica sets.
+	code, _, body := rawClient{s: nodes[1].server, key: emulatorKey, now: time.Now}.do(t, "GET", "/", nil, nil)
+	var account struct {
+		Consistency struct {
+			Level    string `json:"defaultConsistencyLevel"`
+			Prefix   int    `json:"maxStalenessPrefix"`
+			Interval int    `json:"maxIntervalInSeconds"`
+		} `json:"userConsistencyPolicy"`
+		Replication struct {
+			Min int `json:"minReplicaSetSize"`
+		} `json:"userReplicationPolicy"`
+	}
+	if err := json.Unmarshal(body, &account); code != 200 || err != nil || account.Consistency.Level != "BoundedStaleness" ||
+		account.Consistency.Prefix != versions || account.Consistency.Interval != 5 || account.Replication.Min != 3 {
+		t.Fatalf("the database account: %d %s", code, body)
+	}
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 10000) // one partition, and no 429s
 	cs := containersOn(t, nodes)

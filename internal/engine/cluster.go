@@ -55,6 +55,23 @@ type Cluster struct {
 	Groups GroupMap
 }
 
+// ReplicaSetSize is how many replicas each partition has: one on a node alone, the cluster's
+// replica count, or, when every node holds a replica, the live nodes (as many as the
+// cluster's control plane lists; at least one).
+func (e *Engine) ReplicaSetSize(ctx context.Context) int {
+	if e.cluster == nil {
+		return 1
+	}
+	if e.cluster.Replicas > 0 {
+		return e.cluster.Replicas
+	}
+	nodes, err := e.cluster.Nodes(ctx)
+	if err != nil || len(nodes) == 0 {
+		return 1
+	}
+	return len(nodes)
+}
+
 // GroupMap records where each partition's replicas are: its leader writes it, nodes holding
 // no replica of the partition read it to find one that does, and placement counts the
 // replicas each node holds with it.

@@ -31,6 +31,8 @@ func (c *call) account() error {
 	locs := []location{{Name: "partita", Endpoint: endpoint}}
 	c.charge = 0
 	st := c.h.engine.Staleness()
+	n := c.h.engine.ReplicaSetSize(c.ctx) // the replicas each partition has
+
 	return c.replyJSON(http.StatusOK, map[string]any{
 		// Not "localhost": the JavaScript SDK treats that id as the emulator and re-reads the account.
 		"id":                           "partita",
@@ -42,10 +44,10 @@ func (c *call) account() error {
 		"writableLocations":            locs,
 		"readableLocations":            locs,
 		"enableMultipleWriteLocations": false,
-		"userReplicationPolicy":        map[string]any{"asyncReplication": false, "minReplicaSetSize": 1, "maxReplicasetSize": 1},
+		"userReplicationPolicy":        map[string]any{"asyncReplication": false, "minReplicaSetSize": n, "maxReplicasetSize": n},
 		"userConsistencyPolicy": map[string]any{"defaultConsistencyLevel": c.h.consistency,
 			"maxStalenessPrefix": st.Versions, "maxIntervalInSeconds": int(st.Interval / time.Second)},
-		"systemReplicationPolicy":  map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 1},
+		"systemReplicationPolicy":  map[string]any{"minReplicaSetSize": n, "maxReplicasetSize": n},
 		"readPolicy":               map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		"queryEngineConfiguration": queryEngineConfiguration,
 	})
