@@ -43,6 +43,7 @@ func (v *vm) installAPI() {
 		"queryDocuments":  v.queryDocuments,
 		"readDocuments":   v.readDocuments,
 	})
+	v.installChain(coll)
 	request := v.messageObject(func() *message { return &v.current().req })
 	response := v.messageObject(func() *message { return &v.current().resp })
 	context := obj(map[string]func(goja.FunctionCall) goja.Value{

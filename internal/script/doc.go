@@ -18,7 +18,9 @@
 //	                               getOperationType (in triggers)
 //	getContext().getResponse()     getBody, setBody, getValue, setValue, getMaxItemCount
 //	getContext().abort(err)
-//	__                             the collection, with the same methods
+//	__                             the collection, with the same methods, and the query chain
+//	                               (chain.go): chain, filter, map, pluck, sortBy,
+//	                               sortByDescending, flatten, value
 //	console.log                    collected for x-ms-documentdb-script-log-results
 //
 // Collection methods return whether the operation was accepted: false once the call has used

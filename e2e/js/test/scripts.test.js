@@ -436,6 +436,65 @@ suite("scripts", (ctx) => {
     );
   });
 
+  test("the query chain: __.filter, __.chain().filter().sortBy().pluck().flatten().value(), paged", async () => {
+    // The JavaScript query API's documented forms (learn.microsoft.com, "JavaScript query API
+    // in Azure Cosmos DB"), over the procedure's logical partition, its own writes included.
+    const id = uniqueId("chain");
+    await container.scripts.storedProcedures.create({
+      id,
+      body: function (pk) {
+        const collection = getContext().getCollection();
+        collection.createDocument(collection.getSelfLink(), { id: "new", pk, n: 0, tags: ["z"] });
+        const out = {};
+        __.filter(
+          (d) => d.n >= 2,
+          (err, feed) => {
+            if (err) throw err;
+            out.filtered = feed.map((d) => d.id).sort();
+          },
+        );
+        const accepted = __.chain()
+          .filter((d) => Array.isArray(d.tags))
+          .sortByDescending((d) => d.n)
+          .pluck("tags")
+          .flatten()
+          .value((err, feed) => {
+            if (err) throw err;
+            out.tags = feed;
+          });
+        out.accepted = accepted.isAccepted;
+        __.chain()
+          .map((d) => d.id)
+          .sortBy()
+          .value({ pageSize: 2 }, (err, feed, options) => {
+            if (err) throw err;
+            out.page = feed;
+            __.chain()
+              .map((d) => d.id)
+              .sortBy()
+              .value({ pageSize: 2, continuation: options.continuation }, (err2, rest) => {
+                if (err2) throw err2;
+                out.rest = rest;
+                getContext().getResponse().setBody(out);
+              });
+          });
+      },
+    });
+    const pk = uniqueId("p");
+    for (const [i, tags] of [["a"], ["b", "c"], null].entries()) {
+      await container.items.create({ id: `d${i}`, pk, n: i + 1, ...(tags ? { tags } : {}) });
+    }
+    await container.items.create({ id: "elsewhere", pk: uniqueId("p"), n: 9, tags: ["x"] });
+    const { resource } = await container.scripts.storedProcedure(id).execute(pk, [pk]);
+    assert.deepEqual(resource, {
+      filtered: ["d1", "d2"],
+      tags: ["b", "c", "a", "z"],
+      accepted: true,
+      page: ["d0", "d1"],
+      rest: ["d2", "new"],
+    });
+  });
+
   test("a write to another partition key fails the call with 400 and writes nothing", async () => {
     const id = uniqueId("other");
     await container.scripts.storedProcedures.create({
