@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
@@ -24,6 +25,9 @@ type ItemOptions struct {
 	// PreTriggers and PostTriggers name the container's triggers to run around a write
 	// (x-ms-documentdb-pre-trigger-include / post-trigger-include); at most one of each.
 	PreTriggers, PostTriggers []string
+	// Headers are the client's request headers, by lower-case name, which the triggers read
+	// (getContext().getRequest().getValue); set only with triggers.
+	Headers map[string]string
 	// Context is the request's: its trace and activity id go with a write this node forwards
 	// to its partition's leaseholder (nil: none).
 	Context context.Context
@@ -145,7 +149,7 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 		if _, e, err := c.parse(src, o.PartitionKey); err == nil {
 			if rr, ok := c.remoteOf(e); ok {
 				return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "write", Kind: kind, Key: o.PartitionKey, ID: id, Body: src.JSON(),
-					IfMatch: o.IfMatch, IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers})
+					IfMatch: o.IfMatch, IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
 			}
 		}
 	}
@@ -279,7 +283,7 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
 		if rr, ok := c.remoteOf(e); ok {
 			return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "delete", Key: key, ID: id, IfMatch: o.IfMatch,
-				PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers})
+				PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
 		}
 		return c.deleteTriggered(e, id, o)
 	}
@@ -304,6 +308,21 @@ func (c *Container) partitions() []*partition.Partition {
 type Usage struct {
 	Items int64
 	Bytes int64
+}
+
+// ResourceQuota is a container's quota as Cosmos DB reports it (x-ms-resource-quota, and a
+// script's getMaxResourceQuota): documents of 2 MB, no other limit.
+const ResourceQuota = "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;"
+
+// AppendUsage appends u as Cosmos DB reports a container's usage (x-ms-resource-usage, and a
+// script's getResourceQuotaCurrentUsage): sizes in KB, and the item count.
+func AppendUsage(b []byte, u Usage) []byte {
+	kb := (u.Bytes + 1023) / 1024
+	b = strconv.AppendInt(append(b, "documentSize="...), kb, 10)
+	b = strconv.AppendInt(append(b, ";documentsSize="...), kb, 10)
+	b = strconv.AppendInt(append(b, ";documentsCount="...), u.Items, 10)
+	b = strconv.AppendInt(append(b, ";collectionSize="...), kb, 10)
+	return append(b, ';')
 }
 
 // Usage sums the statistics of the container's partitions.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/script"
 )
 
 // ProcedureOptions qualify the execution of a stored procedure.
@@ -14,6 +15,8 @@ type ProcedureOptions struct {
 	PartitionKey epk.Key
 	// Log collects what the script writes with console.log (x-ms-documentdb-script-enable-logging).
 	Log bool
+	// Headers are the client's request headers, as ItemOptions.Headers.
+	Headers map[string]string
 	// Context is the request's, as ItemOptions.Context.
 	Context context.Context
 }
@@ -50,7 +53,7 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 		return ProcedureResult{Charge: ru.Miss()}, err
 	}
 	if rr, ok := c.remoteOf(e); ok {
-		ans, err := c.delegate(o.ctx(), rr, &delegatedCall{Method: "procedure", Key: o.PartitionKey, ID: id, Args: args, Log: o.Log})
+		ans, err := c.delegate(o.ctx(), rr, &delegatedCall{Method: "procedure", Key: o.PartitionKey, ID: id, Args: args, Log: o.Log, Headers: o.Headers})
 		if ans.Procedure == nil {
 			return ProcedureResult{PartitionID: rr.id}, err
 		}
@@ -58,7 +61,7 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 	}
 	var res ProcedureResult
 	x, charge, err := c.transact(o.ctx(), e, func(t *txn) error {
-		out, err := c.e.scripts.Procedure(s.Body, args, t, o.Log)
+		out, err := c.e.scripts.Procedure(s.Body, args, t, script.ProcedureCall{Log: o.Log, Headers: o.Headers})
 		res.Body, res.Log = out.Body, out.Log
 		return err
 	})

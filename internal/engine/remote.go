@@ -213,6 +213,8 @@ type delegatedCall struct {
 	IfMatch                   string   `json:"ifMatch,omitempty"`
 	IndexingDirective         string   `json:"indexing,omitempty"`
 	PreTriggers, PostTriggers []string `json:",omitempty"`
+	// Headers are the client's request headers, for triggers and procedures.
+	Headers map[string]string `json:"headers,omitempty"`
 
 	Feed  *wireFeedQuery `json:"feed,omitempty"`
 	Patch *wirePatch     `json:"patch,omitempty"`
@@ -365,9 +367,9 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 			return forwardedAnswer{Index: -1, Moved: true}
 		}
 		ans.Item, err = c.WriteItem(call.Kind, call.ID, src, ItemOptions{PartitionKey: call.Key, IfMatch: call.IfMatch,
-			IndexingDirective: call.IndexingDirective, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Context: ctx})
+			IndexingDirective: call.IndexingDirective, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Headers: call.Headers, Context: ctx})
 	case "delete":
-		ans.Item, err = c.DeleteItem(call.Key, call.ID, ItemOptions{IfMatch: call.IfMatch, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Context: ctx})
+		ans.Item, err = c.DeleteItem(call.Key, call.ID, ItemOptions{IfMatch: call.IfMatch, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Headers: call.Headers, Context: ctx})
 	case "patch":
 		var p Patch
 		if call.Patch != nil {
@@ -420,7 +422,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 		ans.Feed = &page
 	case "procedure":
 		var r ProcedureResult
-		r, err = c.ExecuteProcedure(call.ID, call.Args, ProcedureOptions{PartitionKey: call.Key, Log: call.Log, Context: ctx})
+		r, err = c.ExecuteProcedure(call.ID, call.Args, ProcedureOptions{PartitionKey: call.Key, Log: call.Log, Headers: call.Headers, Context: ctx})
 		ans.Procedure = &r
 	default:
 		err = fault.New(fault.BadRequest, "A delegated call of unknown method %q", call.Method)

@@ -60,7 +60,7 @@ func (c *Container) triggered(kind OpKind, e epk.EPK, incoming []byte, o ItemOpt
 	x, charge, err := c.transact(o.ctx(), e, func(t *txn) error {
 		body := incoming
 		if pre != nil {
-			out, err := c.e.scripts.Trigger(pre.Body, script.TriggerCall{Operation: string(kind), Request: body}, t)
+			out, err := c.e.scripts.Trigger(pre.Body, script.TriggerCall{Operation: string(kind), Request: body, Headers: o.Headers}, t)
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func (c *Container) triggered(kind OpKind, e epk.EPK, incoming []byte, o ItemOpt
 		if id, stored, err = write(t, body); err != nil || post == nil {
 			return err
 		}
-		_, err = c.e.scripts.Trigger(post.Body, script.TriggerCall{Operation: string(kind), Request: body, Response: stored}, t)
+		_, err = c.e.scripts.Trigger(post.Body, script.TriggerCall{Operation: string(kind), Request: body, Response: stored, Headers: o.Headers}, t)
 		return err
 	})
 	out := ItemResult{Charge: charge}

@@ -85,6 +85,11 @@ func (t *txn) SelfLink() string {
 // AltLink is the container's link by name.
 func (t *txn) AltLink() string { return t.altLink }
 
+// Quota is the container's quota and usage, as the response headers report them.
+func (t *txn) Quota() (max, usage string) {
+	return ResourceQuota, string(AppendUsage(nil, t.c.Usage()))
+}
+
 // current is the document id as the transaction sees it: nil when absent. A read (charged)
 // pays for looking up a committed version; a write's lookup is part of the write, which its
 // commit prices as the same write outside a script (opCharge). A write that fails on what it

@@ -46,6 +46,14 @@ func (v *vm) installAPI() {
 	v.installChain(coll)
 	request := v.messageObject(func() *message { return &v.current().req })
 	response := v.messageObject(func() *message { return &v.current().resp })
+	_ = response.Set("getMaxResourceQuota", func(goja.FunctionCall) goja.Value {
+		max, _ := v.data().Quota()
+		return rt.ToValue(max)
+	})
+	_ = response.Set("getResourceQuotaCurrentUsage", func(goja.FunctionCall) goja.Value {
+		_, usage := v.data().Quota()
+		return rt.ToValue(usage)
+	})
 	context := obj(map[string]func(goja.FunctionCall) goja.Value{
 		"getCollection": func(goja.FunctionCall) goja.Value { return coll },
 		"getRequest":    func(goja.FunctionCall) goja.Value { return request },

@@ -27,7 +27,7 @@ func BenchmarkProcedure(b *testing.B) {
 			r := NewRunner(Limits{})
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.Procedure(bc.body, bc.args, newMem(), false); err != nil {
+				if _, err := r.Procedure(bc.body, bc.args, newMem(), ProcedureCall{}); err != nil {
 					b.Fatal(err)
 				}
 			}

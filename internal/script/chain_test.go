@@ -45,7 +45,7 @@ func TestQueryChain(t *testing.T) {
 		{`getContext().getCollection().filter(function (d) { return d.id == "c"; }, {}, ` + reply + `)`, `{"feed":[{"id":"c","pk":"a","n":2,"message":"z"}]}`},
 	} {
 		r := NewRunner(Limits{})
-		out, err := r.Procedure(body(c.chain), []byte("[]"), m, false)
+		out, err := r.Procedure(body(c.chain), []byte("[]"), m, ProcedureCall{})
 		if err != nil {
 			t.Errorf("%s: %v", c.chain, err)
 			continue
@@ -64,7 +64,7 @@ func TestQueryChain(t *testing.T) {
 		`__.pluck()`,
 		`__.chain().value({continuation: "12"}, ` + reply + `)`,
 	} {
-		if _, err := NewRunner(Limits{}).Procedure(body(chain), []byte("[]"), m, false); err == nil {
+		if _, err := NewRunner(Limits{}).Procedure(body(chain), []byte("[]"), m, ProcedureCall{}); err == nil {
 			t.Errorf("%s: accepted", chain)
 		}
 	}
@@ -72,7 +72,7 @@ func TestQueryChain(t *testing.T) {
 	out, err := NewRunner(Limits{MaxOperations: 1}).Procedure(`function () {
 		__.readDocuments(__.getSelfLink(), function () {});
 		getContext().getResponse().setBody(__.filter(function () { return true; }).isAccepted);
-	}`, []byte("[]"), m, false)
+	}`, []byte("[]"), m, ProcedureCall{})
 	if err != nil || string(out.Body) != "false" {
 		t.Fatalf("past the budget: %s, %v", out.Body, err)
 	}

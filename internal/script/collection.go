@@ -8,6 +8,9 @@ type Collection interface {
 	SelfLink() string
 	// AltLink is its link by name (dbs/{db}/colls/{container}), as getAltLink() returns it.
 	AltLink() string
+	// Quota is the container's quota and usage as the service's headers give them, as the
+	// response's getMaxResourceQuota() and getResourceQuotaCurrentUsage() return them.
+	Quota() (max, usage string)
 	Create(doc []byte, o WriteOptions) ([]byte, error)
 	Upsert(doc []byte, o WriteOptions) ([]byte, error)
 	// Replace replaces the document ref names; the result is the stored document.

@@ -3,9 +3,9 @@ package script
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 
 	"github.com/dop251/goja"
-
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -21,9 +21,17 @@ type Outcome struct {
 	Log string
 }
 
+// ProcedureCall is what a stored procedure's call carries besides its arguments.
+type ProcedureCall struct {
+	Log bool // collect console.log (Outcome.Log)
+	// Headers are the client's request headers by lower-case name, which the script reads
+	// with getContext().getRequest().getValue(name).
+	Headers map[string]string
+}
+
 // Procedure runs a stored procedure's body with args, a JSON array whose elements become the
 // function's arguments, over coll.
-func (r *Runner) Procedure(body string, args []byte, coll Collection, log bool) (Outcome, error) {
+func (r *Runner) Procedure(body string, args []byte, coll Collection, pc ProcedureCall) (Outcome, error) {
 	if len(args) > r.limits.MaxInputBytes {
 		return Outcome{}, fault.New(fault.TooLarge, "The arguments are %d bytes; the limit is %d", len(args), r.limits.MaxInputBytes)
 	}
@@ -32,7 +40,7 @@ func (r *Runner) Procedure(body string, args []byte, coll Collection, log bool) 
 	if len(args) > 0 && (!json.Valid(args) || nestsDeeper(string(args), maxNesting)) {
 		return Outcome{}, fault.New(fault.BadRequest, "The arguments of a stored procedure must be a JSON array, nested at most %d deep", maxNesting)
 	}
-	c := &call{coll: coll, logging: log, req: message{json: args}}
+	c := &call{coll: coll, logging: pc.Log, req: message{json: args, headers: maps.Clone(pc.Headers)}}
 	var out Outcome
 	err := r.run(body, c, func(v *vm) (goja.Value, error) {
 		list := []goja.Value{}
@@ -68,12 +76,14 @@ type TriggerCall struct {
 	// Request is the incoming document (pre-triggers); Response the stored one (post-triggers).
 	Request, Response []byte
 	Log               bool
+	// Headers are the client's request headers, as ProcedureCall.Headers.
+	Headers map[string]string
 }
 
 // Trigger runs a trigger's body over coll. A pre-trigger may replace the incoming document
 // (Outcome.Request); a post-trigger may write more; a throw from either fails the operation.
 func (r *Runner) Trigger(body string, t TriggerCall, coll Collection) (Outcome, error) {
-	c := &call{coll: coll, logging: t.Log, req: message{json: t.Request, operation: t.Operation},
+	c := &call{coll: coll, logging: t.Log, req: message{json: t.Request, operation: t.Operation, headers: maps.Clone(t.Headers)},
 		resp: message{json: t.Response}}
 	var out Outcome
 	err := r.run(body, c, func(v *vm) (goja.Value, error) {

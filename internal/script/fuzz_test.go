@@ -61,7 +61,7 @@ func FuzzProcedure(f *testing.F) {
 	r := NewRunner(fuzzLimits)
 	f.Fuzz(func(t *testing.T, body string, args []byte) {
 		err := within(t, "the procedure", func() error {
-			_, err := r.Procedure(body, args, newMem(), true)
+			_, err := r.Procedure(body, args, newMem(), ProcedureCall{Log: true})
 			return err
 		})
 		checkFailure(t, "the procedure", err)
@@ -80,7 +80,7 @@ func probeRunner(t *testing.T, r *Runner) {
 	var err error
 	for range 5 {
 		err = within(t, "a procedure after it", func() error {
-			out, err := r.Procedure(`function (x) { getContext().getResponse().setBody(JSON.stringify([x, "ab".repeat(2)])) }`, []byte(`[1]`), newMem(), false)
+			out, err := r.Procedure(`function (x) { getContext().getResponse().setBody(JSON.stringify([x, "ab".repeat(2)])) }`, []byte(`[1]`), newMem(), ProcedureCall{})
 			if err == nil && string(out.Body) != `"[1,\"abab\"]"` {
 				t.Fatalf("a procedure after it answered %s", out.Body)
 			}

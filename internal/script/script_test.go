@@ -20,6 +20,9 @@ func newMem() *memColl { return &memColl{docs: map[string][]byte{}} }
 
 func (m *memColl) SelfLink() string { return "dbs/AAAA/colls/AAAAAAAA/" }
 func (m *memColl) AltLink() string  { return "dbs/d/colls/c" }
+func (m *memColl) Quota() (max, usage string) {
+	return "documentSize=2048;", fmt.Sprintf("documentsCount=%d;", len(m.docs))
+}
 func (m *memColl) put(doc []byte, must int) ([]byte, error) {
 	var d map[string]any
 	if err := json.Unmarshal(doc, &d); err != nil {
@@ -96,7 +99,7 @@ func TestProcedureBulkImportThroughCallbacks(t *testing.T) {
 	}
 	args, _ := json.Marshal([]any{docs})
 	m := newMem()
-	out, err := r.Procedure(bulkImport, args, m, false)
+	out, err := r.Procedure(bulkImport, args, m, ProcedureCall{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +109,7 @@ func TestProcedureBulkImportThroughCallbacks(t *testing.T) {
 	// With a smaller quota the procedure reports how far it got.
 	r = NewRunner(Limits{MaxOperations: 100})
 	m = newMem()
-	out, err = r.Procedure(bulkImport, args, m, false)
+	out, err = r.Procedure(bulkImport, args, m, ProcedureCall{})
 	if err != nil || string(out.Body) != "100" || len(m.docs) != 100 {
 		t.Fatalf("body %s, %d docs, %v", out.Body, len(m.docs), err)
 	}
@@ -146,7 +149,7 @@ func TestProcedureFailures(t *testing.T) {
 			if tc.kind == fault.Timeout {
 				run = quick
 			}
-			_, err := run.Procedure(tc.body, nil, newMem(), false)
+			_, err := run.Procedure(tc.body, nil, newMem(), ProcedureCall{})
 			var f *fault.Error
 			if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Message, tc.msg) {
 				t.Fatalf("got %v, want %v containing %q", err, tc.kind, tc.msg)
@@ -154,7 +157,7 @@ func TestProcedureFailures(t *testing.T) {
 		})
 	}
 	// The runner still works after all that.
-	out, err := r.Procedure(`function (a, b) { getContext().getResponse().setBody({sum: a + b}); console.log("hi", a) }`, []byte(`[1, 2]`), newMem(), true)
+	out, err := r.Procedure(`function (a, b) { getContext().getResponse().setBody({sum: a + b}); console.log("hi", a) }`, []byte(`[1, 2]`), newMem(), ProcedureCall{Log: true})
 	if err != nil || string(out.Body) != `{"sum":3}` || out.Log != "hi 1" {
 		t.Fatalf("%s %q %v", out.Body, out.Log, err)
 	}
@@ -166,6 +169,46 @@ func TestTriggerSetsRequestBody(t *testing.T) {
 		TriggerCall{Operation: "Create", Request: []byte(`{"id":"a"}`)}, newMem())
 	if err != nil || string(out.Request) != `{"id":"a","ts":5,"op":"Create"}` {
 		t.Fatalf("%s %v", out.Request, err)
+	}
+}
+
+// Scripts read the client's request headers with getRequest().getValue(name), whatever the
+// case of the name; setValue changes what later getValue calls of the same call read.
+func TestScriptsReadRequestHeaders(t *testing.T) {
+	r := NewRunner(Limits{})
+	headers := map[string]string{"x-ms-documentdb-partitionkey": `["a"]`, "x-app": "v1"}
+	out, err := r.Trigger(`function () {
+		var req = getContext().getRequest(), d = req.getBody();
+		d.pk = req.getValue("x-ms-documentdb-partitionkey");
+		d.app = req.getValue("X-App");
+		req.setValue("x-app", "v2");
+		d.after = req.getValue("x-app");
+		d.none = req.getValue("x-absent") === undefined;
+		req.setBody(d);
+	}`, TriggerCall{Operation: "Create", Request: []byte(`{"id":"a"}`), Headers: headers}, newMem())
+	if err != nil || string(out.Request) != `{"id":"a","pk":"[\"a\"]","app":"v1","after":"v2","none":true}` {
+		t.Fatalf("%s %v", out.Request, err)
+	}
+	if headers["x-app"] != "v1" {
+		t.Fatal("setValue changed the caller's map")
+	}
+	out, err = r.Procedure(`function () { getContext().getResponse().setBody(getContext().getRequest().getValue("x-app")); }`,
+		nil, newMem(), ProcedureCall{Headers: headers})
+	if err != nil || string(out.Body) != `"v1"` {
+		t.Fatalf("%s %v", out.Body, err)
+	}
+}
+
+// A response tells the container's quota and usage, as the service's headers do.
+func TestResponseQuota(t *testing.T) {
+	m := newMem()
+	m.Create([]byte(`{"id":"a"}`), WriteOptions{})
+	out, err := NewRunner(Limits{}).Procedure(`function () {
+		var res = getContext().getResponse();
+		res.setBody([res.getMaxResourceQuota(), res.getResourceQuotaCurrentUsage()]);
+	}`, nil, m, ProcedureCall{})
+	if err != nil || string(out.Body) != `["documentSize=2048;","documentsCount=1;"]` {
+		t.Fatalf("%s %v", out.Body, err)
 	}
 }
 
@@ -218,7 +261,7 @@ func TestHostileScripts(t *testing.T) {
 		{"constructor reached through a prototype", `function () { var C = new Float64Array(1).constructor; new C(1 << 28) }`, ``, fault.BadRequest, "Invalid array length"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := r.Procedure(tc.body, []byte(tc.args), newMem(), false)
+			_, err := r.Procedure(tc.body, []byte(tc.args), newMem(), ProcedureCall{})
 			if tc.kind == succeeds {
 				if err != nil {
 					t.Fatal(err)
@@ -252,7 +295,7 @@ func TestConsoleLogFormats(t *testing.T) {
 		{`(function () { var o = {}; o.self = o; return o })()`, "[Circular]"},
 		{``, ""},
 	} {
-		out, err := r.Procedure(`function () { console.log(`+tc.call+`) }`, nil, newMem(), true)
+		out, err := r.Procedure(`function () { console.log(`+tc.call+`) }`, nil, newMem(), ProcedureCall{Log: true})
 		if err != nil || out.Log != tc.want {
 			t.Errorf("console.log(%s): %q %v, want %q", tc.call, out.Log, err, tc.want)
 		}

@@ -632,6 +632,47 @@ suite("scripts", (ctx) => {
     );
   });
 
+  test("scripts read the request's headers (getRequest().getValue) and the container's quota and usage", async () => {
+    const id = uniqueId("headers");
+    await container.scripts.triggers.create({
+      id,
+      triggerType: "Pre",
+      triggerOperation: "All",
+      body: function () {
+        const req = getContext().getRequest();
+        const doc = req.getBody();
+        doc.pkHeader = req.getValue("x-ms-documentdb-partitionkey");
+        doc.app = req.getValue("x-app-tag");
+        req.setBody(doc);
+      },
+    });
+    const pk = uniqueId("p");
+    const { resource } = await container.items.create(
+      { id: "h", pk },
+      { preTriggerInclude: [id], initialHeaders: { "x-app-tag": "tagged" } },
+    );
+    assert.deepEqual([resource.pkHeader, resource.app], [JSON.stringify([pk]), "tagged"]);
+    await container.scripts.storedProcedures.create({
+      id,
+      body: function () {
+        const res = getContext().getResponse();
+        res.setBody({
+          tag: getContext().getRequest().getValue("x-app-tag") ?? null,
+          quota: res.getMaxResourceQuota(),
+          usage: res.getResourceQuotaCurrentUsage(),
+        });
+      },
+    });
+    const sproc = container.scripts.storedProcedure(id);
+    const run = await sproc.execute(pk, [], { initialHeaders: { "x-app-tag": "run" } });
+    assert.equal(run.resource.tag, "run");
+    assert.equal((await sproc.execute(pk, [])).resource.tag, null);
+    // The response's quota and usage, as the headers of an item response give them.
+    const read = await container.item("h", pk).read();
+    assert.equal(run.resource.quota, read.headers["x-ms-resource-quota"]);
+    assert.match(run.resource.usage, /^documentSize=\d+;documentsSize=\d+;documentsCount=\d+;collectionSize=\d+;$/);
+  });
+
   test("a post-trigger writes an audit document in the item's partition, in the write's transaction", async () => {
     const pk = uniqueId("p");
     const created = await container.items.create(

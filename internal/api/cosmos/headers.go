@@ -56,16 +56,9 @@ func sessionTokens(partitions map[uint32]uint64) string {
 // setQuota writes the resource quota and usage headers of a container, in KB as Cosmos
 // reports them.
 func (c *call) setQuota(u engine.Usage) {
-	var kbBuf [20]byte
-	kb := strconv.AppendInt(kbBuf[:0], (u.Bytes+1023)/1024, 10)
 	var buf [128]byte
-	b := append(buf[:0], "documentSize="...)
-	b = append(append(b, kb...), ";documentsSize="...)
-	b = append(append(b, kb...), ";documentsCount="...)
-	b = append(strconv.AppendInt(b, u.Items, 10), ";collectionSize="...)
-	b = append(append(b, kb...), ';')
-	c.set("x-ms-resource-quota", "documentSize=2048;documentsSize=-1;documentsCount=-1;collectionSize=-1;")
-	c.set("x-ms-resource-usage", string(b))
+	c.set("x-ms-resource-quota", engine.ResourceQuota)
+	c.set("x-ms-resource-usage", string(engine.AppendUsage(buf[:0], u)))
 }
 
 // maxItemCount reads x-ms-max-item-count: absent or -1 lets the server choose.

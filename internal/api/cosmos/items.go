@@ -46,8 +46,25 @@ func (c *call) itemOptions() (engine.ItemOptions, error) {
 	if o.PreTriggers, err = c.triggerNames("X-Ms-Documentdb-Pre-Trigger-Include"); err != nil {
 		return o, err
 	}
-	o.PostTriggers, err = c.triggerNames("X-Ms-Documentdb-Post-Trigger-Include")
-	return o, err
+	if o.PostTriggers, err = c.triggerNames("X-Ms-Documentdb-Post-Trigger-Include"); err != nil {
+		return o, err
+	}
+	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
+		o.Headers = c.scriptHeaders()
+	}
+	return o, nil
+}
+
+// scriptHeaders are the request's headers as scripts read them (getRequest().getValue), by
+// lower-case name; the signature stays out.
+func (c *call) scriptHeaders() map[string]string {
+	out := make(map[string]string, len(c.r.Header))
+	for k, vs := range c.r.Header {
+		if k = strings.ToLower(k); k != "authorization" && len(vs) > 0 {
+			out[k] = vs[0]
+		}
+	}
+	return out
 }
 
 // partitionKey reads the partition key header, which operations on one logical partition (on

@@ -193,7 +193,7 @@ func (c *call) executeProcedure() error {
 		return err
 	}
 	logging := isTrue(c.r.Header.Get("X-Ms-Documentdb-Script-Enable-Logging"))
-	r, err := ct.ExecuteProcedure(c.res.segs[5], args, engine.ProcedureOptions{PartitionKey: key, Log: logging, Context: c.ctx})
+	r, err := ct.ExecuteProcedure(c.res.segs[5], args, engine.ProcedureOptions{PartitionKey: key, Log: logging, Headers: c.scriptHeaders(), Context: c.ctx})
 	c.charge = r.Charge
 	if logging { // also when the script failed: its log may say why
 		c.set("x-ms-documentdb-script-log-results", url.PathEscape(r.Log))
