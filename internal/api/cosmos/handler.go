@@ -98,11 +98,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		res, err = parseResource(r.URL.EscapedPath())
 	}
 	if err == nil {
+		res = h.byRID(res)
 		c.res = res
 		if tracing.Enabled() {
 			trace.SpanFromContext(c.ctx).SetName("cosmos " + r.Method + " " + res.shape())
 		}
 		err = h.keys.authenticate(r, res, h.now())
+	}
+	if err == nil && res.byRID {
+		err = c.resolveRIDs()
 	}
 	if err == nil {
 		err = c.checkConsistency()

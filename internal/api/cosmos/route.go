@@ -13,6 +13,9 @@ type resource struct {
 	segs []string
 	typ  string // e.g. "docs"
 	link string // e.g. "dbs/d/colls/c"
+	// byRID: the path names resources by resource id (ridpath.go); segs hold their names
+	// once resolveRIDs has run.
+	byRID bool
 }
 
 // parseResource reads the escaped URL path. A feed (odd number of segments, e.g.

@@ -1,0 +1,91 @@
+package cosmos
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/partita-db/partita/internal/rid"
+)
+
+// Paths by resource id. Besides names (dbs/{db}/colls/{container}/docs/{id}), a client may
+// address resources by the _self links the service returns, made of resource ids
+// (dbs/{rid}/colls/{rid}/docs/{rid}): older SDKs do, the Python SDK 3.x among them. As the
+// service, Partita reads a path as rid-based when its database segment is a database's
+// resource id (eight characters of base64, four bytes). Such a request is signed over the
+// resource id of what it names (of its parent, for a feed), in lower case, as the SDKs sign
+// it; once the signature is checked, each id segment is replaced by the name of the resource
+// it identifies, so that the rest of the gateway serves the request as if it named them.
+
+// byRID marks res as rid-based when its database segment is the resource id of a database,
+// and sets the link its signature covers.
+func (h *Handler) byRID(res resource) resource {
+	s := res.segs
+	if len(s) < 2 || s[0] != "dbs" || len(s[1]) != 8 {
+		return res
+	}
+	if b, ok := rid.Decode(s[1]); !ok || len(b) != 4 {
+		return res
+	}
+	if _, err := h.engine.DatabaseByRID(s[1]); err != nil {
+		return res // a database named like a resource id, or none: by name
+	}
+	last := len(s) - 1 // the id of what the path names, or of a feed's parent
+	if len(s)%2 == 1 {
+		last--
+	}
+	res.link, res.byRID = strings.ToLower(s[last]), true
+	return res
+}
+
+// resolveRIDs replaces the resource ids of an rid-based path by the names of the resources
+// they identify: 404 when one identifies none under its parent.
+func (c *call) resolveRIDs() error {
+	s := slices.Clone(c.res.segs)
+	eng := c.h.engine
+	var err error
+	if s[1], err = eng.DatabaseByRID(s[1]); err != nil {
+		return err
+	}
+	if len(s) >= 4 {
+		switch s[2] {
+		case "colls":
+			s[3], err = eng.ContainerByRID(s[1], s[3])
+		case "users":
+			s[3], err = eng.UserByRID(s[1], s[3])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(s) >= 6 && s[2] == "users" && s[4] == "permissions" {
+		if s[5], err = eng.PermissionByRID(s[1], s[3], s[5]); err != nil {
+			return err
+		}
+	}
+	if len(s) >= 6 && s[2] == "colls" {
+		ct, err := eng.Container(s[1], s[3])
+		if err != nil {
+			return err
+		}
+		switch s[4] {
+		case "docs":
+			key, err := c.partitionKey()
+			if err != nil {
+				return err
+			}
+			if s[5], _, err = ct.ItemIDByRID(key, s[5]); err != nil {
+				return err
+			}
+		case "sprocs", "triggers", "udfs":
+			for _, k := range scriptKinds {
+				if k.String() == s[4] {
+					if s[5], err = ct.ScriptByRID(k, s[5]); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	c.res.segs = s
+	return nil
+}
