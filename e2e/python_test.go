@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // python3With is Debian's Python 3 when it can import every module named; the test is skipped
@@ -33,14 +37,7 @@ func python3With(t *testing.T, modules ...string) string {
 func TestPythonSDK3(t *testing.T) {
 	py := python3With(t, "azure.cosmos.cosmos_client")
 	srv := startServer(t, false)
-	out, err := exec.Command(py, filepath.Join("testdata", "python", "cosmos_sdk3.py"), srv.Endpoint, emulatorKey).CombinedOutput()
-	if err != nil {
-		t.Fatalf("the Python SDK's session failed: %v\n%s", err, out)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	got, out := runPython(t, py, "cosmos_sdk3.py", srv.Endpoint, emulatorKey)
 	want := map[string]any{
 		"database": "py", "container": "items",
 		"read_by_name": 3.0, "read_by_self": 4.0, "replaced_by_self": 40.0,
@@ -52,5 +49,50 @@ func TestPythonSDK3(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the Python SDK saw\n%s\nwant\n%v", out, want)
+	}
+}
+
+// runPython runs a script of testdata/python and reads the JSON object it prints.
+func runPython(t *testing.T, py, script string, args ...string) (map[string]any, []byte) {
+	t.Helper()
+	cmd := exec.Command(py, append([]string{filepath.Join("testdata", "python", script)}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s failed: %v\n%s\n%s", script, err, out, stderr.Bytes())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v: %s\n%s", script, err, out, stderr.Bytes())
+	}
+	return got, out
+}
+
+// The DataStax Python driver (Debian's python3-cassandra 3.25), the one cqlsh is built on,
+// against the Cassandra API: it negotiates the protocol down to v4, reads Partita as a
+// Cassandra 4.0 node, USEs a system keyspace and reads the description of its tables, runs
+// DESCRIBE on the server as cqlsh 6 does (and the CREATE TABLE it returns, which describes the
+// same table again), and builds its own metadata from system_schema.
+func TestPythonCassandraDriver(t *testing.T) {
+	py := python3With(t, "cassandra.cluster")
+	cqlAddr := controlplanetest.FreeAddr(t)
+	startServer(t, false, "--cql-addr", cqlAddr)
+	host, port, _ := net.SplitHostPort(cqlAddr)
+	got, out := runPython(t, py, "cassandra_driver.py", host, port, emulatorKey)
+	want := map[string]any{
+		"release_version":     "4.0.13",
+		"rows":                []any{"item2", "item1", "item0"},
+		"use_system":          "local",
+		"system_columns":      []any{"bootstrapped", "broadcast_address", "cluster_name"},
+		"describe_keyspaces":  []any{"system", "system_schema", "system_auth", "system_distributed", "system_traces", "shop"},
+		"describe_table_head": "CREATE TABLE shop.orders (",
+		"describe_replays":    true,
+		"describe_keyspace":   []any{[]any{"keyspace", "shop"}, []any{"table", "orders"}},
+		"metadata_key":        []any{"customer", "placed"},
+		"metadata_comment":    "orders",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the Python driver saw\n%s\nwant\n%v", out, want)
 	}
 }

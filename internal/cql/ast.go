@@ -145,6 +145,41 @@ type Truncate struct {
 	Table TableName
 }
 
+// Describe is DESCRIBE (or DESC), which Cassandra 4.0 serves: a list of the schema's objects
+// of a kind, or the statements that create one object and what it holds.
+type Describe struct {
+	base
+	What DescribeWhat
+	// Name is the object described: a keyspace in Name.Name for DescribeKeyspace (empty for
+	// the session's), [keyspace.]name for the other single objects; empty for the lists,
+	// CLUSTER and SCHEMA.
+	Name TableName
+	// Full is DESCRIBE FULL SCHEMA (the system keyspaces too), Only DESCRIBE ONLY KEYSPACE
+	// (not what it holds), Internals WITH INTERNALS.
+	Full, Only, Internals bool
+}
+
+// DescribeWhat is what a DESCRIBE describes.
+type DescribeWhat uint8
+
+const (
+	DescribeCluster DescribeWhat = iota
+	DescribeSchema
+	DescribeKeyspaces
+	DescribeKeyspace
+	DescribeTables
+	DescribeTable
+	DescribeTypes
+	DescribeType
+	DescribeFunctions
+	DescribeFunction
+	DescribeAggregates
+	DescribeAggregate
+	DescribeIndex
+	DescribeView
+	DescribeObject // DESCRIBE [keyspace.]name: a keyspace, table, index or view, in that order
+)
+
 // IndexTarget says what of a column CREATE INDEX indexes.
 type IndexTarget uint8
 

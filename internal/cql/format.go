@@ -35,6 +35,12 @@ func quoteIdent(s string) string {
 
 func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
+// QuoteIdent is a name as CQL text: bare when it reads back unchanged, quoted otherwise.
+func QuoteIdent(s string) string { return quoteIdent(s) }
+
+// QuoteString is a string literal of CQL.
+func QuoteString(s string) string { return quoteString(s) }
+
 type printer struct{ strings.Builder }
 
 func (w *printer) ws(parts ...string) {
@@ -614,5 +620,45 @@ func (s *Batch) String() string {
 		w.ws(" ", st.String(), ";")
 	}
 	w.WriteString(" APPLY BATCH")
+	return w.String()
+}
+
+func (s *Describe) String() string {
+	var w printer
+	w.WriteString("DESCRIBE ")
+	switch s.What {
+	case DescribeCluster:
+		w.WriteString("CLUSTER")
+	case DescribeSchema:
+		if s.Full {
+			w.WriteString("FULL ")
+		}
+		w.WriteString("SCHEMA")
+	case DescribeKeyspaces:
+		w.WriteString("KEYSPACES")
+	case DescribeKeyspace:
+		if s.Only {
+			w.WriteString("ONLY ")
+		}
+		w.WriteString("KEYSPACE")
+		if s.Name.Name != "" {
+			w.ws(" ", quoteIdent(s.Name.Name))
+		}
+	case DescribeTables:
+		w.WriteString("TABLES")
+	case DescribeTypes:
+		w.WriteString("TYPES")
+	case DescribeFunctions:
+		w.WriteString("FUNCTIONS")
+	case DescribeAggregates:
+		w.WriteString("AGGREGATES")
+	default:
+		w.WriteString(map[DescribeWhat]string{DescribeTable: "TABLE ", DescribeType: "TYPE ", DescribeFunction: "FUNCTION ",
+			DescribeAggregate: "AGGREGATE ", DescribeIndex: "INDEX ", DescribeView: "MATERIALIZED VIEW ", DescribeObject: ""}[s.What])
+		w.table(s.Name)
+	}
+	if s.Internals {
+		w.WriteString(" WITH INTERNALS")
+	}
 	return w.String()
 }

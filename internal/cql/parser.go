@@ -287,8 +287,11 @@ func (p *parser) statement() Statement {
 		p.advance()
 		p.acceptKw("TABLE")
 		st = &Truncate{base: b, Table: p.tableName("a table name")}
+	case p.isKw("DESCRIBE"), p.isKw("DESC"):
+		p.advance()
+		st = p.describeStmt(b)
 	default:
-		p.failExpected("a statement (SELECT, INSERT, UPDATE, DELETE, BEGIN BATCH, USE, CREATE, ALTER, DROP or TRUNCATE)")
+		p.failExpected("a statement (SELECT, INSERT, UPDATE, DELETE, BEGIN BATCH, USE, CREATE, ALTER, DROP, TRUNCATE or DESCRIBE)")
 	}
 	return st
 }

@@ -302,3 +302,67 @@ func (p *parser) createIndex(b base) *CreateIndex {
 	}
 	return s
 }
+
+// describeStmt parses what follows DESCRIBE, Cassandra 4.0's grammar:
+//
+//	CLUSTER | [FULL] SCHEMA | KEYSPACES | [ONLY] KEYSPACE [name] [WITH INTERNALS]
+//	| TABLES | COLUMNFAMILIES | TABLE|COLUMNFAMILY name [WITH INTERNALS] | TYPES | TYPE name
+//	| FUNCTIONS | FUNCTION name | AGGREGATES | AGGREGATE name | INDEX name
+//	| MATERIALIZED VIEW name | name [WITH INTERNALS]
+func (p *parser) describeStmt(b base) *Describe {
+	d := &Describe{base: b}
+	named := func(w DescribeWhat, what string) {
+		d.What, d.Name = w, p.tableName(what)
+	}
+	switch {
+	case p.acceptKw("CLUSTER"):
+		d.What = DescribeCluster
+	case p.acceptKw("FULL"):
+		p.expectKw("SCHEMA")
+		d.What, d.Full = DescribeSchema, true
+	case p.acceptKw("SCHEMA"):
+		d.What = DescribeSchema
+	case p.acceptKw("KEYSPACES"):
+		d.What = DescribeKeyspaces
+	case p.isKw("ONLY"), p.isKw("KEYSPACE"):
+		d.Only = p.acceptKw("ONLY")
+		p.expectKw("KEYSPACE")
+		d.What = DescribeKeyspace
+		if p.isIdent() {
+			d.Name.Name = p.ident("a keyspace name")
+		}
+	case p.acceptKw("TABLES"), p.acceptKw("COLUMNFAMILIES"):
+		d.What = DescribeTables
+	case p.acceptKw("TABLE"), p.acceptKw("COLUMNFAMILY"):
+		named(DescribeTable, "a table name")
+	case p.acceptKw("TYPES"):
+		d.What = DescribeTypes
+	case p.acceptKw("TYPE"):
+		named(DescribeType, "a type name")
+	case p.acceptKw("FUNCTIONS"):
+		d.What = DescribeFunctions
+	case p.acceptKw("FUNCTION"):
+		named(DescribeFunction, "a function name")
+	case p.acceptKw("AGGREGATES"):
+		d.What = DescribeAggregates
+	case p.acceptKw("AGGREGATE"):
+		named(DescribeAggregate, "an aggregate name")
+	case p.acceptKw("INDEX"):
+		named(DescribeIndex, "an index name")
+	case p.acceptKw("MATERIALIZED"):
+		p.expectKw("VIEW")
+		named(DescribeView, "a view name")
+	case p.isIdent():
+		named(DescribeObject, "a keyspace, table, index or view name")
+	default:
+		p.failExpected("what to describe (CLUSTER, SCHEMA, KEYSPACES, KEYSPACE, TABLES, TABLE, TYPES, TYPE, FUNCTIONS, AGGREGATES, INDEX, MATERIALIZED VIEW or a name)")
+	}
+	switch d.What {
+	case DescribeKeyspace, DescribeTable, DescribeObject:
+		if p.acceptKw("WITH") {
+			p.expectKw("INTERNALS")
+			d.Internals = true
+		}
+	}
+	return d
+}

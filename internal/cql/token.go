@@ -56,6 +56,9 @@ var keywords = map[string]bool{
 	"LIST": false, "MAP": false, "PARTITION": false, "PER": false, "SET_": false,
 	"STATIC": false, "STORAGE": false, "TIMESTAMP": false, "TTL": false, "TUPLE": false,
 	"TYPE": false, "USER": false, "VALUES": false, "WRITETIME": false,
+	// unreserved words of DESCRIBE
+	"AGGREGATES": false, "CLUSTER": false, "COLUMNFAMILIES": false, "FUNCTIONS": false,
+	"INTERNALS": false, "ONLY": false, "TABLES": false, "TYPES": false,
 }
 
 // keywordOf maps a keyword in lower case to its upper-case form, so that the lexer looks words

@@ -58,6 +58,7 @@ const (
 	KindBatch
 	KindSchema // CREATE, ALTER, DROP, TRUNCATE
 	KindUse
+	KindDescribe // DESCRIBE: rows, read from the schema
 )
 
 // Options are how to run one statement.

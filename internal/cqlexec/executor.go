@@ -78,8 +78,14 @@ func (x *Executor) analyze(sch *schema, s *Session, p *Prepared) error {
 	case *cql.Batch:
 		p.Kind = KindBatch
 		return analyzeBatch(sch, s, p, st)
+	case *cql.Describe:
+		p.Kind = KindDescribe
+		return nil
 	case *cql.Use:
 		p.Kind = KindUse
+		if systemKeyspaces[st.Keyspace] {
+			return nil
+		}
 		if _, err := sch.keyspace(st.Keyspace); err != nil {
 			return err
 		}
@@ -96,8 +102,14 @@ func (x *Executor) analyze(sch *schema, s *Session, p *Prepared) error {
 // Execute runs a prepared statement with o's values.
 func (x *Executor) Execute(s *Session, p *Prepared, o Options) (*Result, error) {
 	switch p.Kind {
+	case KindDescribe:
+		return x.describe(s, p.stmt.(*cql.Describe))
 	case KindUse:
 		name := p.stmt.(*cql.Use).Keyspace
+		if systemKeyspaces[name] {
+			s.Keyspace = name // its tables are the virtual ones (system.go)
+			return &Result{Kind: ResultSetKeyspace, Keyspace: name}, nil
+		}
 		if _, err := freshOnMiss(x, func(sch *schema) (*keyspace, error) { return sch.keyspace(name) }); err != nil {
 			return nil, err
 		}

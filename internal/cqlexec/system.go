@@ -2,9 +2,12 @@ package cqlexec
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlvalue"
@@ -18,14 +21,17 @@ import (
 // describe keyspaces, tables, columns and types. They are virtual: computed per query, read
 // only.
 
-// Partita presents itself as a Cassandra 3.11 node: drivers then read system.peers and the
-// system_schema tables of that version, not virtual tables (some read peers_v2 first).
+// Partita presents itself as a Cassandra 4.0 node, the first to serve DESCRIBE (cqlsh 6 sends
+// it only to servers of 4.0 and later): drivers then read system.peers_v2 first, and the
+// system_virtual_schema tables, which list no virtual keyspace here. Its system_schema tables
+// are 3.11's, which 4.0's drivers read alike.
 const (
-	releaseVersion  = "3.11.17"
+	releaseVersion  = "4.0.13"
 	cqlVersion      = "3.4.5"
 	clusterName     = "Partita"
 	dataCenter      = "datacenter1"
 	rack            = "rack1"
+	snitchName      = "org.apache.cassandra.locator.SimpleSnitch"
 	partitionerName = "org.apache.cassandra.dht.Murmur3Partitioner"
 )
 
@@ -92,6 +98,13 @@ var systemTables = map[string]map[string][]vcol{
 			{"preferred_ip", "inet", regular}, {"preferred_port", "int", regular}, {"rack", text, regular},
 			{"release_version", text, regular}, {"schema_version", "uuid", regular}, {"tokens", textSet, regular}},
 	},
+	"system_virtual_schema": {
+		"keyspaces": {{"keyspace_name", text, partitionKey}},
+		"tables":    {{"keyspace_name", text, partitionKey}, {"table_name", text, clustering}, {"comment", text, regular}},
+		"columns": {{"keyspace_name", text, partitionKey}, {"table_name", text, clustering}, {"column_name", text, clustering},
+			{"clustering_order", text, regular}, {"column_name_bytes", "blob", regular}, {"kind", text, regular},
+			{"position", "int", regular}, {"type", text, regular}},
+	},
 	"system_schema": {
 		"keyspaces": {{"keyspace_name", text, partitionKey}, {"durable_writes", "boolean", regular}, {"replication", frozenMT, regular}},
 		"tables": append([]vcol{{"keyspace_name", text, partitionKey}, {"table_name", text, clustering},
@@ -149,7 +162,7 @@ func (x *Executor) selectTable(sch *schema, s *Session, n cql.TableName) (*table
 
 // systemTable builds a virtual table's description.
 func systemTable(ks, name string, cols []vcol) *table {
-	tm := tableMeta{}
+	tm := tableMeta{ID: nameUUID([]byte(ks + "." + name))}
 	for _, c := range cols {
 		tm.Columns = append(tm.Columns, columnMeta{Name: c.name, Type: c.typ})
 		switch c.kind {
@@ -263,13 +276,30 @@ func textMap(m map[string]string) []byte {
 	return cqlvalue.EncodeMap(cqlvalue.Native(cqlvalue.Text), ks, vs)
 }
 
-// allKeyspaces lists the user keyspaces and the system ones drivers expect to see.
-func allKeyspaces(sch *schema) []*keyspace {
+// systemKeyspaceList are the system keyspaces drivers expect to see, with the virtual tables
+// Partita serves in them, so that system_schema describes those tables too (cqlsh reads a
+// table's description before it selects from it).
+var systemKeyspaceList []*keyspace
+
+// (Built in init: the tables' rows functions read the keyspaces list.)
+func init() { systemKeyspaceList = systemKeyspacesWithTables() }
+
+func systemKeyspacesWithTables() []*keyspace {
 	var out []*keyspace
 	for _, name := range []string{"system", "system_schema", "system_auth", "system_distributed", "system_traces"} {
-		out = append(out, &keyspace{name: name, meta: keyspaceMeta{DurableWrites: true,
-			Replication: map[string]string{"class": "org.apache.cassandra.locator.LocalStrategy"}}})
+		ks := &keyspace{name: name, tables: map[string]*table{}, meta: keyspaceMeta{DurableWrites: true,
+			Replication: map[string]string{"class": "org.apache.cassandra.locator.LocalStrategy"}}}
+		for tn, cols := range systemTables[name] {
+			ks.tables[tn] = systemTable(name, tn, cols)
+		}
+		out = append(out, ks)
 	}
+	return out
+}
+
+// allKeyspaces lists the system keyspaces and the user keyspaces.
+func allKeyspaces(sch *schema) []*keyspace {
+	out := slices.Clone(systemKeyspaceList)
 	names := make([]string, 0, len(sch.keyspaces))
 	for n := range sch.keyspaces {
 		names = append(names, n)
@@ -292,8 +322,8 @@ func keyspaceRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 	return out
 }
 
-// userTables lists every user table in keyspace and name order.
-func userTables(sch *schema) []*table {
+// allTables lists every table, the system keyspaces' virtual ones first, in keyspace and name order.
+func allTables(sch *schema) []*table {
 	var out []*table
 	for _, ks := range allKeyspaces(sch) {
 		names := make([]string, 0, len(ks.tables))
@@ -308,37 +338,69 @@ func userTables(sch *schema) []*table {
 	return out
 }
 
+// tableOption is one of a table's options, as system_schema.tables holds it and as DESCRIBE
+// prints it.
+type tableOption struct {
+	name string
+	cell []byte
+	cql  string
+}
+
+// optionsOf are t's options: its comment and default time to live, and Cassandra's
+// defaults for what Partita has no use for.
+func optionsOf(t *table) []tableOption {
+	num := func(name string, cell []byte, v string) tableOption { return tableOption{name, cell, v} }
+	textMapOpt := func(name string, m map[string]string) tableOption {
+		keys := slices.Sorted(maps.Keys(m))
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, cql.QuoteString(k)+": "+cql.QuoteString(m[k]))
+		}
+		return tableOption{name, textMap(m), "{" + strings.Join(parts, ", ") + "}"}
+	}
+	return []tableOption{
+		num("bloom_filter_fp_chance", cqlvalue.EncodeDouble(0.01), "0.01"),
+		textMapOpt("caching", map[string]string{"keys": "ALL", "rows_per_partition": "NONE"}),
+		num("cdc", cqlvalue.EncodeBoolean(false), "false"),
+		{"comment", []byte(t.meta.Comment), cql.QuoteString(t.meta.Comment)},
+		textMapOpt("compaction", map[string]string{"class": "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy"}),
+		textMapOpt("compression", map[string]string{}),
+		num("crc_check_chance", cqlvalue.EncodeDouble(1), "1.0"),
+		num("dclocal_read_repair_chance", cqlvalue.EncodeDouble(0), "0.0"),
+		num("default_time_to_live", cqlvalue.EncodeInt(int32(t.meta.DefaultTTL)), strconv.Itoa(t.meta.DefaultTTL)),
+		num("gc_grace_seconds", cqlvalue.EncodeInt(864000), "864000"),
+		num("max_index_interval", cqlvalue.EncodeInt(2048), "2048"),
+		num("memtable_flush_period_in_ms", cqlvalue.EncodeInt(0), "0"),
+		num("min_index_interval", cqlvalue.EncodeInt(128), "128"),
+		num("read_repair_chance", cqlvalue.EncodeDouble(0), "0.0"),
+		{"speculative_retry", []byte("99PERCENTILE"), "'99PERCENTILE'"},
+	}
+}
+
 func tableRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 	var out []*rowDoc
-	for _, t := range userTables(sch) {
+	for _, t := range allTables(sch) {
 		flags := "compound"
 		if t.counter {
 			flags = "counter"
 		}
 		id := t.meta.ID
-		out = append(out, cells(map[string][]byte{
-			"keyspace_name": []byte(t.ks), "table_name": []byte(t.name),
-			"bloom_filter_fp_chance": cqlvalue.EncodeDouble(0.01),
-			"caching":                textMap(map[string]string{"keys": "ALL", "rows_per_partition": "NONE"}),
-			"cdc":                    cqlvalue.EncodeBoolean(false), "comment": []byte(t.meta.Comment),
-			"compaction":       textMap(map[string]string{"class": "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy"}),
-			"compression":      textMap(map[string]string{}),
-			"crc_check_chance": cqlvalue.EncodeDouble(1), "dclocal_read_repair_chance": cqlvalue.EncodeDouble(0),
-			"default_time_to_live": cqlvalue.EncodeInt(int32(t.meta.DefaultTTL)),
-			"extensions":           cqlvalue.EncodeMap(cqlvalue.Native(cqlvalue.Text), nil, nil),
-			"flags":                cqlvalue.EncodeSet(cqlvalue.Native(cqlvalue.Text), []byte(flags)),
-			"gc_grace_seconds":     cqlvalue.EncodeInt(864000), "id": id[:],
-			"max_index_interval": cqlvalue.EncodeInt(2048), "memtable_flush_period_in_ms": cqlvalue.EncodeInt(0),
-			"min_index_interval": cqlvalue.EncodeInt(128), "read_repair_chance": cqlvalue.EncodeDouble(0),
-			"speculative_retry": []byte("99PERCENTILE"),
-		}))
+		vals := map[string][]byte{
+			"keyspace_name": []byte(t.ks), "table_name": []byte(t.name), "id": id[:],
+			"extensions": cqlvalue.EncodeMap(cqlvalue.Native(cqlvalue.Text), nil, nil),
+			"flags":      cqlvalue.EncodeSet(cqlvalue.Native(cqlvalue.Text), []byte(flags)),
+		}
+		for _, o := range optionsOf(t) {
+			vals[o.name] = o.cell
+		}
+		out = append(out, cells(vals))
 	}
 	return out
 }
 
 func columnRows(x *Executor, sch *schema, s *Session) []*rowDoc {
 	var out []*rowDoc
-	for _, t := range userTables(sch) {
+	for _, t := range allTables(sch) {
 		for _, c := range t.cols {
 			order, pos := "none", int32(-1)
 			switch c.kind {

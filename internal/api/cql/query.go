@@ -29,7 +29,7 @@ func (c *conn) query(ctx context.Context, m *message.Query) message.Message {
 		if err != nil {
 			return errorMessage(err, r)
 		}
-		r.read, r.writeType = p.Kind == cqlexec.KindSelect, primitive.WriteTypeSimple
+		r.read, r.writeType = p.Kind == cqlexec.KindSelect || p.Kind == cqlexec.KindDescribe, primitive.WriteTypeSimple
 		res, err = c.srv.exec.Execute(&s, p, o)
 		if errors.Is(err, fault.Gone) && attempt < staleRetries {
 			continue
@@ -73,7 +73,7 @@ func (c *conn) execute(ctx context.Context, m *message.Execute) message.Message 
 	}
 	o, skip, r := options(m.Options)
 	o.Context = ctx
-	r.read, r.writeType, r.prepared = p.Kind == cqlexec.KindSelect, primitive.WriteTypeSimple, m.QueryId
+	r.read, r.writeType, r.prepared = p.Kind == cqlexec.KindSelect || p.Kind == cqlexec.KindDescribe, primitive.WriteTypeSimple, m.QueryId
 	s := c.sessionNow()
 	res, err := c.srv.exec.Execute(&s, p, o)
 	if err != nil {
