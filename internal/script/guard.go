@@ -2,6 +2,7 @@ package script
 
 import (
 	"fmt"
+	"reflect"
 	"runtime/metrics"
 	"sync"
 	"time"
@@ -20,12 +21,12 @@ import (
 //
 // What is left uncapped is what calls back into script code on the way (a toString, a
 // callback, a proxy's trap): the interrupt stops those between calls.
-var guards = fmt.Sprintf(`(function (nestsDeeper) {
+var guards = fmt.Sprintf(`(function (nestsDeeper, plainArray) {
 	var MAXA = %d, MAXS = %d, MAXD = %d;
 	var apply = Reflect.apply, construct = Reflect.construct, define = Object.defineProperty,
 		create = Object.create, str = String, num = Number, floor = Math.floor, isArray = Array.isArray,
 		NewMap = Map, mapGet = Map.prototype.get, mapSet = Map.prototype.set, mapHas = Map.prototype.has,
-		JSONObj = JSON, RangeErr = RangeError, SyntaxErr = SyntaxError;
+		JSONObj = JSON, RangeErr = RangeError, SyntaxErr = SyntaxError, TypeErr = TypeError, Obj = Object;
 	function lengthOf(n) { n = num(n); return n > 0 ? floor(n) : 0; }
 	function tooLong() { throw new RangeErr("Invalid string length"); }
 	function tooMany() { throw new RangeErr("Invalid array length"); }
@@ -116,6 +117,50 @@ var guards = fmt.Sprintf(`(function (nestsDeeper) {
 	replace(Array, "from", function (orig) {
 		return function (items) { long(items); return apply(orig, this, arguments); };
 	});
+	// The methods that walk an array-like natively, index by index, up to its length (an
+	// array's length may be set to 2^32-1 with no element, and any object may claim a length):
+	// past the cap they would loop for minutes without a script instruction to interrupt.
+	// push and pop touch one index; the methods that call a callback on every index are
+	// stopped between the calls, but those that skip holes (forEach, map, ...) would not be.
+	// On a genuine array (plainArray: not a proxy) the length is a data property, read once;
+	// anything else (an array-like, a proxy) might answer the check small and the method
+	// large, so the method walks a copy made from one reading instead; the methods that
+	// change their receiver are refused on them.
+	function snapshot(o) {
+		var obj = Obj(o), n = lengthOf(obj.length);
+		if (n > MAXA) tooMany();
+		var c = [];
+		c.length = n;
+		for (var i = 0; i < n; i++) if (i in obj) put(c, i, obj[i]);
+		return c;
+	}
+	var mutating = { copyWithin: true, reverse: true, shift: true, sort: true, splice: true, unshift: true };
+	["at", "concat", "copyWithin", "entries", "every", "filter", "find", "findIndex", "findLast",
+	 "findLastIndex", "flat", "flatMap", "forEach", "includes", "indexOf", "keys", "lastIndexOf",
+	 "map", "reduce", "reduceRight", "reverse", "shift", "slice", "some", "sort", "splice",
+	 "unshift", "values"].forEach(function (name) {
+		if (typeof Array.prototype[name] !== "function") return;
+		replace(Array.prototype, name, function (orig) {
+			return function () {
+				if (this == null || plainArray(this)) {
+					long(this);
+					return apply(orig, this, arguments);
+				}
+				if (mutating[name]) throw new TypeErr("Array.prototype." + name + " changes its receiver, which here must be an array");
+				return apply(orig, snapshot(this), arguments);
+			};
+		});
+	});
+	// String.raw walks its call site's raw strings up to their length.
+	replace(String, "raw", function (orig) {
+		return function (callSite) {
+			if (callSite == null) return apply(orig, this, arguments);
+			var raw = Obj(callSite).raw, rest = [{ raw: plainArray(raw) ? raw : snapshot(raw) }];
+			if (plainArray(raw)) long(raw);
+			for (var i = 1; i < arguments.length; i++) put(rest, i, arguments[i]);
+			return apply(orig, this, rest);
+		};
+	});
 	// JSON.parse recurses natively once per level of nesting: deep enough, it overflows the
 	// goroutine's stack, which ends the process. nestsDeeper scans the text first (natively).
 	replace(JSON, "parse", function (orig) {
@@ -199,9 +244,20 @@ func installGuards(rt *goja.Runtime) error {
 	}
 	_, err = install(goja.Undefined(), rt.ToValue(func(fc goja.FunctionCall) goja.Value {
 		return rt.ToValue(nestsDeeper(fc.Argument(0).String(), int(fc.Argument(1).ToInteger())))
+	}), rt.ToValue(func(fc goja.FunctionCall) goja.Value {
+		return rt.ToValue(plainArray(fc.Argument(0)))
 	}))
 	return err
 }
+
+// plainArray reports whether v is a genuine array, whose length is a data property: not a
+// proxy (which may answer anything, differently each time) nor an array-like.
+func plainArray(v goja.Value) bool {
+	o, ok := v.(*goja.Object)
+	return ok && o.ClassName() == "Array" && o.ExportType() != proxyType
+}
+
+var proxyType = reflect.TypeOf(goja.Proxy{})
 
 // nestsDeeper reports whether the JSON text s opens more than max objects and arrays inside
 // one another. Brackets in strings do not count. For text that is not JSON it counts what a

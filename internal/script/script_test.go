@@ -259,6 +259,13 @@ func TestHostileScripts(t *testing.T) {
 		{"String replaced", `function () { String = function () { return "" }; "xxxx".repeat(1 << 26) }`, ``, fault.BadRequest, "Invalid string length"},
 		{"count converted twice", `function () { var n = 0; return "x".repeat({valueOf: function () { return n++ ? 1 << 30 : 1 }}).length }`, ``, succeeds, ""},
 		{"constructor reached through a prototype", `function () { var C = new Float64Array(1).constructor; new C(1 << 28) }`, ``, fault.BadRequest, "Invalid array length"},
+		{"an array's length set to 2^32-1, walked natively", `function () { var a = []; a.length = 4294967295; a.indexOf(1) }`, ``, fault.BadRequest, "Invalid array length"},
+		{"an array-like with a huge length", `function () { Array.prototype.forEach.call({length: 4294967295}, function () {}) }`, ``, fault.BadRequest, "Invalid array length"},
+		{"a length that answers small, then large", `function () { var n = 0; Array.prototype.indexOf.call(new Proxy({}, {get: function (t, k) { return k === "length" ? (n++ ? 4294967295 : 1) : undefined }}), 1) }`, ``, succeeds, ""},
+		{"a length getter that answers small, then large", `function () { var n = 0; Array.prototype.forEach.call({get length() { return n++ ? 4294967295 : 3 }}, function () {}) }`, ``, succeeds, ""},
+		{"String.raw of a huge call site", `function () { String.raw({raw: {length: 1 << 30}}, "x") }`, ``, fault.BadRequest, "Invalid array length"},
+		{"sort of an array-like", `function () { Array.prototype.sort.call({length: 2, 0: 2, 1: 1}) }`, ``, fault.BadRequest, "must be an array"},
+		{"replace with $ patterns", `function () { "x".repeat(1 << 20).replace(/x/g, "$&$&$&$&") }`, ``, fault.BadRequest, "memory limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.Procedure(tc.body, []byte(tc.args), newMem(), ProcedureCall{})
