@@ -122,7 +122,7 @@ for (const transport of transports()) {
       assert.equal(hosts.length, 1);
       assert.equal(hosts[0].address, `127.0.0.1:${server.cqlPort}`);
       assert.equal(hosts[0].datacenter, "datacenter1");
-      assert.equal(hosts[0].cassandraVersion, "3.11.17");
+      assert.equal(hosts[0].cassandraVersion, "4.0.13");
       assert.equal(hosts[0].tokens.length, 8);
       const state = client.getState();
       assert.deepEqual(
@@ -131,7 +131,7 @@ for (const transport of transports()) {
       );
       const rs = await client.execute("SELECT release_version, partitioner, data_center FROM system.local");
       assert.equal(rs.rows.length, 1);
-      assert.equal(rs.first().release_version, "3.11.17");
+      assert.equal(rs.first().release_version, "4.0.13");
       assert.equal(rs.first().partitioner, "org.apache.cassandra.dht.Murmur3Partitioner");
       assert.equal(rs.first().data_center, "datacenter1");
       if (tls) {
