@@ -13,64 +13,43 @@ import (
 
 // DatabaseByRID is the id of the database whose resource id is r.
 func (e *Engine) DatabaseByRID(r string) (string, error) {
-	for _, d := range e.Databases() {
-		if d.RID == r {
-			return d.ID, nil
-		}
-	}
-	return "", ridNotFound("database", r)
+	return idByRID(e.Databases(), nil, func(d DatabaseInfo) (string, string) { return d.ID, d.RID }, "database", r)
 }
 
 // ContainerByRID is the id of database dbID's container whose resource id is r.
 func (e *Engine) ContainerByRID(dbID, r string) (string, error) {
 	cs, err := e.Containers(dbID)
-	if err != nil {
-		return "", err
-	}
-	for _, c := range cs {
-		if c.RID == r {
-			return c.ID, nil
-		}
-	}
-	return "", ridNotFound("container", r)
+	return idByRID(cs, err, func(c ContainerInfo) (string, string) { return c.ID, c.RID }, "container", r)
 }
 
 // UserByRID is the id of database dbID's user whose resource id is r.
 func (e *Engine) UserByRID(dbID, r string) (string, error) {
 	us, err := e.Users(dbID)
-	if err != nil {
-		return "", err
-	}
-	for _, u := range us {
-		if u.RID == r {
-			return u.ID, nil
-		}
-	}
-	return "", ridNotFound("user", r)
+	return idByRID(us, err, func(u UserInfo) (string, string) { return u.ID, u.RID }, "user", r)
 }
 
 // PermissionByRID is the id of the user's permission whose resource id is r.
 func (e *Engine) PermissionByRID(dbID, userID, r string) (string, error) {
 	ps, err := e.Permissions(dbID, userID)
-	if err != nil {
-		return "", err
-	}
-	for _, p := range ps {
-		if p.RID == r {
-			return p.ID, nil
-		}
-	}
-	return "", ridNotFound("permission", r)
+	return idByRID(ps, err, func(p PermissionInfo) (string, string) { return p.ID, p.RID }, "permission", r)
 }
 
 // ScriptByRID is the id of the container's script of a kind whose resource id is r.
 func (c *Container) ScriptByRID(kind ScriptKind, r string) (string, error) {
-	for _, s := range c.Scripts(kind) {
-		if s.RID == r {
-			return s.ID, nil
+	return idByRID(c.Scripts(kind), nil, func(s Script) (string, string) { return s.ID, s.RID }, "script", r)
+}
+
+// idByRID is the id of the element of list (listed with err) whose resource id is r.
+func idByRID[T any](list []T, err error, ids func(T) (id, rid string), what, r string) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	for _, x := range list {
+		if id, rid := ids(x); rid == r {
+			return id, nil
 		}
 	}
-	return "", ridNotFound("script", r)
+	return "", fault.New(fault.NotFound, "Resource Not Found: no %s has the resource id %q", what, r)
 }
 
 // ridOfItem finds an item by the _rid it was stored with.
@@ -94,11 +73,7 @@ func (c *Container) ItemIDByRID(key epk.Key, r string) (string, float64, error) 
 		return "", res.Charge, err
 	}
 	if len(res.Results) == 0 || res.Results[0].Kind() != value.String {
-		return "", res.Charge, ridNotFound("document", r)
+		return "", res.Charge, fault.New(fault.NotFound, "Resource Not Found: no document has the resource id %q", r)
 	}
 	return res.Results[0].Str(), res.Charge, nil
-}
-
-func ridNotFound(what, r string) error {
-	return fault.New(fault.NotFound, "Resource Not Found: no %s has the resource id %q", what, r)
 }
