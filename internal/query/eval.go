@@ -42,7 +42,16 @@ type evaluator struct {
 	doc value.Value
 	// rowBudget, when set, is how many more rows the execution may produce (Options.MaxRows).
 	rowBudget *int
+	// itemRows, when set, counts the rows the current item's FROM and JOINs produced, its
+	// subqueries' included; past MaxItemRows the query fails (a cross product of a few large
+	// arrays would otherwise run for hours on one item).
+	itemRows *int
 }
+
+// MaxItemRows bounds the rows one item's JOINs (and its subqueries') may produce.
+const MaxItemRows = 1 << 20
+
+var errItemRows = fault.New(fault.BadRequest, "The query's JOINs produce more than %d rows for one item; join fewer or smaller arrays, or filter them in a subquery", MaxItemRows)
 
 // aggRef stands in for an aggregate call once the query has been planned: it reads the
 // aggregate's value for the current group.

@@ -77,7 +77,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC(), UDF: opts.UDF}, stats: &Stats{}, subs: p.subs}
+	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC(), UDF: opts.UDF}, stats: &Stats{}, subs: p.subs, itemRows: new(int)}
 	if opts.MaxRows > 0 {
 		ev.rowBudget = &opts.MaxRows
 	}
@@ -286,6 +286,7 @@ func (p *Prepared) itemRows(ev *evaluator, pos Position, doc []byte, emit func(v
 // rows expands the FROM clause over one item and filters by WHERE.
 func (p *Prepared) rows(ev *evaluator, doc value.Value, emit func(row) (bool, error)) error {
 	ev.doc = doc
+	ev.newItem()
 	_, err := ev.expand(p.q, nil, doc, p.where(ev, emit))
 	return err
 }
@@ -310,12 +311,20 @@ func (p *Prepared) derivedRows(ev *evaluator, table []value.Value, emit func(row
 	ev.doc = value.Value{}
 	emit = p.where(ev, emit)
 	for _, v := range table {
+		ev.newItem()
 		more, err := ev.expandFrom(p.q, 1, row{{p.q.From.Source.Alias, v}}, ev.doc, emit)
 		if !more || err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// newItem starts counting the rows of another item (itemRows).
+func (ev *evaluator) newItem() {
+	if ev.itemRows != nil {
+		*ev.itemRows = 0
+	}
 }
 
 // expand binds the FROM sources of q, starting from the outer row, calling emit for every
@@ -335,6 +344,11 @@ func (ev *evaluator) expandFrom(q *Query, start int, outer row, doc value.Value,
 	var rec func(i int, r row) (bool, error)
 	rec = func(i int, r row) (bool, error) {
 		if i == len(sources) {
+			if ev.itemRows != nil {
+				if *ev.itemRows++; *ev.itemRows > MaxItemRows {
+					return false, errItemRows
+				}
+			}
 			if ev.rowBudget != nil {
 				if *ev.rowBudget--; *ev.rowBudget < 0 {
 					return false, fault.New(fault.BadRequest, "The query produces too many rows for this use; simplify its JOINs")
@@ -414,7 +428,7 @@ func (ev *evaluator) subqueryOver(q *Query, outer row, doc value.Value, limit in
 	if p == nil {
 		return nil, fault.New(fault.Internal, "query: subquery was not prepared")
 	}
-	sub := &evaluator{params: ev.params, env: ev.env, stats: ev.stats, subs: ev.subs, doc: doc, rowBudget: ev.rowBudget}
+	sub := &evaluator{params: ev.params, env: ev.env, stats: ev.stats, subs: ev.subs, doc: doc, rowBudget: ev.rowBudget, itemRows: ev.itemRows}
 	if !p.grouped && len(p.q.OrderBy) == 0 && !p.q.Select.Distinct && p.q.Offset == nil {
 		var out []value.Value
 		top := p.limit(sub)
@@ -518,7 +532,7 @@ func (p *Prepared) materialize(ev *evaluator, src Reader) ([]value.Value, error)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pev := &evaluator{params: ev.params, env: ev.env, stats: &stats[i], subs: ev.subs}
+			pev := &evaluator{params: ev.params, env: ev.env, stats: &stats[i], subs: ev.subs, itemRows: new(int)}
 			defer func() {
 				if r := recover(); r != nil { // a bug must fail the query, not the server
 					errs[i] = fault.New(fault.Internal, "query execution failed: %v", r)
