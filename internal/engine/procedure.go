@@ -77,11 +77,25 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 // queries fn made, its time, and the commit's writes; all of it is spent from the partition's
 // budget, also when fn failed and nothing was written.
 func (c *Container) transact(ctx context.Context, e epk.EPK, fn func(t *txn) error) (x committed, charge float64, err error) {
-	charge, err = retryConflicts(func() (float64, error) {
-		var ch float64
-		x, ch, err = c.transactOnce(ctx, e, fn)
-		return ch, err
-	})
+	run := func() (float64, error) {
+		return retryConflicts(func() (float64, error) {
+			var ch float64
+			x, ch, err = c.transactOnce(ctx, e, fn)
+			return ch, err
+		})
+	}
+	charge, err = run()
+	if err == script.ErrMemoryBeside {
+		// Its script was stopped when the heap outgrew its budget while other scripts ran
+		// beside it, and any of them may have grown it: nothing was written, and it runs
+		// again apart from other such reruns, where only the one that spent the memory is
+		// stopped again.
+		err = c.e.scripts.Alone(func() error {
+			more, err := run()
+			charge += more
+			return err
+		})
+	}
 	return x, charge, err
 }
 

@@ -128,7 +128,7 @@ func (r *Runner) Function(body string) (func(args []value.Value) (value.Value, e
 	if _, err := r.compile(body); err != nil {
 		return nil, err
 	}
-	return func(args []value.Value) (value.Value, error) {
+	once := func(args []value.Value) (value.Value, error) {
 		var buf []byte
 		var res value.Value
 		err := r.run(body, &call{}, func(v *vm) (goja.Value, error) {
@@ -161,6 +161,16 @@ func (r *Runner) Function(body string) (func(args []value.Value) (value.Value, e
 			res, err = value.Parse([]byte(s.String()))
 			return ret, err
 		}, nil)
+		return res, err
+	}
+	return func(args []value.Value) (res value.Value, err error) {
+		if res, err = once(args); err == ErrMemoryBeside {
+			// A function writes nothing: it runs again at once, away from other reruns.
+			err = r.Alone(func() error {
+				res, err = once(args)
+				return err
+			})
+		}
 		return res, err
 	}, nil
 }

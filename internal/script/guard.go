@@ -291,7 +291,11 @@ func nestsDeeper(s string, max int) bool {
 // watchdog interrupts calls while the heap grows past their memory budget. Goja cannot count
 // one runtime's allocations, so it watches the process's heap from when each call began:
 // a runaway loop is stopped within a tick; an ordinary call never comes near the budget.
-// Calls running at the same time as a runaway one may be stopped with it.
+// Calls running at the same time as a runaway one see the same heap, and one that began
+// earlier passes its budget first: so when a call passes its budget while others run, every
+// running call is stopped with errMemoryBeside, and its caller runs it again, apart from the
+// other reruns (Runner.Alone), where the one that spent the memory is stopped again and the
+// others finish.
 type watchdog struct {
 	mu      sync.Mutex
 	watched map[*goja.Runtime]budget
@@ -324,18 +328,30 @@ func (w *watchdog) add(rt *goja.Runtime, max int64) (remove func()) {
 	w.mu.Unlock()
 	return func() {
 		w.mu.Lock()
+		heap := heapBytes()
+		if b := w.watched[rt]; heap > b.base && heap-b.base > b.max {
+			// It leaves over its budget, and what it allocated is not collected yet: the
+			// calls beside it are measured from here on, not charged with it.
+			for r, o := range w.watched {
+				if r != rt && o.base < heap {
+					o.base = heap
+					w.watched[r] = o
+				}
+			}
+		}
 		delete(w.watched, rt)
 		w.mu.Unlock()
 	}
 }
 
-// over reports whether the heap has grown past rt's budget since its call began.
-func (w *watchdog) over(rt *goja.Runtime) bool {
+// over reports whether the heap has grown past rt's budget since its call began, and whether
+// other calls are running beside it.
+func (w *watchdog) over(rt *goja.Runtime) (over, beside bool) {
 	heap := heapBytes()
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	b, ok := w.watched[rt]
-	w.mu.Unlock()
-	return ok && heap > b.base && heap-b.base > b.max
+	return ok && heap > b.base && heap-b.base > b.max, len(w.watched) > 1
 }
 
 // loop ticks while calls are watched, and stops when none is.
@@ -350,8 +366,16 @@ func (w *watchdog) loop() {
 			w.mu.Unlock()
 			return
 		}
-		for rt, b := range w.watched {
-			if heap > b.base && heap-b.base > b.max {
+		over := false
+		for _, b := range w.watched {
+			over = over || heap > b.base && heap-b.base > b.max
+		}
+		for rt := range w.watched {
+			switch {
+			case !over:
+			case len(w.watched) > 1:
+				rt.Interrupt(errMemoryBeside)
+			default:
 				rt.Interrupt(errMemory)
 			}
 		}

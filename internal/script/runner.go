@@ -78,6 +78,8 @@ type Runner struct {
 
 	mu       sync.Mutex
 	compiled map[string]*compiled // by body
+	// aloneMu holds the calls run again after ErrMemoryBeside apart (Alone).
+	aloneMu sync.Mutex
 }
 
 // NewRunner returns a Runner with the given limits.
@@ -190,11 +192,27 @@ func (v *vm) prepare(prog *goja.Program) error {
 	return nil
 }
 
-// errTimeout and errMemory are what a call is interrupted with.
+// errTimeout, errMemory and errMemoryBeside are what a call is interrupted with.
 var (
-	errTimeout = errors.New("time budget spent")
-	errMemory  = errors.New("memory budget spent")
+	errTimeout      = errors.New("time budget spent")
+	errMemory       = errors.New("memory budget spent")
+	errMemoryBeside = errors.New("memory budget spent, beside other calls")
 )
+
+// ErrMemoryBeside is the error of a call stopped for memory while other calls were over
+// their budgets too: the heap is the process's, and any of them may have made it grow.
+// Nothing the call wrote is kept; its caller should run it again once, within Alone.
+var ErrMemoryBeside = fault.New(fault.BadRequest, "Encountered exception while executing function. Exception = RangeError: "+
+	"the server's memory grew past the script's limit while other scripts ran beside it, and it was stopped")
+
+// Alone runs fn, a call run again after ErrMemoryBeside, while no other such rerun runs: the
+// call that spent the memory is then stopped again by itself (ErrMemory's message), and the
+// calls that ran beside it finish.
+func (r *Runner) Alone(fn func() error) error {
+	r.aloneMu.Lock()
+	defer r.aloneMu.Unlock()
+	return fn()
+}
 
 // run runs body's function on a borrowed runtime within the call's limits: start (called
 // with the runtime) makes the arguments and calls the function, then the queued callbacks
@@ -234,10 +252,14 @@ func (r *Runner) run(body string, c *call, start func(v *vm) (goja.Value, error)
 	if _, err = start(v); err == nil {
 		err = c.drain()
 	}
-	if err == nil && r.watch.over(v.rt) {
+	if err == nil {
 		// It went past its budget between two of the watchdog's ticks (large arrays cost
 		// little time to allocate): its garbage is not collected yet.
-		return c.memoryFault()
+		if over, beside := r.watch.over(v.rt); over && beside {
+			return ErrMemoryBeside
+		} else if over {
+			return c.memoryFault()
+		}
 	}
 	if err == nil && c.fatal != nil {
 		err = c.fatal
@@ -269,6 +291,8 @@ func (c *call) failure(err error) error {
 			return fault.New(fault.Timeout, "The script ran past its time limit of %v and was stopped; nothing it wrote was kept", c.limits.Timeout)
 		case errMemory:
 			return c.memoryFault()
+		case errMemoryBeside:
+			return ErrMemoryBeside
 		}
 		if f, ok := ie.Value().(*fault.Error); ok {
 			return f

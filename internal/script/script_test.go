@@ -212,6 +212,47 @@ func TestResponseQuota(t *testing.T) {
 	}
 }
 
+// A call that runs beside a runaway one may see the process's heap outgrow its own budget
+// too: both are stopped with ErrMemoryBeside, and run again apart (Alone), where the runaway
+// one is stopped by itself and the other finishes.
+func TestMemoryBudgetSparesCallsBeside(t *testing.T) {
+	r := NewRunner(Limits{Timeout: 10 * time.Second, MaxMemory: 32 << 20})
+	innocent := `function () { var t = Date.now(), n = 0; while (Date.now() - t < 300) n++; getContext().getResponse().setBody(n > 0) }`
+	hog := `function () { var a = []; for (;;) a.push("x".repeat(1 << 16) + a.length) }`
+	run := func(body string) (Outcome, error, bool) {
+		out, err := r.Procedure(body, nil, newMem(), ProcedureCall{})
+		if err != ErrMemoryBeside {
+			return out, err, false
+		}
+		err = r.Alone(func() error {
+			out, err = r.Procedure(body, nil, newMem(), ProcedureCall{})
+			return err
+		})
+		return out, err, true
+	}
+	var (
+		out    Outcome
+		err    error
+		beside bool
+		done   = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		out, err, beside = run(innocent)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_, herr, hogBeside := run(hog)
+	<-done
+	if err != nil || string(out.Body) != "true" {
+		t.Fatalf("the call beside the runaway one: %s, %v", out.Body, err)
+	}
+	var f *fault.Error
+	if !errors.As(herr, &f) || !strings.Contains(f.Message, "memory limit") {
+		t.Fatalf("the runaway call: %v; want it stopped for its memory", herr)
+	}
+	t.Logf("stopped beside each other and run again: innocent %v, runaway %v", beside, hogBeside)
+}
+
 func TestFunction(t *testing.T) {
 	r := NewRunner(Limits{Timeout: 200 * time.Millisecond})
 	f, err := r.Function(`function tax(income) { if (income < 0) throw new Error("negative"); return {t: income * 0.1}; }`)
