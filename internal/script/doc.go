@@ -34,7 +34,8 @@
 // Array.prototype.fill, join and toLocaleString, Array.from, the array and typed-array
 // constructors), a cap on the length the Array methods and String.raw walk natively (over a
 // copy, for an array-like or a proxy whose length could answer the check one thing and the
-// method another), a cap on how deep JSON.parse and JSON.stringify go (they recurse natively),
+// method another), a time limit on each match of a backtracking regular expression, a cap on
+// how deep JSON.parse and JSON.stringify go (they recurse natively),
 // and a memory watch that interrupts a call whose allocations run away. The script's text is
 // evaluated (it is an expression, which may run code) within the budget of the call that
 // first runs it. A failure of any kind ends that call with an error (*fault.Error) and leaves

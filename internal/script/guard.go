@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -232,6 +233,15 @@ var guards = fmt.Sprintf(`(function (nestsDeeper, plainArray) {
 })`, maxArrayLength, maxStringLength, maxNesting)
 
 var guardsProgram = goja.MustCompile("guards.js", guards, true)
+
+// maxMatchTime bounds one match of a regular expression that needs backtracking (goja runs
+// those with regexp2, the others with Go's linear regexp): a catastrophic pattern such as
+// /^(a+)+\1$/ would otherwise run for hours inside one native call, where the interrupt cannot
+// reach it. A match that runs out of time finds nothing, and the call's own time limit stops
+// the script soon after.
+const maxMatchTime = time.Second
+
+func init() { regexp2.DefaultMatchTimeout = maxMatchTime }
 
 func installGuards(rt *goja.Runtime) error {
 	f, err := rt.RunProgram(guardsProgram)

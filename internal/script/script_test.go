@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -275,53 +277,39 @@ func TestFunction(t *testing.T) {
 // TestHostileScripts holds what fuzzing found: each of these once failed with an internal
 // error, ran past its budget in one native step (or forever), or allocated far past its
 // memory budget before anything could stop it.
+// TestHostileScripts runs the corpus of testdata/hostile: scripts that try to take the process
+// down (memory, stack, native loops, deep values) each end as the file says, and an ordinary
+// call still runs after each.
 func TestHostileScripts(t *testing.T) {
 	r := NewRunner(Limits{Timeout: time.Second, MaxMemory: 64 << 20})
-	const succeeds = fault.Kind(255) // the call must succeed
-	for _, tc := range []struct {
-		name, body, args string
-		kind             fault.Kind
-		msg              string
-	}{
-		{"arguments not JSON", `function () {}`, `[1,`, fault.BadRequest, "must be a JSON array"},
-		{"arguments too deep", `function () {}`, strings.Repeat("[", 600) + strings.Repeat("]", 600), fault.BadRequest, "nested at most 512 deep"},
-		{"arguments past float64", `function () {}`, `[1e400]`, fault.BadRequest, "cannot be read"},
-		{"thrown toString throws", `function () { throw {toString: function () { throw 1 }} }`, ``, fault.BadRequest, "cannot be shown"},
-		{"thrown toString loops", `function () { throw {toString: function () { for (;;) {} }} }`, ``, fault.BadRequest, "cannot be shown"},
-		{"thrown stack getter throws", `function () { var e = new Error("x"); Object.defineProperty(e, "stack", {get: function () { throw 2 }}); throw e }`, ``, fault.BadRequest, "Error: x"},
-		{"text loops as it is evaluated", "function () {}) ; while (true) {} ; (0", ``, fault.Timeout, "time limit"},
-		{"text calls the API as it is evaluated", `0, getContext(), function () {}`, ``, fault.BadRequest, "only available while the script runs"},
-		{"JSON.parse deep", `function () { JSON.parse("[".repeat(1 << 20)) }`, ``, fault.BadRequest, "more than 512 deep"},
-		{"JSON.stringify deep", `function () { var o = {}; for (var i = 0; i < 1000; i++) o = {a: o}; JSON.stringify(o) }`, ``, fault.BadRequest, "more than 512 deep"},
-		{"JSON.stringify deep through toJSON", `function () { Object.prototype.toJSON = function () { return {x: this} }; getContext().getResponse().setBody({}) }`, ``, fault.BadRequest, "more than 512 deep"},
-		{"join of long strings", `function () { new Array(300).fill("x".repeat(1 << 20)).join("") }`, ``, fault.BadRequest, "Invalid string length"},
-		{"concat of long strings", `function () { "".concat.apply("", new Array(300).fill("x".repeat(1 << 20))) }`, ``, fault.BadRequest, "Invalid string length"},
-		{"Function.prototype.apply replaced", `function () { Function.prototype.apply = function (self) { return Reflect.apply(this, self, [1 << 30]) }; "x".repeat(1) }`, ``, succeeds, ""},
-		{"String replaced", `function () { String = function () { return "" }; "xxxx".repeat(1 << 26) }`, ``, fault.BadRequest, "Invalid string length"},
-		{"count converted twice", `function () { var n = 0; return "x".repeat({valueOf: function () { return n++ ? 1 << 30 : 1 }}).length }`, ``, succeeds, ""},
-		{"constructor reached through a prototype", `function () { var C = new Float64Array(1).constructor; new C(1 << 28) }`, ``, fault.BadRequest, "Invalid array length"},
-		{"an array's length set to 2^32-1, walked natively", `function () { var a = []; a.length = 4294967295; a.indexOf(1) }`, ``, fault.BadRequest, "Invalid array length"},
-		{"an array-like with a huge length", `function () { Array.prototype.forEach.call({length: 4294967295}, function () {}) }`, ``, fault.BadRequest, "Invalid array length"},
-		{"a length that answers small, then large", `function () { var n = 0; Array.prototype.indexOf.call(new Proxy({}, {get: function (t, k) { return k === "length" ? (n++ ? 4294967295 : 1) : undefined }}), 1) }`, ``, succeeds, ""},
-		{"a length getter that answers small, then large", `function () { var n = 0; Array.prototype.forEach.call({get length() { return n++ ? 4294967295 : 3 }}, function () {}) }`, ``, succeeds, ""},
-		{"String.raw of a huge call site", `function () { String.raw({raw: {length: 1 << 30}}, "x") }`, ``, fault.BadRequest, "Invalid array length"},
-		{"sort of an array-like", `function () { Array.prototype.sort.call({length: 2, 0: 2, 1: 1}) }`, ``, fault.BadRequest, "must be an array"},
-		{"replace with $ patterns", `function () { "x".repeat(1 << 20).replace(/x/g, "$&$&$&$&") }`, ``, fault.BadRequest, "memory limit"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := r.Procedure(tc.body, []byte(tc.args), newMem(), ProcedureCall{})
-			if tc.kind == succeeds {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
+	datadriven.RunTest(t, "testdata/hostile", func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd != "run" {
+			t.Fatalf("unknown command %q", d.Cmd)
+		}
+		var args string
+		for _, a := range d.CmdArgs {
+			switch a.Key {
+			case "args":
+				args = strings.Join(a.Vals, ",")
+			case "nest":
+				n, _ := strconv.Atoi(a.Vals[0])
+				args = strings.Repeat("[", n) + strings.Repeat("]", n)
 			}
-			var f *fault.Error
-			if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Message, tc.msg) {
-				t.Fatalf("got %v, want %v containing %q", err, tc.kind, tc.msg)
-			}
-		})
-	}
+		}
+		_, err := r.Procedure(d.Input, []byte(args), newMem(), ProcedureCall{})
+		if out, herr := r.Procedure(`function () { getContext().getResponse().setBody("still here") }`, nil, newMem(), ProcedureCall{}); herr != nil || string(out.Body) != `"still here"` {
+			t.Fatalf("an ordinary call after it: %s, %v", out.Body, herr)
+		}
+		if err == nil {
+			return "ok"
+		}
+		var f *fault.Error
+		if !errors.As(err, &f) {
+			return "not a fault: " + err.Error()
+		}
+		msg, _, _ := strings.Cut(f.Message, "\n") // the first line: a stack trace follows some
+		return f.Kind.String() + ": " + strings.TrimSpace(msg)
+	})
 }
 
 // console.log formats as Node's util.format: specifiers take the arguments in turn, %% is a
