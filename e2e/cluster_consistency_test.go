@@ -350,23 +350,28 @@ func TestClusterPrefixAndBoundedStaleness(t *testing.T) {
 		return n
 	}
 	stop := make(chan struct{})
+	// wait sleeps for d, or reports that the test is ending.
+	wait := func(d time.Duration) (stopped bool) {
+		select {
+		case <-stop:
+			return true
+		case <-time.After(d):
+			return false
+		}
+	}
 	var writer, readers sync.WaitGroup
 	writer.Go(func() {
 		for n := 0; ; n++ {
-			select {
-			case <-stop:
+			if wait(20 * time.Millisecond) {
 				return
-			case <-time.After(20 * time.Millisecond):
 			}
 			body, _ := json.Marshal(map[string]any{"id": strconv.Itoa(n), "pk": "p", "n": n})
 			for { // a write the node cannot make yet (its leader paused) is made again
 				if _, err := cs[lead].UpsertItem(cx, pk, body, nil); err == nil {
 					break
 				}
-				select {
-				case <-stop:
+				if wait(50 * time.Millisecond) {
 					return
-				case <-time.After(50 * time.Millisecond):
 				}
 			}
 			mu.Lock()
@@ -391,10 +396,8 @@ func TestClusterPrefixAndBoundedStaleness(t *testing.T) {
 			readers.Go(func() {
 				q := `SELECT COUNT(1) AS count, MAX(c.n) AS max FROM c WHERE c.pk = "p"`
 				for {
-					select {
-					case <-stop:
+					if wait(10 * time.Millisecond) { // leaves the writer its share of 2 cores
 						return
-					case <-time.After(10 * time.Millisecond): // leaves the writer its share of 2 cores
 					}
 					start := time.Now()
 					page, err := cs[i].NewQueryItemsPager(q, pk, &azcosmos.QueryOptions{ConsistencyLevel: &level}).NextPage(cx)

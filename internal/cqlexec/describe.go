@@ -188,17 +188,17 @@ func describeKeyspace(ks *keyspace, only bool) []describeRow {
 }
 
 func createKeyspace(ks *keyspace) string {
-	keys := make([]string, 0, len(ks.meta.Replication))
-	for k := range ks.meta.Replication {
-		keys = append(keys, k)
+	return fmt.Sprintf("CREATE KEYSPACE %s WITH replication = %s AND durable_writes = %t;",
+		cql.QuoteIdent(ks.name), textMapLiteral(ks.meta.Replication), ks.meta.DurableWrites)
+}
+
+// textMapLiteral is m as a CQL map literal, its keys in order.
+func textMapLiteral(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, cql.QuoteString(k)+": "+cql.QuoteString(m[k]))
 	}
-	slices.Sort(keys)
-	var repl []string
-	for _, k := range keys {
-		repl = append(repl, cql.QuoteString(k)+": "+cql.QuoteString(ks.meta.Replication[k]))
-	}
-	return fmt.Sprintf("CREATE KEYSPACE %s WITH replication = {%s} AND durable_writes = %t;",
-		cql.QuoteIdent(ks.name), strings.Join(repl, ", "), ks.meta.DurableWrites)
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func createType(ks string, tm typeMeta) string {

@@ -2,12 +2,10 @@ package cqlexec
 
 import (
 	"fmt"
-	"maps"
 	"net"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlvalue"
@@ -351,12 +349,7 @@ type tableOption struct {
 func optionsOf(t *table) []tableOption {
 	num := func(name string, cell []byte, v string) tableOption { return tableOption{name, cell, v} }
 	textMapOpt := func(name string, m map[string]string) tableOption {
-		keys := slices.Sorted(maps.Keys(m))
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, cql.QuoteString(k)+": "+cql.QuoteString(m[k]))
-		}
-		return tableOption{name, textMap(m), "{" + strings.Join(parts, ", ") + "}"}
+		return tableOption{name, textMap(m), textMapLiteral(m)}
 	}
 	return []tableOption{
 		num("bloom_filter_fp_chance", cqlvalue.EncodeDouble(0.01), "0.01"),

@@ -2,12 +2,12 @@ package script
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/dop251/goja"
-
 	"github.com/partita-db/partita/internal/fault"
 )
 
@@ -300,16 +300,15 @@ func compareKeys(a, b goja.Value) int {
 }
 
 func keyRank(x goja.Value) int {
-	switch {
-	case x == nil || goja.IsUndefined(x) || goja.IsNull(x):
+	if x == nil || goja.IsUndefined(x) || goja.IsNull(x) {
 		return 0
 	}
-	switch x.ExportType().Kind().String() {
-	case "bool":
+	switch x.ExportType().Kind() {
+	case reflect.Bool:
 		return 1
-	case "int64", "float64", "int", "int32", "uint64":
+	case reflect.Int64, reflect.Float64:
 		return 2
-	case "string":
+	case reflect.String:
 		return 3
 	}
 	return 4

@@ -77,12 +77,8 @@ func (c *call) resolveRIDs() error {
 				return err
 			}
 		case "sprocs", "triggers", "udfs":
-			for _, k := range scriptKinds {
-				if k.String() == s[4] {
-					if s[5], err = ct.ScriptByRID(k, s[5]); err != nil {
-						return err
-					}
-				}
+			if s[5], err = ct.ScriptByRID(c.scriptKind(), s[5]); err != nil {
+				return err
 			}
 		}
 	}
