@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -64,13 +67,15 @@ var regModel = porcupine.NondeterministicModel{
 	Equal: func(a, b any) bool { return a.(regOut) == b.(regOut) },
 }
 
-// Clients on every node of a three-process cluster upsert and read a few items while the
-// node that leads their partitions is killed with SIGKILL and another is paused with SIGSTOP
-// for longer than an election takes, then resumed; porcupine checks that every key's history
-// is linearizable, and every value acknowledged last is read back at the end. The account's
-// level is Strong: at Session a client's reads need only follow its own session.
+// Clients on every node of a four-process cluster (three replicas of each partition) upsert
+// and read a few items while the replicas and leaderships on the fourth node are moved to the
+// others (`partita node drain`), then the node that leads their partitions is killed with
+// SIGKILL and another is paused with SIGSTOP for longer than an election takes, then resumed;
+// porcupine checks that every key's history is linearizable, and every value acknowledged
+// last is read back at the end. The account's level is Strong: at Session a client's reads
+// need only follow its own session.
 func TestClusterLinearizable(t *testing.T) {
-	nodes := startClusterOf(t, 3, func(int) []string { return []string{"--consistency", "Strong"} })
+	nodes := startClusterOf(t, 4, func(int) []string { return []string{"--consistency", "Strong"} })
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000)
 	keys := []string{"a", "b", "c", "d"}
@@ -78,7 +83,7 @@ func TestClusterLinearizable(t *testing.T) {
 		mu      sync.Mutex
 		history []porcupine.Operation
 		next    atomic.Int64 // the values written, unique
-		down    [3]atomic.Bool
+		down    [4]atomic.Bool
 		stop    atomic.Bool
 		start   = time.Now()
 	)
@@ -92,8 +97,8 @@ func TestClusterLinearizable(t *testing.T) {
 		history = append(history, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: called.Sub(start).Nanoseconds(), Return: ret})
 	}
 	var wg sync.WaitGroup
-	for client := range 6 {
-		n := client % 3
+	for client := range 8 {
+		n := client % 4
 		c, err := nodes[n].sdk(t).NewContainer("db", "c")
 		if err != nil {
 			t.Fatal(err)
@@ -125,6 +130,9 @@ func TestClusterLinearizable(t *testing.T) {
 						json.Unmarshal(resp.Value, &doc)
 						record(client, regIn{Key: key}, regOut{V: doc.V, Found: true}, called, time.Now())
 					case statusOf(err) == 404:
+						if time.Since(start) > time.Second { // every key was written by then
+							t.Logf("client %d read %s: %v", client, key, err)
+						}
 						record(client, regIn{Key: key}, regOut{}, called, time.Now())
 					}
 					// A read that failed observed nothing.
@@ -134,6 +142,12 @@ func TestClusterLinearizable(t *testing.T) {
 		}()
 	}
 	time.Sleep(2 * time.Second)
+	began := time.Now()
+	out, err := exec.Command(partitaBin, "node", "drain", nodes[3].args[1], "--endpoint", nodes[0].Endpoint, "--timeout", "60s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("node drain: %v\n%s", err, out)
+	}
+	t.Logf("node 4 drained in %v while the clients ran", time.Since(began).Round(time.Millisecond))
 	down[1].Store(true) // its clients stop before it goes: their writes would all be of unknown outcome
 	time.Sleep(100 * time.Millisecond)
 	nodes[1].kill() // the container was created through it: it campaigned first in every group
@@ -177,6 +191,21 @@ func TestClusterLinearizable(t *testing.T) {
 	}
 	res, _ := porcupine.CheckOperationsVerbose(regModel.ToModel(), history, time.Minute)
 	if res != porcupine.Ok {
+		// Each key's history alone, the failing ones' in full: which reads saw what.
+		for _, ops := range regModel.Partition(history) {
+			if r, _ := porcupine.CheckOperationsVerbose(regModel.ToModel(), ops, time.Minute); r == porcupine.Ok {
+				continue
+			}
+			slices.SortFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+			for _, op := range ops {
+				in, out := op.Input.(regIn), op.Output.(regOut)
+				ret := "∞"
+				if op.Return != math.MaxInt64 {
+					ret = time.Duration(op.Return).String()
+				}
+				t.Logf("%s client %d write=%v in=%d out=%+v [%v, %s]", in.Key, op.ClientId, in.Write, in.V, out, time.Duration(op.Call), ret)
+			}
+		}
 		t.Fatalf("the history is not linearizable (%v)", res)
 	}
 

@@ -241,19 +241,28 @@ func (c *Container) readItem(dst []byte, key epk.Key, id string, rc ReadConsiste
 	if err != nil {
 		return ItemResult{Charge: ru.Miss() * rc.readFactor()}, err
 	}
-	if rr, ok := c.remoteOf(e); ok {
-		r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: "read", Key: key, ID: id, Consistency: rc})
-		r.Doc = append(dst, r.Doc...)
-		return r, err
+	var p *partition.Partition
+	var r ItemResult
+	for attempt := 0; ; attempt++ {
+		if rr, ok := c.remoteOf(e); ok {
+			r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: "read", Key: key, ID: id, Consistency: rc})
+			r.Doc = append(dst, r.Doc...)
+			return r, err
+		}
+		op := partition.Operation{Kind: partition.Read, EPK: e, ID: id}
+		p = c.routes.Load().lookup(e) // nil only if the partition left this node since remoteOf
+		if c.e.cluster != nil && p != nil {
+			op.Consistency = c.partitionConsistency(p.ID(), rc)
+			op.Consistency.Refuse = elsewhere
+			c.countRead(p, rc)
+		}
+		r, err = c.executeOne(context.Background(), e, dst, op)
+		// This node's replica was removed while the read ran (discarded, so it refused): the
+		// range is read where it is held now.
+		if p == nil || !partition.Closed(err) || c.routes.Load().lookup(e) == p || attempt == 2 {
+			break
+		}
 	}
-	op := partition.Operation{Kind: partition.Read, EPK: e, ID: id}
-	p := c.routes.Load().lookup(e) // nil only if the partition left this node since remoteOf
-	if c.e.cluster != nil && p != nil {
-		op.Consistency = c.partitionConsistency(p.ID(), rc)
-		op.Consistency.Refuse = elsewhere
-		c.countRead(p, rc)
-	}
-	r, err := c.executeOne(context.Background(), e, dst, op)
 	if elsewhere && p != nil && errors.Is(err, partition.ErrSessionNotAvailable) {
 		// This replica cannot catch up with the session soon enough: another replica serves
 		// the read, as the service's gateway tries the next one.

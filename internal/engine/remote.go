@@ -168,6 +168,9 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 	if err != nil {
 		return forwardedAnswer{}, fault.New(fault.Internal, "%w", err)
 	}
+	// A read that got no answer may be asked of another holder; a write may have been
+	// applied where its answer was lost.
+	read := req.Read != nil || req.Call != nil && (req.Call.Method == "read" || req.Call.Method == "changefeed")
 	deadline := time.Now().Add(forwardTimeout)
 	for {
 		for _, node := range c.holders(rr) {
@@ -178,7 +181,7 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 			c.e.forwarded.Add(1)
 			raw, err := c.e.cluster.Forward(cctx, node, body)
 			cancel()
-			if errors.Is(err, ErrNotSent) {
+			if errors.Is(err, ErrNotSent) || err != nil && read {
 				continue
 			}
 			if err != nil {

@@ -185,7 +185,10 @@ func (p *Partition) readLog(cons Consistency, q LogRead, fn func(*LogChange) boo
 		return 0, err
 	}
 	applied := p.applied.Load()
-	snap := p.db.NewSnapshot()
+	snap, err := p.snapshot()
+	if err != nil {
+		return 0, err
+	}
 	defer snap.Close()
 	snapSt, err := p.snapshotState(snap, applied)
 	if err != nil {

@@ -107,7 +107,10 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 	prefix := storage.IndexPathPrefix(path)
 	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], lo...))
 	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], hi...))
-	snap := p.db.NewSnapshot()
+	snap, err := p.snapshot()
+	if err != nil {
+		return err
+	}
 	defer snap.Close()
 	it, err := snap.NewIter(start, end)
 	if err != nil {
@@ -196,7 +199,10 @@ func (p *Partition) indexOrdered(cons Consistency, path string, from, to []byte,
 	}
 	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], from...))
 	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], to...))
-	snap := p.db.NewSnapshot()
+	snap, err := p.snapshot()
+	if err != nil {
+		return false, err
+	}
 	defer snap.Close()
 	it, err := snap.NewIter(start, end)
 	if err != nil {

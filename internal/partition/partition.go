@@ -103,6 +103,10 @@ type Partition struct {
 	stopped chan struct{}
 	// closing is closed when Close begins: a writer waiting for its group gives up.
 	closing chan struct{}
+	// discarded is set, before Close, when storage is about to stop holding the partition's
+	// state (its replica was removed, or a snapshot replaces it): a read that looked at
+	// storage and finds it set afterwards may have seen the state deleted, and refuses.
+	discarded atomic.Bool
 
 	// defaultTTL is the container's default time to live (TTLOff, TTLNoDefault or seconds);
 	// it changes when the container is replaced, and reads and writes load it each time.
@@ -217,6 +221,34 @@ func (p *Partition) Close() {
 	p.stopBuild()
 }
 
+// Discard is Close for a replica whose stored state is about to be deleted or replaced: every
+// read that looks at storage from now on refuses with errClosed (see Closed), so that none
+// answers from a state half deleted. What a read saw before is what the replica had applied.
+func (p *Partition) Discard() {
+	p.discarded.Store(true)
+	p.Close()
+}
+
+// gone is errClosed when the partition was discarded: a read calls it after it looked at
+// storage, which then may no longer have held the partition's state.
+func (p *Partition) gone() error {
+	if p.discarded.Load() {
+		return errClosed
+	}
+	return nil
+}
+
+// snapshot is a view of storage for a read of the partition, refused (errClosed) when the
+// partition may no longer be there (gone).
+func (p *Partition) snapshot() (*storage.Snapshot, error) {
+	snap := p.db.NewSnapshot()
+	if err := p.gone(); err != nil {
+		snap.Close()
+		return nil, err
+	}
+	return snap, nil
+}
+
 // Doc is a stored item version.
 type Doc struct {
 	JSON []byte
@@ -253,7 +285,14 @@ func (p *Partition) readAt(cons Consistency, e epk.EPK, id string, dst []byte) (
 	if !cached {
 		var closer io.Closer
 		var err error
-		if v, closer, err = p.readItem(key, e); err != nil {
+		v, closer, err = p.readItem(key, e)
+		if gerr := p.gone(); gerr != nil {
+			err = gerr
+		}
+		if err != nil {
+			if closer != nil {
+				closer.Close()
+			}
 			return Doc{}, err
 		}
 		defer closer.Close()
@@ -322,7 +361,10 @@ func (p *Partition) scanAt(cons Consistency, ranges []epk.Range, from uint64, fn
 	if err := p.await(cons); err != nil {
 		return err
 	}
-	snap := p.db.NewSnapshot()
+	snap, err := p.snapshot()
+	if err != nil {
+		return err
+	}
 	defer snap.Close()
 	docs, err := p.docReader(snap)
 	if err != nil {

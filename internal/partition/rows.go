@@ -36,7 +36,10 @@ func (p *Partition) scanItems(cons Consistency, lo, hi ItemPos, reverse bool, fn
 	if string(start) >= string(end) {
 		return nil
 	}
-	snap := p.db.NewSnapshot()
+	snap, err := p.snapshot()
+	if err != nil {
+		return err
+	}
 	defer snap.Close()
 	docs, err := p.docReader(snap)
 	if err != nil {

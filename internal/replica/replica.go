@@ -15,6 +15,7 @@ func (m machine) Applied() (uint64, uint64, []byte) { return m.p.AppliedIndex() 
 func (m machine) Spans() []storage.Span             { return m.p.Spans() }
 func (m machine) Leader(leading bool, term uint64)  { m.p.SetLeader(leading, term) }
 func (m machine) Close()                            { m.p.Close() }
+func (m machine) Discard()                          { m.p.Discard() }
 
 func (m machine) Apply(ents []replication.Committed) error {
 	les := make([]partition.LogEntry, len(ents))

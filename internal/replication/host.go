@@ -594,7 +594,7 @@ func (h *Host) destroy(gr *group) {
 	var spans []storage.Span
 	if gr.sm != nil {
 		spans = gr.sm.Spans()
-		gr.sm.Close()
+		gr.sm.Discard()
 	}
 	b := h.cfg.DB.NewBatch()
 	defer b.Close()
@@ -610,6 +610,7 @@ func (h *Host) destroy(gr *group) {
 	if err != nil {
 		h.fatal(gr, err)
 	}
+	h.cfg.DB.Rows.Forget(spans)
 	delete(h.groups, gr.id)
 	delete(h.awake, gr.id)
 	delete(h.dirty, gr.id)

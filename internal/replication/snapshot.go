@@ -148,12 +148,15 @@ func (h *Host) installSnapshot(gr *group, snap *pb.Snapshot) error {
 		return err
 	}
 	if gr.sm != nil {
-		gr.sm.Close()
+		gr.sm.Discard()
 		gr.sm = nil
 	}
 	if err := h.cfg.DB.Ingest(append(append([][]byte(nil), data.SSTs...), raftSST)); err != nil {
 		return err
 	}
+	// The row cache may hold items as this node last had them: a replica that was here
+	// before, or this one before it fell behind.
+	h.cfg.DB.Rows.Forget(data.Spans)
 	gr.log.hard = hard
 	gr.log.restart(index, term)
 	gr.meta = data.Meta

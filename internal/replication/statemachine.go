@@ -24,9 +24,12 @@ type StateMachine interface {
 	// Leader tells the state machine that its replica leads the group in term, or no longer
 	// leads it. A leader's state machine may propose (Handle.Propose) and serve reads.
 	Leader(leading bool, term uint64)
-	// Close releases the state machine; it is called before the host reopens it on a
-	// snapshot, and when the replica is removed or split.
+	// Close releases the state machine when its replica split or the host stops.
 	Close()
+	// Discard releases the state machine when the host is about to delete its state (the
+	// replica was removed) or replace it (a snapshot): from then on its reads must refuse
+	// rather than look at storage, which may no longer hold what they would read.
+	Discard()
 }
 
 // Committed is one committed entry, as the state machine applies it.

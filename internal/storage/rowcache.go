@@ -2,6 +2,7 @@ package storage
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
 )
 
@@ -119,6 +120,26 @@ func (c *RowCache) Hold(key []byte) {
 	defer s.mu.Unlock()
 	s.held[string(key)]++
 	s.drop(key)
+}
+
+// Forget drops the cached values of the keys in spans, whose storage changed without the
+// writer's Hold and Release (a replica's state deleted, or replaced by a snapshot), and
+// makes every Fill that looked up before now fail: it may carry a value read before.
+func (c *RowCache) Forget(spans []Span) {
+	if c == nil {
+		return
+	}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.gen++
+		for k := range s.rows {
+			if slices.ContainsFunc(spans, func(sp Span) bool { return k >= string(sp.Start) && k < string(sp.End) }) {
+				s.drop([]byte(k))
+			}
+		}
+		s.mu.Unlock()
+	}
 }
 
 // drop removes key's cached value, if any.

@@ -76,3 +76,24 @@ func TestRowCache(t *testing.T) {
 		t.Fatal("a nil cache hit")
 	}
 }
+
+// Forget drops the values cached in its spans, keeps the others, and refuses a Fill that looked
+// up before it (which may carry a value read before the spans changed).
+func TestRowCacheForget(t *testing.T) {
+	c := NewRowCache(1 << 20)
+	for _, k := range []string{"a1", "b1", "b2", "c1"} {
+		_, gen, _ := c.Lookup([]byte(k))
+		c.Fill([]byte(k), []byte("v"+k), gen)
+	}
+	_, stale, _ := c.Lookup([]byte("b3"))
+	c.Forget([]Span{{Start: []byte("b"), End: []byte("c")}})
+	for k, want := range map[string]bool{"a1": true, "b1": false, "b2": false, "c1": true} {
+		if _, _, ok := c.Lookup([]byte(k)); ok != want {
+			t.Errorf("%s cached after Forget: %v, want %v", k, ok, want)
+		}
+	}
+	c.Fill([]byte("b3"), []byte("old"), stale)
+	if _, _, ok := c.Lookup([]byte("b3")); ok {
+		t.Error("a Fill that looked up before Forget was taken")
+	}
+}
