@@ -9,10 +9,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/client"
+	"github.com/partita-db/partita/internal/engine"
+	"github.com/spf13/cobra"
 )
 
 func partitionsCommand() *cobra.Command {
@@ -61,7 +61,11 @@ func fetchPartitions(conn *connFlags, db, container string) (*cosmos.PartitionsR
 }
 
 func printPartitions(w io.Writer, r *cosmos.PartitionsResponse) {
-	fmt.Fprintf(w, "%s / %s: %d physical partitions\n\n", r.Database, r.Container, len(r.Partitions))
+	fmt.Fprintf(w, "%s / %s: %d physical partitions\n", r.Database, r.Container, len(r.Partitions))
+	if r.NonPartitioned {
+		fmt.Fprintf(w, "created without a partition key: the system key %s, items without it in one logical partition\n", engine.SystemKeyPath)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ID\tRANGE\tITEMS\tBYTES\tRU/S BUDGET\tRU LAST SEC\tNORMALIZED\t429s\tLARGEST LOGICAL\tHOTTEST LOGICAL\t")
 	for _, p := range r.Partitions {

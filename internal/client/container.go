@@ -23,6 +23,10 @@ type Container struct {
 		Paths   []string `json:"paths"`
 		Kind    string   `json:"kind"`
 		Version int      `json:"version"`
+		// SystemKey marks a container created without a partition key: its items without
+		// a _partitionKey value, or with a null one, are one logical partition, the
+		// undefined key.
+		SystemKey bool `json:"systemKey"`
 	}
 	paths  [][]string // PartitionKey.Paths, split into segments
 	scheme epk.Scheme
@@ -68,6 +72,9 @@ func (ct *Container) ItemKey(body []byte) (id, key string, e epk.EPK, err error)
 	item, k, err := document.Parse(body, ct.paths)
 	if err != nil {
 		return "", "", "", err
+	}
+	if ct.PartitionKey.SystemKey && len(k) == 1 && k[0].Kind == epk.KindNull {
+		k = epk.Key{epk.Undefined()} // as the server reads it
 	}
 	return item.ID, string(k.AppendJSON(nil)), ct.scheme.Hash(k), nil
 }

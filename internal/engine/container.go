@@ -192,6 +192,9 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		if err := spec.Throughput.validate(); err != nil {
 			return ContainerInfo{}, err
 		}
+		if pk.SystemKey && max(spec.Throughput.Manual, spec.Throughput.AutoscaleMax) > MaxNonPartitionedThroughput {
+			return ContainerInfo{}, fault.New(fault.BadRequest, "A container without a partition key is created with at most %d RU/s; give it a partition key for more, or raise its throughput once it is created", MaxNonPartitionedThroughput)
+		}
 	}
 	if len(spec.Indexing) > 0 && !json.Valid(spec.Indexing) {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
@@ -248,7 +251,11 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 			return ContainerInfo{}, err
 		}
 	}
-	for i, r := range epk.InitialRanges(pk.scheme(), max(initialPartitions(ownT, shared), e.opts.MinPartitions)) {
+	n := max(initialPartitions(ownT, shared), e.opts.MinPartitions)
+	if pk.SystemKey {
+		n = 1 // a non-partitioned container's one partition
+	}
+	for i, r := range epk.InitialRanges(pk.scheme(), n) {
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex(), Members: members})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))
@@ -414,6 +421,12 @@ func (c *Container) forget() {
 
 // PartitionKeyPaths are the container's partition key paths ("/pk").
 func (c *Container) PartitionKeyPaths() []string { return c.rec.PartitionKey.Paths }
+
+// Unsplit reports whether the container has one physical partition.
+func (c *Container) Unsplit() bool {
+	rt := c.routes.Load()
+	return rt != nil && len(rt.parts)+len(rt.remote) == 1
+}
 
 // openPartition opens the partition of one of the container's ranges: on a single node
 // itself; replicated, the replica the host holds, or a new group's (openReplicated).

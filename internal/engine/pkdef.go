@@ -14,7 +14,26 @@ type PartitionKeyDef struct {
 	Paths   []string `json:"paths"`
 	Kind    string   `json:"kind"`    // "Hash" (one path) or "MultiHash" (up to three)
 	Version int      `json:"version"` // hash version: 1 or 2; MultiHash is always 2
+	// SystemKey marks the key Cosmos DB gives a container created without one (SystemKey()):
+	// its items without a value (none, or null) form one logical partition, addressed with the
+	// SDKs' "none" partition key.
+	SystemKey bool `json:"systemKey,omitempty"`
 }
+
+// SystemKeyPath is the path of the system partition key.
+const SystemKeyPath = "/_partitionKey"
+
+// SystemKey is the partition key definition of a container created without one: a legacy,
+// non-partitioned container, as the service presents it since it migrated them all to the
+// system key (version 1 hashing, as their SDKs compute it).
+func SystemKey() PartitionKeyDef {
+	return PartitionKeyDef{Paths: []string{SystemKeyPath}, Kind: "Hash", Version: 1, SystemKey: true}
+}
+
+// MaxNonPartitionedThroughput is the most throughput a container created without a partition
+// key may be created with: the service's limit for a non-partitioned container, which has one
+// physical partition.
+const MaxNonPartitionedThroughput = 10_000
 
 // MaxHierarchyDepth is how many paths a MultiHash key may have.
 const MaxHierarchyDepth = 3
@@ -56,6 +75,9 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 	}
 	if d.Kind == "Hash" && len(d.Paths) != 1 {
 		return d, fault.New(fault.BadRequest, "A partition key of kind Hash has exactly one path; use kind MultiHash for %d paths", len(d.Paths))
+	}
+	if d.SystemKey && (d.Kind != "Hash" || d.Paths[0] != SystemKeyPath || d.Version == 2) {
+		return d, fault.New(fault.BadRequest, "A system partition key is the path %q, kind Hash, version 1", SystemKeyPath)
 	}
 	switch {
 	case d.Version == 0 && d.Kind == "Hash":

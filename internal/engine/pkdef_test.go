@@ -25,6 +25,8 @@ func FuzzPartitionKeyDef(f *testing.F) {
 		`{"paths":"/pk"}`, `{"paths":[1]}`, `{"paths":["/pk"],"version":"2"}`, `{"paths":["/pk"],"version":2.5}`,
 		`{"paths":["/pk"],"version":1e400}`, `{"paths":["/pk"],"kind":null}`, `{"paths":["/pk"],"paths":["/x"]}`,
 		`{"paths":["/` + strings.Repeat("a", 3000) + `"]}`, `null`, `[]`, `"x"`,
+		`{"paths":["/_partitionKey"],"kind":"Hash","systemKey":true}`, `{"paths":["/pk"],"systemKey":true}`,
+		`{"paths":["/_partitionKey"],"version":2,"systemKey":true}`, `{"paths":["/_partitionKey","/b"],"kind":"MultiHash","systemKey":true}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -41,7 +43,8 @@ func FuzzPartitionKeyDef(f *testing.F) {
 			return
 		}
 		if len(n.Paths) < 1 || len(n.Paths) > MaxHierarchyDepth || n.Kind != "Hash" && n.Kind != "MultiHash" ||
-			n.Version != 1 && n.Version != 2 || n.Kind == "Hash" && len(n.Paths) != 1 || n.Kind == "MultiHash" && n.Version != 2 {
+			n.Version != 1 && n.Version != 2 || n.Kind == "Hash" && len(n.Paths) != 1 || n.Kind == "MultiHash" && n.Version != 2 ||
+			n.SystemKey && !reflect.DeepEqual(n, SystemKey()) {
 			t.Fatalf("%s normalized to %+v", raw, n)
 		}
 		for _, p := range n.Paths {

@@ -74,8 +74,9 @@ import (
 //	    are the same; then checks each partition's index entries (partition.CheckIndex)
 //
 // and the indexing commands of scenario_index_test.go (index-paths, create-indexed, put, read,
-// explain); and the server-side JavaScript commands of scenario_script_test.go (script, exec,
-// items).
+// explain); the server-side JavaScript commands of scenario_script_test.go (script, exec,
+// items); and the commands of containers without a partition key of scenario_nokey_test.go
+// (nokey-container, nokey-put, nokey-read, nokey-spread).
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
 		var e *Engine
@@ -325,6 +326,9 @@ func TestScenarios(t *testing.T) {
 				return out
 			}
 			if out, ok := scriptScenario(t, e, td); ok {
+				return out
+			}
+			if out, ok := nokeyScenario(t, e, td); ok {
 				return out
 			}
 			t.Fatalf("unknown command %s", td.Cmd)

@@ -59,7 +59,7 @@ func (c *call) batch() error {
 	var results []engine.OpResult
 	failed := -1
 	if atomic {
-		o, err := c.itemOptions()
+		o, err := c.itemOptions(ct)
 		if err != nil {
 			return err
 		}

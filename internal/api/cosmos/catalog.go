@@ -29,9 +29,7 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 	}
 	out := map[string]any{
 		"id": c.ID, "_rid": c.RID, "_self": c.Self, "_etag": quoted(c.ETag), "_ts": c.TS,
-		"partitionKey": map[string]any{
-			"paths": c.PartitionKey.Paths, "kind": c.PartitionKey.Kind, "version": c.PartitionKey.Version,
-		},
+		"partitionKey":   keyDefinitionJSON(c.PartitionKey),
 		"indexingPolicy": indexing,
 		"conflictResolutionPolicy": map[string]any{
 			"mode": "LastWriterWins", "conflictResolutionPath": "/_ts", "conflictResolutionProcedure": "",
@@ -44,6 +42,15 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 		out["defaultTtl"] = *c.DefaultTTL
 	}
 	return out
+}
+
+// keyDefinitionJSON is a container's partition key definition as the service shows it: the
+// system key as it shows it for a container created without one, without a version.
+func keyDefinitionJSON(d engine.PartitionKeyDef) map[string]any {
+	if d.SystemKey {
+		return map[string]any{"paths": d.Paths, "kind": d.Kind, "systemKey": true}
+	}
+	return map[string]any{"paths": d.Paths, "kind": d.Kind, "version": d.Version}
 }
 
 // throughputHeaders reads the throughput a create request asks for: x-ms-offer-throughput for
@@ -160,8 +167,11 @@ func (c *call) createContainer() error {
 	if err := c.decodeJSON(&body); err != nil {
 		return err
 	}
-	if body.PartitionKey == nil {
-		return fault.New(fault.BadRequest, "A container needs a partition key definition, e.g. \"partitionKey\": {\"paths\": [\"/pk\"], \"kind\": \"Hash\", \"version\": 2}")
+	if body.PartitionKey == nil || len(body.PartitionKey.Paths) == 0 && body.PartitionKey.Kind == "" {
+		// A legacy, non-partitioned container, as the SDKs up to 2.x and Python's 3.x create
+		// it: the service gives it the system key.
+		def := engine.SystemKey()
+		body.PartitionKey = &def
 	}
 	t, err := c.throughputHeaders()
 	if err != nil {

@@ -20,7 +20,7 @@ func (c *call) itemRequest(withBody bool) (ct *engine.Container, o engine.ItemOp
 	if ct, err = c.container(); err != nil {
 		return
 	}
-	if o, err = c.itemOptions(); err != nil {
+	if o, err = c.itemOptions(ct); err != nil {
 		return
 	}
 	if withBody {
@@ -32,9 +32,9 @@ func (c *call) itemRequest(withBody bool) (ct *engine.Container, o engine.ItemOp
 // itemOptions reads the partition key, If-Match, indexing directive and trigger headers.
 // Every item operation on a partitioned container names its partition key, as Cosmos
 // requires; on writes it must match the body's.
-func (c *call) itemOptions() (engine.ItemOptions, error) {
+func (c *call) itemOptions(ct *engine.Container) (engine.ItemOptions, error) {
 	o := engine.ItemOptions{Context: c.ctx}
-	key, err := c.partitionKey()
+	key, err := c.partitionKey(ct)
 	if err != nil {
 		return o, err
 	}
@@ -68,9 +68,14 @@ func (c *call) scriptHeaders() map[string]string {
 }
 
 // partitionKey reads the partition key header, which operations on one logical partition (on
-// items, or running a stored procedure) must send.
-func (c *call) partitionKey() (epk.Key, error) {
+// items, or running a stored procedure) of ct must send, unless ct has the system key: a
+// client of a non-partitioned container (an SDK up to 2.x, Python's 3.x) names none, which is
+// the logical partition of the items without a key.
+func (c *call) partitionKey(ct *engine.Container) (epk.Key, error) {
 	h := c.r.Header.Get("X-Ms-Documentdb-Partitionkey")
+	if h == "" && ct.Def().SystemKey {
+		return epk.Key{}, nil
+	}
 	if h == "" {
 		return nil, fault.New(fault.BadRequest, "The partition key header x-ms-documentdb-partitionkey is required for operations on items of a partitioned container and for running its stored procedures")
 	}

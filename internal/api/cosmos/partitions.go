@@ -13,6 +13,9 @@ type PartitionsResponse struct {
 	Database   string          `json:"database"`
 	Container  string          `json:"container"`
 	Partitions []PartitionJSON `json:"partitions"`
+	// NonPartitioned says that the container was created without a partition key: it has the
+	// system key, /_partitionKey.
+	NonPartitioned bool `json:"nonPartitioned,omitempty"`
 	// HistoryStep is the width in seconds of each point of the partitions'
 	// normalizedRUHistory.
 	HistoryStep int `json:"historyStepSeconds"`
@@ -68,7 +71,11 @@ func (c *call) partitions() error {
 	if err != nil {
 		return err
 	}
-	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3], HistoryStep: ru.TrendStep}
+	ct, err := c.container()
+	if err != nil {
+		return err
+	}
+	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3], HistoryStep: ru.TrendStep, NonPartitioned: ct.Def().SystemKey}
 	for _, m := range ms {
 		resp.Partitions = append(resp.Partitions, partitionJSON(m))
 	}

@@ -119,6 +119,9 @@ func (c *call) allowCrossPartition(ct *engine.Container, p *query.Prepared, para
 	if ranges := ct.QueryRanges(p, params); len(ranges) == 1 && ranges[0] != epk.All {
 		return nil
 	}
+	if ct.Def().SystemKey && ct.Unsplit() {
+		return nil // a non-partitioned container: its clients never ask for fan-out
+	}
 	return fault.New(fault.BadRequest, "Cross partition query is required but disabled. Set x-ms-documentdb-query-enablecrosspartition to true, name a partition key with x-ms-documentdb-partitionkey, or filter on one partition key value.")
 }
 

@@ -69,7 +69,7 @@ func (c *call) resolveRIDs() error {
 		}
 		switch s[4] {
 		case "docs":
-			key, err := c.partitionKey()
+			key, err := c.partitionKey(ct)
 			if err != nil {
 				return err
 			}

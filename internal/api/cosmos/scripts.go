@@ -188,7 +188,7 @@ func (c *call) executeProcedure() error {
 	if args[0] != '[' || !json.Valid(args) {
 		return fault.New(fault.BadRequest, "The arguments of stored procedure %q must be a JSON array, such as [\"a\", 1]", c.res.segs[5])
 	}
-	key, err := c.partitionKey()
+	key, err := c.partitionKey(ct)
 	if err != nil {
 		return err
 	}
