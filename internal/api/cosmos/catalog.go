@@ -44,6 +44,20 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 	return out
 }
 
+// containerJSON is containerJSON as the request's API version shows it: to a client of a
+// version before 2018-12-31 (the Python SDK 3.1 sends 2018-09-17), a container created without
+// a partition key has none, as the service shows it to them, so that it names none.
+func (c *call) containerJSON(info engine.ContainerInfo) map[string]any {
+	out := containerJSON(info)
+	if v := c.r.Header.Get("X-Ms-Version"); info.PartitionKey.SystemKey && v != "" && v < systemKeyVersion {
+		delete(out, "partitionKey")
+	}
+	return out
+}
+
+// systemKeyVersion is the first API version to which the service shows the system key.
+const systemKeyVersion = "2018-12-31"
+
 // keyDefinitionJSON is a container's partition key definition as the service shows it: the
 // system key as it shows it for a container created without one, without a version.
 func keyDefinitionJSON(d engine.PartitionKeyDef) map[string]any {
@@ -189,7 +203,7 @@ func (c *call) createContainer() error {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
-	return c.replyResource(http.StatusCreated, info.ETag, containerJSON(info))
+	return c.replyResource(http.StatusCreated, info.ETag, c.containerJSON(info))
 }
 
 func (c *call) readContainer() error {
@@ -204,7 +218,7 @@ func (c *call) readContainer() error {
 	c.setQuota(u)
 	c.setIndexProgress(info)
 	c.charge = ru.Catalog()
-	return c.replyResource(http.StatusOK, info.ETag, containerJSON(info))
+	return c.replyResource(http.StatusOK, info.ETag, c.containerJSON(info))
 }
 
 func (c *call) replaceContainer() error {
@@ -232,7 +246,7 @@ func (c *call) replaceContainer() error {
 		return err
 	}
 	c.charge = ru.CatalogWrite()
-	return c.replyResource(http.StatusOK, info.ETag, containerJSON(info))
+	return c.replyResource(http.StatusOK, info.ETag, c.containerJSON(info))
 }
 
 func (c *call) deleteContainer() error {
@@ -255,7 +269,7 @@ func (c *call) listContainers() error {
 	}
 	list := []map[string]any{}
 	for _, info := range cs[lo:hi] {
-		list = append(list, containerJSON(info))
+		list = append(list, c.containerJSON(info))
 	}
 	c.charge = ru.Catalog()
 	return c.replyJSON(http.StatusOK, map[string]any{"_rid": "", "DocumentCollections": list, "_count": len(list)})

@@ -252,7 +252,7 @@ func (c *call) queryCatalog() error {
 			return err
 		}
 		for _, info := range cs {
-			docs = append(docs, containerJSON(info))
+			docs = append(docs, c.containerJSON(info))
 		}
 		key = "DocumentCollections"
 	}

@@ -400,7 +400,7 @@ func (node *Node) open(g replication.GroupID, raw []byte, hd *replication.Handle
 	return closing{replica.Of(p), func() { node.forget(g, p) }}, nil
 }
 
-// closing is a replica's state machine that the node forgets once it is closed.
+// closing is a replica's state machine that the node forgets once it is closed or discarded.
 type closing struct {
 	replication.StateMachine
 	forget func()
@@ -409,6 +409,11 @@ type closing struct {
 func (c closing) Close() {
 	c.forget()
 	c.StateMachine.Close()
+}
+
+func (c closing) Discard() {
+	c.forget()
+	c.StateMachine.Discard()
 }
 
 // forget removes p, the replica of g, from the node's open replicas.
