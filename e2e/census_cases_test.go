@@ -336,7 +336,10 @@ func censusCases(ids censusIDs) []censusCase {
 	createColl("id a number", `{"id":5,`+pk+`}`, 400)
 	createColl("existing id", `{"id":"c",`+pk+`}`, 409)
 	for _, p := range []struct{ name, def string }{
-		{"no partition key", `null`}, {"no paths", `{"paths":[]}`}, {"paths not an array", `{"paths":"/pk"}`},
+		// No definition at all (null, or no paths) is a container without a partition key
+		// (nokey_test.go); a system key is only ever the service's own.
+		{"system key on another path", `{"paths":["/pk"],"systemKey":true}`},
+		{"system key of version 2", `{"paths":["/_partitionKey"],"version":2,"systemKey":true}`}, {"paths not an array", `{"paths":"/pk"}`},
 		{"path without a slash", `{"paths":["pk"]}`}, {"path a slash", `{"paths":["/"]}`}, {"path with a wildcard", `{"paths":["/a/*"]}`},
 		{"four paths", `{"paths":["/a","/b","/c","/d"],"kind":"MultiHash","version":2}`},
 		{"duplicate MultiHash paths", `{"paths":["/a","/a"],"kind":"MultiHash","version":2}`},

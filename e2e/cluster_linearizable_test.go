@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os/exec"
@@ -16,9 +17,12 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/anishathalye/porcupine"
+	"github.com/gocql/gocql"
+
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
-// A history of one key's writes and reads through the Go SDK.
+// A history of one key's writes and reads.
 type regIn struct {
 	Key   string
 	Write bool
@@ -80,22 +84,12 @@ func TestClusterLinearizable(t *testing.T) {
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000)
 	keys := []string{"a", "b", "c", "d"}
 	var (
-		mu      sync.Mutex
-		history []porcupine.Operation
-		next    atomic.Int64 // the values written, unique
-		down    [4]atomic.Bool
-		stop    atomic.Bool
-		start   = time.Now()
+		hist = newRegisterHistory()
+		next atomic.Int64 // the values written, unique
+		down [4]atomic.Bool
+		stop atomic.Bool
 	)
-	record := func(client int, in regIn, out regOut, called, returned time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		ret := returned.Sub(start).Nanoseconds()
-		if returned.IsZero() {
-			ret = math.MaxInt64
-		}
-		history = append(history, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: called.Sub(start).Nanoseconds(), Return: ret})
-	}
+	record, start := hist.record, hist.start
 	var wg sync.WaitGroup
 	for client := range 8 {
 		n := client % 4
@@ -177,8 +171,35 @@ func TestClusterLinearizable(t *testing.T) {
 		}
 		record(99, regIn{Key: key}, out, called, time.Now())
 	}
+	hist.check(t)
+}
+
+// registerHistory is a history of operations on registers (regModel), as clients record them.
+type registerHistory struct {
+	start time.Time
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+}
+
+func newRegisterHistory() *registerHistory { return &registerHistory{start: time.Now()} }
+
+// record adds an operation; a zero returned is a write whose outcome the client did not learn.
+func (h *registerHistory) record(client int, in regIn, out regOut, called, returned time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ret := returned.Sub(h.start).Nanoseconds()
+	if returned.IsZero() {
+		ret = math.MaxInt64
+	}
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: called.Sub(h.start).Nanoseconds(), Return: ret})
+}
+
+// check fails t unless enough happened and porcupine finds every key's history linearizable;
+// it prints the failing keys' histories in full.
+func (h *registerHistory) check(t *testing.T) {
+	t.Helper()
 	writes, reads := 0, 0
-	for _, op := range history {
+	for _, op := range h.ops {
 		if op.Input.(regIn).Write {
 			writes++
 		} else {
@@ -189,24 +210,125 @@ func TestClusterLinearizable(t *testing.T) {
 	if writes < 50 || reads < 50 {
 		t.Fatalf("too little happened: %d writes, %d reads", writes, reads)
 	}
-	res, _ := porcupine.CheckOperationsVerbose(regModel.ToModel(), history, time.Minute)
-	if res != porcupine.Ok {
-		// Each key's history alone, the failing ones' in full: which reads saw what.
-		for _, ops := range regModel.Partition(history) {
-			if r, _ := porcupine.CheckOperationsVerbose(regModel.ToModel(), ops, time.Minute); r == porcupine.Ok {
-				continue
-			}
-			slices.SortFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
-			for _, op := range ops {
-				in, out := op.Input.(regIn), op.Output.(regOut)
-				ret := "∞"
-				if op.Return != math.MaxInt64 {
-					ret = time.Duration(op.Return).String()
-				}
-				t.Logf("%s client %d write=%v in=%d out=%+v [%v, %s]", in.Key, op.ClientId, in.Write, in.V, out, time.Duration(op.Call), ret)
-			}
-		}
-		t.Fatalf("the history is not linearizable (%v)", res)
+	res, _ := porcupine.CheckOperationsVerbose(regModel.ToModel(), h.ops, time.Minute)
+	if res == porcupine.Ok {
+		return
 	}
+	// Each key's history alone, the failing ones' in full: which reads saw what.
+	for _, ops := range regModel.Partition(h.ops) {
+		if r, _ := porcupine.CheckOperationsVerbose(regModel.ToModel(), ops, time.Minute); r == porcupine.Ok {
+			continue
+		}
+		slices.SortFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+		for _, op := range ops {
+			in, out := op.Input.(regIn), op.Output.(regOut)
+			ret := "∞"
+			if op.Return != math.MaxInt64 {
+				ret = time.Duration(op.Return).String()
+			}
+			t.Logf("%s client %d write=%v in=%d out=%+v [%v, %s]", in.Key, op.ClientId, in.Write, in.V, out, time.Duration(op.Call), ret)
+		}
+	}
+	t.Fatalf("the history is not linearizable (%v)", res)
+}
 
+// The same check through the Cassandra API: gocql sessions on each node of a three-process
+// cluster write and read registers (rows of one table) at QUORUM, which Partita serves as
+// Strong, while the node that leads their partitions is killed and another is paused for
+// longer than an election takes. A write that failed may have been applied (a write timeout)
+// and is recorded as of unknown outcome; porcupine checks every key's history.
+func TestClusterCQLLinearizable(t *testing.T) {
+	cqlAddrs := []string{controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t)}
+	nodes := startClusterOf(t, 3, func(i int) []string { return []string{"--cql-addr", cqlAddrs[i]} })
+	var sessions []*gocql.Session
+	for i, n := range nodes {
+		n.waitListening(t, time.Minute)
+		sessions = append(sessions, nodeSession(t, cqlAddrs[i]))
+	}
+	mustExec(t, sessions[1], `CREATE KEYSPACE lin WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`)
+	mustExec(t, sessions[1], `CREATE TABLE lin.reg (k text PRIMARY KEY, v int) WITH cosmosdb_provisioned_throughput = 12000`)
+	keys := []string{"a", "b", "c", "d"}
+	var (
+		hist = newRegisterHistory()
+		next atomic.Int64
+		down [3]atomic.Bool
+		stop atomic.Bool
+		wg   sync.WaitGroup
+	)
+	for client := range 6 {
+		n := client % 3
+		s := sessions[n]
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(client), 11))
+			for !stop.Load() && !down[n].Load() {
+				key := keys[r.IntN(len(keys))]
+				opCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				called := time.Now()
+				if r.IntN(2) == 0 {
+					v := int(next.Add(1))
+					out, returned := regOut{}, time.Time{}
+					err := s.Query(`INSERT INTO lin.reg (k, v) VALUES (?, ?)`, key, v).WithContext(opCtx).Exec()
+					switch {
+					case err == nil:
+						returned = time.Now()
+					case errors.Is(err, gocql.ErrNoConnections):
+						// Never sent: the driver has no connection to its node (it may give up
+						// on it while the cluster has no quorum); it reconnects by itself.
+						cancel()
+						time.Sleep(100 * time.Millisecond)
+						continue
+					default:
+						out.V = -1 // perhaps applied
+					}
+					hist.record(client, regIn{Key: key, Write: true, V: v}, out, called, returned)
+				} else {
+					var v int
+					err := s.Query(`SELECT v FROM lin.reg WHERE k = ?`, key).WithContext(opCtx).Scan(&v)
+					switch {
+					case err == nil:
+						hist.record(client, regIn{Key: key}, regOut{V: v, Found: true}, called, time.Now())
+					case errors.Is(err, gocql.ErrNotFound):
+						hist.record(client, regIn{Key: key}, regOut{}, called, time.Now())
+					default:
+						time.Sleep(20 * time.Millisecond) // a read that failed observed nothing
+					}
+				}
+				cancel()
+			}
+		})
+	}
+	time.Sleep(2 * time.Second)
+	down[1].Store(true)
+	time.Sleep(100 * time.Millisecond)
+	nodes[1].kill() // the table was created through it: it campaigned first in every group
+	t.Log("node 2 killed")
+	time.Sleep(3 * time.Second)
+	nodes[2].cmd.Process.Signal(syscall.SIGSTOP)
+	t.Log("node 3 paused")
+	time.Sleep(3 * time.Second)
+	nodes[2].cmd.Process.Signal(syscall.SIGCONT)
+	t.Log("node 3 resumed")
+	time.Sleep(2 * time.Second)
+	stop.Store(true)
+	wg.Wait()
+	// Every key read back through a node that stayed up, in a new session (the drivers'
+	// pools may have given up on their hosts while the cluster had no quorum), ends the history.
+	final := nodeSession(t, cqlAddrs[0])
+	for _, key := range keys {
+		retrying(t, "the final read of "+key, func() error {
+			called := time.Now()
+			var v int
+			out := regOut{}
+			err := final.Query(`SELECT v FROM lin.reg WHERE k = ?`, key).Scan(&v)
+			switch {
+			case err == nil:
+				out = regOut{V: v, Found: true}
+			case !errors.Is(err, gocql.ErrNotFound):
+				return err
+			}
+			hist.record(99, regIn{Key: key}, out, called, time.Now())
+			return nil
+		})
+	}
+	hist.check(t)
 }

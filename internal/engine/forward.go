@@ -97,6 +97,15 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 	}
 }
 
+// Ambiguous reports whether err leaves a write's outcome unknown: it may have been applied, or
+// may still be, although the client was not told so (a leader lost its quorum, a node's
+// answer was lost). A front end says so in its protocol's words, so that drivers do not send
+// the write again as if nothing had been done.
+func Ambiguous(err error) bool { return partition.Ambiguous(err) }
+
+// ErrAmbiguous is the error of a write whose outcome is unknown (see Ambiguous).
+var ErrAmbiguous = partition.ErrAmbiguous
+
 // withUnchanged is ops behind a transaction's Unchanged check, when checked.
 func withUnchanged(txn *txnRead, checked bool, ops []partition.Operation) []partition.Operation {
 	if !checked {

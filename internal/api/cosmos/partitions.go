@@ -71,11 +71,11 @@ func (c *call) partitions() error {
 	if err != nil {
 		return err
 	}
-	ct, err := c.container()
+	info, err := c.h.engine.ContainerInfo(c.res.segs[1], c.res.segs[3]) // a CQL table's too
 	if err != nil {
 		return err
 	}
-	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3], HistoryStep: ru.TrendStep, NonPartitioned: ct.Def().SystemKey}
+	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3], HistoryStep: ru.TrendStep, NonPartitioned: info.PartitionKey.SystemKey}
 	for _, m := range ms {
 		resp.Partitions = append(resp.Partitions, partitionJSON(m))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlexec"
+	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/fault"
 )
 
@@ -34,8 +35,14 @@ func errorMessage(err error, r request) message.Error {
 		return &message.SyntaxError{ErrorMessage: fault.From(err).Message}
 	}
 	f := fault.From(err)
-	msg := f.Message
-	switch f.Kind {
+	msg, kind := f.Message, f.Kind
+	if !r.read && engine.Ambiguous(err) {
+		// The write may have been applied: a write timeout, which drivers do not retry
+		// unless the statement is idempotent. UNAVAILABLE would tell them that nothing was
+		// tried, and they would send it again.
+		kind = fault.Timeout
+	}
+	switch kind {
 	case fault.BadRequest, fault.NotFound, fault.Conflict, fault.TooLarge, fault.PartitionFull,
 		fault.PreconditionFailed, fault.Aborted:
 		return &message.Invalid{ErrorMessage: msg}

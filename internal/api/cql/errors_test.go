@@ -12,6 +12,7 @@ import (
 
 	"github.com/partita-db/partita/internal/cql"
 	"github.com/partita-db/partita/internal/cqlexec"
+	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/fault"
 )
 
@@ -48,6 +49,8 @@ func TestErrorMapping(t *testing.T) {
 			&message.ReadTimeout{ErrorMessage: "slow", Consistency: one, BlockFor: 1}},
 		{"write timeout", fault.New(fault.Timeout, "slow"), request{consistency: one, writeType: primitive.WriteTypeUnloggedBatch},
 			&message.WriteTimeout{ErrorMessage: "slow", Consistency: one, BlockFor: 1, WriteType: primitive.WriteTypeUnloggedBatch}},
+		{"write of unknown outcome", fmt.Errorf("insert: %w", engine.ErrAmbiguous), request{consistency: one},
+			&message.WriteTimeout{ErrorMessage: fault.From(engine.ErrAmbiguous).Message, Consistency: one, BlockFor: 1, WriteType: primitive.WriteTypeSimple}},
 		{"internal", fault.New(fault.Internal, "oops"), request{}, &message.ServerError{ErrorMessage: "oops"}},
 		{"plain error", fmt.Errorf("disk: %w", fmt.Errorf("io")), request{}, &message.ServerError{ErrorMessage: "disk: io"}},
 	}
