@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,11 +120,47 @@ func TestClusterPlacement(t *testing.T) {
 		return nil
 	})
 
-	// Node 1 is drained: its replicas go, and it can be stopped with nothing lost.
+	// Node 1 is drained: its replicas go, and it can be stopped with nothing lost. Meanwhile it
+	// serves point reads and queries of everything written, and none fails or misses an item:
+	// a read that meets one of its replicas as it is removed is served where the range is
+	// held then.
+	n1, err := tc.node(1).Container("db", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopReads := make(chan struct{})
+	var reads sync.WaitGroup
+	var readFailures atomic.Int64
+	var readsDone atomic.Int64
+	reads.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stopReads:
+				return
+			default:
+			}
+			j := i % written
+			if _, err := n1.ReadItem(key(fmt.Sprint("k", j%7)), fmt.Sprint(j)); err != nil {
+				readFailures.Add(1)
+				t.Errorf("node 1 reads item %d while it is drained: %v", j, err)
+			}
+			if i%10 == 0 {
+				ids, err := queryValues(n1, "SELECT VALUE c.id FROM c")
+				if err != nil || len(ids) != written {
+					readFailures.Add(1)
+					t.Errorf("node 1 queries while it is drained: %d items of %d, %v", len(ids), written, err)
+				}
+			}
+			readsDone.Add(1)
+		}
+	})
 	if _, err := tc.node(2).Drain("1", true); err != nil {
 		t.Fatal(err)
 	}
 	voters(2, 2, 3, 4)
+	close(stopReads)
+	reads.Wait()
+	t.Logf("node 1 served %d reads while it was drained, %d failed", readsDone.Load(), readFailures.Load())
 	tc.stop(1)
 	write(3, 10)
 	readAll(4)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -38,8 +39,34 @@ func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (Q
 	return c.QueryAt(ReadConsistency{}, p, r, opts)
 }
 
-// QueryAt is Query for a client's read at rc.
+// QueryAt is Query for a client's read at rc. A page that met a replica of this node as it was
+// discarded (removed from its group, or replaced by a snapshot) is read again over the
+// partitions routed then: nothing of it went to the client.
 func (c *Container) QueryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
+	for attempt := 1; ; attempt++ {
+		rt := c.routes.Load()
+		res, err := c.queryAt(rc, p, r, opts)
+		if !partition.Closed(err) || attempt == maxQueryAttempts || !c.routingChanges(rt) {
+			return res, err
+		}
+	}
+}
+
+// maxQueryAttempts bounds how many times QueryAt reads a page that met a discarded replica.
+const maxQueryAttempts = 4
+
+// routingChanges waits, up to routeWait, until the container's routing is no longer rt, and
+// reports whether it changed.
+func (c *Container) routingChanges(rt *routing) bool {
+	for deadline := time.Now().Add(routeWait); c.routes.Load() == rt; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Container) queryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if _, err := c.checkOrderBy(p); err != nil {

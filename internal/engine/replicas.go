@@ -215,9 +215,10 @@ func (rs *replicaSet) refreshRemote(c *Container) {
 }
 
 // replicaRemoved is the host's word that this node's replica of g was removed from its group:
-// in a cluster that places partitions on some nodes, its range is then held elsewhere.
+// its range is then held elsewhere (with a replica on every node, this one is being drained),
+// and its requests go there at once, not once a read of the removed replica has failed.
 func (e *Engine) replicaRemoved(g replication.GroupID) {
-	if e.cluster == nil || e.cluster.Replicas == 0 {
+	if e.cluster == nil {
 		return
 	}
 	rs := e.replicas
