@@ -25,15 +25,33 @@ func NewMemFS() *MemFS { return wrapMem(vfs.NewCrashableMem()) }
 
 func wrapMem(mem *vfs.MemFS) *MemFS {
 	m := &MemFS{mem: mem}
-	m.fs = errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+	m.fs = noReuse{errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
 		if op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData {
 			if fn := m.beforeSync.Load(); fn != nil {
 				(*fn)()
 			}
 		}
 		return nil
-	}))
+	}))}
 	return m
+}
+
+// noReuse is a file system that writes a new file where Pebble would reuse an old one (a
+// recycled WAL). Pebble's crashable MemFS takes its clone lock twice in ReuseForWrite, once
+// there and once in the Rename it calls; a Crash (CrashClone) that asks for the lock between
+// the two waits for the first, and the second waits behind it: both stop for good.
+type noReuse struct{ vfs.FS }
+
+func (fs noReuse) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.Create(newname, category)
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Remove(oldname); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Crash returns a new file system holding what survives a power loss now: every byte and
