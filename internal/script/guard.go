@@ -313,6 +313,8 @@ type watchdog struct {
 }
 
 type budget struct {
+	// base is the lowest heap seen since the call began (the loop lowers it when garbage is
+	// collected); the call is over its budget once the heap is more than max above it.
 	base, max uint64
 }
 
@@ -377,8 +379,14 @@ func (w *watchdog) loop() {
 			return
 		}
 		over := false
-		for _, b := range w.watched {
-			over = over || heap > b.base && heap-b.base > b.max
+		for rt, b := range w.watched {
+			if heap < b.base {
+				// Garbage there when the call began was collected: the call's growth counts
+				// from here, or it could allocate that much more than its budget.
+				b.base = heap
+				w.watched[rt] = b
+			}
+			over = over || heap-b.base > b.max
 		}
 		for rt := range w.watched {
 			switch {
