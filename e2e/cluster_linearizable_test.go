@@ -18,8 +18,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/anishathalye/porcupine"
 	"github.com/gocql/gocql"
-
-	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // A history of one key's writes and reads.
@@ -142,17 +140,7 @@ func TestClusterLinearizable(t *testing.T) {
 		t.Fatalf("node drain: %v\n%s", err, out)
 	}
 	t.Logf("node 4 drained in %v while the clients ran", time.Since(began).Round(time.Millisecond))
-	down[1].Store(true) // its clients stop before it goes: their writes would all be of unknown outcome
-	time.Sleep(100 * time.Millisecond)
-	nodes[1].kill() // the container was created through it: it campaigned first in every group
-	t.Log("node 2 killed")
-	time.Sleep(3 * time.Second)
-	nodes[2].cmd.Process.Signal(syscall.SIGSTOP)
-	t.Log("node 3 paused")
-	time.Sleep(3 * time.Second)
-	nodes[2].cmd.Process.Signal(syscall.SIGCONT)
-	t.Log("node 3 resumed")
-	time.Sleep(2 * time.Second)
+	killLeadersThenPause(t, nodes, &down[1]) // the container was created through node 2
 	stop.Store(true)
 	wg.Wait()
 
@@ -172,6 +160,24 @@ func TestClusterLinearizable(t *testing.T) {
 		record(99, regIn{Key: key}, out, called, time.Now())
 	}
 	hist.check(t)
+}
+
+// killLeadersThenPause is the linearizability tests' faults, about 8 s of them: node 2, through
+// which the data was created (so it campaigned first in every group and leads them), is killed
+// once its clients stopped (down2: their writes would all be of unknown outcome); then node 3
+// is paused for longer than an election takes, and resumed.
+func killLeadersThenPause(t *testing.T, nodes []*clusterNode, down2 *atomic.Bool) {
+	down2.Store(true)
+	time.Sleep(100 * time.Millisecond)
+	nodes[1].kill()
+	t.Log("node 2 killed")
+	time.Sleep(3 * time.Second)
+	nodes[2].cmd.Process.Signal(syscall.SIGSTOP)
+	t.Log("node 3 paused")
+	time.Sleep(3 * time.Second)
+	nodes[2].cmd.Process.Signal(syscall.SIGCONT)
+	t.Log("node 3 resumed")
+	time.Sleep(2 * time.Second)
 }
 
 // registerHistory is a history of operations on registers (regModel), as clients record them.
@@ -238,13 +244,7 @@ func (h *registerHistory) check(t *testing.T) {
 // longer than an election takes. A write that failed may have been applied (a write timeout)
 // and is recorded as of unknown outcome; porcupine checks every key's history.
 func TestClusterCQLLinearizable(t *testing.T) {
-	cqlAddrs := []string{controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t)}
-	nodes := startClusterOf(t, 3, func(i int) []string { return []string{"--cql-addr", cqlAddrs[i]} })
-	var sessions []*gocql.Session
-	for i, n := range nodes {
-		n.waitListening(t, time.Minute)
-		sessions = append(sessions, nodeSession(t, cqlAddrs[i]))
-	}
+	nodes, sessions, cqlAddrs := startCQLCluster(t)
 	mustExec(t, sessions[1], `CREATE KEYSPACE lin WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`)
 	mustExec(t, sessions[1], `CREATE TABLE lin.reg (k text PRIMARY KEY, v int) WITH cosmosdb_provisioned_throughput = 12000`)
 	keys := []string{"a", "b", "c", "d"}
@@ -298,17 +298,7 @@ func TestClusterCQLLinearizable(t *testing.T) {
 		})
 	}
 	time.Sleep(2 * time.Second)
-	down[1].Store(true)
-	time.Sleep(100 * time.Millisecond)
-	nodes[1].kill() // the table was created through it: it campaigned first in every group
-	t.Log("node 2 killed")
-	time.Sleep(3 * time.Second)
-	nodes[2].cmd.Process.Signal(syscall.SIGSTOP)
-	t.Log("node 3 paused")
-	time.Sleep(3 * time.Second)
-	nodes[2].cmd.Process.Signal(syscall.SIGCONT)
-	t.Log("node 3 resumed")
-	time.Sleep(2 * time.Second)
+	killLeadersThenPause(t, nodes, &down[1]) // the table was created through node 2
 	stop.Store(true)
 	wg.Wait()
 	// Every key read back through a node that stayed up, in a new session (the drivers'

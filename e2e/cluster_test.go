@@ -51,6 +51,20 @@ func nodeSession(t *testing.T, addr string) *gocql.Session {
 	return cqlSession(t, cluster)
 }
 
+// startCQLCluster starts three nodes that serve the Cassandra API, and a gocql session at
+// QUORUM on each (nodeSession); cqlAddrs are their CQL addresses.
+func startCQLCluster(t *testing.T) (nodes []*clusterNode, sessions []*gocql.Session, cqlAddrs []string) {
+	t.Helper()
+	// CQL ports below the ephemeral range, where outgoing connections cannot take them.
+	cqlAddrs = []string{controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t)}
+	nodes = startClusterOf(t, 3, func(i int) []string { return []string{"--cql-addr", cqlAddrs[i]} })
+	for i, n := range nodes {
+		n.waitListening(t, time.Minute)
+		sessions = append(sessions, nodeSession(t, cqlAddrs[i]))
+	}
+	return nodes, sessions, cqlAddrs
+}
+
 // containersOn are container "c" of database "db" through each of nodes.
 func containersOn(t *testing.T, nodes []*clusterNode) []*azcosmos.ContainerClient {
 	t.Helper()
@@ -330,14 +344,7 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 // rows written through any node are read through every node, and lightweight transactions
 // from all nodes at once (compare-and-set increments) are each applied once.
 func TestClusterCQL(t *testing.T) {
-	// CQL ports below the ephemeral range, where outgoing connections cannot take them.
-	cqlAddrs := []string{controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t), controlplanetest.FreeAddr(t)}
-	nodes := startClusterOf(t, 3, func(i int) []string { return []string{"--cql-addr", cqlAddrs[i]} })
-	var sessions []*gocql.Session
-	for i, n := range nodes {
-		n.waitListening(t, time.Minute)
-		sessions = append(sessions, nodeSession(t, cqlAddrs[i]))
-	}
+	_, sessions, _ := startCQLCluster(t)
 	mustExec(t, sessions[0], `CREATE KEYSPACE shop WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}`)
 	mustExec(t, sessions[0], `CREATE TABLE shop.accounts (owner text, name text, balance bigint, PRIMARY KEY (owner, name)) WITH cosmosdb_provisioned_throughput = 6000`)
 	for i := range 30 {

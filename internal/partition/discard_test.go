@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 )
@@ -15,14 +14,7 @@ import (
 // find nothing.
 func TestDiscardedPartitionRefusesReads(t *testing.T) {
 	p := openWhole(t)
-	item, key, err := document.Parse([]byte(`{"id":"a","pk":"p"}`), [][]string{{"pk"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := epk.SchemeV2.Hash(key)
-	if _, err := p.Execute(Operation{Kind: Create, EPK: e, ID: "a", Item: item}); err != nil {
-		t.Fatal(err)
-	}
+	e := createA(t, p)
 	// The first read fills the row cache; the cache's copy, from before the discard, is still
 	// what the replica applied, but a read that goes to storage may find it deleted.
 	if _, err := p.Read(e, "a", nil); err != nil {

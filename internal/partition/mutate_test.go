@@ -27,9 +27,9 @@ func openWhole(t *testing.T) *Partition {
 	return p
 }
 
-// A Mutate that panics or makes nothing fails its own operation; the writer goes on serving.
-func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
-	p := openWhole(t)
+// createA creates the item {"id":"a","pk":"p"} in p and returns its EPK.
+func createA(t *testing.T, p *Partition) epk.EPK {
+	t.Helper()
 	item, key, err := document.Parse([]byte(`{"id":"a","pk":"p"}`), [][]string{{"pk"}})
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +38,13 @@ func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
 	if _, err := p.Execute(Operation{Kind: Create, EPK: e, ID: "a", Item: item}); err != nil {
 		t.Fatal(err)
 	}
+	return e
+}
+
+// A Mutate that panics or makes nothing fails its own operation; the writer goes on serving.
+func TestBrokenMutateFailsOnlyItsOperation(t *testing.T) {
+	p := openWhole(t)
+	e := createA(t, p)
 	for name, fn := range map[string]func([]byte) (*document.Item, epk.EPK, [][]byte, error){
 		"panics":        func([]byte) (*document.Item, epk.EPK, [][]byte, error) { panic("bug") },
 		"makes no item": func([]byte) (*document.Item, epk.EPK, [][]byte, error) { return nil, e, nil, nil },
