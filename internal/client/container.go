@@ -73,8 +73,8 @@ func (ct *Container) ItemKey(body []byte) (id, key string, e epk.EPK, err error)
 	if err != nil {
 		return "", "", "", err
 	}
-	if ct.PartitionKey.SystemKey && len(k) == 1 && k[0].Kind == epk.KindNull {
-		k = epk.Key{epk.Undefined()} // as the server reads it
+	if ct.PartitionKey.SystemKey {
+		k = epk.SystemNone(k) // as the server reads it
 	}
 	return item.ID, string(k.AppendJSON(nil)), ct.scheme.Hash(k), nil
 }

@@ -62,7 +62,7 @@ func (c *Container) Def() PartitionKeyDef { return c.def }
 // EPK hashes a full partition key value of this container.
 func (c *Container) EPK(key epk.Key) (epk.EPK, error) {
 	if c.def.SystemKey {
-		key = c.undefinedIfNone(key) // however its clients name none, or name no key at all
+		key = epk.SystemNone(key) // however its clients name none, or name no key at all
 	}
 	if len(key) != len(c.paths) {
 		return "", fault.New(fault.BadRequest, "The partition key has %d value(s) but the container's definition has %d path(s) %v",
@@ -114,13 +114,11 @@ func (c *Container) parse(src document.Source, named epk.Key) (*document.Item, e
 }
 
 // undefinedIfNone reads a key with no values at all ([], the SDKs' PartitionKey.None, which
-// the JavaScript SDK names for an item whose key path holds an object or array, or that has
-// no system key) as the undefined key. In a container with the system key, a null value is
-// none too, as the JavaScript SDK sends it: the items without a value of their own are one
-// logical partition, however a client names it.
+// the JavaScript SDK names for an item whose key path holds an object or array) as the
+// undefined key; in a container with the system key, a null value too (epk.SystemNone).
 func (c *Container) undefinedIfNone(key epk.Key) epk.Key {
-	if c.def.SystemKey && len(key) == 1 && key[0].Kind == epk.KindNull {
-		return epk.Key{epk.Undefined()}
+	if c.def.SystemKey {
+		return epk.SystemNone(key)
 	}
 	if key == nil || len(key) > 0 {
 		return key

@@ -2,6 +2,7 @@ package epk_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -80,4 +81,20 @@ func FuzzHex(f *testing.F) {
 			t.Fatalf("round trip of %q failed: %v", s, err)
 		}
 	})
+}
+
+// A container with the system key reads no value, and a null one, as its none logical
+// partition, the undefined key; every other key as it is.
+func TestSystemNone(t *testing.T) {
+	undefined := epk.Key{epk.Undefined()}
+	for _, tc := range []struct {
+		in, want epk.Key
+	}{
+		{nil, undefined}, {epk.Key{}, undefined}, {epk.Key{epk.Null()}, undefined}, {undefined, undefined},
+		{epk.Key{epk.String("a")}, epk.Key{epk.String("a")}}, {epk.Key{epk.Bool(false)}, epk.Key{epk.Bool(false)}},
+	} {
+		if got := epk.SystemNone(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("SystemNone(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
 }

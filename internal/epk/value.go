@@ -91,6 +91,16 @@ func Undefined() Value { return Value{Kind: KindUndefined} }
 // A MultiHash key may be a prefix (fewer values than paths).
 type Key []Value
 
+// SystemNone is k as a container with the system key (/_partitionKey, created without a
+// partition key) reads it: no value at all, or a null one, is its "none" logical partition,
+// which is the undefined key, however a client names it.
+func SystemNone(k Key) Key {
+	if len(k) == 0 || len(k) == 1 && k[0].Kind == KindNull {
+		return Key{Undefined()}
+	}
+	return k
+}
+
 // Same reports whether v and w are the same component: of one kind and, for numbers, with the
 // same bits (-0 and +0 hash apart, so they name different logical partitions).
 func (v Value) Same(w Value) bool {
