@@ -214,7 +214,7 @@ func (e *Engine) purgeLogsOnce(now time.Time) {
 				continue // its leader's node purges it, for every replica
 			}
 			// A split that closes p meanwhile refuses this; its children are purged next time.
-			removed, err := p.PurgeLog(cutoff)
+			removed, _, err := p.PurgeLog(cutoff)
 			if err != nil {
 				if e.live(c) && fault.KindOf(err) != fault.Gone {
 					e.log.Error("change feed retention", "container", c.rec.ID, "partition", p.ID(), "err", err)

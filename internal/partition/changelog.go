@@ -122,6 +122,14 @@ func (a *applyBatch) stageLog(c *Command, i int) error {
 	if err := a.b.Set(a.key[:n], a.key[n:]); err != nil {
 		return err
 	}
+	ch.dropPrev = ch.Prev.lsn != 0 && ch.Prev.lsn <= a.st.Purged
+	if ch.dropPrev {
+		// Past the purge point no all-versions read reaches the replaced version's entry, and
+		// the latest-version feed wants only current ones: it goes now, with no image, so
+		// retention never has to look behind its purge point again.
+		a.key = storage.LogKey(a.key[:0], p.container, p.id, ch.Prev.lsn, ch.Prev.i)
+		return a.b.Delete(a.key)
+	}
 	if ch.Prev.lsn == 0 || !c.Images {
 		return nil
 	}
@@ -292,81 +300,146 @@ func (p *Partition) snapshotState(snap *storage.Snapshot, applied uint64) (state
 	return decodeState(v)
 }
 
-// PurgeLog removes from the partition's log the changes committed before cutoff (Unix
-// seconds) that no longer hold a current version, with their images, and records how far it
-// purged. Changes that hold current versions stay, for the latest-version feed. It returns
-// how many changes it removed. It finds them beside the writer, in steps, and has the writer
-// commit each step as an entry: a change that holds no current version never holds one again.
-func (p *Partition) PurgeLog(cutoff int64) (removed int, err error) {
+// PurgeLog applies retention to the partition's log: it removes the changes committed before
+// cutoff (Unix seconds) that no longer hold a current version, with their images, and moves the
+// purge point (the LSN before which all-versions reads are refused) up to the last of those
+// changes. Changes that hold current versions stay, for the latest-version feed. It returns how
+// many changes it removed and how many it read.
+//
+// Its cost follows the changes committed since the last pass, not the size of the log, in two
+// phases, each committed by the writer as purge entries:
+//
+//  1. It reads the log from the purge point up to the first change at or after cutoff, and
+//     moves the purge point there. From then on, a write that replaces or deletes a version
+//     whose change is at or before the purge point removes that change itself (stageLog).
+//  2. It reads the same changes again in a snapshot taken after that, and removes those that
+//     hold no current version (steps of at most purgeStepMax). A change current in the
+//     snapshot and replaced afterwards is removed by its replacing write, as in 1.
+//
+// So no change behind the purge point ever needs looking at again, except in logs written
+// before writes removed them (an older release): the first pass of each partition after it is
+// opened reads phase 2 from the start of the log.
+func (p *Partition) PurgeLog(cutoff int64) (removed, read int, err error) {
+	from, through, n, err := p.purgeHorizon(cutoff)
+	read += n
+	if err != nil || through == from && p.swept.Load() {
+		return 0, read, err
+	}
+	if err := p.proposePurge(&purgeStep{Through: through}); err != nil {
+		return 0, read, err
+	}
+	if !p.swept.Load() {
+		from = 0
+	}
 	for {
-		step, done, err := p.findPurge(cutoff)
+		step, next, n, err := p.findPurge(from, through)
+		read += n
 		if err != nil {
-			return removed, err
+			return removed, read, err
 		}
-		if step != nil {
-			if err := p.propose(func(st state, _ *indexState) (*entry, error) {
-				if step.Through <= st.Purged && len(step.Refs) == 0 {
-					return nil, nil
-				}
-				return &entry{kind: entryPurge, purge: step}, nil
-			}); err != nil {
-				return removed, err
+		if len(step.Refs) > 0 {
+			if err := p.proposePurge(step); err != nil {
+				return removed, read, err
 			}
 			removed += len(step.Refs)
 		}
-		if done {
-			return removed, nil
+		if next >= through {
+			p.swept.Store(true)
+			return removed, read, nil
 		}
+		from = next
 	}
+}
+
+// proposePurge has the writer commit a purge step, unless it would change nothing.
+func (p *Partition) proposePurge(step *purgeStep) error {
+	return p.propose(func(st state, _ *indexState) (*entry, error) {
+		if step.Through <= st.Purged && len(step.Refs) == 0 {
+			return nil, nil
+		}
+		return &entry{kind: entryPurge, purge: step}, nil
+	})
 }
 
 // purgeStepMax bounds the changes one purge entry removes.
 const purgeStepMax = 4096
 
-// findPurge reads the log from where retention got to and returns the next step: up to
-// purgeStepMax changes before cutoff that hold no current version, and the LSN the purge
-// reaches with them. done is set once the step reaches the first change at or after cutoff
-// (or the end of the log).
-func (p *Partition) findPurge(cutoff int64) (step *purgeStep, done bool, err error) {
+// purgeHorizon reads the log after the purge point (from) and returns the LSN of the last
+// change before cutoff there (through; from when there is none), and how many changes it read.
+func (p *Partition) purgeHorizon(cutoff int64) (from, through uint64, read int, err error) {
 	snap := p.db.NewSnapshot()
 	defer snap.Close()
 	st, err := p.snapshotState(snap, p.applied.Load())
 	if err != nil {
-		return nil, false, err
+		return 0, 0, 0, err
 	}
-	docs, err := p.docReader(snap)
-	if err != nil {
-		return nil, false, err
-	}
-	defer docs.close()
-	docs.live = liveness{}
-	start, end := storage.LogSpan(p.container, p.id, 0)
+	from, through = st.Purged, st.Purged
+	start, end := storage.LogSpan(p.container, p.id, from)
 	it, err := snap.NewIter(start, end)
 	if err != nil {
-		return nil, false, err
+		return 0, 0, 0, err
 	}
 	defer it.Close()
-	step = &purgeStep{Through: st.Purged}
 	for it.First(); it.Valid(); it.Next() {
-		_, lsn, i, err := storage.ParseLogKey(it.Key())
+		_, lsn, _, err := storage.ParseLogKey(it.Key())
 		if err != nil {
-			return nil, false, err
-		}
-		if len(step.Refs) == purgeStepMax && lsn != step.Through {
-			return step, false, nil
+			return 0, 0, read, err
 		}
 		ent, err := decodeEntry(it.Value())
 		if err != nil {
-			return nil, false, err
+			return 0, 0, read, err
 		}
+		read++
 		if ent.ts >= cutoff {
 			break
 		}
-		step.Through = max(step.Through, lsn)
+		through = lsn
+	}
+	return from, through, read, it.Error()
+}
+
+// findPurge reads the log's changes after from, up to through, and returns the next step: up
+// to purgeStepMax of them that hold no current version (never part of a command's changes
+// only). next is the LSN it read through; at through, nothing is left.
+func (p *Partition) findPurge(from, through uint64) (step *purgeStep, next uint64, read int, err error) {
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer docs.close()
+	docs.live = liveness{}
+	start, end := storage.LogSpan(p.container, p.id, from)
+	it, err := snap.NewIter(start, end)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer it.Close()
+	step, next = &purgeStep{Through: through}, through
+	last := from // every change up to it has been read
+	for it.First(); it.Valid(); it.Next() {
+		_, lsn, i, err := storage.ParseLogKey(it.Key())
+		if err != nil {
+			return nil, 0, read, err
+		}
+		if lsn > through {
+			break
+		}
+		if len(step.Refs) >= purgeStepMax && lsn != last {
+			next = last
+			break
+		}
+		ent, err := decodeEntry(it.Value())
+		if err != nil {
+			return nil, 0, read, err
+		}
+		read++
+		last = lsn
 		if ent.op != LogDelete {
 			d, found, err := docs.get(ent.epk, ent.seq)
 			if err != nil {
-				return nil, false, err
+				return nil, 0, read, err
 			}
 			if found && d.log == (logPos{lsn: lsn, i: i}) {
 				continue // current
@@ -374,13 +447,7 @@ func (p *Partition) findPurge(cutoff int64) (step *purgeStep, done bool, err err
 		}
 		step.Refs = append(step.Refs, logRef{EPK: string(ent.epk), logPos: logPos{lsn: lsn, i: i}})
 	}
-	if err := it.Error(); err != nil {
-		return nil, false, err
-	}
-	if len(step.Refs) == 0 && step.Through == st.Purged {
-		return nil, true, nil
-	}
-	return step, true, nil
+	return step, next, read, it.Error()
 }
 
 // stagePurge removes a purge step's changes.

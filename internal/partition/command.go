@@ -100,6 +100,10 @@ type Change struct {
 	// keeps images (see changelog.go).
 	Prev     logPos
 	PrevJSON []byte
+	// dropPrev is set when the change is staged if Prev is at or before the purge point: that
+	// entry was kept past retention only while its version was current, and the change removes
+	// it (changelog.go). A split's children replay the removal; not part of what is proposed.
+	dropPrev bool
 	// IndexDel and IndexAdd are the index terms the change removes and adds.
 	IndexDel, IndexAdd [][]byte
 	// terms are all the index terms of Value, for later commands of the group that replace

@@ -93,6 +93,10 @@ type Partition struct {
 	// unindexed.go); until then writes and scans need not look for one.
 	mayUnindexed atomic.Bool
 
+	// swept is set once retention has read this partition's whole log since it was opened
+	// (PurgeLog): later passes read only the changes after the purge point.
+	swept atomic.Bool
+
 	// failed is set once a batch failed to sync; every later write is refused with it.
 	failed atomic.Pointer[fault.Error]
 

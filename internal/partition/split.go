@@ -677,6 +677,12 @@ func (s *childWriter) replayCommand(c *Command) error {
 		if err := s.w.set(s.key[:n], s.key[n:]); err != nil {
 			return err
 		}
+		if ch.dropPrev {
+			s.key = storage.LogKey(s.key[:0], p.container, child, ch.Prev.lsn, ch.Prev.i)
+			if err := s.w.delete(s.key); err != nil {
+				return err
+			}
+		}
 		var err error
 		switch {
 		case ch.Delete:
