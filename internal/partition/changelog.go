@@ -216,6 +216,15 @@ func (p *Partition) readLog(cons Consistency, q LogRead, fn func(*LogChange) boo
 	live := docs.live
 	docs.live = liveness{}
 	lo, hi := max(q.Range.Min, p.rng.Min), min(q.Range.Max, p.rng.Max)
+	if changes := through - q.After; !q.AllVersions && q.Since == 0 && changes > 0 {
+		few, err := p.fewItems(snap, lo, hi, min(changes, logicalFeedMax))
+		if err != nil {
+			return 0, err
+		}
+		if few {
+			return p.readLatestByItems(snap, docs, live, lo, hi, q, through, fn)
+		}
+	}
 	start, end := storage.LogSpan(p.container, p.id, q.After)
 	it, err := snap.NewIter(start, end)
 	if err != nil {
