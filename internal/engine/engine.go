@@ -180,7 +180,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.background.Add(2)
 	go e.every(e.purgeEvery(), e.purgeLogsOnce)
-	go e.every(reapEvery, func(now time.Time) { e.reapOnce(now, false) })
+	go e.every(reapEvery, func(now time.Time) { e.reapOnce(now) })
 	e.resumeReindex()
 	return e, nil
 }

@@ -12,44 +12,33 @@ import (
 // moment it expires; the reaper only reclaims its storage and logs its delete in the change
 // feed (marked as expired), so it may lag without anyone seeing the item again.
 //
-// Every reapEvery it walks the partitions of the containers with time to live on, each in
-// creation order from where it stopped, and deletes what it finds expired through the
-// partition's writer (an Expire operation, which deletes only what is still expired when it is
-// decided). It spends only what the partition's budget spares (ru.Budget.Spare): what users
-// left unused of the last second's throughput, priced as a read feed for the items it reads
-// and as a delete for each item it deletes. Those request units are not charged to the
-// budget, so the reaper never makes a user request wait or fail; a partition whose users spend
-// its whole budget is simply not reaped until they slow down. A partition whose pass reached
-// its end rests reapRest before the next pass.
+// Every reapEvery it asks each partition of the containers with time to live on for what has
+// expired, from the partition's expiry index (partition.FindExpired), and deletes it through
+// the partition's writer (an Expire operation, which deletes only what is still expired when it
+// is decided). So a round costs what it deletes, whatever the size of the containers; only the
+// first round after a partition opens reads all of its items, to build the index. It spends
+// only what the partition's budget spares (ru.Budget.Spare): what users left unused of the last
+// second's throughput, priced as a read feed for the items it reads and as a delete for each
+// item it deletes. Those request units are not charged to the budget, so the reaper never makes
+// a user request wait or fail; a partition whose users spend its whole budget is simply not
+// reaped until they slow down.
 
 const (
 	reapEvery = time.Second
-	reapRest  = 5 * time.Second
-	// reapChunk is how many items one step reads; the expired among them are deleted in one
-	// command.
+	// reapChunk is how many expired items one step finds; they are deleted in one command.
 	reapChunk = 100
 )
 
-// reapState is where the reaper got to in each partition.
+// reapState orders the reaper's rounds: one at a time (the goroutine, or a test's reapOnce).
 type reapState struct {
-	mu      sync.Mutex // one reaping at a time (the goroutine, or a test's reapOnce)
-	cursors map[*partition.Partition]reapCursor
-}
-
-type reapCursor struct {
-	next      uint64    // the creation sequence the pass goes on from
-	restUntil time.Time // after a pass ended: when the next may start
+	mu sync.Mutex
 }
 
 // reapOnce reaps every container with time to live on, as far as the partitions' spare
-// request units allow at now, and returns how many items it deleted. fresh starts new passes
-// everywhere, resting or not (tests).
-func (e *Engine) reapOnce(now time.Time, fresh bool) int {
+// request units allow at now, and returns how many items it deleted.
+func (e *Engine) reapOnce(now time.Time) int {
 	e.reap.mu.Lock()
 	defer e.reap.mu.Unlock()
-	if fresh || e.reap.cursors == nil {
-		e.reap.cursors = map[*partition.Partition]reapCursor{}
-	}
 	e.mu.RLock()
 	var cs []*Container
 	for _, d := range e.dbs {
@@ -60,7 +49,6 @@ func (e *Engine) reapOnce(now time.Time, fresh bool) int {
 		}
 	}
 	e.mu.RUnlock()
-	live := map[*partition.Partition]bool{}
 	deleted := 0
 	for _, c := range cs {
 		for _, p := range c.partitions() {
@@ -69,47 +57,39 @@ func (e *Engine) reapOnce(now time.Time, fresh bool) int {
 				return deleted
 			default:
 			}
-			live[p] = true
 			if e.cluster != nil && !p.Leading() {
 				continue // its leader's node reaps it
 			}
 			deleted += e.reapPartition(p, now)
 		}
 	}
-	for p := range e.reap.cursors { // partitions split or deleted since
-		if !live[p] {
-			delete(e.reap.cursors, p)
-		}
-	}
 	return deleted
 }
 
-// reapPartition goes on with p's pass while its budget spares request units.
+// reapPartition deletes p's expired items while its budget spares request units.
 func (e *Engine) reapPartition(p *partition.Partition, now time.Time) int {
-	cur := e.reap.cursors[p]
-	if now.Before(cur.restUntil) {
-		return 0
-	}
 	spare := p.Budget().Spare(now)
 	deleted := 0
 	spent := 0.0
-	defer func() { e.reap.cursors[p] = cur }()
 	for spent < spare {
-		found, scan, err := p.FindExpired(cur.next, reapChunk)
+		found, scan, err := p.FindExpired(reapChunk)
 		if err != nil {
 			e.log.Error("time to live", "partition", p.ID(), "err", err)
 			return deleted
 		}
-		spent += ru.Feed(scan.Read, scan.Bytes, 1)
+		if !scan.Built { // building the index is paid once, beside the budget
+			spent += ru.Feed(scan.Read, scan.Bytes, 1)
+		}
 		if len(found) > 0 {
 			ops := make([]partition.Operation, len(found))
 			for i, x := range found {
 				ops[i] = partition.Operation{Kind: partition.Expire, EPK: x.EPK, ID: x.ID}
 			}
-			// A split that closes p meanwhile refuses this (Unavailable): the children's
-			// passes find the items again.
+			// A split that closes p meanwhile refuses this (Unavailable): the children find
+			// the items again.
 			res, err := p.Execute(ops...)
 			if err != nil {
+				p.Unreaped(found)
 				return deleted
 			}
 			for _, r := range res {
@@ -119,9 +99,7 @@ func (e *Engine) reapPartition(p *partition.Partition, now time.Time) int {
 				}
 			}
 		}
-		cur.next = scan.Next
 		if scan.Done {
-			cur = reapCursor{restUntil: now.Add(reapRest)}
 			return deleted
 		}
 	}

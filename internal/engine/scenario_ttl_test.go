@@ -87,7 +87,7 @@ func scenarioTTL(t *testing.T, e *Engine, td *datadriven.TestData, clock *fakeCl
 		}
 		return "ok", true
 	case "expire":
-		return fmt.Sprintf("deleted %d", e.reapOnce(time.Now(), true)), true
+		return fmt.Sprintf("deleted %d", e.reapOnce(time.Now())), true
 	case "read":
 		var pk, itemID string
 		td.ScanArgs(t, "pk", &pk)

@@ -48,7 +48,7 @@ func TestTTLSurvivesRestart(t *testing.T) {
 	if _, err := c.ReadItem(key("p"), "b"); err != nil {
 		t.Fatalf("item with ttl -1: %v", err)
 	}
-	if n := e.reapOnce(time.Now(), true); n != 1 {
+	if n := e.reapOnce(time.Now()); n != 1 {
 		t.Fatalf("reaper deleted %d, want 1", n)
 	}
 	page, err := c.ChangeFeed(FeedQuery{Range: epk.All, AllVersions: true})
@@ -78,13 +78,13 @@ func TestReaperUsesSpareUnitsOnly(t *testing.T) {
 	now := time.Now()
 	p.Budget().Spend(now, 400) // users spent the whole second
 	before := p.Budget().Stats().Total
-	if n := e.reapOnce(now, true); n != 0 {
+	if n := e.reapOnce(now); n != 0 {
 		t.Fatalf("reaper deleted %d items from a busy partition", n)
 	}
 	if got := p.Budget().Stats().Total; got != before {
 		t.Fatalf("the reaper charged users' budget: %v -> %v", before, got)
 	}
-	if n := e.reapOnce(now.Add(2*time.Second), true); n != 3 {
+	if n := e.reapOnce(now.Add(2 * time.Second)); n != 3 {
 		t.Fatalf("reaper deleted %d once the partition was idle, want 3", n)
 	}
 	if got := p.Budget().Stats().Total; got != before {

@@ -159,7 +159,10 @@ func (a *applyBatch) stageWrite(c *Command) error {
 	}
 	a.hold(c)
 	a.st.LSN, a.st.counts, a.st.Seq = c.After.LSN, c.After.counts, c.After.Seq
-	a.effects = append(a.effects, func() { p.captureCommand(c) })
+	a.effects = append(a.effects, func() {
+		p.captureCommand(c)
+		p.noteExpiry(c)
+	})
 	return nil
 }
 

@@ -29,7 +29,12 @@ const (
 
 // SetDefaultTTL changes the container's default time to live as this partition applies it
 // (TTLOff, TTLNoDefault or seconds). Reads and writes after it see items expire accordingly.
-func (p *Partition) SetDefaultTTL(d int64) { p.defaultTTL.Store(d) }
+func (p *Partition) SetDefaultTTL(d int64) {
+	p.defaultTTL.Store(d)
+	if d == TTLOff {
+		p.dropExpiry() // nothing to reap; built again when time to live is on
+	}
+}
 
 // now is the partition's clock in Unix seconds: the time writes stamp as _ts and expiry is
 // judged by.
@@ -120,59 +125,15 @@ func (p *Partition) expireChange(cmd *Command, ix *indexState, e, id string, cur
 type ExpiredItem struct {
 	EPK epk.EPK
 	ID  string
+	Seq uint64 // its creation sequence
 }
 
-// ExpiredScan is how far a FindExpired call got.
+// ExpiredScan is what a FindExpired call read.
 type ExpiredScan struct {
-	Next  uint64 // the creation sequence the next call should start from
-	Done  bool   // the scan reached the end of the partition
-	Read  int    // documents read
-	Bytes int    // their bytes
-}
-
-// FindExpired reads the partition's items in creation order from sequence from, at most max of
-// them, and returns those that have expired as of now. It finds nothing when time to live is
-// off. The items are only candidates: an Expire operation deletes each if it is still expired
-// when the writer decides it.
-func (p *Partition) FindExpired(from uint64, max int) ([]ExpiredItem, ExpiredScan, error) {
-	live := p.liveness()
-	scan := ExpiredScan{Next: from, Done: true}
-	if live.def == TTLOff {
-		return nil, scan, nil
-	}
-	snap := p.db.NewSnapshot()
-	defer snap.Close()
-	docs, err := p.docReader(snap)
-	if err != nil {
-		return nil, scan, err
-	}
-	defer docs.close()
-	docs.live = liveness{} // this scan wants the expired ones
-	var found []ExpiredItem
-	err = p.scanOrder(snap, docs, from, func(e []byte, seq uint64) (bool, error) {
-		if scan.Read >= max {
-			scan.Next, scan.Done = seq, false
-			return false, nil
-		}
-		d, ok, err := docs.get(e, seq)
-		if err != nil {
-			return false, err
-		}
-		scan.Next = seq + 1
-		if !ok {
-			return true, nil
-		}
-		scan.Read++
-		scan.Bytes += len(d.json)
-		if live.expired(d.json) {
-			found = append(found, ExpiredItem{EPK: epk.EPK(e), ID: string(d.id)})
-		}
-		return true, nil
-	})
-	if err != nil {
-		return nil, scan, err
-	}
-	return found, scan, nil
+	Done  bool // no more items have expired now
+	Built bool // the call built the partition's expiry index (expiryindex.go) first
+	Read  int  // documents read
+	Bytes int  // their bytes
 }
 
 // writeOverExpired is what an operation does on finding the item's current version expired: a

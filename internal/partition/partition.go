@@ -115,7 +115,9 @@ type Partition struct {
 	// defaultTTL is the container's default time to live (TTLOff, TTLNoDefault or seconds);
 	// it changes when the container is replaced, and reads and writes load it each time.
 	defaultTTL atomic.Int64
-	clock      func() int64 // nil: the system clock; see now
+	// expiry is the expiry index (expiryindex.go), nil until the reaper first asks for it.
+	expiry atomic.Pointer[expiryIndex]
+	clock  func() int64 // nil: the system clock; see now
 	// unique is the container's unique key policy, fixed at creation; nil for none.
 	unique *uniquekey.Policy
 }

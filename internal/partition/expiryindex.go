@@ -1,0 +1,206 @@
+package partition
+
+import (
+	"container/heap"
+	"sync"
+
+	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/storage"
+)
+
+// The expiry index lets the reaper find what has expired at the cost of what it finds, not of
+// the partition's size. It is kept in memory, by the node that reaps the partition: built by
+// one read of the partition's items the first time the reaper asks (after the partition opens,
+// or after time to live was turned on), then kept up to date by every write the partition
+// applies. Nothing of it is stored, so the storage layout and every replica stay as they were.
+//
+// It is two heaps of hints, each naming a version by its document (EPK, creation sequence):
+//
+//	byTS      versions without a ttl of their own, by _ts: they expire at _ts plus the
+//	          container's default, which may change at any time without changing this order
+//	byExpiry  versions with a positive ttl of their own, by _ts + ttl
+//
+// A version with ttl -1 never expires and gets no hint. A write adds the hint of the version
+// it writes and leaves the old one: the reaper drops a hint whose document is gone or no longer
+// the version it named (its _ts or ttl differ) when it comes to the top. A hint is only a
+// candidate; the Expire operation deletes the item only if it is still expired.
+
+// expiryHint names a version the reaper may find expired.
+type expiryHint struct {
+	at  int64 // byTS: the version's _ts; byExpiry: its _ts + ttl
+	seq uint64
+	epk string
+}
+
+type hintHeap []expiryHint
+
+func (h hintHeap) Len() int           { return len(h) }
+func (h hintHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h hintHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hintHeap) Push(x any)        { *h = append(*h, x.(expiryHint)) }
+func (h *hintHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// expiryIndex is a partition's expiry hints.
+type expiryIndex struct {
+	mu             sync.Mutex
+	byTS, byExpiry hintHeap
+}
+
+// add adds the hint of the version whose JSON is doc, (e, seq).
+func (x *expiryIndex) add(e string, seq uint64, doc []byte) {
+	ts, ttl, own := document.ExpiryFields(doc)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	switch {
+	case !own:
+		heap.Push(&x.byTS, expiryHint{at: ts, seq: seq, epk: e})
+	case ttl > 0:
+		heap.Push(&x.byExpiry, expiryHint{at: ts + ttl, seq: seq, epk: e})
+	}
+}
+
+// noteExpiry adds to the partition's expiry index, when it has one, the versions c writes.
+func (p *Partition) noteExpiry(c *Command) {
+	x := p.expiry.Load()
+	if x == nil {
+		return
+	}
+	for i := range c.Changes {
+		ch := &c.Changes[i]
+		if ch.Delete {
+			continue
+		}
+		if d, err := decodeValue(ch.Value); err == nil {
+			x.add(ch.EPK, ch.Seq, d.json)
+		}
+	}
+}
+
+// buildExpiry builds the partition's expiry index: writes applied from now on add their hints,
+// then a read of every item adds the rest (an item written meanwhile may get two hints).
+func (p *Partition) buildExpiry() (*expiryIndex, ExpiredScan, error) {
+	x := &expiryIndex{}
+	p.expiry.Store(x)
+	var scan ExpiredScan
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	lo, hi := storage.DocSpan(p.container, string(p.rng.Min), string(p.rng.Max))
+	it, err := snap.NewIter(lo, hi)
+	if err != nil {
+		p.expiry.CompareAndSwap(x, nil)
+		return nil, scan, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		d, err := decodeValue(it.Value())
+		if err == nil {
+			var e string
+			var seq uint64
+			if e, seq, err = storage.ParseDocKey(it.Key()); err == nil {
+				x.add(e, seq, d.json)
+			}
+		}
+		if err != nil {
+			p.expiry.CompareAndSwap(x, nil)
+			return nil, scan, err
+		}
+		scan.Read++
+		scan.Bytes += len(d.json)
+	}
+	if err := it.Error(); err != nil {
+		p.expiry.CompareAndSwap(x, nil)
+		return nil, scan, err
+	}
+	return x, scan, nil
+}
+
+// dropExpiry forgets the expiry index; the next FindExpired builds it again.
+func (p *Partition) dropExpiry() { p.expiry.Store(nil) }
+
+// FindExpired returns up to max items that have expired as of now, from the expiry index
+// (built first when the partition has none: Built is then set, and the build's reads counted).
+// It finds nothing when time to live is off. The items are only candidates: an Expire
+// operation deletes each if it is still expired when the writer decides it. Done is set when
+// no more have expired now.
+func (p *Partition) FindExpired(max int) ([]ExpiredItem, ExpiredScan, error) {
+	live := p.liveness()
+	if live.def == TTLOff {
+		return nil, ExpiredScan{Done: true}, nil
+	}
+	var scan ExpiredScan
+	x := p.expiry.Load()
+	if x == nil {
+		var err error
+		if x, scan, err = p.buildExpiry(); err != nil {
+			return nil, scan, err
+		}
+		scan.Built = true
+	}
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return nil, scan, err
+	}
+	defer docs.close()
+	docs.live = liveness{} // this read wants the expired ones
+	var found []ExpiredItem
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, h := range []*hintHeap{&x.byTS, &x.byExpiry} {
+		for h.Len() > 0 && len(found) < max {
+			top := (*h)[0]
+			due := top.at <= live.now
+			if h == &x.byTS {
+				due = live.def > 0 && top.at+live.def <= live.now
+			}
+			if !due {
+				break
+			}
+			heap.Pop(h)
+			d, ok, err := docs.get([]byte(top.epk), top.seq)
+			if err != nil {
+				heap.Push(h, top)
+				return found, scan, err
+			}
+			if !ok {
+				continue // deleted since
+			}
+			scan.Read++
+			scan.Bytes += len(d.json)
+			ts, ttl, own := document.ExpiryFields(d.json)
+			if h == &x.byTS && (own || ts != top.at) || h == &x.byExpiry && (!own || ts+ttl != top.at) {
+				continue // written again since: its hint is elsewhere
+			}
+			if live.expired(d.json) {
+				found = append(found, ExpiredItem{EPK: epk.EPK(top.epk), ID: string(d.id), Seq: top.seq})
+			}
+		}
+	}
+	scan.Done = len(found) < max
+	return found, scan, nil
+}
+
+// Unreaped gives back the hints of items FindExpired found that could not be deleted (their
+// Expire operation failed), so that a later call finds them again.
+func (p *Partition) Unreaped(items []ExpiredItem) {
+	x := p.expiry.Load()
+	if x == nil || len(items) == 0 {
+		return
+	}
+	snap := p.db.NewSnapshot()
+	defer snap.Close()
+	for _, it := range items {
+		if v, err := snap.Get(nil, storage.DocKey(nil, p.container, string(it.EPK), it.Seq)); err == nil {
+			if d, err := decodeValue(v); err == nil {
+				x.add(string(it.EPK), it.Seq, d.json)
+			}
+		}
+	}
+}
