@@ -23,7 +23,8 @@ import (
 //
 // A version with ttl -1 never expires and gets no hint. A write adds the hint of the version
 // it writes and leaves the old one: the reaper drops a hint whose document is gone or no longer
-// the version it named (its _ts or ttl differ) when it comes to the top. A hint is only a
+// the version it named (its _ts or ttl differ) when it comes to the top, and the index is built
+// anew when such hints outnumber the items by expiryStaleMax. A hint is only a
 // candidate; the Expire operation deletes the item only if it is still expired.
 
 // expiryHint names a version the reaper may find expired.
@@ -52,8 +53,9 @@ type expiryIndex struct {
 	byTS, byExpiry hintHeap
 }
 
-// add adds the hint of the version whose JSON is doc, (e, seq).
-func (x *expiryIndex) add(e string, seq uint64, doc []byte) {
+// add adds the hint of the version whose JSON is doc, (e, seq), and returns how many hints
+// the index holds.
+func (x *expiryIndex) add(e string, seq uint64, doc []byte) int {
 	ts, ttl, own := document.ExpiryFields(doc)
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -63,7 +65,13 @@ func (x *expiryIndex) add(e string, seq uint64, doc []byte) {
 	case ttl > 0:
 		heap.Push(&x.byExpiry, expiryHint{at: ts + ttl, seq: seq, epk: e})
 	}
+	return len(x.byTS) + len(x.byExpiry)
 }
+
+// expiryStaleMax bounds the hints of versions written again since (which stay until they come
+// due) to the partition's items plus this many: past it the index is dropped and built again,
+// a read of every item paid for by at least as many writes.
+const expiryStaleMax = 1 << 16
 
 // noteExpiry adds to the partition's expiry index, when it has one, the versions c writes.
 func (p *Partition) noteExpiry(c *Command) {
@@ -76,8 +84,9 @@ func (p *Partition) noteExpiry(c *Command) {
 		if ch.Delete {
 			continue
 		}
-		if d, err := decodeValue(ch.Value); err == nil {
-			x.add(ch.EPK, ch.Seq, d.json)
+		if d, err := decodeValue(ch.Value); err == nil && x.add(ch.EPK, ch.Seq, d.json) > int(p.Stats().Items)+expiryStaleMax {
+			p.expiry.CompareAndSwap(x, nil)
+			return
 		}
 	}
 }
