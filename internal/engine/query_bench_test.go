@@ -35,6 +35,11 @@ func loadForQueries(b *testing.B, n int) *Container {
 }
 
 func benchQuery(b *testing.B, c *Container, sql string, params map[string]value.Value) {
+	benchQueryPage(b, c, sql, params, 1000)
+}
+
+// benchQueryPage runs the first page, of at most max items, of a query.
+func benchQueryPage(b *testing.B, c *Container, sql string, params map[string]value.Value, max int) {
 	p, err := query.Prepare(sql)
 	if err != nil {
 		b.Fatal(err)
@@ -42,7 +47,7 @@ func benchQuery(b *testing.B, c *Container, sql string, params map[string]value.
 	b.ReportAllocs()
 	var loaded int
 	for b.Loop() {
-		res, err := c.Query(p, epk.All, query.Options{Params: params, MaxItems: 1000})
+		res, err := c.Query(p, epk.All, query.Options{Params: params, MaxItems: max})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -55,6 +60,10 @@ func BenchmarkQuery(b *testing.B) {
 	c := loadForQueries(b, 100000)
 	b.Run("single-partition-equality", func(b *testing.B) {
 		benchQuery(b, c, "SELECT * FROM c WHERE c.pk = @k", map[string]value.Value{"@k": value.Str("k42")})
+	})
+	// A page of an equality that 10,000 items match: its cost must follow the page.
+	b.Run("equality-page-of-100", func(b *testing.B) {
+		benchQueryPage(b, c, "SELECT * FROM c WHERE c.cat = @c", map[string]value.Value{"@c": value.Str("c3")}, 100)
 	})
 	b.Run("range-filter", func(b *testing.B) {
 		benchQuery(b, c, "SELECT c.id FROM c WHERE c.n >= 5000 AND c.n < 5100", nil)

@@ -112,6 +112,9 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 		return err
 	}
 	defer snap.Close()
+	if len(hi) == len(lo)+1 && hi[len(lo)] == 0xFF && bytes.HasPrefix(hi, lo) {
+		return p.indexScanValue(snap, prefix, lo, end, whole, clipped, from, fn)
+	}
 	it, err := snap.NewIter(start, end)
 	if err != nil {
 		return err
@@ -155,6 +158,49 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 		}
 	}
 	return nil
+}
+
+// indexScanValue is indexScan of one value (an equality: hi is lo and 0xFF), whose entries
+// the index lists in creation order already: it starts at the entry of sequence from and
+// stops when fn has enough, so a page costs what it reads, not every item with the value.
+func (p *Partition) indexScanValue(snap *storage.Snapshot, prefix, value, end []byte, whole bool, clipped []epk.Range,
+	from uint64, fn func(d Doc) bool) error {
+	term := append(prefix[:len(prefix):len(prefix)], value...)
+	it, err := snap.NewIter(storage.IndexKey(nil, p.container, p.id, term, from), end)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return err
+	}
+	defer docs.close()
+	orders, err := p.orderReader(snap)
+	if err != nil {
+		return err
+	}
+	defer orders.close()
+	for it.First(); it.Valid(); it.Next() {
+		v, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(v, value) {
+			continue // a longer value with this one as its prefix: never equal to it
+		}
+		e, ok, err := orders.epk(seq)
+		if err != nil {
+			return err
+		}
+		if !ok || !whole && !inRanges(clipped, epk.EPK(e)) {
+			continue
+		}
+		if more, err := docs.visit(e, seq, fn); !more || err != nil {
+			return err
+		}
+	}
+	return it.Error()
 }
 
 // inRanges reports whether e lies in one of ranges.
