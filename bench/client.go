@@ -41,6 +41,8 @@ type Client interface {
 	Create(ctx context.Context, pk string, body []byte) (Result, error)
 	Upsert(ctx context.Context, pk string, body []byte) (Result, error)
 	Replace(ctx context.Context, pk, id string, body []byte, etag string) (Result, error)
+	// Incr patches the item, adding 1 to its number n.
+	Incr(ctx context.Context, pk, id string) (Result, error)
 	Read(ctx context.Context, pk, id string) (Result, error)
 	// Query drains every page of a query; pk "" means cross-partition.
 	Query(ctx context.Context, pk, query string, params map[string]any) (Result, error)
@@ -205,6 +207,12 @@ func (s *sdkClient) Upsert(ctx context.Context, pk string, body []byte) (Result,
 func (s *sdkClient) Replace(ctx context.Context, pk, id string, body []byte, etag string) (Result, error) {
 	e := azcore.ETag(etag)
 	return itemResult(s.ct.ReplaceItem(ctx, azcosmos.NewPartitionKeyString(pk), id, body, &azcosmos.ItemOptions{IfMatchEtag: &e}))
+}
+
+func (s *sdkClient) Incr(ctx context.Context, pk, id string) (Result, error) {
+	var ops azcosmos.PatchOperations
+	ops.AppendIncrement("/n", 1)
+	return itemResult(s.ct.PatchItem(ctx, azcosmos.NewPartitionKeyString(pk), id, ops, nil))
 }
 
 func (s *sdkClient) Read(ctx context.Context, pk, id string) (Result, error) {
@@ -392,6 +400,10 @@ func (c *rawClient) Upsert(ctx context.Context, pk string, body []byte) (Result,
 
 func (c *rawClient) Replace(ctx context.Context, pk, id string, body []byte, etag string) (Result, error) {
 	return c.item(ctx, "PUT", pk, id, body, map[string]string{"If-Match": etag})
+}
+
+func (c *rawClient) Incr(ctx context.Context, pk, id string) (Result, error) {
+	return c.item(ctx, "PATCH", pk, id, []byte(`{"operations":[{"op":"incr","path":"/n","value":1}]}`), map[string]string{})
 }
 
 func (c *rawClient) Read(ctx context.Context, pk, id string) (Result, error) {

@@ -2,7 +2,8 @@
 # compare.sh runs the published benchmark: every workload through the official Go SDK against
 # Partita and cosmium (in memory and with badger), point reads and creates under wrk against
 # Partita, cosmium and the bare net/http ceiling, and Partita's point-read latency at half its
-# peak.
+# peak. Each run records the server's CPU per operation (the SDK's server_cpu_s over its
+# operations; wrk's server_cpu_us_per_op).
 # Everything runs on this machine, alternately, and lands as JSON lines in $OUT.
 #
 #	COSMIUM=/path/to/cosmium bench/compare.sh
@@ -19,7 +20,7 @@
 # cosmium in memory out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/wrk.sh # wrkjson, portopen, waitport, checkindex
+. bench/wrk.sh # wrkjson, cpusecs, portopen, waitport, checkindex
 checkindex
 
 OUT=${OUT:-$PWD/bench-results$([ "$INDEX" = default ] || echo "-index-$INDEX")}
@@ -65,6 +66,15 @@ start() {
 }
 pid() { local v="PID_${1//-/_}"; echo "${!v}"; }
 
+# wrkrun SERVER WORKLOAD SCRIPT PATH: wrk against SERVER, with the server's CPU per request.
+wrkrun() {
+	local s=$1 port c0
+	port=$(port "$s")
+	c0=$(cpusecs "$(pid "$s")")
+	wrk -t2 -c64 -d"${WRK_SECS}s" --latency -s "$3" "http://127.0.0.1:$port$4" >"$WORK/wrk.txt"
+	wrkjson "$s" "$WORK/wrk.txt" "$2" "$(awk -v a="$c0" -v b="$(cpusecs "$(pid "$s")")" 'BEGIN {print b - a}')" | tee -a "$RESULTS"
+}
+
 start partita 18301 "$WORK/partita" serve --data "$WORK/partita-data" --addr 127.0.0.1:18301 --tls=false --rate-limit=false --log-level warn
 start bare 18300 "$WORK/bare" serve -addr 127.0.0.1:18300
 servers=(partita)
@@ -94,7 +104,7 @@ stage sdk && for i in "${!servers[@]}"; do
 	"$WORK/bench" -index-policy "$INDEX" -endpoint http://127.0.0.1:18301 -label partita -server-pid "$(pid partita)" "${cmp[@]}" \
 		"${common[@]}" -reset -workload load,read,query-pk,query-range,query-top,count,ycsb-c | tee -a "$OUT/sdk.txt"
 	"$WORK/bench" -index-policy "$INDEX" -endpoint http://127.0.0.1:18301 -label partita -server-pid "$(pid partita)" "${cmp[@]}" \
-		"${common[@]}" -workload create,upsert,replace,ycsb-a,ycsb-b,ycsb-f | tee -a "$OUT/sdk.txt"
+		"${common[@]}" -workload create,upsert,replace,patch,ycsb-a,ycsb-b,ycsb-f | tee -a "$OUT/sdk.txt"
 done
 
 # Point reads and creates under wrk: presigned requests, 64 connections, the servers alternately.
@@ -109,16 +119,12 @@ fi
 stage wrk && for r in $(seq "$WRK_ROUNDS"); do
 	"$WORK/bare" sign -link dbs/bench/colls/items/docs/item-1 -pk '["pk-1"]' >"$WORK/read.lua"
 	for s in "${wrk_servers[@]}"; do
-		port=$(port "$s")
-		wrk -t2 -c64 -d"${WRK_SECS}s" --latency -s "$WORK/read.lua" "http://127.0.0.1:$port/dbs/bench/colls/items/docs/item-1" >"$WORK/wrk.txt"
-		wrkjson "$s" "$WORK/wrk.txt" | tee -a "$RESULTS"
+		wrkrun "$s" wrk-read "$WORK/read.lua" /dbs/bench/colls/items/docs/item-1
 	done
 	# Creates of new 1 KB items, the same way: the server's cost of a write, not the SDK's.
-	"$WORK/bare" sign -verb POST -link dbs/bench/colls/items >"$WORK/create.lua"
 	for s in "${wrk_servers[@]}"; do
-		port=$(port "$s")
-		wrk -t2 -c64 -d"${WRK_SECS}s" --latency -s "$WORK/create.lua" "http://127.0.0.1:$port/dbs/bench/colls/items/docs" >"$WORK/wrk.txt"
-		wrkjson "$s" "$WORK/wrk.txt" wrk-create | tee -a "$RESULTS"
+		"$WORK/bare" sign -verb POST -link dbs/bench/colls/items >"$WORK/create.lua" # new ids each run
+		wrkrun "$s" wrk-create "$WORK/create.lua" /dbs/bench/colls/items/docs
 	done
 done
 
@@ -161,7 +167,7 @@ if stage latency; then
 fi
 
 # Charts, as in docs/benchmarks.md.
-sdk=load,read,query-pk,query-range,query-top,count,ycsb-c,create,upsert,replace,ycsb-a,ycsb-b,ycsb-f
+sdk=load,read,query-pk,query-range,query-top,count,ycsb-c,create,upsert,replace,patch,ycsb-a,ycsb-b,ycsb-f
 chart() { go run ./bench/chart -in "$RESULTS" "$@" || echo "compare.sh: no chart for $*" >&2; } # a stage run alone lacks some data
 chart -out "$OUT/throughput.svg" -metric ops_per_s -log -workloads "$sdk,wrk-read,wrk-create" -servers partita,cosmium-mem,cosmium-badger,bare \
 	-title "Throughput (operations/s, log scale, higher is better)"
@@ -169,6 +175,8 @@ chart -out "$OUT/p99.svg" -metric p99_ms -log -workloads "$sdk,wrk-read,wrk-crea
 	-title "p99 latency (ms, log scale, lower is better)"
 chart -out "$OUT/rss.svg" -metric server_rss_peak_mb -log -workloads "$sdk" -servers partita,cosmium-mem,cosmium-badger \
 	-title "Server peak resident memory per workload (MiB, log scale, lower is better)"
+chart -out "$OUT/cpu.svg" -metric server_cpu_us_per_op -workloads wrk-read,wrk-create -servers partita,cosmium-mem,cosmium-badger,bare \
+	-title "Server CPU per request under wrk (µs, lower is better)"
 chart -out "$OUT/paced.svg" -metric p99_ms -workloads wrk-paced-c8,wrk-paced-c16,wrk-paced-c24,wrk-paced-c32,wrk-paced-c40,wrk-paced-c48 -servers partita,bare \
 	-title "p99 of paced point reads under wrk (ms; cN: N connections, 1 ms pause each)"
 echo "results: $RESULTS, charts: $OUT/*.svg"

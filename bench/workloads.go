@@ -47,6 +47,7 @@ var workloads = map[string]op{
 	"create":      opCreate,
 	"upsert":      opUpsert(uniform),
 	"replace":     opReplace,
+	"patch":       opPatch,
 	"query-pk":    opQueryPK,
 	"query-range": opQueryRange,
 	"query-top":   opQuery("SELECT TOP 10 c.id, c.n FROM c ORDER BY c.n DESC"),
@@ -58,7 +59,7 @@ var workloads = map[string]op{
 	"load":        nil, // runLoad
 }
 
-var workloadOrder = []string{"load", "read", "create", "upsert", "replace", "query-pk", "query-range",
+var workloadOrder = []string{"load", "read", "create", "upsert", "replace", "patch", "query-pk", "query-range",
 	"query-top", "count", "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-f"}
 
 // needsItems tells whether a workload reads the preloaded items.
@@ -142,6 +143,13 @@ func readModifyWrite(ctx context.Context, w *worker, i int) (float64, time.Durat
 // opReplace measures only the replace; its read (for the etag) is not timed.
 func opReplace(ctx context.Context, w *worker) (float64, time.Duration, error) {
 	return readModifyWrite(ctx, w, uniform(w))
+}
+
+// opPatch increments the number of a preloaded item, chosen uniformly.
+func opPatch(ctx context.Context, w *worker) (float64, time.Duration, error) {
+	i := uniform(w)
+	r, err := w.c.Incr(ctx, itemPK(w.cfg, i), itemID(i))
+	return r.Charge, 0, err
 }
 
 // opRMW (YCSB F) measures the read and the write together.

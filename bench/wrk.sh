@@ -13,19 +13,29 @@ waitport() {
 	return 1
 }
 
-# wrkjson SERVER FILE [WORKLOAD]: the `wrk --latency` report in FILE as a JSON line; max_ms is
-# wrk's slowest request, timeouts the requests it gave up on (after its --timeout, 2 s unless
-# set), index_policy the $INDEX of the run (default or none).
+# wrkjson SERVER FILE [WORKLOAD] [CPU_SECONDS]: the `wrk --latency` report in FILE as a JSON
+# line; max_ms is wrk's slowest request, timeouts the requests it gave up on (after its
+# --timeout, 2 s unless set), index_policy the $INDEX of the run (default or none). With
+# CPU_SECONDS (the server's CPU during the run, from cpusecs), it adds server_cpu_s and
+# server_cpu_us_per_op, that CPU divided by the requests wrk completed.
 wrkjson() {
-	awk -v s="$1" -v w="${3:-wrk-read}" -v ix="${INDEX:-default}" '
+	awk -v s="$1" -v w="${3:-wrk-read}" -v ix="${INDEX:-default}" -v cpu="${4:-}" '
 		/^Requests\/sec/ {rps=$2}
+		/requests in/ {n=$1}
 		/^ +Latency +[0-9]/ {max=$4}
 		/^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
 		/Non-2xx/ {bad=$NF}
 		/Socket errors/ {to=$NF}
 		function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /m$/) return v*60000; if (v ~ /s$/) return v*1000; return v }
-		END {printf "{\"workload\":\"%s\",\"server\":\"%s\",\"mode\":\"wrk\",\"ops_per_s\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"non_2xx\":%d,\"timeouts\":%d,\"index_policy\":\"%s\"}\n", w, s, rps, ms(p50), ms(p99), ms(max), bad+0, to+0, ix}' "$2"
+		END {
+			extra = ""
+			if (cpu != "" && n > 0) extra = sprintf(",\"server_cpu_s\":%.2f,\"server_cpu_us_per_op\":%.1f", cpu, cpu * 1e6 / n)
+			printf "{\"workload\":\"%s\",\"server\":\"%s\",\"mode\":\"wrk\",\"ops_per_s\":%s,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"non_2xx\":%d,\"timeouts\":%d,\"index_policy\":\"%s\"%s}\n", w, s, rps, ms(p50), ms(p99), ms(max), bad+0, to+0, ix, extra
+		}' "$2"
 }
+
+# cpusecs PID: the user and system CPU seconds process PID has used so far.
+cpusecs() { awk '{sub(/.*\) /, ""); printf "%.2f\n", ($12 + $13) / 100}' "/proc/$1/stat"; }
 
 # checkindex: fails unless $INDEX is default or none (the bench tool's -index-policy).
 checkindex() {

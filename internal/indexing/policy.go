@@ -175,9 +175,17 @@ func (p *Policy) Indexes(path string) bool {
 		return false
 	}
 	best, bestLen, bestExact, found := true, -1, false, false
-	var segs []string
+	var buf [16]string // a term path's segments, without allocating: this runs for every term written
+	segs := buf[:0]
 	if path != "" {
-		segs = strings.Split(path[1:], "/")
+		for rest := path[1:]; ; {
+			i := strings.IndexByte(rest, '/')
+			if i < 0 {
+				segs = append(segs, rest)
+				break
+			}
+			segs, rest = append(segs, rest[:i]), rest[i+1:]
+		}
 	}
 	for _, r := range p.rules {
 		if len(r.segs) > len(segs) || r.exact && len(r.segs) != len(segs) {

@@ -3,7 +3,6 @@ package partition
 import (
 	"bytes"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/partita-db/partita/internal/document"
@@ -53,7 +52,7 @@ func termsOf(v value.Value, pol *indexing.Policy) [][]byte {
 		}
 		terms = append(terms, storage.IndexTerm(nil, path, ord))
 	})
-	sort.Slice(terms, func(i, j int) bool { return bytes.Compare(terms[i], terms[j]) < 0 })
+	slices.SortFunc(terms, bytes.Compare)
 	out := terms[:0]
 	for i, t := range terms {
 		if i == 0 || !bytes.Equal(t, terms[i-1]) {

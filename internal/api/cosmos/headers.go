@@ -21,7 +21,15 @@ func unquoted(h string) string {
 	return h
 }
 
-func isTrue(v string) bool { b, _ := strconv.ParseBool(v); return b }
+// isTrue reports whether a header says true as strconv.ParseBool would, without the error
+// value ParseBool allocates for the usual absent header.
+func isTrue(v string) bool {
+	switch v {
+	case "1", "t", "T", "true", "TRUE", "True":
+		return true
+	}
+	return false
+}
 
 func preferMinimal(r *http.Request) bool { return r.Header.Get("Prefer") == "return=minimal" }
 
