@@ -160,22 +160,17 @@ func (p *Partition) FindExpired(max int) ([]ExpiredItem, ExpiredScan, error) {
 	defer docs.close()
 	docs.live = liveness{} // this read wants the expired ones
 	var found []ExpiredItem
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, h := range []*hintHeap{&x.byTS, &x.byExpiry} {
-		for h.Len() > 0 && len(found) < max {
-			top := (*h)[0]
-			due := top.at <= live.now
-			if h == &x.byTS {
-				due = live.def > 0 && top.at+live.def <= live.now
-			}
-			if !due {
-				break
-			}
-			heap.Pop(h)
-			d, ok, err := docs.get([]byte(top.epk), top.seq)
+	for len(found) < max {
+		// The hints are taken under the lock and checked outside it: the writer adds hints
+		// as it applies, and must not wait for these reads.
+		due := x.takeDue(live, max-len(found))
+		if len(due) == 0 {
+			break
+		}
+		for i, h := range due {
+			d, ok, err := docs.get([]byte(h.epk), h.seq)
 			if err != nil {
-				heap.Push(h, top)
+				x.putBack(due[i:])
 				return found, scan, err
 			}
 			if !ok {
@@ -184,16 +179,49 @@ func (p *Partition) FindExpired(max int) ([]ExpiredItem, ExpiredScan, error) {
 			scan.Read++
 			scan.Bytes += len(d.json)
 			ts, ttl, own := document.ExpiryFields(d.json)
-			if h == &x.byTS && (own || ts != top.at) || h == &x.byExpiry && (!own || ts+ttl != top.at) {
+			if h.own != own || own && ts+ttl != h.at || !own && ts != h.at {
 				continue // written again since: its hint is elsewhere
 			}
 			if live.expired(d.json) {
-				found = append(found, ExpiredItem{EPK: epk.EPK(top.epk), ID: string(d.id), Seq: top.seq})
+				found = append(found, ExpiredItem{EPK: epk.EPK(h.epk), ID: string(d.id), Seq: h.seq})
 			}
 		}
 	}
 	scan.Done = len(found) < max
 	return found, scan, nil
+}
+
+// dueHint is a hint taken from the index, and which heap it came from.
+type dueHint struct {
+	expiryHint
+	own bool // from byExpiry
+}
+
+// takeDue removes from the index and returns up to max hints that are due at l.now.
+func (x *expiryIndex) takeDue(l liveness, max int) []dueHint {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var due []dueHint
+	for len(due) < max && x.byTS.Len() > 0 && l.def > 0 && x.byTS[0].at+l.def <= l.now {
+		due = append(due, dueHint{expiryHint: heap.Pop(&x.byTS).(expiryHint)})
+	}
+	for len(due) < max && x.byExpiry.Len() > 0 && x.byExpiry[0].at <= l.now {
+		due = append(due, dueHint{expiryHint: heap.Pop(&x.byExpiry).(expiryHint), own: true})
+	}
+	return due
+}
+
+// putBack returns hints takeDue took.
+func (x *expiryIndex) putBack(hints []dueHint) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, h := range hints {
+		if h.own {
+			heap.Push(&x.byExpiry, h.expiryHint)
+		} else {
+			heap.Push(&x.byTS, h.expiryHint)
+		}
+	}
 }
 
 // Unreaped gives back the hints of items FindExpired found that could not be deleted (their
