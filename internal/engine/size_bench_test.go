@@ -155,4 +155,3 @@ func parallel(b *testing.B, n, workers int, fn func(i int)) {
 	}
 	wg.Wait()
 }
-
