@@ -151,21 +151,27 @@ func (p *Partition) FindExpired(max int) ([]ExpiredItem, ExpiredScan, error) {
 		}
 		scan.Built = true
 	}
-	snap := p.db.NewSnapshot()
-	defer snap.Close()
-	docs, err := p.docReader(snap)
-	if err != nil {
-		return nil, scan, err
-	}
-	defer docs.close()
-	docs.live = liveness{} // this read wants the expired ones
-	var found []ExpiredItem
+	var (
+		found []ExpiredItem
+		docs  *docReader
+	)
 	for len(found) < max {
 		// The hints are taken under the lock and checked outside it: the writer adds hints
 		// as it applies, and must not wait for these reads.
 		due := x.takeDue(live, max-len(found))
 		if len(due) == 0 {
 			break
+		}
+		if docs == nil { // only a round that has something due reads storage
+			snap := p.db.NewSnapshot()
+			defer snap.Close()
+			var err error
+			if docs, err = p.docReader(snap); err != nil {
+				x.putBack(due)
+				return found, scan, err
+			}
+			defer docs.close()
+			docs.live = liveness{} // this read wants the expired ones
 		}
 		for i, h := range due {
 			d, ok, err := docs.get([]byte(h.epk), h.seq)
