@@ -12,7 +12,7 @@
 # indexes nothing). Needs wrk (Debian: apt-get install wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/wrk.sh # wrkjson, portopen, waitport, checkindex
+. bench/wrk.sh # wrkjson, cpusecs, portopen, waitport, checkindex
 checkindex
 
 : "${A:?A must name the first Partita binary}" "${B:?B must name the second Partita binary}"
@@ -60,9 +60,12 @@ run() {
 	else
 		"$WORK/bare" sign -verb POST -link dbs/bench/colls/items >"$WORK/script.lua"
 	fi
+	local c0 c1
+	c0=$(cpusecs "${PID[$x]}")
 	wrk -t2 -c64 -d"${WRK_SECS}s" --latency -s "$WORK/script.lua" "$url" >"$WORK/wrk.txt"
 	kill -0 "${PID[$x]}" 2>/dev/null || { echo "ab.sh: ${LABEL[$x]} exited, see $OUT/ab-${LABEL[$x]}.log" >&2; exit 1; }
-	wrkjson "${LABEL[$x]}" "$WORK/wrk.txt" "$w" | tee -a "$OUT/ab.jsonl" "$WORK/run.jsonl"
+	c1=$(cpusecs "${PID[$x]}")
+	wrkjson "${LABEL[$x]}" "$WORK/wrk.txt" "$w" "$(awk -v a="$c0" -v b="$c1" 'BEGIN {print b - a}')" | tee -a "$OUT/ab.jsonl" "$WORK/run.jsonl"
 }
 
 # All read rounds first, then the creates: reads then see settled data, not the compactions
@@ -85,15 +88,16 @@ awk -v a="$A_LABEL" -v b="$B_LABEL" '
 		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 	}
 	{ k = f("workload") SUBSEP f("server"); if (!(f("workload") in seen)) { seen[f("workload")]; ws[++nw] = f("workload") }
-	  ops[k] = ops[k] " " f("ops_per_s"); p50[k] = p50[k] " " f("p50_ms"); p99[k] = p99[k] " " f("p99_ms"); bad[k] += f("non_2xx") }
+	  ops[k] = ops[k] " " f("ops_per_s"); p50[k] = p50[k] " " f("p50_ms"); p99[k] = p99[k] " " f("p99_ms"); bad[k] += f("non_2xx")
+	  cpu[k] = cpu[k] " " f("server_cpu_us_per_op") }
 	END {
-		print "| workload | binary | ops/s | spread | p50 ms | p99 ms | non-2xx | B/A ops/s | B/A p50 | B/A p99 |"
-		print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+		print "| workload | binary | ops/s | spread | p50 ms | p99 ms | CPU µs/op | non-2xx | B/A ops/s | B/A p50 | B/A p99 | B/A CPU/op |"
+		print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 		for (i = 1; i <= nw; i++) {
 			ka = ws[i] SUBSEP a; kb = ws[i] SUBSEP b
-			oa = med(ops[ka]); sa = (hi - lo) / oa; la = med(p50[ka]); ta = med(p99[ka])
-			ob = med(ops[kb]); sb = (hi - lo) / ob; lb = med(p50[kb]); tb = med(p99[kb])
-			printf "| %s | %s | %.0f | %.0f%% | %.2f | %.2f | %d | | | |\n", ws[i], a, oa, 100 * sa, la, ta, bad[ka]
-			printf "| %s | %s | %.0f | %.0f%% | %.2f | %.2f | %d | %.3f | %.3f | %.3f |\n", ws[i], b, ob, 100 * sb, lb, tb, bad[kb], ob / oa, lb / la, tb / ta
+			oa = med(ops[ka]); sa = (hi - lo) / oa; la = med(p50[ka]); ta = med(p99[ka]); ca = med(cpu[ka])
+			ob = med(ops[kb]); sb = (hi - lo) / ob; lb = med(p50[kb]); tb = med(p99[kb]); cb = med(cpu[kb])
+			printf "| %s | %s | %.0f | %.0f%% | %.2f | %.2f | %.1f | %d | | | | |\n", ws[i], a, oa, 100 * sa, la, ta, ca, bad[ka]
+			printf "| %s | %s | %.0f | %.0f%% | %.2f | %.2f | %.1f | %d | %.3f | %.3f | %.3f | %.3f |\n", ws[i], b, ob, 100 * sb, lb, tb, cb, bad[kb], ob / oa, lb / la, tb / ta, cb / ca
 		}
 	}' "$WORK/run.jsonl"
