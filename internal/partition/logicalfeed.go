@@ -64,7 +64,7 @@ func (p *Partition) readLatestByItems(snap *storage.Snapshot, docs *docReader, l
 			it.Close()
 			return 0, err
 		}
-		if d.log.lsn <= q.After || live.expired(d.json) {
+		if d.log.lsn <= q.After {
 			continue
 		}
 		e, seq, err := storage.ParseDocKey(it.Key())
@@ -108,7 +108,7 @@ func (p *Partition) readLatestByItems(snap *storage.Snapshot, docs *docReader, l
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
+		if !ok || live.expired(cur.json) { // judged only for what is passed, as the log's read does
 			continue
 		}
 		c = LogChange{LSN: v.pos.lsn, Op: ent.op, TS: ent.ts, EPK: ent.epk, ID: ent.id, PrevLSN: ent.prev.lsn,
