@@ -57,7 +57,12 @@ func benchAtSize(b *testing.B, n int) {
 	}
 	e.reapOnce(time.Now()) // builds the expiry indexes, once
 	e.purgeLogsOnce(time.Now().Add(2 * time.Hour))
-	for !e.db.Settled() { // the load's compactions are not what is measured
+	// The load's compactions are not what is measured: wait (up to two minutes) for two
+	// seconds without one.
+	for quiet, waited := 0, 0; quiet < 20 && waited < 1200; waited++ {
+		if quiet++; e.db.Compacting() {
+			quiet = 0
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	var next atomic.Int64
