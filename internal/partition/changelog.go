@@ -326,8 +326,9 @@ func (p *Partition) snapshotState(snap *storage.Snapshot, applied uint64) (state
 //     snapshot and replaced afterwards is removed by its replacing write, as in 1.
 //
 // So no change behind the purge point ever needs looking at again, except in logs written
-// before writes removed them (an older release): the first pass of each partition after it is
-// opened reads phase 2 from the start of the log.
+// before writes removed them (an older release), and after a pass that failed in phase 2: the
+// first pass of each partition after it is opened, and the pass after a failed one, read phase
+// 2 from the start of the log.
 func (p *Partition) PurgeLog(cutoff int64) (removed, read int, err error) {
 	from, through, n, err := p.purgeHorizon(cutoff)
 	read += n
@@ -343,14 +344,15 @@ func (p *Partition) PurgeLog(cutoff int64) (removed, read int, err error) {
 	for {
 		step, next, n, err := p.findPurge(from, through)
 		read += n
-		if err != nil {
-			return removed, read, err
-		}
-		if len(step.Refs) > 0 {
-			if err := p.proposePurge(step); err != nil {
-				return removed, read, err
+		if err == nil && len(step.Refs) > 0 {
+			if err = p.proposePurge(step); err == nil {
+				removed += len(step.Refs)
 			}
-			removed += len(step.Refs)
+		}
+		if err != nil {
+			// What this pass left behind the purge point is read again by the next.
+			p.swept.Store(false)
+			return removed, read, err
 		}
 		if next >= through {
 			p.swept.Store(true)
