@@ -111,8 +111,27 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 		return err
 	}
 	defer snap.Close()
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return err
+	}
+	defer docs.close()
+	orders, err := p.orderReader(snap)
+	if err != nil {
+		return err
+	}
+	defer orders.close()
+	// visit hands fn the item of sequence seq when it is in the ranges; false once fn has
+	// enough.
+	visit := func(seq uint64) (bool, error) {
+		e, ok, err := orders.epk(seq)
+		if err != nil || !ok || !whole && !inRanges(clipped, epk.EPK(e)) {
+			return err == nil, err
+		}
+		return docs.visit(e, seq, fn)
+	}
 	if len(hi) == len(lo)+1 && hi[len(lo)] == 0xFF && bytes.HasPrefix(hi, lo) {
-		return p.indexScanValue(snap, prefix, lo, end, whole, clipped, from, fn)
+		return indexScanValue(snap, p.container, p.id, prefix, lo, end, from, visit)
 	}
 	it, err := snap.NewIter(start, end)
 	if err != nil {
@@ -133,26 +152,8 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 		return err
 	}
 	slices.Sort(seqs)
-	seqs = slices.Compact(seqs)
-	docs, err := p.docReader(snap)
-	if err != nil {
-		return err
-	}
-	defer docs.close()
-	orders, err := p.orderReader(snap)
-	if err != nil {
-		return err
-	}
-	defer orders.close()
-	for _, seq := range seqs {
-		e, ok, err := orders.epk(seq)
-		if err != nil {
-			return err
-		}
-		if !ok || !whole && !inRanges(clipped, epk.EPK(e)) {
-			continue
-		}
-		if more, err := docs.visit(e, seq, fn); !more || err != nil {
+	for _, seq := range slices.Compact(seqs) {
+		if more, err := visit(seq); !more || err != nil {
 			return err
 		}
 	}
@@ -161,25 +162,15 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 
 // indexScanValue is indexScan of one value (an equality: hi is lo and 0xFF), whose entries
 // the index lists in creation order already: it starts at the entry of sequence from and
-// stops when fn has enough, so a page costs what it reads, not every item with the value.
-func (p *Partition) indexScanValue(snap *storage.Snapshot, prefix, value, end []byte, whole bool, clipped []epk.Range,
-	from uint64, fn func(d Doc) bool) error {
+// stops when visit has enough, so a page costs what it reads, not every item with the value.
+func indexScanValue(snap *storage.Snapshot, container, partition uint32, prefix, value, end []byte, from uint64,
+	visit func(seq uint64) (bool, error)) error {
 	term := append(prefix[:len(prefix):len(prefix)], value...)
-	it, err := snap.NewIter(storage.IndexKey(nil, p.container, p.id, term, from), end)
+	it, err := snap.NewIter(storage.IndexKey(nil, container, partition, term, from), end)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
-	docs, err := p.docReader(snap)
-	if err != nil {
-		return err
-	}
-	defer docs.close()
-	orders, err := p.orderReader(snap)
-	if err != nil {
-		return err
-	}
-	defer orders.close()
 	for it.First(); it.Valid(); it.Next() {
 		v, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
 		if err != nil {
@@ -188,14 +179,7 @@ func (p *Partition) indexScanValue(snap *storage.Snapshot, prefix, value, end []
 		if !bytes.Equal(v, value) {
 			continue // a longer value with this one as its prefix: never equal to it
 		}
-		e, ok, err := orders.epk(seq)
-		if err != nil {
-			return err
-		}
-		if !ok || !whole && !inRanges(clipped, epk.EPK(e)) {
-			continue
-		}
-		if more, err := docs.visit(e, seq, fn); !more || err != nil {
+		if more, err := visit(seq); !more || err != nil {
 			return err
 		}
 	}
