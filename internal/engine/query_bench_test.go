@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -16,21 +15,12 @@ import (
 func loadForQueries(b *testing.B, n int) *Container {
 	_, c := newContainer(b, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 24000}})
 	pad := strings.Repeat("x", 850)
-	var wg sync.WaitGroup
-	for w := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += 32 {
-				body := fmt.Sprintf(`{"id":"%d","pk":"k%d","n":%d,"cat":"c%d","pad":"%s"}`, i, i%1000, i, i%10, pad)
-				if _, err := c.CreateItem([]byte(body), ItemOptions{}); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(b, n, 32, func(i int) {
+		body := fmt.Sprintf(`{"id":"%d","pk":"k%d","n":%d,"cat":"c%d","pad":"%s"}`, i, i%1000, i, i%10, pad)
+		if _, err := c.CreateItem([]byte(body), ItemOptions{}); err != nil {
+			b.Error(err)
+		}
+	})
 	return c
 }
 
