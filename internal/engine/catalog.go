@@ -44,6 +44,10 @@ type containerRecord struct {
 	// UniqueKeys is the unique key policy as given at creation, re-encoded; absent for none.
 	// It never changes.
 	UniqueKeys json.RawMessage `json:"uniqueKeyPolicy,omitempty"`
+	// VectorPolicy and FullTextPolicy are the search policies as given at creation,
+	// re-encoded (search.go); absent for none. They never change.
+	VectorPolicy   json.RawMessage `json:"vectorEmbeddingPolicy,omitempty"`
+	FullTextPolicy json.RawMessage `json:"fullTextPolicy,omitempty"`
 	// Scripts are the container's stored procedures, triggers and user-defined functions, in
 	// creation order (scripts.go). They live here so that they are loaded, split and deleted
 	// with the container; every change to the record (splits, policies) carries them along.

@@ -53,6 +53,8 @@ type Container struct {
 	reindexing atomic.Bool
 	// unique is the unique key policy; fixed at creation, nil for none.
 	unique *uniquekey.Policy
+	// search are the vector embedding and full-text policies; fixed at creation.
+	search searchPolicies
 	// locks serializes scripts' transactions against the other writes to their logical
 	// partitions.
 	locks lockTable
@@ -106,6 +108,9 @@ type ContainerSpec struct {
 	Indexing     json.RawMessage // the indexing policy as given; nil for the default
 	DefaultTTL   *int64          // time to live: nil off, -1 on without default, else seconds
 	UniqueKeys   json.RawMessage // the uniqueKeyPolicy as given; nil for none
+	// VectorPolicy and FullTextPolicy are the vectorEmbeddingPolicy and fullTextPolicy as
+	// given; nil for none.
+	VectorPolicy, FullTextPolicy json.RawMessage
 	// Meta, for a CQL table (PartitionKey.Kind TableKind), is its schema as the CQL engine
 	// keeps it; nil for every other container.
 	Meta json.RawMessage
@@ -124,6 +129,8 @@ type ContainerInfo struct {
 	DefaultTTL      *int64 // nil: time to live off
 	// UniqueKeys is the unique key policy, as Cosmos returns it ({"uniqueKeys":[]} for none).
 	UniqueKeys json.RawMessage
+	// VectorPolicy and FullTextPolicy are the search policies (search.go); nil for none.
+	VectorPolicy, FullTextPolicy json.RawMessage
 	// IndexProgress is the percentage of items that follow the indexing policy: 100 unless
 	// a rebuild after a policy change is in flight (reindex.go).
 	IndexProgress int
@@ -150,6 +157,8 @@ func (c *Container) info() ContainerInfo {
 		RangeGeneration: c.rec.NextRangeID,
 		DefaultTTL:      c.rec.DefaultTTL,
 		UniqueKeys:      c.unique.JSON(),
+		VectorPolicy:    c.search.vectors.JSON(),
+		FullTextPolicy:  c.search.fullText.JSON(),
 		IndexProgress:   c.indexProgress(),
 		Meta:            c.rec.Meta,
 	}
@@ -213,6 +222,13 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	if err != nil {
 		return ContainerInfo{}, err
 	}
+	search, err := parseSearchPolicies(spec.VectorPolicy, spec.FullTextPolicy)
+	if err != nil {
+		return ContainerInfo{}, err
+	}
+	if err := search.checkSearchIndexes(pol); err != nil {
+		return ContainerInfo{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, err := e.database(dbID)
@@ -243,6 +259,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		ID: spec.ID, DB: d.rec.Num, Num: e.seq.NextContainer, PartitionKey: pk, Throughput: own,
 		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
 		UniqueKeys: uniqueKeys, Meta: spec.Meta,
+		VectorPolicy: search.vectors.JSON(), FullTextPolicy: search.fullText.JSON(),
 	}
 	var members []replication.Member
 	if e.cluster != nil {
@@ -325,6 +342,9 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 		return nil, err
 	}
 	if c.unique, err = uniquekey.Parse(rec.UniqueKeys); err != nil {
+		return nil, err
+	}
+	if c.search, err = parseSearchPolicies(rec.VectorPolicy, rec.FullTextPolicy); err != nil {
 		return nil, err
 	}
 	c.index.Store(pol)
@@ -605,7 +625,10 @@ type ContainerReplace struct {
 	DefaultTTL   *int64          // the new default time to live; nil turns it off
 	// UniqueKeys, when given, must be the container's policy, which never changes.
 	UniqueKeys json.RawMessage
-	IfMatch    string // when not empty, the etag (unquoted) the container must have
+	// VectorPolicy and FullTextPolicy, when given, must be the container's, which never
+	// change.
+	VectorPolicy, FullTextPolicy json.RawMessage
+	IfMatch                      string // when not empty, the etag (unquoted) the container must have
 }
 
 // ReplaceContainer changes what may change of a container: its indexing policy and its
@@ -653,9 +676,15 @@ func (e *Engine) replaceContainer(dbID, id string, r ContainerReplace) (Containe
 	if err := c.sameUniqueKeys(r.UniqueKeys); err != nil {
 		return ContainerInfo{}, nil, nil, err
 	}
+	if err := c.sameSearchPolicies(r.VectorPolicy, r.FullTextPolicy); err != nil {
+		return ContainerInfo{}, nil, nil, err
+	}
 	target := c.policy()
 	if len(r.Indexing) > 0 {
 		if target, err = indexing.Parse(r.Indexing); err != nil {
+			return ContainerInfo{}, nil, nil, err
+		}
+		if err := c.search.checkSearchIndexes(target); err != nil {
 			return ContainerInfo{}, nil, nil, err
 		}
 	}

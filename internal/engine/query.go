@@ -72,6 +72,7 @@ func (c *Container) queryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, 
 	if _, err := c.checkOrderBy(p); err != nil {
 		return QueryResult{Charge: ru.Miss()}, err
 	}
+	opts.Vectors, opts.FullText = c.search.vectors, c.search.fullText
 	ranges := []epk.Range{r}
 	if keys, ok := p.PartitionKeys(c.paths, opts.Params); ok {
 		ranges = c.keyRanges(keys, r)

@@ -341,7 +341,8 @@ func (t *txn) Query(q script.Query, o script.FeedOptions) (script.Page, error) {
 	if err != nil {
 		return script.Page{}, err
 	}
-	opts := query.Options{Params: params, MaxItems: o.PageSize, Continuation: o.Continuation, UDF: t.c.udfs()}
+	opts := query.Options{Params: params, MaxItems: o.PageSize, Continuation: o.Continuation, UDF: t.c.udfs(),
+		Vectors: t.c.search.vectors, FullText: t.c.search.fullText}
 	t.c.splitMu.RLock()
 	defer t.c.splitMu.RUnlock()
 	part := t.c.routes.Load().lookup(t.e)

@@ -22,6 +22,8 @@ type Policy struct {
 	rules      []rule
 	composites []Composite
 	spatial    []Spatial
+	vectors    []VectorIndex   // search.go
+	fullText   []FullTextIndex // search.go
 	// raw is the JSON the policy was parsed from; nil for the default.
 	raw json.RawMessage
 }
@@ -56,6 +58,8 @@ func Parse(raw []byte) (*Policy, error) {
 		} `json:"excludedPaths"`
 		Composites [][]compositePathJSON `json:"compositeIndexes"`
 		Spatial    []spatialJSON         `json:"spatialIndexes"`
+		Vectors    []vectorIndexJSON     `json:"vectorIndexes"`
+		FullText   []FullTextIndex       `json:"fullTextIndexes"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fault.New(fault.BadRequest, "The indexing policy is not valid: %v", err)
@@ -95,6 +99,12 @@ func Parse(raw []byte) (*Policy, error) {
 		return nil, err
 	}
 	if p.spatial, err = parseSpatial(doc.Spatial); err != nil {
+		return nil, err
+	}
+	if p.vectors, err = parseVectorIndexes(doc.Vectors); err != nil {
+		return nil, err
+	}
+	if p.fullText, err = parseFullTextIndexes(doc.FullText); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -247,11 +257,26 @@ func (p *Policy) Equal(q *Policy) bool {
 	a, b := p.canonical(), q.canonical()
 	if a.none != b.none || a.manual != b.manual || len(a.rules) != len(b.rules) ||
 		!slices.EqualFunc(a.composites, b.composites, Composite.equal) ||
-		!slices.EqualFunc(a.spatial, b.spatial, Spatial.equal) {
+		!slices.EqualFunc(a.spatial, b.spatial, Spatial.equal) ||
+		!equalAnyOrder(a.vectors, b.vectors, VectorIndex.equal) ||
+		!equalAnyOrder(a.fullText, b.fullText, func(x, y FullTextIndex) bool { return x == y }) {
 		return false
 	}
 	for i := range a.rules {
 		if a.rules[i].key() != b.rules[i].key() {
+			return false
+		}
+	}
+	return true
+}
+
+// equalAnyOrder reports whether a and b hold the same entries (each at most once), in any order.
+func equalAnyOrder[T any](a, b []T, eq func(T, T) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.ContainsFunc(b, func(y T) bool { return eq(x, y) }) {
 			return false
 		}
 	}
@@ -268,7 +293,7 @@ func (p *Policy) canonical() Policy {
 	if p == nil {
 		return Policy{}
 	}
-	out := Policy{none: p.none, manual: p.manual, composites: p.composites, spatial: p.spatial}
+	out := Policy{none: p.none, manual: p.manual, composites: p.composites, spatial: p.spatial, vectors: p.vectors, fullText: p.fullText}
 	for _, r := range p.rules {
 		if len(r.segs) == 1 && document.IsSystemProperty(r.segs[0]) {
 			continue

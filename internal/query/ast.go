@@ -57,6 +57,12 @@ type Source struct {
 type OrderItem struct {
 	Expr Expr
 	Desc bool
+	// Directed is set when ASC or DESC was written. ORDER BY VectorDistance(...) without
+	// either orders by similarity, most similar first (search.go).
+	Directed bool
+	// Rank is ORDER BY RANK: Expr is a scoring function (FullTextScore, VectorDistance or
+	// RRF), ordered most relevant first.
+	Rank bool
 }
 
 // Expr is an expression node.

@@ -436,18 +436,17 @@ func (ev *evaluator) call(x Call, r row) (value.Value, error) {
 	}
 	var b builtin
 	if !x.UDF {
+		if f, ok := searchFunction(x.Name); ok {
+			return f.eval(ev, x, r)
+		}
 		var ok bool
 		if b, ok = lookupBuiltin(x.Name); !ok {
 			return value.Undef(), fault.New(fault.BadRequest, "Unknown function %s", x.Name)
 		}
 	}
-	args := make([]value.Value, len(x.Args))
-	for i, a := range x.Args {
-		v, err := ev.eval(a, r)
-		if err != nil {
-			return v, err
-		}
-		args[i] = v
+	args, err := ev.evalArgs(x.Args, r)
+	if err != nil {
+		return value.Undef(), err
 	}
 	if x.UDF {
 		return ev.env.UDF(x.Name, args)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	MaxRows int
 	// UDF calls the user-defined functions the query names (see Env.UDF).
 	UDF func(name string, args []value.Value) (value.Value, error)
+	// Vectors and FullText are the container's search policies (see Env.Vectors).
+	Vectors  *searchpolicy.VectorPolicy
+	FullText *searchpolicy.FullTextPolicy
 }
 
 // Page is one page of results.
@@ -77,7 +81,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC(), UDF: opts.UDF}, stats: &Stats{}, subs: p.subs, itemRows: new(int)}
+	ev := &evaluator{params: opts.Params, env: &Env{Now: opts.Now.UTC(), UDF: opts.UDF, Vectors: opts.Vectors, FullText: opts.FullText}, stats: &Stats{}, subs: p.subs, itemRows: new(int)}
 	if opts.MaxRows > 0 {
 		ev.rowBudget = &opts.MaxRows
 	}
@@ -90,6 +94,11 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	}
 	if p.streaming {
 		return p.stream(ev, src, tok, max)
+	}
+	if p.ranked() {
+		if err := p.gatherCorpus(ev, orig); err != nil {
+			return Page{}, err
+		}
 	}
 	all, ok, err := p.fromOrderIndex(ev, orig, tok, max, opts.NoIndex)
 	if err == nil && !ok {
@@ -658,6 +667,12 @@ func (p *Prepared) result(ev *evaluator, r row) (result, bool, error) {
 	}
 	res := result{v: v}
 	for _, o := range p.q.OrderBy {
+		if o.Rank {
+			if res.keys, err = ev.rankKeys(o.Expr, r, res.keys); err != nil {
+				return result{}, false, err
+			}
+			continue
+		}
 		k, err := ev.eval(o.Expr, r)
 		if err != nil {
 			return result{}, false, err
@@ -694,11 +709,24 @@ func (p *Prepared) finish(ev *evaluator, pa *partial) ([]value.Value, error) {
 		}
 	}
 	if len(p.q.OrderBy) > 0 {
+		if p.fused() {
+			if err := p.fuse(ev, results); err != nil {
+				return nil, err
+			}
+		}
+		desc, score, err := p.orderDirections(ev)
+		if err != nil {
+			return nil, err
+		}
 		sort.SliceStable(results, func(i, j int) bool {
-			for k, o := range p.q.OrderBy {
-				c := value.Compare(results[i].keys[k], results[j].keys[k])
+			for k := range p.q.OrderBy {
+				a, b := results[i].keys[k], results[j].keys[k]
+				if score[k] && a.IsUndefined() != b.IsUndefined() {
+					return b.IsUndefined()
+				}
+				c := value.Compare(a, b)
 				if c != 0 {
-					return (c < 0) != o.Desc
+					return (c < 0) != desc[k]
 				}
 			}
 			return false

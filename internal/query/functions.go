@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/partita-db/partita/internal/fulltext"
+	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -22,6 +24,13 @@ type Env struct {
 	// UDF calls the container's user-defined function name (udf.name(...)); nil when the
 	// query runs where there are none.
 	UDF func(name string, args []value.Value) (value.Value, error)
+	// Vectors and FullText are the container's search policies (nil for none): the distance
+	// function and language of the paths that search functions read (search.go).
+	Vectors  *searchpolicy.VectorPolicy
+	FullText *searchpolicy.FullTextPolicy
+	// corpus are the statistics FullTextScore needs, by corpusKey, gathered before the
+	// query runs (gatherCorpus).
+	corpus map[string]*fulltext.Corpus
 }
 
 // builtin is one scalar system function.

@@ -313,18 +313,20 @@ func (p *sqlParser) subquery() Subquery {
 func (p *sqlParser) orderBy() []OrderItem {
 	var items []OrderItem
 	for {
-		// ORDER BY RANK scores hybrid search, which the AST cannot express: say so rather than
-		// report a puzzling syntax error.
+		// ORDER BY RANK scores: RANK is a keyword only when a scoring function follows it,
+		// so a property named rank (ORDER BY rank) still orders.
 		if t := p.tok(); t.kind == tkWord && strings.EqualFold(t.text, "RANK") && isNameToken(p.peek(1)) {
-			p.fail(t.off, "ORDER BY RANK is not supported")
-		}
-		it := OrderItem{Expr: p.expr()}
-		if p.acceptKw("DESC") {
-			it.Desc = true
+			p.advance()
+			items = append(items, OrderItem{Expr: p.expr(), Rank: true})
 		} else {
-			p.acceptKw("ASC")
+			it := OrderItem{Expr: p.expr()}
+			if p.acceptKw("DESC") {
+				it.Desc, it.Directed = true, true
+			} else {
+				it.Directed = p.acceptKw("ASC")
+			}
+			items = append(items, it)
 		}
-		items = append(items, it)
 		if !p.acceptPunct(",") {
 			return items
 		}

@@ -565,7 +565,6 @@ func TestParseErrors(t *testing.T) {
 		{`SELECT t FROM c JOIN t IN c.group`, `line 1, column 29: expected a property name after '.', found reserved word 'group'`},
 		{`SELECT c.. FROM c`, `line 1, column 10: expected a property name after '.', found '.'`},
 		{`SELECT FIRST(SELECT VALUE 1)`, `line 1, column 8: FIRST (SELECT ...) is not supported`},
-		{`SELECT * FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1]))`, `line 1, column 26: ORDER BY RANK is not supported`},
 		{`SELECT * FROM c ORDER BY c.a AS x`, `line 1, column 30: expected end of query, found keyword 'AS'`},
 		{`SELECT * FROM c WHERE (SELECT * FROM d ORDER BY d.x WHERE d.y)`, `line 1, column 53: expected ')', found keyword 'WHERE': clauses must come`},
 		{"SELECT *\nFROM c\nWHERE", `line 3, column 6: expected an expression after 'WHERE', found end of query`},

@@ -2,6 +2,7 @@ package query
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode"
@@ -187,6 +188,12 @@ func prepareQuery(q *Query, top bool, subs map[*Query]*Prepared) (*Prepared, err
 	if len(p.aggs) > 0 && q.From != nil && groupsInFrom(q.From) {
 		return nil, fault.New(fault.BadRequest, "Aggregate functions over a subquery that has a GROUP BY clause are not supported")
 	}
+	if err := checkSearch(q); err != nil {
+		return nil, err
+	}
+	if !top && slices.ContainsFunc(q.OrderBy, func(o OrderItem) bool { return o.Rank }) {
+		return nil, fault.New(fault.BadRequest, "ORDER BY RANK is only supported in the outermost query")
+	}
 
 	// Every other expression: functions must exist with the right number of arguments, no
 	// aggregates, parameters are recorded, nested queries are prepared.
@@ -307,6 +314,12 @@ func (p *Prepared) check(e Expr) error {
 			}
 			if isAggregate(c.Name) {
 				err = fault.New(fault.BadRequest, "Aggregate %s is only allowed in the SELECT clause", c.Name)
+				return
+			}
+			if f, ok := searchFunction(c.Name); ok {
+				if len(c.Args) < f.minArgs || f.maxArgs >= 0 && len(c.Args) > f.maxArgs {
+					err = fault.New(fault.BadRequest, "The %s function requires %s argument(s); got %d", c.Name, arity(builtin{minArgs: f.minArgs, maxArgs: f.maxArgs}), len(c.Args))
+				}
 				return
 			}
 			b, ok := lookupBuiltin(c.Name)

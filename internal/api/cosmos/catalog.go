@@ -41,6 +41,12 @@ func containerJSON(c engine.ContainerInfo) map[string]any {
 	if c.DefaultTTL != nil {
 		out["defaultTtl"] = *c.DefaultTTL
 	}
+	if c.VectorPolicy != nil {
+		out["vectorEmbeddingPolicy"] = c.VectorPolicy
+	}
+	if c.FullTextPolicy != nil {
+		out["fullTextPolicy"] = c.FullTextPolicy
+	}
 	return out
 }
 
@@ -174,6 +180,8 @@ type containerBody struct {
 	Indexing     json.RawMessage         `json:"indexingPolicy"`
 	DefaultTTL   json.RawMessage         `json:"defaultTtl"` // absent or null: time to live off
 	UniqueKeys   json.RawMessage         `json:"uniqueKeyPolicy"`
+	VectorPolicy json.RawMessage         `json:"vectorEmbeddingPolicy"`
+	FullText     json.RawMessage         `json:"fullTextPolicy"`
 }
 
 func (c *call) createContainer() error {
@@ -197,7 +205,7 @@ func (c *call) createContainer() error {
 	}
 	info, err := c.h.engine.CreateContainer(c.res.segs[1], engine.ContainerSpec{
 		ID: body.ID, PartitionKey: *body.PartitionKey, Throughput: t, Indexing: body.Indexing, DefaultTTL: ttl,
-		UniqueKeys: body.UniqueKeys,
+		UniqueKeys: body.UniqueKeys, VectorPolicy: body.VectorPolicy, FullTextPolicy: body.FullText,
 	})
 	if err != nil {
 		return err
@@ -240,7 +248,8 @@ func (c *call) replaceContainer() error {
 		return err
 	}
 	info, err := c.h.engine.ReplaceContainer(c.res.segs[1], c.res.segs[3], engine.ContainerReplace{
-		PartitionKey: *body.PartitionKey, Indexing: body.Indexing, DefaultTTL: ttl, UniqueKeys: body.UniqueKeys, IfMatch: c.ifMatch(),
+		PartitionKey: *body.PartitionKey, Indexing: body.Indexing, DefaultTTL: ttl, UniqueKeys: body.UniqueKeys,
+		VectorPolicy: body.VectorPolicy, FullTextPolicy: body.FullText, IfMatch: c.ifMatch(),
 	})
 	if err != nil {
 		return err

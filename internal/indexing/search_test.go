@@ -1,0 +1,43 @@
+package indexing
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestVectorAndFullTextIndexes(t *testing.T) {
+	p, err := Parse([]byte(`{"vectorIndexes":[{"path":"/v","type":"DiskANN","quantizationByteSize":96,"indexingSearchListSize":100},{"path":"/w","type":"flat"}],"fullTextIndexes":[{"path":"/text"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := p.VectorIndexes()
+	if len(vs) != 2 || vs[0].Type != "diskANN" || vs[0].QuantizationBytes != 96 || vs[0].SearchListSize != 100 || vs[1].Type != "flat" {
+		t.Errorf("vector indexes: %+v", vs)
+	}
+	if fs := p.FullTextIndexes(); len(fs) != 1 || fs[0].Path != "/text" {
+		t.Errorf("full-text indexes: %+v", fs)
+	}
+	q, _ := Parse([]byte(`{"fullTextIndexes":[{"path":"/text"}],"vectorIndexes":[{"path":"/w","type":"flat"},{"path":"/v","type":"diskANN","quantizationByteSize":96,"indexingSearchListSize":100}]}`))
+	if !p.Equal(q) {
+		t.Error("the same indexes in another order are not equal")
+	}
+	r, _ := Parse([]byte(`{"vectorIndexes":[{"path":"/w","type":"quantizedFlat"},{"path":"/v","type":"diskANN","quantizationByteSize":96,"indexingSearchListSize":100}],"fullTextIndexes":[{"path":"/text"}]}`))
+	if p.Equal(r) {
+		t.Error("another index type is equal")
+	}
+	for _, c := range []struct{ raw, want string }{
+		{`{"vectorIndexes":[{"path":"/v","type":"hnsw"}]}`, "not supported"},
+		{`{"vectorIndexes":[{"path":"/v/*","type":"flat"}]}`, "not valid"},
+		{`{"vectorIndexes":[{"path":"/v","type":"flat","quantizationByteSize":8}]}`, "not to the flat index"},
+		{`{"vectorIndexes":[{"path":"/v","type":"quantizedFlat","indexingSearchListSize":50}]}`, "not to the quantizedFlat"},
+		{`{"vectorIndexes":[{"path":"/v","type":"diskANN","indexingSearchListSize":10}]}`, "from 25 to 500"},
+		{`{"vectorIndexes":[{"path":"/v","type":"diskANN","quantizationByteSize":513}]}`, "from 1 to 512"},
+		{`{"vectorIndexes":[{"path":"/v","type":"flat"},{"path":"/v","type":"diskANN"}]}`, "two vector indexes"},
+		{`{"fullTextIndexes":[{"path":"/t"},{"path":"/t"}]}`, "two full-text indexes"},
+		{`{"fullTextIndexes":[{"path":"t"}]}`, "not valid"},
+	} {
+		if _, err := Parse([]byte(c.raw)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error saying %q", c.raw, err, c.want)
+		}
+	}
+}
