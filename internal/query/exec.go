@@ -648,13 +648,24 @@ func (p *Prepared) gather(ev *evaluator, input func(emit func(row) (bool, error)
 		return &partial{groups: g}, err
 	}
 	pa := &partial{}
-	err := input(func(r row) (bool, error) {
+	keep, err := p.bestOnly(ev)
+	if err != nil {
+		return nil, err
+	}
+	err = input(func(r row) (bool, error) {
 		res, ok, err := p.result(ev, r)
 		if ok {
-			pa.results = append(pa.results, res)
+			if keep != nil {
+				keep.add(res)
+			} else {
+				pa.results = append(pa.results, res)
+			}
 		}
 		return true, err
 	})
+	if keep != nil {
+		pa.results = keep.inOrder()
+	}
 	return pa, err
 }
 
@@ -714,23 +725,11 @@ func (p *Prepared) finish(ev *evaluator, pa *partial) ([]value.Value, error) {
 				return nil, err
 			}
 		}
-		desc, score, err := p.orderDirections(ev)
+		cmp, err := p.orderCompare(ev)
 		if err != nil {
 			return nil, err
 		}
-		sort.SliceStable(results, func(i, j int) bool {
-			for k := range p.q.OrderBy {
-				a, b := results[i].keys[k], results[j].keys[k]
-				if score[k] && a.IsUndefined() != b.IsUndefined() {
-					return b.IsUndefined()
-				}
-				c := value.Compare(a, b)
-				if c != 0 {
-					return (c < 0) != desc[k]
-				}
-			}
-			return false
-		})
+		sort.SliceStable(results, func(i, j int) bool { return cmp(results[i], results[j]) < 0 })
 	}
 	out := make([]value.Value, 0, len(results))
 	seen := map[string]bool{}
