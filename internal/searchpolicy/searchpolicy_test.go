@@ -81,3 +81,28 @@ func TestParseFullText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse feeds both parsers arbitrary JSON: each either refuses it with a 400 or returns a
+// policy whose JSON parses back to the same policy.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"vectorEmbeddings":[{"path":"/v","dataType":"int8","dimensions":3,"distanceFunction":"euclidean"}]}`))
+	f.Add([]byte(`{"defaultLanguage":"fr-FR","fullTextPaths":[{"path":"/\"a b\"/c","language":"de-DE"}]}`))
+	f.Add([]byte(`{"vectorEmbeddings":[{"path":"/a","dimensions":1e400}]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var f *fault.Error
+		if v, err := ParseVector(raw); err != nil {
+			if !errors.As(err, &f) || f.Kind != fault.BadRequest {
+				t.Fatalf("vector: %v is not a 400", err)
+			}
+		} else if w, err := ParseVector(v.JSON()); err != nil || !w.Equal(v) {
+			t.Fatalf("vector %s does not round-trip: %v", v.JSON(), err)
+		}
+		if p, err := ParseFullText(raw); err != nil {
+			if !errors.As(err, &f) || f.Kind != fault.BadRequest {
+				t.Fatalf("full text: %v is not a 400", err)
+			}
+		} else if q, err := ParseFullText(p.JSON()); err != nil || string(q.JSON()) != string(p.JSON()) {
+			t.Fatalf("full text %s does not round-trip: %v", p.JSON(), err)
+		}
+	})
+}
