@@ -184,8 +184,10 @@ type query struct {
 	vv   float32   // v·v
 	q    Quantizer
 
-	// ScalarQuantizer tables: x = min + c·scale, so q·x = v·min + Σ (v·scale)[i]·c[i].
-	w    []float32
+	// ScalarQuantizer tables: x = min + c·scale, so q·x = v·min + Σ (v·scale)[i]·c[i],
+	// with v·scale held as integers wi = round((v·scale)/winv).
+	wi   []int32
+	winv float32
 	base float32
 }
 
