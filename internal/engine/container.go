@@ -478,6 +478,7 @@ func (c *Container) partitionConfig(r rangeRecord) (partition.Config, error) {
 		DefaultTTL:      c.ttl.Load(),
 		Now:             c.e.unixClock(),
 		Unique:          c.unique,
+		Vectors:         c.search.vectors,
 	}, nil
 }
 

@@ -32,7 +32,10 @@ type applyBatch struct {
 	writes []*Command
 	// effects run in order once the batch is committed.
 	effects []func()
-	key     []byte // scratch
+	// vec are the vector indexes' graphs as this batch changes them (vector.go); nil until
+	// a write looks them up.
+	vec []*batchGraph
+	key []byte // scratch
 }
 
 // newApplyBatch starts a batch on top of the state last applied.
@@ -157,6 +160,9 @@ func (a *applyBatch) stageWrite(c *Command) error {
 			return err
 		}
 	}
+	if err := a.stageVectors(c); err != nil {
+		return err
+	}
 	a.hold(c)
 	a.st.LSN, a.st.counts, a.st.Seq = c.After.LSN, c.After.counts, c.After.Seq
 	a.effects = append(a.effects, func() {
@@ -201,7 +207,10 @@ func (a *applyBatch) commit(sync bool) error {
 	defer a.b.Close()
 	var err error
 	if !a.st.Closed { // a split's commit removed the state record with the rest of the parent
-		err = a.b.Set(storage.PartitionKey(p.container, p.id), encodeState(a.key[:0], a.st))
+		err = a.writeVectors()
+		if err == nil {
+			err = a.b.Set(storage.PartitionKey(p.container, p.id), encodeState(a.key[:0], a.st))
+		}
 	}
 	if err == nil {
 		if sync {

@@ -13,6 +13,7 @@ import (
 	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/ru"
+	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/uniquekey"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	// Unique is the container's unique key policy; nil when it has none, which costs writes
 	// nothing.
 	Unique *uniquekey.Policy
+	// Vectors is the container's vector embedding policy; nil when it has none. The paths it
+	// declares that the indexing policy gives an approximate index get a graph (vector.go).
+	Vectors *searchpolicy.VectorPolicy
 	// OnSplit, when set, adds to the batch of a split's commit what the partition's host keeps
 	// of the two children (a replication group's first state), on every replica.
 	OnSplit func(b *storage.Batch, children [2]Child) error
@@ -120,6 +124,8 @@ type Partition struct {
 	clock  func() int64 // nil: the system clock; see now
 	// unique is the container's unique key policy, fixed at creation; nil for none.
 	unique *uniquekey.Policy
+	// vectors is the container's vector embedding policy, fixed at creation; nil for none.
+	vectors *searchpolicy.VectorPolicy
 }
 
 // Open opens a partition and starts its writer. Its state is read from storage; a partition
@@ -136,6 +142,7 @@ func Open(cfg Config) (*Partition, error) {
 		maxLogical: cfg.MaxLogicalBytes,
 		keepImages: cfg.KeepImages,
 		unique:     cfg.Unique,
+		vectors:    cfg.Vectors,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 		closing:    make(chan struct{}),

@@ -161,6 +161,9 @@ func (a *applyBatch) stagePolicy(c *policyChange) error {
 		return err // an entry is checked before it is proposed: this replica differs
 	}
 	p, cur := a.p, a.ix
+	if err := a.dropVectors(cur.pol, pol); err != nil {
+		return err
+	}
 	next := &indexState{pol: pol, polJSON: pol.JSON(), recorded: true}
 	if pol.IndexesNothing() {
 		start, end := storage.IndexPartitionSpan(p.container, p.id)

@@ -100,7 +100,10 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 			return Page{}, err
 		}
 	}
-	all, ok, err := p.fromOrderIndex(ev, orig, tok, max, opts.NoIndex)
+	all, ok, err := p.fromVectorIndex(ev, orig, opts.NoIndex)
+	if err == nil && !ok {
+		all, ok, err = p.fromOrderIndex(ev, orig, tok, max, opts.NoIndex)
+	}
 	if err == nil && !ok {
 		all, err = p.materialize(ev, src)
 	}

@@ -65,6 +65,9 @@ type IndexUse struct {
 	Filter string
 	// Order is the path whose index gave the ORDER BY order; "" when results were sorted.
 	Order string
+	// Vector is the path whose vector index gave a vector search's candidates; "" when the
+	// items were read.
+	Vector string
 }
 
 // CompositeCandidates are the composite indexes (paths with directions) that could serve the

@@ -38,6 +38,8 @@ import (
 //	upgrade    'w'                                     -> JSON of an upgrade's progress, while one
 //	                                                      runs (the containers it has finished)
 //	index      'x' container(4) partition(4) esc(path) value seq(8) -> empty
+//	vector     'y' container(4) partition(4) esc(path) kind(1) [id(8)] -> a record of the
+//	                                                      vector index over path (see VectorKey)
 //	indexing   'z' container(4) partition(4)           -> JSON of the indexing policy a partition's
 //	                                                      index follows, with a rebuild in flight
 //
@@ -78,6 +80,13 @@ import (
 // escaped bytes (strings); arrays and objects are recorded by a marker byte alone
 // (value.OrderedMarker), so the index knows every value a path holds, in type order.
 //
+// A vector index (package vectorindex) of a physical partition lives under its own prefix too,
+// one graph per indexed path: a node per item (keyed by the item's seq), the graph's meta
+// record and its quantizer, and a marker that says the graph covers every item of the
+// partition (written when it starts empty, with the partition or the index). A partition without
+// the marker answers vector searches exactly. The family is new in layout 4's lifetime: a data
+// directory written before it has no vector keys, which reads as no graph at all.
+//
 // Layout 3 (keys_v3.go) keyed documents by (container, seq) with one sequence per container,
 // and the log by partition; the upgrade to layout 4 rewrites both in place.
 const (
@@ -94,6 +103,7 @@ const (
 	familyUpgrade   = 'w'
 	familyIndex     = 'x'
 	familyIndexing  = 'z'
+	familyVector    = 'y'
 	familyStore     = 'N'
 	familyRaft      = 'R'
 )
@@ -359,7 +369,7 @@ func PartitionSpans(container, partition uint32, minEPK, maxEPK string) []Span {
 	for _, f := range []byte{familyDocument, familyItem, familyImage, familyLogical, familyUnique} {
 		out = append(out, Span{containerEscaped(f, container, minEPK), containerEscaped(f, container, maxEPK)})
 	}
-	for _, f := range []byte{familyLog, familyPartition, familyOrder, familyIndex, familyIndexing} {
+	for _, f := range []byte{familyLog, familyPartition, familyOrder, familyIndex, familyIndexing, familyVector} {
 		s, e := partitionSpan(f, container, partition)
 		out = append(out, Span{s, e})
 	}
@@ -368,10 +378,11 @@ func PartitionSpans(container, partition uint32, minEPK, maxEPK string) []Span {
 }
 
 // PartitionOwnSpans are the spans of the families keyed by partition id alone (log, state,
-// order, index, indexing): what a split builds anew for each child and drops for the parent.
+// order, index, indexing, vector): what a split builds anew for each child and drops for the
+// parent.
 func PartitionOwnSpans(container, partition uint32) []Span {
 	var out []Span
-	for _, f := range []byte{familyLog, familyPartition, familyOrder, familyIndex, familyIndexing} {
+	for _, f := range []byte{familyLog, familyPartition, familyOrder, familyIndex, familyIndexing, familyVector} {
 		s, e := partitionSpan(f, container, partition)
 		out = append(out, Span{s, e})
 	}
@@ -382,7 +393,7 @@ func PartitionOwnSpans(container, partition uint32) []Span {
 func ContainerSpans(container uint32) []Span {
 	var out []Span
 	for _, f := range []byte{familyDocument, familyLog, familyItem, familyImage, familyPartition, familyOrder,
-		familyLogical, familyUnique, familyIndex, familyIndexing} {
+		familyLogical, familyUnique, familyIndex, familyIndexing, familyVector} {
 		s, e := containerSpan(f, container)
 		out = append(out, Span{s, e})
 	}
@@ -538,6 +549,52 @@ func ForPartition(key []byte, partition uint32) []byte {
 func IndexingKey(container, partition uint32) []byte {
 	k := binary.BigEndian.AppendUint32([]byte{familyIndexing}, container)
 	return binary.BigEndian.AppendUint32(k, partition)
+}
+
+// The kinds of record of a vector index (the vector family).
+const (
+	VectorComplete  byte = 'c' // -> empty: the graph covers every item of the partition
+	VectorMeta      byte = 'm' // -> vectorindex.Meta
+	VectorNode      byte = 'n' // id(8) -> vectorindex node record
+	VectorQuantizer byte = 'q' // -> the trained quantizer
+)
+
+// VectorKey is the key of a record of the vector index over path (in term-path form) of a
+// physical partition: kind is one of the Vector kinds; id is appended for VectorNode.
+func VectorKey(dst []byte, container, partition uint32, path string, kind byte, id uint64) []byte {
+	dst = append(dst, familyVector)
+	dst = binary.BigEndian.AppendUint32(dst, container)
+	dst = binary.BigEndian.AppendUint32(dst, partition)
+	dst = appendEscaped(dst, path)
+	dst = append(dst, kind)
+	if kind == VectorNode {
+		dst = binary.BigEndian.AppendUint64(dst, id)
+	}
+	return dst
+}
+
+// VectorSpan bounds every record of one vector index of a partition.
+func VectorSpan(container, partition uint32, path string) (start, end []byte) {
+	start = VectorKey(nil, container, partition, path, 0, 0)
+	start = start[:len(start)-1]
+	end = append(slices.Clone(start), 0xff)
+	return start, end
+}
+
+// VectorNodeSpan bounds the node records of one vector index of a partition.
+func VectorNodeSpan(container, partition uint32, path string) (start, end []byte) {
+	start = VectorKey(nil, container, partition, path, VectorNode, 0)
+	start = start[:len(start)-8]
+	end = append(slices.Clone(start[:len(start)-1]), VectorNode+1)
+	return start, end
+}
+
+// ParseVectorNodeKey returns the id of a node record's key.
+func ParseVectorNodeKey(k []byte) (uint64, bool) {
+	if len(k) < 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k[len(k)-8:]), true
 }
 
 // FormatKey holds the layout's version.

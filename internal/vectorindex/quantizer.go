@@ -146,7 +146,13 @@ func encodeCode(m Metric, q Quantizer, v []float32) []byte {
 	code = q.appendPayload(code, w)
 	x := make([]float32, len(w))
 	q.decodePayload(x, code[codeHeader:])
-	binary.LittleEndian.PutUint32(code[1:], math.Float32bits(auxOf(m, x)))
+	aux := auxOf(m, x)
+	if m == Cosine && norm2(w) == 0 {
+		// The codes of a zero vector decode to a small non-zero one (the grid need not
+		// hold 0); its cosine must still be 0, which aux = 0 gives.
+		aux = 0
+	}
+	binary.LittleEndian.PutUint32(code[1:], math.Float32bits(aux))
 	return code
 }
 

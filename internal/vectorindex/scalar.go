@@ -144,7 +144,7 @@ func (s *ScalarQuantizer) prepare(q *query) {
 	if wmax > 0 {
 		f := float32(u8WeightLimit(len(q.v))) / wmax
 		for i, x := range q.v {
-			q.wi = append(q.wi, int32(roundHalfAway(x*s.scale[i]*f)))
+			q.wi = append(q.wi, int32(x*s.scale[i]*f)) // truncation: one unit in 2^13 or finer
 		}
 		q.winv = 1 / f
 	} else {
@@ -164,11 +164,4 @@ func abs32(x float32) float32 {
 		return -x
 	}
 	return x
-}
-
-func roundHalfAway(x float32) float32 {
-	if x < 0 {
-		return float32(int32(x - 0.5))
-	}
-	return float32(int32(x + 0.5))
 }

@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/value"
+)
+
+const vectorDims = 16
+
+var (
+	vectorPolicy   = json.RawMessage(`{"vectorEmbeddings":[{"path":"/v","dataType":"float32","dimensions":16,"distanceFunction":"cosine"}]}`)
+	diskANNIndexed = json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"diskANN"}]}`)
+	flatIndexed    = json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"flat"}]}`)
+)
+
+// vectorItem is item i: pk one of 5 values, a tag, and a vector of clustered values.
+func vectorItem(rng *rand.Rand, i int) []byte {
+	v := make([]float64, vectorDims)
+	center := float64(i % 7)
+	for d := range v {
+		v[d] = math.Round((center*math.Sin(float64(d+1)*center)+rng.NormFloat64()*0.3)*1e4) / 1e4
+	}
+	b, _ := json.Marshal(v)
+	return item(fmt.Sprintf("i%04d", i), fmt.Sprintf("p%d", i%5), fmt.Sprintf(`,"tag":%d,"v":%s`, i%3, b))
+}
+
+// vectorSearch runs sql with @q bound to q and returns the ids in order and what the index did.
+func vectorSearch(t *testing.T, c *Container, sql string, q []float64, noIndex bool) ([]string, query.IndexUse) {
+	t.Helper()
+	p, err := query.Prepare(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elems := make([]value.Value, len(q))
+	for i, f := range q {
+		elems[i] = value.Num(f)
+	}
+	res, err := c.Query(p, epk.All, query.Options{Params: map[string]value.Value{"@q": value.Arr(elems)}, NoIndex: noIndex, MaxItems: 1000})
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	var ids []string
+	for _, v := range res.Results {
+		ids = append(ids, v.Get("id").Str())
+	}
+	return ids, res.Stats.Index
+}
+
+// recall is the share of want found in got.
+func recall(got, want []string) float64 {
+	n := 0
+	for _, id := range want {
+		if slices.Contains(got, id) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+// A container created with a diskANN index keeps a graph in each partition from its first
+// write: vector searches read candidates from it (the index use says so), return the exact
+// order of what they find, agree with exact search, follow replaces and deletes, survive a
+// restart, combine with filters, and fall back to reading the items where the graph does not
+// cover a partition (a policy that drops the index, or the children of a split).
+func TestVectorIndexSearch(t *testing.T) {
+	dir := t.TempDir()
+	e := openEngine(t, dir, Options{MinPartitions: 2})
+	if _, err := e.CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	spec := ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2},
+		VectorPolicy: vectorPolicy, Indexing: diskANNIndexed}
+	if _, err := e.CreateContainer("db", spec); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		mustCreate(t, c, vectorItem(rng, i))
+	}
+	// Replace some vectors and delete some items: the graph follows.
+	for i := 0; i < 300; i += 10 {
+		if _, err := c.UpsertItem(vectorItem(rng, i), ItemOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 5; i < 300; i += 20 {
+		if _, err := c.DeleteItem(key(fmt.Sprintf("p%d", i%5)), fmt.Sprintf("i%04d", i), ItemOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const top = `SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, @q)`
+	const filtered = `SELECT TOP 10 c.id FROM c WHERE c.tag = 1 ORDER BY VectorDistance(c.v, @q)`
+	check := func(when string, wantIndex bool) {
+		t.Helper()
+		var worst float64 = 1
+		for probe := range 8 {
+			var q []float64
+			for d := range vectorDims {
+				q = append(q, math.Sin(float64(d*probe+1))*float64(probe%7+1))
+			}
+			for _, sql := range []string{top, filtered} {
+				got, use := vectorSearch(t, c, sql, q, false)
+				exact, exactUse := vectorSearch(t, c, sql, q, true)
+				if exactUse.Vector != "" || len(exact) != 10 {
+					t.Fatalf("%s: exact search used %q and found %d", when, exactUse.Vector, len(exact))
+				}
+				if (use.Vector == "/v") != wantIndex {
+					t.Fatalf("%s: %s used the vector index %q, want used %v", when, sql, use.Vector, wantIndex)
+				}
+				worst = min(worst, recall(got, exact))
+				// What the index found comes in exact order: a prefix of the exact ranking
+				// of those items.
+				var order []int
+				for _, id := range got {
+					if i := slices.Index(exact, id); i >= 0 {
+						order = append(order, i)
+					}
+				}
+				if !sort.IntsAreSorted(order) {
+					t.Fatalf("%s: %s: %v out of the exact order %v", when, sql, got, exact)
+				}
+			}
+		}
+		if worst < 0.9 {
+			t.Fatalf("%s: worst recall@10 %.2f, want at least 0.9", when, worst)
+		}
+	}
+	check("after the writes", true)
+
+	e.Close()
+	e = openEngine(t, dir, Options{MinPartitions: 2})
+	defer func() { e.Close() }()
+	c, _ = e.Container("db", "c")
+	check("after a restart", true)
+
+	// The children of a split keep no graph (they were not empty when it began): their
+	// searches read the items, with the same answers.
+	parts, err := e.SplitPartition("db", "c", 0, nil)
+	if err != nil || len(parts) != 2 {
+		t.Fatalf("split: %v %v", parts, err)
+	}
+	check("after a split", true) // range 1 keeps its graph
+
+	// A flat index keeps no graph: the searches read the items, and the graph's records are
+	// gone with the policy that asked for them.
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: flatIndexed}); err != nil {
+		t.Fatal(err)
+	}
+	waitReindexed(t, c)
+	check("with a flat index", false)
+	if n := countKeys(t, e, 'y'); n != 0 {
+		t.Fatalf("%d vector index records left after the policy dropped the index", n)
+	}
+	// Back to diskANN over items already there: no graph until a partition is empty, and
+	// exact answers meanwhile.
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: diskANNIndexed}); err != nil {
+		t.Fatal(err)
+	}
+	waitReindexed(t, c)
+	check("with an index added over existing items", false)
+}
+
+// waitReindexed waits until c's index follows its policy everywhere.
+func waitReindexed(t *testing.T, c *Container) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); c.indexProgress() < 100; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the index is %d%% rebuilt after 30s", c.indexProgress())
+		}
+	}
+}
+
+// countKeys counts the keys of one storage family.
+func countKeys(t *testing.T, e *Engine, family byte) int {
+	t.Helper()
+	it, err := e.db.NewIter([]byte{family}, []byte{family + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}

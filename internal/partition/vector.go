@@ -1,0 +1,483 @@
+package partition
+
+import (
+	"bytes"
+
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/indexing"
+	"github.com/partita-db/partita/internal/searchpolicy"
+	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/value"
+	"github.com/partita-db/partita/internal/vectorindex"
+)
+
+// Vector indexes. A path that the indexing policy gives a quantizedFlat or diskANN index (and
+// the container's vector embedding policy declares) has a graph in the partition's own key
+// span (storage's vector family), maintained in the batch of every write that changes an item:
+// a node per item whose value at the path is a vector of the declared length, keyed by the
+// item's creation sequence. So the graph and the items never disagree, after a crash too.
+//
+// A graph covers the partition only from a moment it was empty: the complete marker is
+// written by the first write staged while the partition holds no item. Until then (an index
+// added to a partition that has items, the children of a split, a data directory from before
+// vector indexes), the partition keeps no graph for the path and vector searches read every
+// item, exactly. A policy that drops the index deletes its graph.
+//
+// Staging reads the graph as the batches before it committed it, through an Overlay that holds
+// what this batch decided so far; graph mutations are deterministic, so every replica that
+// applies the same writes holds the same graph.
+
+// vectorSpec is one vector index the partition keeps a graph for.
+type vectorSpec struct {
+	path     string   // in term-path form, as storage keys it
+	segs     []string // the embedding's property names
+	dataType vectorindex.DataType
+	ix       *vectorindex.Index
+}
+
+// vectorSpecs are the graphs pol asks for, given the container's vector embedding policy.
+func vectorSpecs(vec *searchpolicy.VectorPolicy, pol *indexing.Policy) []vectorSpec {
+	var out []vectorSpec
+	for _, vi := range pol.VectorIndexes() {
+		if vi.Type == "flat" {
+			continue // exact search reads the items themselves
+		}
+		for _, emb := range vecEmbeddings(vec) {
+			if emb.Path != vi.Path {
+				continue
+			}
+			m, err1 := vectorindex.ParseMetric(emb.Distance)
+			dt, err2 := vectorindex.ParseDataType(emb.DataType)
+			cfg := vectorindex.Config{Metric: m, Dimensions: emb.Dimensions, BuildListSize: vi.SearchListSize}
+			ix, err3 := vectorindex.New(cfg)
+			if err1 == nil && err2 == nil && err3 == nil {
+				out = append(out, vectorSpec{path: value.TermPath(emb.Segs), segs: emb.Segs, dataType: dt, ix: ix})
+			}
+		}
+	}
+	return out
+}
+
+func vecEmbeddings(vec *searchpolicy.VectorPolicy) []searchpolicy.Embedding {
+	if vec == nil {
+		return nil
+	}
+	return vec.Embeddings
+}
+
+// vectorOf is the vector at spec's path of an item's JSON; ok is false when it holds none (no
+// value, not an array of numbers the data type takes, or not of the declared length).
+func (s vectorSpec) vectorOf(doc []byte) ([]float32, bool) {
+	v, err := value.Parse(doc)
+	if err != nil {
+		return nil, false
+	}
+	for _, seg := range s.segs {
+		v = v.Get(seg)
+	}
+	if v.Kind() != value.Array || v.Len() != s.ix.Config().Dimensions {
+		return nil, false
+	}
+	nums := make([]float64, v.Len())
+	for i, e := range v.Elems() {
+		if e.Kind() != value.Number {
+			return nil, false
+		}
+		nums[i] = e.Num()
+	}
+	return vectorindex.Convert(s.dataType, nums)
+}
+
+// graphStore is a vector index's records as a vectorindex.Scanner over a storage view: the
+// committed state (the writer's) or a snapshot (a search's).
+type graphStore struct {
+	get       func(key []byte) ([]byte, error) // nil, NotFound for a missing key
+	newIter   func(lo, hi []byte) (*storage.Iter, error)
+	container uint32
+	partition uint32
+	path      string
+	quant     vectorindex.Quantizer // once read
+}
+
+func (g *graphStore) key(kind byte, id uint64) []byte {
+	return storage.VectorKey(nil, g.container, g.partition, g.path, kind, id)
+}
+
+func (g *graphStore) Node(id uint64) (vectorindex.Node, bool, error) {
+	v, err := g.get(g.key(storage.VectorNode, id))
+	if storage.IsNotFound(err) {
+		return vectorindex.Node{}, false, nil
+	}
+	if err != nil {
+		return vectorindex.Node{}, false, err
+	}
+	n, err := vectorindex.UnmarshalNode(id, v)
+	return n, err == nil, err
+}
+
+func (g *graphStore) Meta() (vectorindex.Meta, error) {
+	var m vectorindex.Meta
+	v, err := g.get(g.key(storage.VectorMeta, 0))
+	if storage.IsNotFound(err) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	return m, m.UnmarshalBinary(v)
+}
+
+func (g *graphStore) Quantizer() (vectorindex.Quantizer, error) {
+	if g.quant != nil {
+		return g.quant, nil
+	}
+	v, err := g.get(g.key(storage.VectorQuantizer, 0))
+	if storage.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.quant, err = vectorindex.UnmarshalQuantizer(v)
+	return g.quant, err
+}
+
+func (g *graphStore) Scan(fn func(vectorindex.Node) bool) error {
+	lo, hi := storage.VectorNodeSpan(g.container, g.partition, g.path)
+	it, err := g.newIter(lo, hi)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		id, ok := storage.ParseVectorNodeKey(it.Key())
+		if !ok {
+			continue
+		}
+		n, err := vectorindex.UnmarshalNode(id, it.Value())
+		if err != nil {
+			return err
+		}
+		if !fn(n) {
+			return nil
+		}
+	}
+	return it.Error()
+}
+
+// complete reports whether the graph covers the partition (its marker is there).
+func (g *graphStore) complete() (bool, error) {
+	_, err := g.get(g.key(storage.VectorComplete, 0))
+	if storage.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// committedGraph is spec's graph as the batches committed so far hold it, for the writer.
+func (p *Partition) committedGraph(spec vectorSpec) *graphStore {
+	return &graphStore{
+		get: func(key []byte) ([]byte, error) {
+			v, closer, err := p.db.Get(key)
+			if err != nil {
+				return nil, err
+			}
+			defer closer.Close()
+			return append([]byte(nil), v...), nil
+		},
+		newIter:   func(lo, hi []byte) (*storage.Iter, error) { return p.db.NewIter(lo, hi) },
+		container: p.container, partition: p.id, path: spec.path,
+	}
+}
+
+// snapshotGraph is spec's graph as snap holds it, for a search.
+func (p *Partition) snapshotGraph(snap *storage.Snapshot, path string) *graphStore {
+	return &graphStore{
+		get:       func(key []byte) ([]byte, error) { return snap.Get(nil, key) },
+		newIter:   snap.NewIter,
+		container: p.container, partition: p.id, path: path,
+	}
+}
+
+// batchGraph is what one apply batch does to one graph: the mutations staged so far, over the
+// committed graph, and whether the graph is kept (complete) as of them.
+type batchGraph struct {
+	spec     vectorSpec
+	base     *graphStore
+	o        *vectorindex.Overlay
+	complete bool
+	// marked is set when this batch writes the complete marker.
+	marked bool
+	// dirty is set once a mutation changed the overlay.
+	dirty bool
+}
+
+// graphs returns the batch's graphs for the policy it stages under, opening them the first
+// time.
+func (a *applyBatch) graphs() ([]*batchGraph, error) {
+	if a.vec != nil || a.p.vectors == nil {
+		return a.vec, nil
+	}
+	for _, spec := range vectorSpecs(a.p.vectors, a.ix.pol) {
+		base := a.p.committedGraph(spec)
+		complete, err := base.complete()
+		if err != nil {
+			return nil, err
+		}
+		a.vec = append(a.vec, &batchGraph{spec: spec, base: base, o: vectorindex.NewOverlay(base), complete: complete})
+	}
+	if a.vec == nil {
+		a.vec = []*batchGraph{} // looked up once
+	}
+	return a.vec, nil
+}
+
+// stageVectors adds to the batch's graphs what c's changes do to the items' vectors. A graph
+// that is not complete starts being kept when c finds the partition empty.
+func (a *applyBatch) stageVectors(c *Command) error {
+	gs, err := a.graphs()
+	if err != nil || len(gs) == 0 {
+		return err
+	}
+	for _, g := range gs {
+		if !g.complete && a.st.Items == 0 {
+			g.complete, g.marked = true, true
+		}
+		if !g.complete {
+			continue
+		}
+		for i := range c.Changes {
+			ch := &c.Changes[i]
+			var vec []float32
+			ok := false
+			if !ch.Delete {
+				if d, err := decodeValue(ch.Value); err == nil {
+					vec, ok = g.spec.vectorOf(d.json)
+				}
+			}
+			node, had, err := g.o.Node(ch.Seq)
+			if err != nil {
+				return err
+			}
+			var delta vectorindex.Changes
+			switch {
+			case ok:
+				if had && !node.Deleted && g.sameVector(node, vec) {
+					continue // a write that left the vector as it was (a patch of another field)
+				}
+				delta, err = g.spec.ix.Insert(g.o, ch.Seq, vec)
+			case had && !node.Deleted:
+				delta, err = g.spec.ix.Delete(g.o, ch.Seq)
+			default:
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			g.o.Apply(delta)
+			g.dirty = true
+		}
+		if meta, err := g.o.Meta(); err == nil && meta.Deleted >= consolidateMin && meta.TombstoneFraction() >= consolidateShare {
+			delta, err := g.spec.ix.Consolidate(overlayScanner{g})
+			if err != nil {
+				return err
+			}
+			g.o.Apply(delta)
+		}
+	}
+	return nil
+}
+
+// sameVector reports whether node already holds vec: its code is vec's.
+func (g *batchGraph) sameVector(node vectorindex.Node, vec []float32) bool {
+	q, err := g.o.Quantizer()
+	if err != nil {
+		return false
+	}
+	code, err := vectorindex.EncodeVector(g.spec.ix.Config().Metric, q, vec)
+	return err == nil && bytes.Equal(code, node.Code)
+}
+
+// A graph is consolidated (its tombstones removed and their neighbours repaired, which reads
+// every node) when at least consolidateMin of its nodes, and consolidateShare of them, are
+// tombstones: the cost of one pass is spread over that many deletes.
+const (
+	consolidateMin   = 64
+	consolidateShare = 0.2
+)
+
+// overlayScanner scans a batch's graph: the committed nodes with the batch's over them.
+type overlayScanner struct{ g *batchGraph }
+
+func (s overlayScanner) Node(id uint64) (vectorindex.Node, bool, error) { return s.g.o.Node(id) }
+func (s overlayScanner) Meta() (vectorindex.Meta, error)                { return s.g.o.Meta() }
+func (s overlayScanner) Quantizer() (vectorindex.Quantizer, error)      { return s.g.o.Quantizer() }
+func (s overlayScanner) Scan(fn func(vectorindex.Node) bool) error {
+	pending := s.g.o.Changes()
+	seen := map[uint64]bool{}
+	for _, id := range pending.Delete {
+		seen[id] = true
+	}
+	for _, n := range pending.Put {
+		seen[n.ID] = true
+		if !fn(n) {
+			return nil
+		}
+	}
+	return s.g.base.Scan(func(n vectorindex.Node) bool { return seen[n.ID] || fn(n) })
+}
+
+// writeVectors writes what the batch's graphs decided, before the batch commits.
+func (a *applyBatch) writeVectors() error {
+	for _, g := range a.vec {
+		if g.marked {
+			if err := a.b.Set(g.base.key(storage.VectorComplete, 0), nil); err != nil {
+				return err
+			}
+		}
+		if !g.dirty {
+			continue
+		}
+		ch := g.o.Changes()
+		for _, id := range ch.Delete {
+			if err := a.b.Delete(g.base.key(storage.VectorNode, id)); err != nil {
+				return err
+			}
+		}
+		var buf []byte
+		for _, n := range ch.Put {
+			buf = vectorindex.AppendNode(buf[:0], n)
+			if err := a.b.Set(g.base.key(storage.VectorNode, n.ID), buf); err != nil {
+				return err
+			}
+		}
+		if ch.Meta != nil {
+			b, err := ch.Meta.MarshalBinary()
+			if err == nil {
+				err = a.b.Set(g.base.key(storage.VectorMeta, 0), b)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if ch.Quantizer != nil {
+			b, err := ch.Quantizer.MarshalBinary()
+			if err == nil {
+				err = a.b.Set(g.base.key(storage.VectorQuantizer, 0), b)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropVectors deletes the graphs that policy from has and policy to does not (or no longer
+// keeps a graph for), and forgets the batch's open graphs, which followed from.
+func (a *applyBatch) dropVectors(from, to *indexing.Policy) error {
+	if a.p.vectors == nil {
+		return nil
+	}
+	kept := map[string]bool{}
+	for _, s := range vectorSpecs(a.p.vectors, to) {
+		kept[s.path] = true
+	}
+	for _, s := range vectorSpecs(a.p.vectors, from) {
+		if kept[s.path] {
+			continue
+		}
+		lo, hi := storage.VectorSpan(a.p.container, a.p.id, s.path)
+		if err := a.b.DeleteRange(lo, hi); err != nil {
+			return err
+		}
+	}
+	if err := a.writeVectors(); err != nil {
+		return err
+	}
+	a.vec = nil
+	return nil
+}
+
+// VectorSearch is a search of a partition's vector index (SearchVectors).
+type VectorSearch struct {
+	Path     string    // the indexed path, in term-path form
+	Vector   []float32 // the query vector, of the index's data type
+	Distance string    // the query's distance function: the index's, or the search is exact
+	K        int       // how many items to return
+	ListSize int       // the candidate list; 0 for the index's default for K
+}
+
+// SearchVectors calls fn with up to s.K items of r nearest s.Vector by the graph over s.Path,
+// nearest first, with their exact scores. ok is false, before calling fn, when the partition
+// keeps no complete graph for the path under the distance function asked: the caller then
+// reads every item.
+func (rd Reader) SearchVectors(s VectorSearch, r epk.Range, fn func(d Doc, score float64) bool) (ok bool, err error) {
+	p := rd.p
+	clipped := p.clip([]epk.Range{r})
+	if len(clipped) == 0 {
+		return true, nil
+	}
+	var spec *vectorSpec
+	for _, sp := range vectorSpecs(p.vectors, p.ix.Load().pol) {
+		if sp.path == s.Path && sp.ix.Config().Metric.String() == s.Distance {
+			spec = &sp
+		}
+	}
+	if spec == nil || len(s.Vector) != spec.ix.Config().Dimensions {
+		return false, nil
+	}
+	if err := p.await(rd.c); err != nil {
+		return false, err
+	}
+	snap, err := p.snapshot()
+	if err != nil {
+		return false, err
+	}
+	defer snap.Close()
+	g := p.snapshotGraph(snap, s.Path)
+	if complete, err := g.complete(); !complete || err != nil {
+		return false, err
+	}
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return false, err
+	}
+	defer docs.close()
+	orders, err := p.orderReader(snap)
+	if err != nil {
+		return false, err
+	}
+	defer orders.close()
+	found := map[uint64]Doc{}
+	whole := clipped[0] == p.rng
+	results, err := spec.ix.Search(g, s.Vector, vectorindex.SearchOptions{
+		K: s.K, ListSize: s.ListSize,
+		Vector: func(id uint64) ([]float32, error) {
+			e, ok, err := orders.epk(id)
+			if err != nil || !ok || !whole && !clipped[0].Contains(epk.EPK(e)) {
+				return nil, err
+			}
+			e = append([]byte(nil), e...)
+			d, ok, err := docs.get(e, id)
+			if err != nil || !ok {
+				return nil, err
+			}
+			vec, ok := spec.vectorOf(d.json)
+			if !ok {
+				return nil, nil
+			}
+			found[id] = Doc{JSON: append([]byte(nil), d.json...), LSN: d.lsn(), Seq: id, epk: e, id: append([]byte(nil), d.id...)}
+			return vec, nil
+		},
+	})
+	if err != nil {
+		return true, err
+	}
+	for _, res := range results {
+		if d, ok := found[res.ID]; ok && !fn(d, res.Score) {
+			break
+		}
+	}
+	return true, nil
+}

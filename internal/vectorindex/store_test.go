@@ -1,0 +1,84 @@
+package vectorindex
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+func TestNodeRecordRoundTrip(t *testing.T) {
+	n := Node{ID: 42, Code: []byte{codeRaw, 1, 2, 3, 4}, Neighbors: []uint64{900, 3, 1 << 63, 3, 77}, Deleted: true}
+	data := MarshalNode(n)
+	got, err := UnmarshalNode(42, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := n
+	want.Neighbors = []uint64{3, 77, 900, 1 << 63} // sorted, deduplicated
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip gave %+v, want %+v", got, want)
+	}
+	if !slices.Equal(n.Neighbors, []uint64{900, 3, 1 << 63, 3, 77}) {
+		t.Fatal("MarshalNode changed its argument")
+	}
+	for i := range data {
+		if _, err := UnmarshalNode(42, data[:i]); err == nil {
+			t.Fatalf("a record cut at %d bytes decoded", i)
+		}
+	}
+	if _, err := UnmarshalNode(42, append(slices.Clone(data), 0)); err == nil {
+		t.Fatal("a record with trailing bytes decoded")
+	}
+	empty, err := UnmarshalNode(1, MarshalNode(Node{ID: 1}))
+	if err != nil || len(empty.Neighbors) != 0 || len(empty.Code) != 0 || empty.Deleted {
+		t.Fatalf("empty node round trip: %+v, %v", empty, err)
+	}
+}
+
+func TestMetaRoundTrip(t *testing.T) {
+	for _, m := range []Meta{{}, {Entry: 1 << 60, HasEntry: true, Live: 12345, Deleted: 6}} {
+		data, _ := m.MarshalBinary()
+		var got Meta
+		if err := got.UnmarshalBinary(data); err != nil || got != m {
+			t.Fatalf("meta round trip: %+v, %v; want %+v", got, err, m)
+		}
+	}
+	var m Meta
+	if err := m.UnmarshalBinary([]byte{9}); err == nil {
+		t.Fatal("decoded a bad meta record")
+	}
+}
+
+func TestOverlay(t *testing.T) {
+	base := NewMemStore()
+	base.Apply(Changes{Put: []Node{{ID: 1}, {ID: 2}, {ID: 3}}, Meta: &Meta{Entry: 1, HasEntry: true, Live: 3}})
+	o := NewOverlay(base)
+	o.Apply(Changes{Put: []Node{{ID: 4}, {ID: 2, Deleted: true}}, Delete: []uint64{3}, Meta: &Meta{Entry: 4, HasEntry: true, Live: 2, Deleted: 1}})
+	o.Apply(Changes{Put: []Node{{ID: 3, Neighbors: []uint64{4}}}})
+	if n, ok, _ := o.Node(2); !ok || !n.Deleted {
+		t.Error("the overlay does not show its own write")
+	}
+	if n, ok, _ := o.Node(3); !ok || !slices.Equal(n.Neighbors, []uint64{4}) {
+		t.Error("a record deleted then written again is not the new one")
+	}
+	if _, ok, _ := o.Node(1); !ok {
+		t.Error("the overlay hides the base")
+	}
+	if m, _ := o.Meta(); m.Entry != 4 {
+		t.Error("the overlay does not show its meta")
+	}
+	var ids []uint64
+	_ = o.Scan(func(n Node) bool { ids = append(ids, n.ID); return true })
+	slices.Sort(ids)
+	if !slices.Equal(ids, []uint64{1, 2, 3, 4}) {
+		t.Errorf("overlay scan saw %v", ids)
+	}
+	ch := o.Changes()
+	if len(ch.Put) != 3 || ch.Put[0].ID != 2 || ch.Put[1].ID != 3 || ch.Put[2].ID != 4 || len(ch.Delete) != 0 || ch.Meta == nil {
+		t.Errorf("merged changes: %+v", ch)
+	}
+	base.Apply(ch)
+	if n, _, _ := base.Node(2); !n.Deleted || base.Len() != 4 {
+		t.Error("applying the merged changes did not give the overlay's state")
+	}
+}
