@@ -33,9 +33,10 @@ type applyBatch struct {
 	// effects run in order once the batch is committed.
 	effects []func()
 	// vec are the vector indexes' graphs as this batch changes them (vector.go); nil until
-	// a write looks them up.
-	vec []*batchGraph
-	key []byte // scratch
+	// a write looks them up. dropped are the paths of the graphs a policy change deleted.
+	vec     []*batchGraph
+	dropped []string
+	key     []byte // scratch
 }
 
 // newApplyBatch starts a batch on top of the state last applied.

@@ -88,114 +88,105 @@ func (s vectorSpec) vectorOf(doc []byte) ([]float32, bool) {
 	return vectorindex.Convert(s.dataType, nums)
 }
 
-// graphStore is a vector index's records as a vectorindex.Scanner over a storage view: the
-// committed state (the writer's) or a snapshot (a search's).
-type graphStore struct {
-	get       func(key []byte) ([]byte, error) // nil, NotFound for a missing key
-	newIter   func(lo, hi []byte) (*storage.Iter, error)
-	container uint32
-	partition uint32
-	path      string
-	quant     vectorindex.Quantizer // once read
-}
+// The committed graph of each complete index is mirrored in memory (a vectorindex.MemStore):
+// the writer reads it for every insert and searches read it for every step, where a storage
+// read and decode per node would cost several times the graph's own work. It is loaded by one
+// scan of the graph's records the first time either needs it, and every batch that commits
+// applies its changes to it, under vecMu, so that a load and a commit never miss each other.
+// It costs about the records' size in memory: a node's code (4 bytes per dimension until the
+// graph holds vectorindex.DefaultTrainSize vectors, 1 after) and its edges (8 bytes each).
 
-func (g *graphStore) key(kind byte, id uint64) []byte {
-	return storage.VectorKey(nil, g.container, g.partition, g.path, kind, id)
-}
-
-func (g *graphStore) Node(id uint64) (vectorindex.Node, bool, error) {
-	v, err := g.get(g.key(storage.VectorNode, id))
-	if storage.IsNotFound(err) {
-		return vectorindex.Node{}, false, nil
+// graph returns the mirror of the committed graph over path, loading it; ok is false when the
+// partition keeps no complete graph for path.
+func (p *Partition) graph(path string) (m *vectorindex.MemStore, ok bool, err error) {
+	p.vecMu.Lock()
+	defer p.vecMu.Unlock()
+	if m := p.mirrors[path]; m != nil {
+		return m, true, nil
 	}
+	snap, err := p.snapshot()
 	if err != nil {
-		return vectorindex.Node{}, false, err
+		return nil, false, err
 	}
-	n, err := vectorindex.UnmarshalNode(id, v)
-	return n, err == nil, err
-}
-
-func (g *graphStore) Meta() (vectorindex.Meta, error) {
-	var m vectorindex.Meta
-	v, err := g.get(g.key(storage.VectorMeta, 0))
-	if storage.IsNotFound(err) {
-		return m, nil
+	defer snap.Close()
+	get := func(kind byte) ([]byte, bool, error) {
+		v, err := snap.Get(nil, storage.VectorKey(nil, p.container, p.id, path, kind, 0))
+		if storage.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return v, err == nil, err
 	}
+	if _, ok, err := get(storage.VectorComplete); !ok || err != nil {
+		return nil, false, err
+	}
+	var ch vectorindex.Changes
+	if v, ok, err := get(storage.VectorMeta); err != nil {
+		return nil, false, err
+	} else if ok {
+		ch.Meta = new(vectorindex.Meta)
+		if err := ch.Meta.UnmarshalBinary(v); err != nil {
+			return nil, false, err
+		}
+	}
+	if v, ok, err := get(storage.VectorQuantizer); err != nil {
+		return nil, false, err
+	} else if ok {
+		if ch.Quantizer, err = vectorindex.UnmarshalQuantizer(v); err != nil {
+			return nil, false, err
+		}
+	}
+	lo, hi := storage.VectorNodeSpan(p.container, p.id, path)
+	it, err := snap.NewIter(lo, hi)
 	if err != nil {
-		return m, err
-	}
-	return m, m.UnmarshalBinary(v)
-}
-
-func (g *graphStore) Quantizer() (vectorindex.Quantizer, error) {
-	if g.quant != nil {
-		return g.quant, nil
-	}
-	v, err := g.get(g.key(storage.VectorQuantizer, 0))
-	if storage.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	g.quant, err = vectorindex.UnmarshalQuantizer(v)
-	return g.quant, err
-}
-
-func (g *graphStore) Scan(fn func(vectorindex.Node) bool) error {
-	lo, hi := storage.VectorNodeSpan(g.container, g.partition, g.path)
-	it, err := g.newIter(lo, hi)
-	if err != nil {
-		return err
+		return nil, false, err
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		id, ok := storage.ParseVectorNodeKey(it.Key())
-		if !ok {
+		id, _ := storage.ParseVectorNodeKey(it.Key())
+		n, err := vectorindex.UnmarshalNode(id, append([]byte(nil), it.Value()...))
+		if err != nil {
+			return nil, false, err
+		}
+		ch.Put = append(ch.Put, n)
+	}
+	if err := it.Error(); err != nil {
+		return nil, false, err
+	}
+	m = vectorindex.NewMemStore()
+	m.Apply(ch)
+	if p.mirrors == nil {
+		p.mirrors = map[string]*vectorindex.MemStore{}
+	}
+	p.mirrors[path] = m
+	return m, true, nil
+}
+
+// mirrorCommitted applies to the mirrors what a committed batch wrote to the graphs, and
+// forgets those of dropped graphs.
+func (p *Partition) mirrorCommitted(gs []*batchGraph, dropped []string) {
+	p.vecMu.Lock()
+	defer p.vecMu.Unlock()
+	defer func() {
+		for _, path := range dropped {
+			delete(p.mirrors, path)
+		}
+	}()
+	for _, g := range gs {
+		if !g.dirty && !g.marked {
 			continue
 		}
-		n, err := vectorindex.UnmarshalNode(id, it.Value())
-		if err != nil {
-			return err
-		}
-		if !fn(n) {
-			return nil
-		}
-	}
-	return it.Error()
-}
-
-// complete reports whether the graph covers the partition (its marker is there).
-func (g *graphStore) complete() (bool, error) {
-	_, err := g.get(g.key(storage.VectorComplete, 0))
-	if storage.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// committedGraph is spec's graph as the batches committed so far hold it, for the writer.
-func (p *Partition) committedGraph(spec vectorSpec) *graphStore {
-	return &graphStore{
-		get: func(key []byte) ([]byte, error) {
-			v, closer, err := p.db.Get(key)
-			if err != nil {
-				return nil, err
+		m := p.mirrors[g.spec.path]
+		if m == nil {
+			if !g.marked {
+				continue // not loaded: the next load reads what this batch committed
 			}
-			defer closer.Close()
-			return append([]byte(nil), v...), nil
-		},
-		newIter:   func(lo, hi []byte) (*storage.Iter, error) { return p.db.NewIter(lo, hi) },
-		container: p.container, partition: p.id, path: spec.path,
-	}
-}
-
-// snapshotGraph is spec's graph as snap holds it, for a search.
-func (p *Partition) snapshotGraph(snap *storage.Snapshot, path string) *graphStore {
-	return &graphStore{
-		get:       func(key []byte) ([]byte, error) { return snap.Get(nil, key) },
-		newIter:   snap.NewIter,
-		container: p.container, partition: p.id, path: path,
+			m = vectorindex.NewMemStore()
+			if p.mirrors == nil {
+				p.mirrors = map[string]*vectorindex.MemStore{}
+			}
+			p.mirrors[g.spec.path] = m
+		}
+		m.Apply(g.o.Changes())
 	}
 }
 
@@ -203,7 +194,7 @@ func (p *Partition) snapshotGraph(snap *storage.Snapshot, path string) *graphSto
 // committed graph, and whether the graph is kept (complete) as of them.
 type batchGraph struct {
 	spec     vectorSpec
-	base     *graphStore
+	base     vectorindex.Scanner // the committed graph's mirror
 	o        *vectorindex.Overlay
 	complete bool
 	// marked is set when this batch writes the complete marker.
@@ -219,12 +210,14 @@ func (a *applyBatch) graphs() ([]*batchGraph, error) {
 		return a.vec, nil
 	}
 	for _, spec := range vectorSpecs(a.p.vectors, a.ix.pol) {
-		base := a.p.committedGraph(spec)
-		complete, err := base.complete()
+		m, complete, err := a.p.graph(spec.path)
 		if err != nil {
 			return nil, err
 		}
-		a.vec = append(a.vec, &batchGraph{spec: spec, base: base, o: vectorindex.NewOverlay(base), complete: complete})
+		if m == nil {
+			m = vectorindex.NewMemStore() // an empty graph, kept once the partition is empty
+		}
+		a.vec = append(a.vec, &batchGraph{spec: spec, base: m, o: vectorindex.NewOverlay(m), complete: complete})
 	}
 	if a.vec == nil {
 		a.vec = []*batchGraph{} // looked up once
@@ -327,11 +320,20 @@ func (s overlayScanner) Scan(fn func(vectorindex.Node) bool) error {
 	return s.g.base.Scan(func(n vectorindex.Node) bool { return seen[n.ID] || fn(n) })
 }
 
-// writeVectors writes what the batch's graphs decided, before the batch commits.
+// writeVectors writes what the batch's graphs decided, before the batch commits, and has the
+// mirrors follow once it has.
 func (a *applyBatch) writeVectors() error {
+	if len(a.vec) > 0 || len(a.dropped) > 0 {
+		p, gs, dropped := a.p, a.vec, a.dropped
+		a.effects = append(a.effects, func() { p.mirrorCommitted(gs, dropped) })
+		a.dropped = nil
+	}
+	key := func(g *batchGraph, kind byte, id uint64) []byte {
+		return storage.VectorKey(a.key[:0], a.p.container, a.p.id, g.spec.path, kind, id)
+	}
 	for _, g := range a.vec {
 		if g.marked {
-			if err := a.b.Set(g.base.key(storage.VectorComplete, 0), nil); err != nil {
+			if err := a.b.Set(key(g, storage.VectorComplete, 0), nil); err != nil {
 				return err
 			}
 		}
@@ -340,21 +342,21 @@ func (a *applyBatch) writeVectors() error {
 		}
 		ch := g.o.Changes()
 		for _, id := range ch.Delete {
-			if err := a.b.Delete(g.base.key(storage.VectorNode, id)); err != nil {
+			if err := a.b.Delete(key(g, storage.VectorNode, id)); err != nil {
 				return err
 			}
 		}
 		var buf []byte
 		for _, n := range ch.Put {
 			buf = vectorindex.AppendNode(buf[:0], n)
-			if err := a.b.Set(g.base.key(storage.VectorNode, n.ID), buf); err != nil {
+			if err := a.b.Set(key(g, storage.VectorNode, n.ID), buf); err != nil {
 				return err
 			}
 		}
 		if ch.Meta != nil {
 			b, err := ch.Meta.MarshalBinary()
 			if err == nil {
-				err = a.b.Set(g.base.key(storage.VectorMeta, 0), b)
+				err = a.b.Set(key(g, storage.VectorMeta, 0), b)
 			}
 			if err != nil {
 				return err
@@ -363,7 +365,7 @@ func (a *applyBatch) writeVectors() error {
 		if ch.Quantizer != nil {
 			b, err := ch.Quantizer.MarshalBinary()
 			if err == nil {
-				err = a.b.Set(g.base.key(storage.VectorQuantizer, 0), b)
+				err = a.b.Set(key(g, storage.VectorQuantizer, 0), b)
 			}
 			if err != nil {
 				return err
@@ -391,6 +393,7 @@ func (a *applyBatch) dropVectors(from, to *indexing.Policy) error {
 		if err := a.b.DeleteRange(lo, hi); err != nil {
 			return err
 		}
+		a.dropped = append(a.dropped, s.path)
 	}
 	if err := a.writeVectors(); err != nil {
 		return err
@@ -435,8 +438,8 @@ func (rd Reader) SearchVectors(s VectorSearch, r epk.Range, fn func(d Doc, score
 		return false, err
 	}
 	defer snap.Close()
-	g := p.snapshotGraph(snap, s.Path)
-	if complete, err := g.complete(); !complete || err != nil {
+	g, complete, err := p.graph(s.Path)
+	if !complete || err != nil {
 		return false, err
 	}
 	docs, err := p.docReader(snap)

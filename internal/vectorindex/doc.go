@@ -80,19 +80,24 @@
 // Insert searches the graph for the new vector (candidate list BuildListSize), chooses
 // the new node's out-edges among the nodes the search expanded with RobustPrune (keep the
 // closest candidate, drop those it covers by a factor Alpha, repeat, at most MaxDegree),
-// and adds the reverse edge to each chosen neighbour, pruning that neighbour's list when
-// it is full. When a list overflows, a few slots (MaxDegree/8) go to its longest edges
-// rather than its shortest, so that tightly clustered data — where pruning rarely thins
-// the lists — keeps edges between clusters and the graph stays connected. Replacing a
-// vector is an Insert with an existing id.
+// and adds the reverse edge to each chosen neighbour. A neighbour whose list is full
+// takes the newcomer only if none of its nearer neighbours covers it, and is then
+// trimmed to a little under MaxDegree (by MaxDegree/8), so that its next few reverse
+// edges cost nothing. Whenever a list is cut, a few slots (MaxDegree/8) go to its longest
+// edges rather than its shortest: on tightly clustered data, where pruning rarely thins
+// the lists, keeping only the shortest edges would cut every path between clusters. A
+// newcomer that no neighbour takes is forced into its nearest neighbour's list, so that
+// some edge leads to it. Replacing a vector is an Insert with an existing id.
 //
 // Delete turns a node into a tombstone: searches still pass through it but never return
 // it. Consolidate (which needs a Scanner, as it looks for every edge into a tombstone)
 // removes the tombstones and gives each node that pointed to one new edges chosen among
-// its other neighbours and the tombstone's neighbours. Its Changes cover every repaired
-// node, so it is meant to run when tombstones are a sizeable share of the graph
-// (Meta.TombstoneFraction), not after each delete. If the entry point is deleted it keeps
-// leading searches as a tombstone until Consolidate moves it to the nearest live node.
+// its other neighbours and the tombstone's neighbours; it also links again any live
+// node that no edge leads to any more (trimming a full list can strand one, rarely). Its
+// Changes cover every repaired node, so it is meant to run when tombstones are a sizeable
+// share of the graph (Meta.TombstoneFraction), not after each delete. If the entry point
+// is deleted it keeps leading searches as a tombstone until Consolidate moves it to the
+// nearest live node.
 //
 // # Quantization
 //

@@ -130,6 +130,15 @@ func unreachable(s *MemStore) int {
 	return lost
 }
 
+// sized returns n, or a third of it (at least min) under the race detector or -short, which
+// make every insert many times slower.
+func sized(n, least int) int {
+	if raceEnabled || testing.Short() {
+		return max(least, n/3)
+	}
+	return n
+}
+
 func newIndex(t testing.TB, cfg Config) *Index {
 	t.Helper()
 	ix, err := New(cfg)
@@ -230,8 +239,8 @@ func TestSmallGraphIsExact(t *testing.T) {
 }
 
 func TestSearchFilter(t *testing.T) {
-	base, queries := clustered(2500, 30, 32, 10, 0.5, 23)
-	ix := newIndex(t, Config{Metric: Cosine, Dimensions: 32})
+	base, queries := clustered(sized(2500, 800), 30, 32, 10, 0.5, 23)
+	ix := newIndex(t, Config{Metric: Cosine, Dimensions: 32, TrainSize: 300})
 	st := NewMemStore()
 	vecs := map[uint64][]float32{}
 	for i, v := range base {
@@ -265,8 +274,8 @@ func TestSearchFilter(t *testing.T) {
 }
 
 func TestDeleteEverything(t *testing.T) {
-	base, queries := clustered(1500, 5, 16, 5, 0.5, 24)
-	ix := newIndex(t, Config{Metric: Euclidean, Dimensions: 16})
+	base, queries := clustered(sized(1500, 500), 5, 16, 5, 0.5, 24)
+	ix := newIndex(t, Config{Metric: Euclidean, Dimensions: 16, TrainSize: 300})
 	st := NewMemStore()
 	for i, v := range base {
 		mustInsert(t, ix, st, uint64(i), v)
@@ -304,8 +313,8 @@ func TestDeleteEverything(t *testing.T) {
 }
 
 func TestDeleteEntryPoint(t *testing.T) {
-	base, queries := clustered(1200, 20, 16, 5, 0.5, 25)
-	ix := newIndex(t, Config{Metric: Cosine, Dimensions: 16})
+	base, queries := clustered(sized(1200, 500), 20, 16, 5, 0.5, 25)
+	ix := newIndex(t, Config{Metric: Cosine, Dimensions: 16, TrainSize: 300})
 	st := NewMemStore()
 	vecs := map[uint64][]float32{}
 	for i, v := range base {
@@ -380,20 +389,20 @@ func TestTrainingSwitchesCodes(t *testing.T) {
 }
 
 func TestReplaceVector(t *testing.T) {
-	base, _ := clustered(1500, 0, 16, 10, 0.5, 27)
-	ix := newIndex(t, Config{Metric: Euclidean, Dimensions: 16})
+	base, _ := clustered(sized(1500, 500), 0, 16, 10, 0.5, 27)
+	ix := newIndex(t, Config{Metric: Euclidean, Dimensions: 16, TrainSize: 300})
 	st := NewMemStore()
 	for i, v := range base {
 		mustInsert(t, ix, st, uint64(i), v)
 	}
-	// Move vector 5 onto vector 900's place; deleted-then-reinserted 6 comes back too.
-	target := slices.Clone(base[900])
+	// Move vector 5 onto vector 400's place; deleted-then-reinserted 6 comes back too.
+	target := slices.Clone(base[400])
 	target[0] += 0.001
 	mustInsert(t, ix, st, 5, target)
 	mustDelete(t, ix, st, 6)
 	mustInsert(t, ix, st, 6, base[6])
 	checkGraph(t, ix, st, false)
-	if meta, _ := st.Meta(); meta.Live != 1500 || meta.Deleted != 0 {
+	if meta, _ := st.Meta(); meta.Live != int64(len(base)) || meta.Deleted != 0 {
 		t.Fatalf("counts after replacing: %+v", meta)
 	}
 	for _, c := range []struct {
@@ -410,8 +419,8 @@ func TestReplaceVector(t *testing.T) {
 // Records written through MarshalNode and read back through UnmarshalNode, with the
 // quantizer through its bytes, give the same searches: what a persistent store does.
 func TestPersistedGraphSearchesTheSame(t *testing.T) {
-	base, queries := clustered(1500, 20, 32, 10, 0.5, 28)
-	ix := newIndex(t, Config{Metric: Cosine, Dimensions: 32})
+	base, queries := clustered(sized(1500, 600), 20, 32, 10, 0.5, 28)
+	ix := newIndex(t, Config{Metric: Cosine, Dimensions: 32, TrainSize: 300})
 	st := NewMemStore()
 	for i, v := range base {
 		mustInsert(t, ix, st, uint64(i), v)
@@ -560,10 +569,11 @@ func TestRandomOperationsKeepRecall(t *testing.T) {
 
 // Searches run while a writer inserts and deletes; run with -race.
 func TestConcurrentSearches(t *testing.T) {
-	base, queries := clustered(1500, 20, 16, 5, 0.5, 30)
+	base, queries := clustered(sized(1500, 600), 20, 16, 5, 0.5, 30)
 	ix := newIndex(t, Config{Metric: Cosine, Dimensions: 16, TrainSize: 300})
 	st := NewMemStore()
-	for i, v := range base[:500] {
+	prefill := len(base) / 3 // the quantizer is trained while searches run
+	for i, v := range base[:prefill] {
 		mustInsert(t, ix, st, uint64(i), v)
 	}
 	var wg sync.WaitGroup
@@ -585,8 +595,8 @@ func TestConcurrentSearches(t *testing.T) {
 			}
 		}()
 	}
-	for i, v := range base[500:] {
-		mustInsert(t, ix, st, uint64(500+i), v)
+	for i, v := range base[prefill:] {
+		mustInsert(t, ix, st, uint64(prefill+i), v)
 		if i%5 == 0 {
 			mustDelete(t, ix, st, uint64(i))
 		}

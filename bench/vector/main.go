@@ -1,0 +1,301 @@
+// Command vector measures vector search through the official Go SDK: it loads a clustered
+// synthetic data set into a container with a vector index, runs TOP k searches from many
+// workers, and reports the load rate, the queries per second, latency, and recall@k against
+// exact search computed here, on the client.
+//
+// Run it once per index type against the same server and compare (docs/benchmarks.md):
+//
+//	partita serve --data /tmp/vb --addr 127.0.0.1:18181 --tls=false --rate-limit=false --cql-addr= &
+//	go run ./bench/vector -endpoint http://127.0.0.1:18181 -index diskANN -n 100000
+//	go run ./bench/vector -endpoint http://127.0.0.1:18181 -index flat -n 100000
+//
+// Each run creates its own container (vectors-<index>), deleted first when it exists.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "vector:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		endpoint = flag.String("endpoint", "http://127.0.0.1:18181", "Cosmos DB endpoint")
+		key      = flag.String("key", emulatorKey, "master key")
+		index    = flag.String("index", "diskANN", "vector index type: flat, quantizedFlat or diskANN")
+		n        = flag.Int("n", 100000, "vectors to load")
+		dims     = flag.Int("dims", 128, "dimensions")
+		clusters = flag.Int("clusters", 100, "Gaussian clusters the vectors are drawn around")
+		queries  = flag.Int("queries", 200, "distinct query vectors (recall is averaged over them)")
+		k        = flag.Int("k", 10, "TOP k")
+		conc     = flag.Int("concurrency", 8, "concurrent query workers")
+		loadConc = flag.Int("load-concurrency", 32, "concurrent load workers")
+		dur      = flag.Duration("duration", 20*time.Second, "how long queries run")
+		ru       = flag.Int("ru", 400, "the container's manual throughput (6,000 RU/s per physical partition)")
+		jsonOut  = flag.String("json", "", "append the result as one JSON line to this file")
+	)
+	flag.Parse()
+	ctx := context.Background()
+	cred, err := azcosmos.NewKeyCredential(*key)
+	if err != nil {
+		return err
+	}
+	transport := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 256}}
+	client, err := azcosmos.NewClientWithKey(*endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: transport, Retry: policy.RetryOptions{MaxRetries: 10}}})
+	if err != nil {
+		return err
+	}
+	if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "vbench"}, nil); err != nil && !isStatus(err, http.StatusConflict) {
+		return err
+	}
+	db, _ := client.NewDatabase("vbench")
+	name := "vectors-" + *index
+	if c, _ := db.NewContainer(name); c != nil {
+		if _, err := c.Delete(ctx, nil); err != nil && !isStatus(err, http.StatusNotFound) {
+			return err
+		}
+	}
+	props := azcosmos.ContainerProperties{
+		ID:                     name,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2},
+		VectorEmbeddingPolicy: &azcosmos.VectorEmbeddingPolicy{VectorEmbeddings: []azcosmos.VectorEmbedding{
+			{Path: "/v", DataType: azcosmos.VectorDataTypeFloat32, DistanceFunction: azcosmos.VectorDistanceFunctionCosine, Dimensions: int32(*dims)},
+		}},
+		IndexingPolicy: &azcosmos.IndexingPolicy{
+			Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
+			ExcludedPaths: []azcosmos.ExcludedPath{{Path: "/v/*"}},
+			VectorIndexes: []azcosmos.VectorIndex{{Path: "/v", Type: azcosmos.VectorIndexType(*index)}},
+		},
+	}
+	tp := azcosmos.NewManualThroughputProperties(int32(*ru))
+	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		return err
+	}
+	c, _ := db.NewContainer(name)
+
+	rng := rand.New(rand.NewPCG(42, uint64(*dims)))
+	data := clustered(rng, *n, *dims, *clusters)
+	start := time.Now()
+	var next atomic.Int64
+	var loadErr atomic.Value
+	var wg sync.WaitGroup
+	for range *loadConc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(data) || loadErr.Load() != nil {
+					return
+				}
+				pk := fmt.Sprintf("p%d", i%64)
+				body, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "pk": pk, "v": data[i]})
+				if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(pk), body, nil); err != nil {
+					loadErr.Store(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := loadErr.Load().(error); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	loadSecs := time.Since(start).Seconds()
+	fmt.Printf("loaded %d vectors of %d dimensions in %.1fs: %.0f/s\n", *n, *dims, loadSecs, float64(*n)/loadSecs)
+
+	// Queries: points near the data (a cluster's member, moved a little), and their exact top k.
+	qs := make([][]float32, *queries)
+	truth := make([][]string, *queries)
+	for i := range qs {
+		base := data[rng.IntN(len(data))]
+		q := make([]float32, *dims)
+		for d := range q {
+			q[d] = base[d] + float32(rng.NormFloat64()*0.1)
+		}
+		qs[i], truth[i] = q, exactTop(data, q, *k)
+	}
+	sql := fmt.Sprintf("SELECT TOP %d c.id FROM c ORDER BY VectorDistance(c.v, @q)", *k)
+	var done atomic.Int64
+	var recallSum float64
+	var recallN int
+	var mu sync.Mutex
+	var lat []time.Duration
+	var charge float64
+	deadline := time.Now().Add(*dur)
+	var qerr atomic.Value
+	start = time.Now()
+	for w := range *conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; time.Now().Before(deadline) && qerr.Load() == nil; i += *conc {
+				qi := i % len(qs)
+				t0 := time.Now()
+				ids, ch, err := search(ctx, c, sql, qs[qi])
+				if err != nil {
+					qerr.Store(err)
+					return
+				}
+				took := time.Since(t0)
+				done.Add(1)
+				mu.Lock()
+				lat = append(lat, took)
+				charge += ch
+				if i < len(qs) {
+					recallSum += recall(ids, truth[qi])
+					recallN++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := qerr.Load().(error); err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	secs := time.Since(start).Seconds()
+	slices.Sort(lat)
+	res := map[string]any{
+		"index": *index, "n": *n, "dims": *dims, "k": *k, "concurrency": *conc,
+		"load_per_sec": float64(*n) / loadSecs, "qps": float64(done.Load()) / secs,
+		"p50_ms": ms(lat[len(lat)/2]), "p99_ms": ms(lat[len(lat)*99/100]),
+		"recall": recallSum / float64(max(recallN, 1)), "recall_queries": recallN,
+		"ru_per_query": charge / float64(max(done.Load(), 1)),
+	}
+	fmt.Printf("%s: %.1f queries/s, p50 %.1f ms, p99 %.1f ms, recall@%d %.3f over %d queries, %.1f RU per query\n",
+		*index, res["qps"], res["p50_ms"], res["p99_ms"], *k, res["recall"], recallN, res["ru_per_query"])
+	if *jsonOut != "" {
+		f, err := os.OpenFile(*jsonOut, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b, _ := json.Marshal(res)
+		if _, err := f.Write(append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clustered draws n vectors around clusters centres drawn from a unit Gaussian, each moved
+// by a Gaussian of deviation 0.3 per dimension.
+func clustered(rng *rand.Rand, n, dims, clusters int) [][]float32 {
+	centres := make([][]float32, clusters)
+	for i := range centres {
+		centres[i] = make([]float32, dims)
+		for d := range centres[i] {
+			centres[i][d] = float32(rng.NormFloat64())
+		}
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		c := centres[rng.IntN(clusters)]
+		v := make([]float32, dims)
+		for d := range v {
+			v[d] = float32(math.Round((float64(c[d])+rng.NormFloat64()*0.3)*1e5) / 1e5)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// exactTop is the ids of the k vectors of data most similar to q by cosine.
+func exactTop(data [][]float32, q []float32, k int) []string {
+	type scored struct {
+		i int
+		s float64
+	}
+	qn := norm(q)
+	all := make([]scored, len(data))
+	for i, v := range data {
+		var dot float64
+		for d := range v {
+			dot += float64(v[d]) * float64(q[d])
+		}
+		all[i] = scored{i, dot / (norm(v) * qn)}
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a].s > all[b].s })
+	ids := make([]string, k)
+	for i := range ids {
+		ids[i] = fmt.Sprint(all[i].i)
+	}
+	return ids
+}
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+// search runs the query across partitions and returns the ids found and the charge.
+func search(ctx context.Context, c *azcosmos.ContainerClient, sql string, q []float32) ([]string, float64, error) {
+	pager := c.NewQueryItemsPager(sql, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{
+		QueryParameters: []azcosmos.QueryParameter{{Name: "@q", Value: q}},
+	})
+	var ids []string
+	var charge float64
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		charge += float64(page.RequestCharge)
+		for _, b := range page.Items {
+			var r struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(b, &r); err != nil {
+				return nil, 0, err
+			}
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids, charge, nil
+}
+
+func recall(got, want []string) float64 {
+	n := 0
+	for _, id := range want {
+		if slices.Contains(got, id) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func isStatus(err error, status int) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == status
+}
