@@ -18,9 +18,10 @@ import (
 const vectorDims = 16
 
 var (
-	vectorPolicy   = json.RawMessage(`{"vectorEmbeddings":[{"path":"/v","dataType":"float32","dimensions":16,"distanceFunction":"cosine"}]}`)
-	diskANNIndexed = json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"diskANN"}]}`)
-	flatIndexed    = json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"flat"}]}`)
+	vectorPolicy     = json.RawMessage(`{"vectorEmbeddings":[{"path":"/v","dataType":"float32","dimensions":16,"distanceFunction":"cosine"}]}`)
+	diskANNIndexed   = json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"diskANN"}]}`)
+	quantizedIndexed = json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"quantizedFlat"}]}`)
+	flatIndexed      = json.RawMessage(`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/v/*"}],"vectorIndexes":[{"path":"/v","type":"flat"}]}`)
 )
 
 // vectorItem is item i: pk one of 5 values, a tag, and a vector of clustered values.
@@ -151,6 +152,13 @@ func TestVectorIndexSearch(t *testing.T) {
 		t.Fatalf("split: %v %v", parts, err)
 	}
 	check("after a split", true) // range 1 keeps its graph
+
+	// quantizedFlat over the same path keeps the graph and compares every code instead.
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: quantizedIndexed}); err != nil {
+		t.Fatal(err)
+	}
+	waitReindexed(t, c)
+	check("with a quantizedFlat index", true)
 
 	// A flat index keeps no graph: the searches read the items, and the graph's records are
 	// gone with the policy that asked for them.

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"iter"
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/indexing"
@@ -29,6 +30,7 @@ import (
 
 // vectorSpec is one vector index the partition keeps a graph for.
 type vectorSpec struct {
+	typ      string   // quantizedFlat or diskANN
 	path     string   // in term-path form, as storage keys it
 	segs     []string // the embedding's property names
 	dataType vectorindex.DataType
@@ -51,7 +53,7 @@ func vectorSpecs(vec *searchpolicy.VectorPolicy, pol *indexing.Policy) []vectorS
 			cfg := vectorindex.Config{Metric: m, Dimensions: emb.Dimensions, BuildListSize: vi.SearchListSize}
 			ix, err3 := vectorindex.New(cfg)
 			if err1 == nil && err2 == nil && err3 == nil {
-				out = append(out, vectorSpec{path: value.TermPath(emb.Segs), segs: emb.Segs, dataType: dt, ix: ix})
+				out = append(out, vectorSpec{typ: vi.Type, path: value.TermPath(emb.Segs), segs: emb.Segs, dataType: dt, ix: ix})
 			}
 		}
 	}
@@ -291,6 +293,13 @@ func (g *batchGraph) sameVector(node vectorindex.Node, vec []float32) bool {
 	return err == nil && bytes.Equal(code, node.Code)
 }
 
+// liveCodes are the codes of a graph's live nodes, for an exact scan of them.
+func liveCodes(g vectorindex.Scanner) iter.Seq2[uint64, []byte] {
+	return func(yield func(uint64, []byte) bool) {
+		g.Scan(func(n vectorindex.Node) bool { return n.Deleted || yield(n.ID, n.Code) })
+	}
+}
+
 // A graph is consolidated (its tombstones removed and their neighbours repaired, which reads
 // every node) when at least consolidateMin of its nodes, and consolidateShare of them, are
 // tombstones: the cost of one pass is spread over that many deletes.
@@ -454,7 +463,7 @@ func (rd Reader) SearchVectors(s VectorSearch, r epk.Range, fn func(d Doc, score
 	defer orders.close()
 	found := map[uint64]Doc{}
 	whole := clipped[0] == p.rng
-	results, err := spec.ix.Search(g, s.Vector, vectorindex.SearchOptions{
+	opts := vectorindex.SearchOptions{
 		K: s.K, ListSize: s.ListSize,
 		Vector: func(id uint64) ([]float32, error) {
 			e, ok, err := orders.epk(id)
@@ -473,7 +482,17 @@ func (rd Reader) SearchVectors(s VectorSearch, r epk.Range, fn func(d Doc, score
 			found[id] = Doc{JSON: append([]byte(nil), d.json...), LSN: d.lsn(), Seq: id, epk: e, id: append([]byte(nil), d.id...)}
 			return vec, nil
 		},
-	})
+	}
+	var results []vectorindex.Result
+	if spec.typ == "quantizedFlat" {
+		// Every code compared, the best re-ranked: no graph walk, as the service's index does.
+		var q vectorindex.Quantizer
+		if q, err = g.Quantizer(); err == nil {
+			results, err = vectorindex.QuantizedFlat(spec.ix.Config().Metric, q, s.Vector, liveCodes(g), opts)
+		}
+	} else {
+		results, err = spec.ix.Search(g, s.Vector, opts)
+	}
 	if err != nil {
 		return true, err
 	}
