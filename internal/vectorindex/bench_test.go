@@ -22,6 +22,15 @@ type benchFigures struct {
 	recordBytes      float64 // per vector, the whole encoded record (MarshalNode)
 	avgDegree        float64
 	unreachable      int // live nodes no path from the entry point reaches
+
+	maintSeconds     float64 // a Consolidate with no tombstones
+	maintPuts        int
+	unreachableAfter int
+	deleteSeconds    float64 // deleting every tenth vector
+	consSeconds      float64 // the Consolidate after those deletes
+	consPuts         int
+	recallAfter      float64 // at the default list size, against exact search of the rest
+	unreachableEnd   int
 }
 
 type benchRow struct {
@@ -109,6 +118,43 @@ func runClusteredBench(tb testing.TB, m Metric, n, nq, dims int, cfg Config, k i
 	f.edgeBytes = f.recordBytes - f.codeBytes
 	f.avgDegree = float64(deg) / float64(n)
 	f.unreachable = unreachable(store)
+
+	// Maintenance with no tombstones: it relinks the nodes that no edge leads to.
+	start = time.Now()
+	ch, err := ix.Consolidate(store)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	store.Apply(ch)
+	f.maintSeconds, f.maintPuts, f.unreachableAfter = time.Since(start).Seconds(), len(ch.Put), unreachable(store)
+
+	// Delete every tenth vector, consolidate, and search what is left.
+	start = time.Now()
+	for i := 0; i < n; i += 10 {
+		ch, err := ix.Delete(store, uint64(i))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		store.Apply(ch)
+	}
+	f.deleteSeconds = time.Since(start).Seconds()
+	start = time.Now()
+	if ch, err = ix.Consolidate(store); err != nil {
+		tb.Fatal(err)
+	}
+	store.Apply(ch)
+	f.consSeconds, f.consPuts = time.Since(start).Seconds(), len(ch.Put)
+	kept := func(id uint64) bool { return id%10 != 0 }
+	for _, q := range queries[:nqf] {
+		want := Flat(m, q, k, sliceItems(base), kept)
+		got, err := ix.Search(store, q, SearchOptions{K: k, Vector: vector})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		f.recallAfter += recallAt(got, want)
+	}
+	f.recallAfter /= float64(nqf)
+	f.unreachableEnd = unreachable(store)
 	return f
 }
 
@@ -124,6 +170,10 @@ func (f benchFigures) String() string {
 	fmt.Fprintf(&b, "bytes/vector: %.1f encoded record (code %.1f, edges %.1f with dense ids); in memory %.1f (code + 8 per edge)\n",
 		f.recordBytes, f.codeBytes, f.edgeBytes, f.codeBytes+8*f.avgDegree)
 	fmt.Fprintf(&b, "average degree %.1f; live nodes unreachable from the entry: %d\n", f.avgDegree, f.unreachable)
+	fmt.Fprintf(&b, "maintenance Consolidate (no tombstones): %.2f s, %d records rewritten, unreachable after: %d\n",
+		f.maintSeconds, f.maintPuts, f.unreachableAfter)
+	fmt.Fprintf(&b, "delete every 10th: %.2f s; Consolidate: %.2f s, %d records rewritten; then recall@10 (L=%d) %.4f, unreachable %d\n",
+		f.deleteSeconds, f.consSeconds, f.consPuts, 10*DefaultSearchListMultiplier, f.recallAfter, f.unreachableEnd)
 	return b.String()
 }
 
@@ -147,6 +197,12 @@ func TestClusteredBench(t *testing.T) {
 		if r.listSize == 10*DefaultSearchListMultiplier && r.recall < minRecall {
 			t.Errorf("recall@10 at L=%d is %.4f, want ≥ %.2f", r.listSize, r.recall, minRecall)
 		}
+	}
+	if f.recallAfter < minRecall {
+		t.Errorf("recall@10 after deleting a tenth is %.4f, want ≥ %.2f", f.recallAfter, minRecall)
+	}
+	if f.unreachableAfter != 0 || f.unreachableEnd != 0 {
+		t.Errorf("unreachable nodes after consolidation: %d, %d", f.unreachableAfter, f.unreachableEnd)
 	}
 }
 

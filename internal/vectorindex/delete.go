@@ -1,6 +1,9 @@
 package vectorindex
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Delete marks id's node as a tombstone. The node keeps its edges, so searches still pass
 // through it (removing it at once would cut the paths it carries) but never return it;
@@ -25,9 +28,8 @@ func (ix *Index) Delete(r Reader, id uint64) (Changes, error) {
 	return o.changes(), nil
 }
 
-// TombstoneFraction is the share of stored nodes that are tombstones: searches waste that
-// much of their work on them, which is what a caller weighs when deciding to Consolidate
-// (0.1, say, is a reasonable trigger).
+// TombstoneFraction is the share of stored nodes that are tombstones: searches spend that
+// share of their work on nodes they cannot return.
 func (m Meta) TombstoneFraction() float64 {
 	if m.Live+m.Deleted == 0 {
 		return 0
@@ -35,12 +37,20 @@ func (m Meta) TombstoneFraction() float64 {
 	return float64(m.Deleted) / float64(m.Live+m.Deleted)
 }
 
+// ShouldConsolidate reports whether a maintenance pass is due: tombstones are a tenth of
+// the nodes, or the graph has grown by a tenth (and at least a thousand inserts) since the
+// last pass — inserts can strand about one node in a thousand, which the pass links
+// again. It is a suggestion for a background job; nothing breaks if the pass runs later.
+func (m Meta) ShouldConsolidate() bool {
+	total := m.Live + m.Deleted
+	return total > 0 && (10*m.Deleted >= total || (m.Inserts >= 1000 && 10*m.Inserts >= total))
+}
+
 // Consolidate is the graph's maintenance pass. It removes every tombstone and repairs the
-// live nodes that had edges into one, as FreshDiskANN does: such a node's new out-edges
-// are RobustPrune's choice among its live neighbours and the live neighbours of its
-// deleted ones, so the paths that ran through a tombstone now run around it. When the
-// entry point is a tombstone, it moves to the live node nearest to it among those
-// reachable through tombstones (or to any live node).
+// live nodes that had edges into one: each such edge is redirected to the tombstone's
+// nearest live neighbour (see replaceDead), so the paths that ran through a tombstone now
+// run around it. When the entry point is a tombstone, it moves to the live node nearest
+// to it among those reachable through tombstones (or to any live node).
 //
 // It also finds the live nodes that no edge leads to any more — an insert can leave one
 // behind when it trims a neighbour's full list — and links each again as if inserted,
@@ -102,7 +112,7 @@ func (ix *Index) Consolidate(r Scanner) (Changes, error) {
 	}
 
 	var orphans []uint64
-	var ids []uint64
+	heirs := map[uint64][]uint64{}
 	for _, id := range touched {
 		n, err := o.mutable(id)
 		if err != nil {
@@ -111,18 +121,7 @@ func (ix *Index) Consolidate(r Scanner) (Changes, error) {
 		if n == nil || n.Deleted {
 			continue
 		}
-		ids = ids[:0]
-		for _, nb := range n.Neighbors {
-			if out, ok := dead[nb]; ok {
-				ids = append(ids, out...)
-			} else {
-				ids = append(ids, nb)
-			}
-		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		ids = slices.DeleteFunc(ids, func(id uint64) bool { _, ok := dead[id]; return ok })
-		if err := o.repair(n, ids); err != nil {
+		if err := o.replaceDead(n, dead, heirs); err != nil {
 			return Changes{}, err
 		}
 		if len(n.Neighbors) == 0 {
@@ -167,7 +166,100 @@ func (ix *Index) Consolidate(r Scanner) (Changes, error) {
 	if o.meta.Deleted < 0 { // counts from a store that lost track; never below zero
 		o.meta.Deleted = 0
 	}
+	o.meta.Inserts = 0
 	return o.changes(), nil
+}
+
+// replaceDead rewrites n's out-edges for the removal of the tombstones: every edge to a
+// live node stays, and each edge to a tombstone goes to the tombstone's closest heir
+// that n does not point to yet.
+//
+// FreshDiskANN instead runs RobustPrune over n's live neighbours and the tombstones'
+// neighbours. On data where the covering rule rarely fires (tight clusters, high
+// intrinsic dimension) that turns each repaired list into a plain nearest-neighbour list
+// and drops the varied edges — reverse edges, long edges — that made the graph easy to
+// navigate: measured on the clustered benchmark, recall@10 at L=50 fell from 1.0 to 0.86
+// after deleting a tenth of the vectors. Replacing edge for edge keeps the graph's shape,
+// and costs one comparison per tombstone neighbour instead of a prune per node.
+func (o *op) replaceDead(n *Node, dead map[uint64][]uint64, heirs map[uint64][]uint64) error {
+	o.pset.reset(len(n.Neighbors))
+	o.pset.add(n.ID)
+	for _, nb := range n.Neighbors {
+		if _, isDead := dead[nb]; !isDead {
+			o.pset.add(nb)
+		}
+	}
+	out := n.Neighbors[:0]
+	for _, nb := range n.Neighbors {
+		if _, isDead := dead[nb]; !isDead {
+			out = append(out, nb)
+			continue
+		}
+		hs, ok := heirs[nb]
+		if !ok {
+			var err error
+			if hs, err = o.heirsOf(nb, dead); err != nil {
+				return err
+			}
+			heirs[nb] = hs
+		}
+		for _, h := range hs {
+			if _, added := o.pset.add(h); added {
+				out = append(out, h)
+				break
+			}
+		}
+	}
+	n.Neighbors = out
+	return nil
+}
+
+// heirsOf lists the live nodes that can stand in for tombstone d, closest to d first:
+// its live neighbours or, when it has none, the live nodes reached through its tombstone
+// neighbours (breadth-first, the first level that has any).
+func (o *op) heirsOf(d uint64, dead map[uint64][]uint64) ([]uint64, error) {
+	dn, ok, err := o.fetch(d)
+	if err != nil || !ok || !o.prepareNode(&o.b.pq, dn.Code) {
+		return nil, err
+	}
+	var found []cand
+	var seen idSet
+	seen.reset(64)
+	seen.add(d)
+	level := []uint64{d}
+	for depth := 0; len(level) > 0 && len(found) == 0 && depth < 8; depth++ {
+		var next []uint64
+		for _, id := range level {
+			for _, nb := range dead[id] {
+				if _, added := seen.add(nb); !added {
+					continue
+				}
+				if _, isDead := dead[nb]; isDead {
+					next = append(next, nb)
+					continue
+				}
+				n, ok, err := o.fetch(nb)
+				if err != nil {
+					return nil, err
+				}
+				if ok && !n.Deleted {
+					found = append(found, cand{id: nb, dist: o.b.pq.dist(n.Code)})
+				}
+			}
+		}
+		level = next
+	}
+	slices.SortFunc(found, func(a, b cand) int {
+		if c := cmp.Compare(a.dist, b.dist); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	ids := make([]uint64, len(found))
+	for i, c := range found {
+		ids[i] = c.id
+	}
+	return ids, nil
 }
 
 // moveEntry replaces a deleted (or missing) entry point: by the live node nearest to the

@@ -31,6 +31,7 @@ func (ix *Index) Insert(r Reader, id uint64, vec []float32) (Changes, error) {
 	if err != nil {
 		return Changes{}, err
 	}
+	o.meta.Inserts++
 	others := o.meta.Live // live nodes besides this one
 	switch {
 	case old == nil:
@@ -193,29 +194,6 @@ func (o *op) addEdge(j uint64, p *Node, force bool) (bool, error) {
 
 // headroom is how far below R an overflowing list is trimmed.
 func headroom(R int) int { return R / 8 }
-
-// repair sets n's out-edges to RobustPrune's choice among the candidate ids, leaving out
-// the ones that are tombstones or have no record.
-func (o *op) repair(n *Node, ids []uint64) error {
-	q := &o.b.pq
-	if !o.prepareNode(q, n.Code) {
-		n.Neighbors = n.Neighbors[:0]
-		return nil
-	}
-	cands := make([]cand, 0, len(ids))
-	for _, id := range ids {
-		c, err := o.get(id)
-		if err != nil {
-			return err
-		}
-		if c == nil || c.Deleted || id == n.ID {
-			continue
-		}
-		cands = append(cands, cand{id: id, dist: q.dist(c.Code), code: c.Code})
-	}
-	n.Neighbors = o.prune(n.ID, cands)
-	return nil
-}
 
 // maybeTrain trains the quantizer once the graph holds TrainSize vectors. The sample is
 // the graph itself, walked breadth-first from the entry point: every node reachable holds

@@ -30,6 +30,8 @@ type Meta struct {
 	// Live and Deleted count the nodes stored: live ones and tombstones.
 	Live    int64
 	Deleted int64
+	// Inserts counts the inserts since the last Consolidate.
+	Inserts int64
 }
 
 // Reader is the index's view of its store: a consistent state (a snapshot, or a snapshot
@@ -151,6 +153,7 @@ func (m Meta) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, m.Entry)
 	b = binary.AppendUvarint(b, uint64(m.Live))
 	b = binary.AppendUvarint(b, uint64(m.Deleted))
+	b = binary.AppendUvarint(b, uint64(m.Inserts))
 	return b, nil
 }
 
@@ -161,7 +164,7 @@ func (m *Meta) UnmarshalBinary(b []byte) error {
 	if len(b) < 2 || b[0] != metaVersion || b[1]&^1 != 0 {
 		return errors.New("vectorindex: malformed meta record")
 	}
-	var v [3]uint64
+	var v [4]uint64
 	rest := b[2:]
 	for i := range v {
 		x, k := binary.Uvarint(rest)
@@ -174,6 +177,6 @@ func (m *Meta) UnmarshalBinary(b []byte) error {
 	if len(rest) != 0 {
 		return errors.New("vectorindex: malformed meta record")
 	}
-	*m = Meta{Entry: v[0], HasEntry: b[1] == 1, Live: int64(v[1]), Deleted: int64(v[2])}
+	*m = Meta{Entry: v[0], HasEntry: b[1] == 1, Live: int64(v[1]), Deleted: int64(v[2]), Inserts: int64(v[3])}
 	return nil
 }

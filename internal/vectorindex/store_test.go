@@ -36,7 +36,7 @@ func TestNodeRecordRoundTrip(t *testing.T) {
 }
 
 func TestMetaRoundTrip(t *testing.T) {
-	for _, m := range []Meta{{}, {Entry: 1 << 60, HasEntry: true, Live: 12345, Deleted: 6}} {
+	for _, m := range []Meta{{}, {Entry: 1 << 60, HasEntry: true, Live: 12345, Deleted: 6, Inserts: 99}} {
 		data, _ := m.MarshalBinary()
 		var got Meta
 		if err := got.UnmarshalBinary(data); err != nil || got != m {
@@ -80,5 +80,26 @@ func TestOverlay(t *testing.T) {
 	base.Apply(ch)
 	if n, _, _ := base.Node(2); !n.Deleted || base.Len() != 4 {
 		t.Error("applying the merged changes did not give the overlay's state")
+	}
+}
+
+func TestShouldConsolidate(t *testing.T) {
+	for _, c := range []struct {
+		m    Meta
+		want bool
+	}{
+		{Meta{}, false},
+		{Meta{Live: 90, Deleted: 10}, true},
+		{Meta{Live: 91, Deleted: 9}, false},
+		{Meta{Live: 5000, Inserts: 500}, false}, // a tenth, but fewer than a thousand
+		{Meta{Live: 20000, Inserts: 2000}, true},
+		{Meta{Live: 20000, Inserts: 1999}, false},
+	} {
+		if got := c.m.ShouldConsolidate(); got != c.want {
+			t.Errorf("%+v.ShouldConsolidate() = %v, want %v", c.m, got, c.want)
+		}
+	}
+	if f := (Meta{Live: 3, Deleted: 1}).TombstoneFraction(); f != 0.25 {
+		t.Errorf("TombstoneFraction = %v", f)
 	}
 }
