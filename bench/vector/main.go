@@ -25,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,7 @@ func run() error {
 		dur      = flag.Duration("duration", 20*time.Second, "how long queries run")
 		ru       = flag.Int("ru", 400, "the container's manual throughput (6,000 RU/s per physical partition)")
 		jsonOut  = flag.String("json", "", "append the result as one JSON line to this file")
+		text     = flag.Bool("fulltext", false, "measure full-text search instead: -n documents of random words, FullTextContains and FullTextScore queries")
 	)
 	flag.Parse()
 	ctx := context.Background()
@@ -74,6 +76,9 @@ func run() error {
 		return err
 	}
 	db, _ := client.NewDatabase("vbench")
+	if *text {
+		return fullText(ctx, db, *n, *conc, *loadConc, *dur, *ru, *jsonOut)
+	}
 	name := "vectors-" + *index
 	if c, _ := db.NewContainer(name); c != nil {
 		if _, err := c.Delete(ctx, nil); err != nil && !isStatus(err, http.StatusNotFound) {
@@ -199,6 +204,116 @@ func run() error {
 		b, _ := json.Marshal(res)
 		if _, err := f.Write(append(b, '\n')); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// fullText loads n documents of 20 to 60 words drawn from a vocabulary of 5,000 (Zipf
+// distributed, as words are) into a container with a full-text policy on /text, then times
+// two searches from conc workers: a FullTextContains filter and a BM25 ranking.
+func fullText(ctx context.Context, db *azcosmos.DatabaseClient, n, conc, loadConc int, dur time.Duration, ru int, jsonOut string) error {
+	const name = "fulltext"
+	if c, _ := db.NewContainer(name); c != nil {
+		if _, err := c.Delete(ctx, nil); err != nil && !isStatus(err, http.StatusNotFound) {
+			return err
+		}
+	}
+	props := azcosmos.ContainerProperties{
+		ID:                     name,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2},
+		FullTextPolicy:         &azcosmos.FullTextPolicy{DefaultLanguage: "en-US", FullTextPaths: []azcosmos.FullTextPath{{Path: "/text", Language: "en-US"}}},
+		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}}, FullTextIndexes: []azcosmos.FullTextIndex{{Path: "/text"}}},
+	}
+	tp := azcosmos.NewManualThroughputProperties(int32(ru))
+	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		return err
+	}
+	c, _ := db.NewContainer(name)
+	rng := rand.New(rand.NewPCG(7, 7))
+	zipf := rand.NewZipf(rng, 1.1, 1, 4999)
+	word := func() string { return fmt.Sprintf("w%dx", zipf.Uint64()) }
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var loadErr atomic.Value
+	docs := make([]string, n)
+	for i := range docs {
+		words := make([]string, 20+rng.IntN(41))
+		for j := range words {
+			words[j] = word()
+		}
+		docs[i] = strings.Join(words, " ")
+	}
+	for range loadConc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n && loadErr.Load() == nil; i = int(next.Add(1) - 1) {
+				pk := fmt.Sprintf("p%d", i%64)
+				body, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "pk": pk, "text": docs[i]})
+				if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(pk), body, nil); err != nil {
+					loadErr.Store(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := loadErr.Load().(error); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	fmt.Printf("loaded %d documents in %.1fs\n", n, time.Since(start).Seconds())
+	for _, sql := range []string{
+		"SELECT TOP 10 c.id FROM c WHERE FullTextContains(c.text, @a)",
+		"SELECT TOP 10 c.id FROM c ORDER BY RANK FullTextScore(c.text, @a, @b)",
+	} {
+		var lat []time.Duration
+		var mu sync.Mutex
+		deadline := time.Now().Add(dur)
+		var qerr atomic.Value
+		for w := range conc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(w), 1))
+				for time.Now().Before(deadline) && qerr.Load() == nil {
+					// Words of middling frequency: rank 50 to 500.
+					a, b := fmt.Sprintf("w%dx", 50+r.IntN(450)), fmt.Sprintf("w%dx", 50+r.IntN(450))
+					t0 := time.Now()
+					pager := c.NewQueryItemsPager(sql, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{
+						QueryParameters: []azcosmos.QueryParameter{{Name: "@a", Value: a}, {Name: "@b", Value: b}}})
+					for pager.More() {
+						if _, err := pager.NextPage(ctx); err != nil {
+							qerr.Store(err)
+							return
+						}
+					}
+					mu.Lock()
+					lat = append(lat, time.Since(t0))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if err, _ := qerr.Load().(error); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+		slices.Sort(lat)
+		res := map[string]any{"query": sql, "n": n, "concurrency": conc, "queries": len(lat),
+			"p50_ms": ms(lat[len(lat)/2]), "p99_ms": ms(lat[len(lat)*99/100])}
+		fmt.Printf("%s: %d queries, p50 %.1f ms, p99 %.1f ms\n", sql, len(lat), res["p50_ms"], res["p99_ms"])
+		if jsonOut != "" {
+			f, err := os.OpenFile(jsonOut, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			b, _ := json.Marshal(res)
+			_, err = f.Write(append(b, '\n'))
+			f.Close()
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -272,7 +272,7 @@ func (a *applyBatch) stageVectors(c *Command) error {
 			g.o.Apply(delta)
 			g.dirty = true
 		}
-		if meta, err := g.o.Meta(); err == nil && meta.Deleted >= consolidateMin && meta.TombstoneFraction() >= consolidateShare {
+		if meta, err := g.o.Meta(); err == nil && meta.ShouldConsolidate() {
 			delta, err := g.spec.ix.Consolidate(overlayScanner{g})
 			if err != nil {
 				return err
@@ -299,14 +299,6 @@ func liveCodes(g vectorindex.Scanner) iter.Seq2[uint64, []byte] {
 		g.Scan(func(n vectorindex.Node) bool { return n.Deleted || yield(n.ID, n.Code) })
 	}
 }
-
-// A graph is consolidated (its tombstones removed and their neighbours repaired, which reads
-// every node) when at least consolidateMin of its nodes, and consolidateShare of them, are
-// tombstones: the cost of one pass is spread over that many deletes.
-const (
-	consolidateMin   = 64
-	consolidateShare = 0.2
-)
 
 // overlayScanner scans a batch's graph: the committed nodes with the batch's over them.
 type overlayScanner struct{ g *batchGraph }

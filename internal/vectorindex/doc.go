@@ -91,13 +91,14 @@
 //
 // Delete turns a node into a tombstone: searches still pass through it but never return
 // it. Consolidate (which needs a Scanner, as it looks for every edge into a tombstone)
-// removes the tombstones and gives each node that pointed to one new edges chosen among
-// its other neighbours and the tombstone's neighbours; it also links again any live
-// node that no edge leads to any more (trimming a full list can strand one, rarely). Its
-// Changes cover every repaired node, so it is meant to run when tombstones are a sizeable
-// share of the graph (Meta.TombstoneFraction), not after each delete. If the entry point
-// is deleted it keeps leading searches as a tombstone until Consolidate moves it to the
-// nearest live node.
+// removes the tombstones and redirects each edge that led to one to the tombstone's
+// nearest live neighbour, keeping every other edge; it also links again any live node
+// that no edge leads to any more (trimming a full list strands about one node in a
+// thousand). Its Changes cover every repaired node, so it is meant for a background job
+// that runs when Meta.ShouldConsolidate says so (a tenth of the nodes are tombstones, or
+// the graph grew by a tenth), not after each delete. If the entry point is deleted it
+// keeps leading searches as a tombstone until Consolidate moves it to the nearest live
+// node.
 //
 // # Quantization
 //

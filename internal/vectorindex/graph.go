@@ -80,12 +80,11 @@ func (ix *Index) Config() Config { return ix.cfg }
 // cand is a node met by a search: its distance to the query, and what of its record the
 // search needs later (the code to compare it again, the edges to expand it).
 type cand struct {
-	id       uint64
-	dist     float32
-	code     []byte
-	nbrs     []uint64
-	deleted  bool
-	expanded bool
+	id      uint64
+	dist    float32
+	code    []byte
+	nbrs    []uint64
+	deleted bool
 }
 
 type fetchFunc func(id uint64) (Node, bool, error)

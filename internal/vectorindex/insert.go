@@ -13,7 +13,7 @@ import (
 //
 // The insert is FreshDiskANN's: search the graph for the new vector, choose its out-edges
 // among the nodes the search expanded (RobustPrune), then give each chosen neighbour the
-// reverse edge, pruning that neighbour's list again when it would exceed MaxDegree.
+// reverse edge, reworking that neighbour's list when it is full (see addEdge).
 //
 // Replacing a vector keeps the edges other nodes have into it; they were chosen for the
 // old vector and now merely cost a little search efficiency, until consolidation or later

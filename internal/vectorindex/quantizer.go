@@ -189,6 +189,7 @@ type query struct {
 	v    []float32 // the vector; normalised for Cosine
 	vv   float32   // v·v
 	q    Quantizer
+	sq   *ScalarQuantizer // q, when it is one: called directly, not through the interface
 
 	// ScalarQuantizer tables: x = min + c·scale, so q·x = v·min + Σ (v·scale)[i]·c[i],
 	// with v·scale held as integers wi = round((v·scale)/winv).
@@ -206,9 +207,10 @@ func (q *query) reset(m Metric, kind distKind, v []float32, quant Quantizer) {
 		q.v = append(q.v[:0], v...)
 	}
 	q.vv = norm2(q.v)
-	q.q = quant
+	q.q, q.sq = quant, nil
 	if quant != nil && quant.Dimensions() == len(v) {
 		quant.prepare(q)
+		q.sq, _ = quant.(*ScalarQuantizer)
 	} else {
 		q.q = nil
 	}
@@ -225,6 +227,8 @@ func (q *query) dist(code []byte) float32 {
 	payload := code[codeHeader:]
 	var d float32
 	switch {
+	case q.sq != nil && code[0] == codeSQ8 && len(payload) == len(q.v):
+		d = q.base + float32(dotU8(q.wi, payload))*q.winv
 	case code[0] == codeRaw && len(payload) == 4*len(q.v):
 		d = dotRaw(q.v, payload)
 	case q.q != nil && code[0] == q.q.format() && len(payload) == q.q.payloadLen():

@@ -159,23 +159,28 @@ func (m Meta) MarshalBinary() ([]byte, error) {
 
 const metaVersion = 1
 
-// UnmarshalBinary decodes what MarshalBinary wrote.
+// UnmarshalBinary decodes what MarshalBinary wrote. A record without the Inserts count
+// (written before it existed) reads as zero inserts.
 func (m *Meta) UnmarshalBinary(b []byte) error {
+	bad := errors.New("vectorindex: malformed meta record")
 	if len(b) < 2 || b[0] != metaVersion || b[1]&^1 != 0 {
-		return errors.New("vectorindex: malformed meta record")
+		return bad
 	}
 	var v [4]uint64
-	rest := b[2:]
-	for i := range v {
+	n := 0
+	for rest := b[2:]; len(rest) > 0; n++ {
+		if n == len(v) {
+			return bad
+		}
 		x, k := binary.Uvarint(rest)
 		if k <= 0 {
-			return errors.New("vectorindex: malformed meta record")
+			return bad
 		}
-		v[i] = x
+		v[n] = x
 		rest = rest[k:]
 	}
-	if len(rest) != 0 {
-		return errors.New("vectorindex: malformed meta record")
+	if n < 3 {
+		return bad
 	}
 	*m = Meta{Entry: v[0], HasEntry: b[1] == 1, Live: int64(v[1]), Deleted: int64(v[2]), Inserts: int64(v[3])}
 	return nil

@@ -44,8 +44,14 @@ func TestMetaRoundTrip(t *testing.T) {
 		}
 	}
 	var m Meta
-	if err := m.UnmarshalBinary([]byte{9}); err == nil {
-		t.Fatal("decoded a bad meta record")
+	for _, bad := range [][]byte{{9}, {metaVersion, 1, 5, 6}, {metaVersion, 1, 5, 6, 7, 8, 9}, {metaVersion, 1, 0x80}} {
+		if err := m.UnmarshalBinary(bad); err == nil {
+			t.Fatalf("decoded a bad meta record %v", bad)
+		}
+	}
+	// A record from before the Inserts count reads with Inserts 0.
+	if err := m.UnmarshalBinary([]byte{metaVersion, 1, 5, 6, 7}); err != nil || m != (Meta{Entry: 5, HasEntry: true, Live: 6, Deleted: 7}) {
+		t.Fatalf("three-field meta: %+v, %v", m, err)
 	}
 }
 
