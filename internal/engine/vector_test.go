@@ -2,16 +2,22 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -202,4 +208,111 @@ func countKeys(t *testing.T, e *Engine, family byte) int {
 		n++
 	}
 	return n
+}
+
+// Power loss while writers create, replace and delete items with vectors: after the engine
+// reopens on what survived, each partition's graph holds a live node for exactly the items that
+// hold a vector, no more and no fewer, and searches still agree with exact search.
+func TestVectorIndexPowerLoss(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 9))
+			opts := Options{Dir: "/data", FS: storage.NewMemFS(), CacheSize: 8 << 20, MinPartitions: 2}
+			e := openEngine(t, "/data", opts)
+			if _, err := e.CreateDatabase("db", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2},
+				VectorPolicy: vectorPolicy, Indexing: diskANNIndexed}); err != nil {
+				t.Fatal(err)
+			}
+			c, _ := e.Container("db", "c")
+			var crashed *storage.MemFS
+			var once sync.Once
+			var acked atomic.Int64
+			after := int64(100 + rng.IntN(200))
+			crash := func() { once.Do(func() { crashed = opts.FS.Crash(50, rand.New(rand.NewPCG(seed, 1))) }) }
+			var wg sync.WaitGroup
+			for w := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					wr := rand.New(rand.NewPCG(seed, uint64(w)))
+					for i := 0; i < 150; i++ {
+						n := w*1000 + wr.IntN(120)
+						var err error
+						switch wr.IntN(5) {
+						case 0:
+							_, err = c.DeleteItem(key(fmt.Sprintf("p%d", n%5)), fmt.Sprintf("i%04d", n), ItemOptions{})
+							if errors.Is(err, fault.NotFound) {
+								err = nil
+							}
+						case 1: // an item without a vector
+							_, err = c.UpsertItem(item(fmt.Sprintf("i%04d", n), fmt.Sprintf("p%d", n%5), `,"v":"none"`), ItemOptions{})
+						default:
+							_, err = c.UpsertItem(vectorItem(wr, n), ItemOptions{})
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if acked.Add(1) == after {
+							opts.FS.BeforeSync(crash)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			crash()
+			opts.FS.BeforeSync(nil)
+			e.Close()
+
+			opts.FS = crashed
+			e = openEngine(t, "/data", opts)
+			defer e.Close()
+			c, _ = e.Container("db", "c")
+			// The items that hold a vector, by partition, as a query reads them.
+			p, _ := query.Prepare(`SELECT VALUE c.id FROM c WHERE IS_ARRAY(c.v)`)
+			res, err := c.Query(p, epk.All, query.Options{MaxItems: 10000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]bool{}
+			for _, v := range res.Results {
+				want[v.Str()] = true
+			}
+			got := map[string]bool{}
+			for _, part := range c.info().Partitions {
+				live, complete, err := partition.VectorNodes(e.db, c.num, part.ID, "/v")
+				if err != nil || !complete {
+					t.Fatalf("partition %d: complete %v, %v", part.ID, complete, err)
+				}
+				for _, seq := range live {
+					_, id, err := partition.ItemAt(e.db, c.num, part.ID, seq)
+					if err != nil {
+						t.Fatalf("partition %d: node %d names no item: %v", part.ID, seq, err)
+					}
+					got[id] = true
+				}
+			}
+			t.Logf("%d acknowledged, %d items with a vector survive", acked.Load(), len(want))
+			if len(got) != len(want) {
+				t.Fatalf("%d live nodes, %d items with a vector", len(got), len(want))
+			}
+			for id := range want {
+				if !got[id] {
+					t.Fatalf("item %s holds a vector and has no node", id)
+				}
+			}
+			q := make([]float64, vectorDims)
+			for d := range q {
+				q[d] = math.Cos(float64(d))
+			}
+			ids, use := vectorSearch(t, c, `SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, @q)`, q, false)
+			exact, _ := vectorSearch(t, c, `SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, @q)`, q, true)
+			if use.Vector == "" || recall(ids, exact) < 0.9 {
+				t.Fatalf("after the crash: %v (index %q), exact %v", ids, use.Vector, exact)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/vectorindex"
 )
 
 // This file is introspection for tests and tools (the scenario driver in partitiontest, which
@@ -100,4 +101,33 @@ func ItemAt(db *storage.DB, container, partition uint32, seq uint64) (epk.EPK, s
 		return "", "", fmt.Errorf("document %d: %w", seq, err)
 	}
 	return epk.EPK(e), string(d.id), nil
+}
+
+// VectorNodes lists the live nodes of the vector index graph over path (a term path) of
+// partition of container, as stored, and whether the graph is complete (kept).
+//
+// For tests and tools; requests never use it.
+func VectorNodes(db *storage.DB, container, partition uint32, path string) (live []uint64, complete bool, err error) {
+	if _, err := db.GetCopy(nil, storage.VectorKey(nil, container, partition, path, storage.VectorComplete, 0)); err == nil {
+		complete = true
+	} else if !storage.IsNotFound(err) {
+		return nil, false, err
+	}
+	lo, hi := storage.VectorNodeSpan(container, partition, path)
+	it, err := db.NewIter(lo, hi)
+	if err != nil {
+		return nil, false, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		id, _ := storage.ParseVectorNodeKey(it.Key())
+		n, err := vectorindex.UnmarshalNode(id, it.Value())
+		if err != nil {
+			return nil, false, err
+		}
+		if !n.Deleted {
+			live = append(live, id)
+		}
+	}
+	return live, complete, it.Error()
 }
