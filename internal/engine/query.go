@@ -382,14 +382,14 @@ func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, f
 // SearchVectors finds a single partition's items nearest vec from its vector index over path
 // (see query.VectorSearcher). A partition on another node, or one without a complete index for
 // path, answers ok false: the query reads its items.
-func (s *partitionSource) SearchVectors(path string, vec []float32, distance string, k int, fn func(query.Position, []byte) (bool, error)) (bool, error) {
+func (s *partitionSource) SearchVectors(path string, vec []float32, distance string, k, listSize int, fn func(query.Position, []byte) (bool, error)) (bool, error) {
 	if len(s.parts) != 1 || len(s.ranges) != 1 || s.parts[0].local == nil {
 		return false, nil
 	}
 	p := s.parts[0].local
 	pr := p.Range()
 	var ferr error
-	ok, err := s.at(p).SearchVectors(partition.VectorSearch{Path: path, Vector: vec, Distance: distance, K: k}, s.ranges[0], func(d partition.Doc, _ float64) bool {
+	ok, err := s.at(p).SearchVectors(partition.VectorSearch{Path: path, Vector: vec, Distance: distance, K: k, ListSize: listSize}, s.ranges[0], func(d partition.Doc, _ float64) bool {
 		more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON)
 		if err != nil {
 			ferr = err

@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/fulltext"
 	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/value"
+	"github.com/partita-db/partita/internal/vectorindex"
 )
 
 // This file holds Cosmos DB's vector and full-text search: VectorDistance, FullTextContains,
@@ -77,10 +78,14 @@ func searchPath(e Expr) []string {
 
 // Vector search.
 
-// vectorSettings are the distance function and data type VectorDistance uses.
+// vectorSettings are the distance function and data type VectorDistance uses, and how wide
+// an index search looks.
 type vectorSettings struct {
 	distance string // as policies spell it: cosine, dotproduct or euclidean
-	dataType string
+	dataType string // float32, float16, int8 or uint8
+	// listMultiplier is searchListSizeMultiplier: an index search's candidate list is this
+	// many times TOP; 0 for the index's default.
+	listMultiplier int
 }
 
 // vectorSettings reads a VectorDistance call's settings: its options argument's, else the
@@ -102,8 +107,14 @@ func (ev *evaluator) vectorSettings(x Call, options value.Value) (vectorSettings
 				allowed, into = searchpolicy.Distances, &s.distance
 			case "datatype":
 				allowed, into = searchpolicy.DataTypes, &s.dataType
+			case "searchlistsizemultiplier":
+				if n := m.Val.Num(); m.Val.Kind() != value.Number || n != math.Trunc(n) || n < 1 || n > 100 {
+					return s, fault.New(fault.BadRequest, "VectorDistance's option searchListSizeMultiplier must be a whole number from 1 to 100")
+				}
+				s.listMultiplier = int(m.Val.Num())
+				continue
 			default:
-				continue // search tuning (searchListSizeMultiplier, ...): exact search needs none
+				continue // other tuning (quantizedVectorListMultiplier, filterPriority): defaults
 			}
 			name := strings.ToLower(m.Val.Str())
 			if m.Val.Kind() != value.String || !slices.Contains(allowed, name) {
@@ -115,28 +126,6 @@ func (ev *evaluator) vectorSettings(x Call, options value.Value) (vectorSettings
 		return s, fault.New(fault.BadRequest, "VectorDistance's fourth argument must be an object of options, as in {\"distanceFunction\": \"cosine\"}")
 	}
 	return s, nil
-}
-
-// score is the settings' distance function of a and b, of equal lengths, in float64.
-func (s vectorSettings) score(a, b []float32) float64 {
-	var dot, na, nb, sq float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-		sq += (x - y) * (x - y)
-	}
-	switch s.distance {
-	case "dotproduct":
-		return dot
-	case "euclidean":
-		return math.Sqrt(sq)
-	}
-	if na == 0 || nb == 0 {
-		return 0 // a zero vector points nowhere: as dissimilar as orthogonal vectors
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // mostSimilarFirst is the order of VectorDistance's scores from most to least similar:
@@ -164,38 +153,25 @@ func (ev *evaluator) vectorDistance(x Call, r row) (value.Value, error) {
 	if !okA || !okB || len(a) != len(b) || len(a) == 0 {
 		return value.Undef(), nil
 	}
-	return value.Num(s.score(a, b)), nil
+	m, _ := vectorindex.ParseMetric(s.distance) // one of searchpolicy.Distances
+	return value.Num(m.Score(a, b)), nil
 }
 
-// vectorValue reads a vector of the data type: an array of numbers, each within the type's
-// range (int8 and uint8 take whole numbers only). float16 vectors are computed as float32.
+// vectorValue reads a vector of the data type: an array of numbers the type holds (see
+// vectorindex.Convert).
 func vectorValue(v value.Value, dataType string) ([]float32, bool) {
-	if v.Kind() != value.Array {
+	dt, err := vectorindex.ParseDataType(dataType)
+	if err != nil || v.Kind() != value.Array {
 		return nil, false
 	}
-	out := make([]float32, len(v.Elems()))
+	nums := make([]float64, len(v.Elems()))
 	for i, e := range v.Elems() {
 		if e.Kind() != value.Number {
 			return nil, false
 		}
-		f := e.Num()
-		switch dataType {
-		case "int8":
-			if f != math.Trunc(f) || f < -128 || f > 127 {
-				return nil, false
-			}
-		case "uint8":
-			if f != math.Trunc(f) || f < 0 || f > 255 {
-				return nil, false
-			}
-		default:
-			if math.Abs(f) > math.MaxFloat32 {
-				return nil, false
-			}
-		}
-		out[i] = float32(f)
+		nums[i] = e.Num()
 	}
-	return out, true
+	return vectorindex.Convert(dt, nums)
 }
 
 // Full-text search.

@@ -6,9 +6,10 @@ import "github.com/partita-db/partita/internal/value"
 // index over a path (an approximate one: quantizedFlat or diskANN).
 type VectorSearcher interface {
 	// SearchVectors calls fn with up to k items whose vector at path (a term path) is nearest
-	// vec by the distance function, nearest first. ok is false, before fn is called, when the
+	// vec by the distance function, nearest first, searching with a candidate list of
+	// listSize (0: the index's default for k). ok is false, before fn is called, when the
 	// part has no index over path for that distance function that covers its items.
-	SearchVectors(path string, vec []float32, distance string, k int, fn func(pos Position, doc []byte) (bool, error)) (ok bool, err error)
+	SearchVectors(path string, vec []float32, distance string, k, listSize int, fn func(pos Position, doc []byte) (bool, error)) (ok bool, err error)
 }
 
 // maxVectorCandidates bounds how many candidates a part's vector index is asked for when a
@@ -82,7 +83,7 @@ func (p *Prepared) fromVectorIndex(ev *evaluator, src Reader, noIndex bool) (all
 		for want := k; ; want *= 4 {
 			found := 0
 			pa, err = p.gather(ev, func(emit func(row) (bool, error)) error {
-				ok, err := vs.SearchVectors(path, vec, settings.distance, want, func(pos Position, doc []byte) (bool, error) {
+				ok, err := vs.SearchVectors(path, vec, settings.distance, want, settings.listMultiplier*want, func(pos Position, doc []byte) (bool, error) {
 					found++
 					ev.stats.ItemsLoaded++
 					v, err := p.decode(ev, pos, doc)

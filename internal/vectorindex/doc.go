@@ -14,9 +14,11 @@
 //
 // Metric.Score is VectorDistance: Cosine similarity in [-1, 1] and DotProduct rank higher
 // first, Euclidean distance ranks lower first (Metric.Better compares two scores). The
-// cosine of a zero vector is 0, never NaN. Vectors of every dataType are scored as
-// float32; Convert turns a JSON array into one for the type (int8 and uint8 exactly,
-// float16 rounded to half precision), rejecting values the type cannot hold.
+// cosine of a zero vector is 0, never NaN. Vectors of every dataType are held as float32
+// and scored in double precision over those values; Convert turns a JSON array into one for
+// the type (int8 and uint8 exactly, float16 rounded to half precision), rejecting values the
+// type cannot hold. Walks and scans compare in single precision (kernel.go): only the
+// candidates they find are scored exactly.
 //
 // # The three indexes
 //

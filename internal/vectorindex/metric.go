@@ -50,32 +50,35 @@ func (m Metric) String() string {
 func (m Metric) valid() bool { return m == Cosine || m == DotProduct || m == Euclidean }
 
 // Score is VectorDistance(a, b): the cosine similarity, the inner product or the Euclidean
-// distance. The vectors must have the same length; when they do not, Score returns NaN (the
-// caller is expected to have checked, and to return undefined as Cosmos DB does).
+// distance, accumulated in double precision over the vectors' float32 values, so that the
+// score a query returns is the one a direct computation gives. (Walks of the graph and scans of
+// codes compare in single precision, with the kernels; only their candidates are scored here.)
+// The vectors must have the same length; when they do not, Score returns NaN (the caller is
+// expected to have checked, and to return undefined as Cosmos DB does).
 func (m Metric) Score(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return math.NaN()
 	}
+	var ab, aa, bb, sq float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		ab += x * y
+		aa += x * x
+		bb += y * y
+		sq += (x - y) * (x - y)
+	}
 	switch m {
 	case Cosine:
-		ab, bb := dotNorm(a, b)
-		return cosine(ab, norm2(a), bb)
+		if aa <= 0 || bb <= 0 {
+			return 0
+		}
+		return max(-1, min(1, ab/(math.Sqrt(aa)*math.Sqrt(bb))))
 	case DotProduct:
-		return float64(dot(a, b))
+		return ab
 	case Euclidean:
-		return math.Sqrt(float64(sqL2(a, b)))
+		return math.Sqrt(sq)
 	}
 	return math.NaN()
-}
-
-// cosine turns a·b, a·a and b·b into a similarity, 0 when either vector is zero, clamped to
-// [-1, 1] since rounding can push a vector's cosine with itself just past 1.
-func cosine(ab, aa, bb float32) float64 {
-	if aa <= 0 || bb <= 0 {
-		return 0
-	}
-	c := float64(ab) / (math.Sqrt(float64(aa)) * math.Sqrt(float64(bb)))
-	return max(-1, min(1, c))
 }
 
 // Better reports whether score x ranks before score y: higher first for Cosine and
@@ -151,28 +154,18 @@ func (m Metric) approxScore(k distKind, d float32) float64 {
 	return math.Sqrt(max(0, float64(d)))
 }
 
-// exactScorer scores many vectors against one query, with the query's norm computed once.
+// exactScorer scores many vectors against one query with Score.
 type exactScorer struct {
-	m  Metric
-	q  []float32
-	qq float32
+	m Metric
+	q []float32
 }
 
-func newExactScorer(m Metric, q []float32) exactScorer {
-	return exactScorer{m: m, q: q, qq: norm2(q)}
-}
+func newExactScorer(m Metric, q []float32) exactScorer { return exactScorer{m: m, q: q} }
 
 // score is m.Score(q, v); ok is false when v has the wrong length.
 func (e *exactScorer) score(v []float32) (float64, bool) {
 	if len(v) != len(e.q) {
 		return 0, false
 	}
-	switch e.m {
-	case Cosine:
-		ab, bb := dotNorm(e.q, v)
-		return cosine(ab, e.qq, bb), true
-	case DotProduct:
-		return float64(dot(e.q, v)), true
-	}
-	return math.Sqrt(float64(sqL2(e.q, v))), true
+	return e.m.Score(e.q, v), true
 }
