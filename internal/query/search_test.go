@@ -193,6 +193,8 @@ func TestSearchRefusals(t *testing.T) {
 		{`SELECT c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "a"), VectorDistance(c.v, [1,0,0]), [1])`, "array of 2 numbers"},
 		{`SELECT VALUE VectorDistance(c.v, [1,0,0], false, {"distanceFunction": "manhattan"}) FROM c`, "distanceFunction"},
 		{`SELECT VALUE VectorDistance(c.v, [1,0,0], "yes") FROM c`, "brute force"},
+		{`SELECT VALUE VectorDistance(c.v, [1,0,0], false, {"searchListSizeMultiplier": 101}) FROM c`, "from 1 to 100"},
+		{`SELECT VALUE VectorDistance(c.v, [1,0,0], false, {"searchListSizeMultiplier": "wide"}) FROM c`, "from 1 to 100"},
 	} {
 		p, err := Prepare(c.sql)
 		if err == nil {
