@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
@@ -166,6 +167,23 @@ func TestGoSDKVectorAndFullTextSearch(t *testing.T) {
 	res = runQuery[scored](t, products, azcosmos.NewPartitionKeyString("cat3"),
 		`SELECT TOP 3 c.id, VectorDistance(c.embedding, @q) AS score FROM c ORDER BY VectorDistance(c.embedding, @q)`, 0, param...)
 	same("one logical partition's top 3", res, exactTop(func(p product) bool { return p.Category == "cat3" }, 3))
+
+	// Stable across a split (its children answer exactly until they keep a graph of their
+	// own) and across an indexing policy change (diskANN for flat, then back).
+	raw := rawClient{s: s, key: emulatorKey, now: time.Now}
+	if code, _, b := raw.do(t, "POST", "/dbs/search/colls/products/partitions/0/split", nil, nil); code != http.StatusOK {
+		t.Fatalf("split: %d %s", code, b)
+	}
+	top10 := `SELECT TOP 10 c.id, VectorDistance(c.embedding, @q) AS score FROM c ORDER BY VectorDistance(c.embedding, @q)`
+	same("top 10 after a split", runQuery[scored](t, products, azcosmos.NewPartitionKey(), top10, 0, param...), exactTop(func(product) bool { return true }, 10))
+	for _, typ := range []azcosmos.VectorIndexType{azcosmos.VectorIndexTypeDiskANN, azcosmos.VectorIndexTypeFlat} {
+		props := *got
+		props.IndexingPolicy = indexing(true, azcosmos.VectorIndex{Path: "/embedding", Type: typ})
+		if _, err := products.Replace(ctx, props, nil); err != nil {
+			t.Fatalf("replace with a %s index: %v", typ, err)
+		}
+		same(fmt.Sprintf("top 10 with a %s index", typ), runQuery[scored](t, products, azcosmos.NewPartitionKey(), top10, 0, param...), exactTop(func(product) bool { return true }, 10))
+	}
 
 	// Full text: the filter matches the analyzed words (bicycles is bicycle).
 	ids := runQuery[struct {
