@@ -99,12 +99,16 @@ func (s vectorSpec) vectorOf(doc []byte) ([]float32, bool) {
 // graph holds vectorindex.DefaultTrainSize vectors, 1 after) and its edges (8 bytes each).
 
 // graph returns the mirror of the committed graph over path, loading it; ok is false when the
-// partition keeps no complete graph for path.
+// partition keeps no complete graph for path (remembered as a nil mirror, so that writes to a
+// partition without one do not look again).
 func (p *Partition) graph(path string) (m *vectorindex.MemStore, ok bool, err error) {
 	p.vecMu.Lock()
 	defer p.vecMu.Unlock()
-	if m := p.mirrors[path]; m != nil {
-		return m, true, nil
+	if m, known := p.mirrors[path]; known {
+		return m, m != nil, nil
+	}
+	if p.mirrors == nil {
+		p.mirrors = map[string]*vectorindex.MemStore{}
 	}
 	snap, err := p.snapshot()
 	if err != nil {
@@ -119,6 +123,9 @@ func (p *Partition) graph(path string) (m *vectorindex.MemStore, ok bool, err er
 		return v, err == nil, err
 	}
 	if _, ok, err := get(storage.VectorComplete); !ok || err != nil {
+		if err == nil {
+			p.mirrors[path] = nil // known to keep no graph, until a write marks one
+		}
 		return nil, false, err
 	}
 	var ch vectorindex.Changes
@@ -156,9 +163,6 @@ func (p *Partition) graph(path string) (m *vectorindex.MemStore, ok bool, err er
 	}
 	m = vectorindex.NewMemStore()
 	m.Apply(ch)
-	if p.mirrors == nil {
-		p.mirrors = map[string]*vectorindex.MemStore{}
-	}
 	p.mirrors[path] = m
 	return m, true, nil
 }
