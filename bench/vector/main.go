@@ -107,30 +107,10 @@ func run() error {
 	rng := rand.New(rand.NewPCG(42, uint64(*dims)))
 	data := clustered(rng, *n, *dims, *clusters)
 	start := time.Now()
-	var next atomic.Int64
-	var loadErr atomic.Value
+	if err := load(ctx, c, len(data), *loadConc, "v", func(i int) any { return data[i] }); err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
-	for range *loadConc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(data) || loadErr.Load() != nil {
-					return
-				}
-				pk := fmt.Sprintf("p%d", i%64)
-				body, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "pk": pk, "v": data[i]})
-				if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(pk), body, nil); err != nil {
-					loadErr.Store(err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, _ := loadErr.Load().(error); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
 	loadSecs := time.Since(start).Seconds()
 	fmt.Printf("loaded %d vectors of %d dimensions in %.1fs: %.0f/s\n", *n, *dims, loadSecs, float64(*n)/loadSecs)
 
@@ -195,18 +175,7 @@ func run() error {
 	}
 	fmt.Printf("%s: %.1f queries/s, p50 %.1f ms, p99 %.1f ms, recall@%d %.3f over %d queries, %.1f RU per query\n",
 		*index, res["qps"], res["p50_ms"], res["p99_ms"], *k, res["recall"], recallN, res["ru_per_query"])
-	if *jsonOut != "" {
-		f, err := os.OpenFile(*jsonOut, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		b, _ := json.Marshal(res)
-		if _, err := f.Write(append(b, '\n')); err != nil {
-			return err
-		}
-	}
-	return nil
+	return appendLine(*jsonOut, res)
 }
 
 // fullText loads n documents of 20 to 60 words drawn from a vocabulary of 5,000 (Zipf
@@ -234,10 +203,6 @@ func fullText(ctx context.Context, db *azcosmos.DatabaseClient, n, conc, loadCon
 	rng := rand.New(rand.NewPCG(7, 7))
 	zipf := rand.NewZipf(rng, 1.1, 1, 4999)
 	word := func() string { return fmt.Sprintf("w%dx", zipf.Uint64()) }
-	start := time.Now()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var loadErr atomic.Value
 	docs := make([]string, n)
 	for i := range docs {
 		words := make([]string, 20+rng.IntN(41))
@@ -246,23 +211,11 @@ func fullText(ctx context.Context, db *azcosmos.DatabaseClient, n, conc, loadCon
 		}
 		docs[i] = strings.Join(words, " ")
 	}
-	for range loadConc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n && loadErr.Load() == nil; i = int(next.Add(1) - 1) {
-				pk := fmt.Sprintf("p%d", i%64)
-				body, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "pk": pk, "text": docs[i]})
-				if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(pk), body, nil); err != nil {
-					loadErr.Store(err)
-				}
-			}
-		}()
+	start := time.Now()
+	if err := load(ctx, c, n, loadConc, "text", func(i int) any { return docs[i] }); err != nil {
+		return err
 	}
-	wg.Wait()
-	if err, _ := loadErr.Load().(error); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
+	var wg sync.WaitGroup
 	fmt.Printf("loaded %d documents in %.1fs\n", n, time.Since(start).Seconds())
 	for _, sql := range []string{
 		"SELECT TOP 10 c.id FROM c WHERE FullTextContains(c.text, @a)",
@@ -303,18 +256,52 @@ func fullText(ctx context.Context, db *azcosmos.DatabaseClient, n, conc, loadCon
 		res := map[string]any{"query": sql, "n": n, "concurrency": conc, "queries": len(lat),
 			"p50_ms": ms(lat[len(lat)/2]), "p99_ms": ms(lat[len(lat)*99/100])}
 		fmt.Printf("%s: %d queries, p50 %.1f ms, p99 %.1f ms\n", sql, len(lat), res["p50_ms"], res["p99_ms"])
-		if jsonOut != "" {
-			f, err := os.OpenFile(jsonOut, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			b, _ := json.Marshal(res)
-			_, err = f.Write(append(b, '\n'))
-			f.Close()
-			if err != nil {
-				return err
-			}
+		if err := appendLine(jsonOut, res); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// appendLine appends res to the file at path as one JSON line; nothing when path is "".
+func appendLine(path string, res map[string]any) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(res)
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// load creates n items from conc workers: item i has id i, one of 64 partition key values, and
+// field set to value(i).
+func load(ctx context.Context, c *azcosmos.ContainerClient, n, conc int, field string, value func(i int) any) error {
+	var next atomic.Int64
+	var loadErr atomic.Value
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n && loadErr.Load() == nil; i = int(next.Add(1) - 1) {
+				pk := fmt.Sprintf("p%d", i%64)
+				body, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "pk": pk, field: value(i)})
+				if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(pk), body, nil); err != nil {
+					loadErr.Store(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := loadErr.Load().(error); err != nil {
+		return fmt.Errorf("load: %w", err)
 	}
 	return nil
 }
