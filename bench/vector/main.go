@@ -79,14 +79,8 @@ func run() error {
 	if *text {
 		return fullText(ctx, db, *n, *conc, *loadConc, *dur, *ru, *jsonOut)
 	}
-	name := "vectors-" + *index
-	if c, _ := db.NewContainer(name); c != nil {
-		if _, err := c.Delete(ctx, nil); err != nil && !isStatus(err, http.StatusNotFound) {
-			return err
-		}
-	}
-	props := azcosmos.ContainerProperties{
-		ID:                     name,
+	c, err := recreate(ctx, db, *ru, azcosmos.ContainerProperties{
+		ID:                     "vectors-" + *index,
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2},
 		VectorEmbeddingPolicy: &azcosmos.VectorEmbeddingPolicy{VectorEmbeddings: []azcosmos.VectorEmbedding{
 			{Path: "/v", DataType: azcosmos.VectorDataTypeFloat32, DistanceFunction: azcosmos.VectorDistanceFunctionCosine, Dimensions: int32(*dims)},
@@ -97,12 +91,10 @@ func run() error {
 			ExcludedPaths: []azcosmos.ExcludedPath{{Path: "/v/*"}},
 			VectorIndexes: []azcosmos.VectorIndex{{Path: "/v", Type: azcosmos.VectorIndexType(*index)}},
 		},
-	}
-	tp := azcosmos.NewManualThroughputProperties(int32(*ru))
-	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	c, _ := db.NewContainer(name)
 
 	rng := rand.New(rand.NewPCG(42, uint64(*dims)))
 	data := clustered(rng, *n, *dims, *clusters)
@@ -182,24 +174,16 @@ func run() error {
 // distributed, as words are) into a container with a full-text policy on /text, then times
 // two searches from conc workers: a FullTextContains filter and a BM25 ranking.
 func fullText(ctx context.Context, db *azcosmos.DatabaseClient, n, conc, loadConc int, dur time.Duration, ru int, jsonOut string) error {
-	const name = "fulltext"
-	if c, _ := db.NewContainer(name); c != nil {
-		if _, err := c.Delete(ctx, nil); err != nil && !isStatus(err, http.StatusNotFound) {
-			return err
-		}
-	}
-	props := azcosmos.ContainerProperties{
-		ID:                     name,
+	c, err := recreate(ctx, db, ru, azcosmos.ContainerProperties{
+		ID:                     "fulltext",
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2},
 		FullTextPolicy:         &azcosmos.FullTextPolicy{DefaultLanguage: "en-US", FullTextPaths: []azcosmos.FullTextPath{{Path: "/text", Language: "en-US"}}},
 		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
 			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}}, FullTextIndexes: []azcosmos.FullTextIndex{{Path: "/text"}}},
-	}
-	tp := azcosmos.NewManualThroughputProperties(int32(ru))
-	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	c, _ := db.NewContainer(name)
 	rng := rand.New(rand.NewPCG(7, 7))
 	zipf := rand.NewZipf(rng, 1.1, 1, 4999)
 	word := func() string { return fmt.Sprintf("w%dx", zipf.Uint64()) }
@@ -261,6 +245,23 @@ func fullText(ctx context.Context, db *azcosmos.DatabaseClient, n, conc, loadCon
 		}
 	}
 	return nil
+}
+
+// recreate creates the container props describes, with manual throughput ru, deleting it
+// first when it exists.
+func recreate(ctx context.Context, db *azcosmos.DatabaseClient, ru int, props azcosmos.ContainerProperties) (*azcosmos.ContainerClient, error) {
+	c, err := db.NewContainer(props.ID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Delete(ctx, nil); err != nil && !isStatus(err, http.StatusNotFound) {
+		return nil, err
+	}
+	tp := azcosmos.NewManualThroughputProperties(int32(ru))
+	if _, err := db.CreateContainer(ctx, props, &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // appendLine appends res to the file at path as one JSON line; nothing when path is "".

@@ -37,7 +37,7 @@ func parseSearchPolicies(vec, ft json.RawMessage) (searchPolicies, error) {
 // also records.
 func (s searchPolicies) checkSearchIndexes(pol *indexing.Policy) error {
 	for _, vi := range pol.VectorIndexes() {
-		emb, ok := s.vectorAt(vi.Path)
+		emb, ok := s.vectors.LookupPath(vi.Path)
 		if !ok {
 			return fault.New(fault.BadRequest, "The vector index path %q is not declared in the container's vector embedding policy", vi.Path)
 		}
@@ -53,35 +53,11 @@ func (s searchPolicies) checkSearchIndexes(pol *indexing.Policy) error {
 		}
 	}
 	for _, fi := range pol.FullTextIndexes() {
-		if !s.fullTextAt(fi.Path) {
+		if _, ok := s.fullText.LookupPath(fi.Path); !ok {
 			return fault.New(fault.BadRequest, "The full-text index path %q is not declared in the container's full-text policy", fi.Path)
 		}
 	}
 	return nil
-}
-
-func (s searchPolicies) vectorAt(path string) (searchpolicy.Embedding, bool) {
-	if s.vectors == nil {
-		return searchpolicy.Embedding{}, false
-	}
-	for _, e := range s.vectors.Embeddings {
-		if e.Path == path {
-			return e, true
-		}
-	}
-	return searchpolicy.Embedding{}, false
-}
-
-func (s searchPolicies) fullTextAt(path string) bool {
-	if s.fullText == nil {
-		return false
-	}
-	for _, tp := range s.fullText.Paths {
-		if tp.Path == path {
-			return true
-		}
-	}
-	return false
 }
 
 // sameSearchPolicies refuses a container replace that gives search policies other than the

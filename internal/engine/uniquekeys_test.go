@@ -88,16 +88,7 @@ func TestUniqueKeysUnderConcurrentWriters(t *testing.T) {
 func countUniqueEntries(t *testing.T, e *Engine, c *Container) int {
 	t.Helper()
 	lo, hi := storage.UniqueContainerSpan(c.rec.Num)
-	it, err := e.db.NewIter(lo, hi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	n := 0
-	for it.First(); it.Valid(); it.Next() {
-		n++
-	}
-	return n
+	return countSpan(t, e, lo, hi)
 }
 
 // The policy is validated at creation, returned with the container, kept across restarts and

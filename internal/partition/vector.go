@@ -44,10 +44,7 @@ func vectorSpecs(vec *searchpolicy.VectorPolicy, pol *indexing.Policy) []vectorS
 		if vi.Type == "flat" {
 			continue // exact search reads the items themselves
 		}
-		for _, emb := range vecEmbeddings(vec) {
-			if emb.Path != vi.Path {
-				continue
-			}
+		if emb, ok := vec.LookupPath(vi.Path); ok {
 			m, err1 := vectorindex.ParseMetric(emb.Distance)
 			dt, err2 := vectorindex.ParseDataType(emb.DataType)
 			cfg := vectorindex.Config{Metric: m, Dimensions: emb.Dimensions, BuildListSize: vi.SearchListSize}
@@ -60,13 +57,6 @@ func vectorSpecs(vec *searchpolicy.VectorPolicy, pol *indexing.Policy) []vectorS
 	return out
 }
 
-func vecEmbeddings(vec *searchpolicy.VectorPolicy) []searchpolicy.Embedding {
-	if vec == nil {
-		return nil
-	}
-	return vec.Embeddings
-}
-
 // vectorOf is the vector at spec's path of an item's JSON; ok is false when it holds none (no
 // value, not an array of numbers the data type takes, or not of the declared length).
 func (s vectorSpec) vectorOf(doc []byte) ([]float32, bool) {
@@ -77,15 +67,9 @@ func (s vectorSpec) vectorOf(doc []byte) ([]float32, bool) {
 	for _, seg := range s.segs {
 		v = v.Get(seg)
 	}
-	if v.Kind() != value.Array || v.Len() != s.ix.Config().Dimensions {
+	nums, ok := v.Numbers()
+	if !ok || len(nums) != s.ix.Config().Dimensions {
 		return nil, false
-	}
-	nums := make([]float64, v.Len())
-	for i, e := range v.Elems() {
-		if e.Kind() != value.Number {
-			return nil, false
-		}
-		nums[i] = e.Num()
 	}
 	return vectorindex.Convert(s.dataType, nums)
 }

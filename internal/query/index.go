@@ -87,6 +87,8 @@ func rootPath(e Expr, alias string) ([]string, bool) {
 	return segs, ok
 }
 
+// propertyPath is the property names of a path e from the name alias (any name when alias is
+// ""); ok is false when e is not such a path.
 func propertyPath(e Expr, alias string) ([]string, bool) {
 	var segs []string
 	for {
@@ -102,7 +104,7 @@ func propertyPath(e Expr, alias string) ([]string, bool) {
 			segs = append([]string{l.Val.Str()}, segs...)
 			e = x.Obj
 		case Ident:
-			return segs, x.Name == alias && len(segs) > 0
+			return segs, (alias == "" || x.Name == alias) && len(segs) > 0
 		default:
 			return nil, false
 		}

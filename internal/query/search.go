@@ -54,26 +54,8 @@ func searchFunction(name string) (searchFunc, bool) {
 // searchPath is the property path an argument reads (c.a.b gives [a b]), nil when it is not
 // a path. The name it starts from is not checked: only the root's paths are in policies.
 func searchPath(e Expr) []string {
-	var segs []string
-	for {
-		switch x := e.(type) {
-		case Property:
-			segs = append(segs, x.Name)
-			e = x.Obj
-		case Index:
-			l, ok := x.Index.(Literal)
-			if !ok || l.Val.Kind() != value.String {
-				return nil
-			}
-			segs = append(segs, l.Val.Str())
-			e = x.Obj
-		case Ident:
-			slices.Reverse(segs)
-			return segs
-		default:
-			return nil
-		}
-	}
+	segs, _ := propertyPath(e, "")
+	return segs
 }
 
 // Vector search.
@@ -161,15 +143,9 @@ func (ev *evaluator) vectorDistance(x Call, r row) (value.Value, error) {
 // vectorindex.Convert).
 func vectorValue(v value.Value, dataType string) ([]float32, bool) {
 	dt, err := vectorindex.ParseDataType(dataType)
-	if err != nil || v.Kind() != value.Array {
+	nums, ok := v.Numbers()
+	if err != nil || !ok {
 		return nil, false
-	}
-	nums := make([]float64, len(v.Elems()))
-	for i, e := range v.Elems() {
-		if e.Kind() != value.Number {
-			return nil, false
-		}
-		nums[i] = e.Num()
 	}
 	return vectorindex.Convert(dt, nums)
 }
@@ -443,14 +419,9 @@ func (p *Prepared) fuse(ev *evaluator, results []result) error {
 		if err != nil {
 			return err
 		}
-		if w.Kind() != value.Array || len(w.Elems()) != len(parts) {
+		var ok bool
+		if weights, ok = w.Numbers(); !ok || len(weights) != len(parts) {
 			return fault.New(fault.BadRequest, "RRF's weights must be an array of %d numbers, one per scoring function", len(parts))
-		}
-		for i, e := range w.Elems() {
-			if e.Kind() != value.Number {
-				return fault.New(fault.BadRequest, "RRF's weights must be numbers")
-			}
-			weights[i] = e.Num()
 		}
 	}
 	fused := make([]float64, len(results))

@@ -118,6 +118,15 @@ func (p *FullTextPolicy) Lookup(segs []string) (TextPath, bool) {
 	return TextPath{}, false
 }
 
+// LookupPath returns the full-text path declared at path, written as in a policy.
+func (p *FullTextPolicy) LookupPath(path string) (TextPath, bool) {
+	segs, err := splitPath("full-text", path)
+	if err != nil {
+		return TextPath{}, false
+	}
+	return p.Lookup(segs)
+}
+
 // Language is the language of the text at segs: its path's, else the policy's default, else
 // DefaultLanguage.
 func (p *FullTextPolicy) Language(segs []string) string {

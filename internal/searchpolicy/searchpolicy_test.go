@@ -18,6 +18,15 @@ func TestParseVector(t *testing.T) {
 	if e, ok := p.Lookup([]string{"text vec", "v"}); !ok || e.DataType != "float32" || e.Distance != "cosine" || e.Dimensions != 1536 {
 		t.Errorf("defaults: %+v %v", e, ok)
 	}
+	// An index names a path as a policy does, quoted or not.
+	for _, path := range []string{`/"text vec"/v`, `/"text vec"/"v"`} {
+		if e, ok := p.LookupPath(path); !ok || e.Dimensions != 1536 {
+			t.Errorf("LookupPath(%s): %+v %v", path, e, ok)
+		}
+	}
+	if _, ok := p.LookupPath("/text vec"); ok {
+		t.Error("LookupPath found a path that is not declared")
+	}
 	want := `{"vectorEmbeddings":[{"path":"/embedding","dataType":"float32","distanceFunction":"cosine","dimensions":3},{"path":"/\"text vec\"/v","dataType":"float32","distanceFunction":"cosine","dimensions":1536}]}`
 	if got := string(p.JSON()); got != want {
 		t.Errorf("JSON = %s\nwant   %s", got, want)

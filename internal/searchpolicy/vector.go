@@ -144,6 +144,16 @@ func (p *VectorPolicy) Lookup(segs []string) (Embedding, bool) {
 	return Embedding{}, false
 }
 
+// LookupPath returns the embedding declared at path, written as in a policy ("/a/b", with
+// quoted segments or not).
+func (p *VectorPolicy) LookupPath(path string) (Embedding, bool) {
+	segs, err := splitPath("vector", path)
+	if err != nil {
+		return Embedding{}, false
+	}
+	return p.Lookup(segs)
+}
+
 // Equal reports whether two policies declare the same embeddings, in any order.
 func (p *VectorPolicy) Equal(q *VectorPolicy) bool {
 	if p == nil || q == nil {

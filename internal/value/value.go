@@ -115,6 +115,22 @@ func (v Value) Index(i int) Value {
 	return v.arr[i]
 }
 
+// Numbers returns the elements of an array of numbers; ok is false when v is not an array or
+// holds anything but numbers.
+func (v Value) Numbers() (nums []float64, ok bool) {
+	if v.k != Array {
+		return nil, false
+	}
+	nums = make([]float64, len(v.arr))
+	for i, e := range v.arr {
+		if e.k != Number {
+			return nil, false
+		}
+		nums[i] = e.n
+	}
+	return nums, true
+}
+
 // Compare orders any two values: first by kind in Cosmos's type order, then by value.
 // Strings compare by code point (byte order of UTF-8), arrays and objects element by element.
 func Compare(a, b Value) int {

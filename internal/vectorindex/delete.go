@@ -222,11 +222,36 @@ func (o *op) heirsOf(d uint64, dead map[uint64][]uint64) ([]uint64, error) {
 	if err != nil || !ok || !o.prepareNode(&o.b.pq, dn.Code) {
 		return nil, err
 	}
-	var found []cand
+	heirs, err := o.firstLive(d, dead)
+	if err != nil {
+		return nil, err
+	}
+	found := make([]cand, len(heirs))
+	for i, n := range heirs {
+		found[i] = cand{id: n.ID, dist: o.b.pq.dist(n.Code)}
+	}
+	slices.SortFunc(found, func(a, b cand) int {
+		if c := cmp.Compare(a.dist, b.dist); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	ids := make([]uint64, len(found))
+	for i, c := range found {
+		ids[i] = c.id
+	}
+	return ids, nil
+}
+
+// firstLive walks breadth-first from tombstone start through tombstones (dead, each with
+// its out-edges), at most 8 levels, expanding only tombstones, and returns the live nodes of
+// the first level that holds any: start's nearest heirs.
+func (o *op) firstLive(start uint64, dead map[uint64][]uint64) ([]Node, error) {
+	var found []Node
 	var seen idSet
 	seen.reset(64)
-	seen.add(d)
-	level := []uint64{d}
+	seen.add(start)
+	level := []uint64{start}
 	for depth := 0; len(level) > 0 && len(found) == 0 && depth < 8; depth++ {
 		var next []uint64
 		for _, id := range level {
@@ -243,23 +268,13 @@ func (o *op) heirsOf(d uint64, dead map[uint64][]uint64) ([]uint64, error) {
 					return nil, err
 				}
 				if ok && !n.Deleted {
-					found = append(found, cand{id: nb, dist: o.b.pq.dist(n.Code)})
+					found = append(found, n)
 				}
 			}
 		}
 		level = next
 	}
-	slices.SortFunc(found, func(a, b cand) int {
-		if c := cmp.Compare(a.dist, b.dist); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	ids := make([]uint64, len(found))
-	for i, c := range found {
-		ids[i] = c.id
-	}
-	return ids, nil
+	return found, nil
 }
 
 // moveEntry replaces a deleted (or missing) entry point: by the live node nearest to the
@@ -273,36 +288,14 @@ func (o *op) moveEntry(dead map[uint64][]uint64, fallback *uint64) error {
 	if on, err := o.get(old); err != nil {
 		return err
 	} else if o.meta.HasEntry && on != nil && o.prepareNode(&o.b.q, on.Code) {
-		var seen idSet
-		seen.reset(64)
-		seen.add(old)
-		// Breadth-first through tombstones, expanding only tombstones, and stopping at the
-		// first level that holds a live node: those are the old entry's nearest heirs.
-		level := []uint64{old}
-		for depth := 0; len(level) > 0 && depth < 8 && !found; depth++ {
-			var next []uint64
-			for _, id := range level {
-				for _, nb := range dead[id] {
-					if _, added := seen.add(nb); !added {
-						continue
-					}
-					if _, isDead := dead[nb]; isDead {
-						next = append(next, nb)
-						continue
-					}
-					n, err := o.get(nb)
-					if err != nil {
-						return err
-					}
-					if n == nil || n.Deleted {
-						continue
-					}
-					if d := o.b.q.dist(n.Code); !found || d < bestD {
-						best, bestD, found = nb, d, true
-					}
-				}
+		heirs, err := o.firstLive(old, dead)
+		if err != nil {
+			return err
+		}
+		for _, n := range heirs {
+			if d := o.b.q.dist(n.Code); !found || d < bestD {
+				best, bestD, found = n.ID, d, true
 			}
-			level = next
 		}
 	}
 	switch {
