@@ -59,6 +59,7 @@ func run() error {
 		dur      = flag.Duration("duration", 20*time.Second, "how long queries run")
 		ru       = flag.Int("ru", 400, "the container's manual throughput (6,000 RU/s per physical partition)")
 		jsonOut  = flag.String("json", "", "append the result as one JSON line to this file")
+		build    = flag.Bool("build", false, "load under a flat index, then replace the policy with -index and time the online build")
 		text     = flag.Bool("fulltext", false, "measure full-text search instead: -n documents of random words, FullTextContains and FullTextScore queries")
 	)
 	flag.Parse()
@@ -79,6 +80,10 @@ func run() error {
 	if *text {
 		return fullText(ctx, db, *n, *conc, *loadConc, *dur, *ru, *jsonOut)
 	}
+	loadIndex := *index
+	if *build {
+		loadIndex = "flat"
+	}
 	c, err := recreate(ctx, db, *ru, azcosmos.ContainerProperties{
 		ID:                     "vectors-" + *index,
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}, Version: 2},
@@ -89,7 +94,7 @@ func run() error {
 			Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
 			IncludedPaths: []azcosmos.IncludedPath{{Path: "/*"}},
 			ExcludedPaths: []azcosmos.ExcludedPath{{Path: "/v/*"}},
-			VectorIndexes: []azcosmos.VectorIndex{{Path: "/v", Type: azcosmos.VectorIndexType(*index)}},
+			VectorIndexes: []azcosmos.VectorIndex{{Path: "/v", Type: azcosmos.VectorIndexType(loadIndex)}},
 		},
 	})
 	if err != nil {
@@ -105,6 +110,13 @@ func run() error {
 	var wg sync.WaitGroup
 	loadSecs := time.Since(start).Seconds()
 	fmt.Printf("loaded %d vectors of %d dimensions in %.1fs: %.0f/s\n", *n, *dims, loadSecs, float64(*n)/loadSecs)
+	var buildSecs float64
+	if *build {
+		if buildSecs, err = rebuild(ctx, c, *index); err != nil {
+			return err
+		}
+		fmt.Printf("built the %s index online in %.1fs: %.0f vectors/s\n", *index, buildSecs, float64(*n)/buildSecs)
+	}
 
 	// Queries: points near the data (a cluster's member, moved a little), and their exact top k.
 	qs := make([][]float32, *queries)
@@ -160,7 +172,7 @@ func run() error {
 	slices.Sort(lat)
 	res := map[string]any{
 		"index": *index, "n": *n, "dims": *dims, "k": *k, "concurrency": *conc,
-		"load_per_sec": float64(*n) / loadSecs, "qps": float64(done.Load()) / secs,
+		"load_per_sec": float64(*n) / loadSecs, "build_secs": buildSecs, "qps": float64(done.Load()) / secs,
 		"p50_ms": ms(lat[len(lat)/2]), "p99_ms": ms(lat[len(lat)*99/100]),
 		"recall": recallSum / float64(max(recallN, 1)), "recall_queries": recallN,
 		"ru_per_query": charge / float64(max(done.Load(), 1)),
@@ -262,6 +274,31 @@ func recreate(ctx context.Context, db *azcosmos.DatabaseClient, ru int, props az
 		return nil, err
 	}
 	return c, nil
+}
+
+// rebuild replaces c's vector index with one of type typ and waits until the container reports
+// its index transformation complete; it returns the seconds that took.
+func rebuild(ctx context.Context, c *azcosmos.ContainerClient, typ string) (float64, error) {
+	resp, err := c.Read(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	props := *resp.ContainerProperties
+	props.IndexingPolicy.VectorIndexes = []azcosmos.VectorIndex{{Path: "/v", Type: azcosmos.VectorIndexType(typ)}}
+	start := time.Now()
+	if _, err := c.Replace(ctx, props, nil); err != nil {
+		return 0, err
+	}
+	for {
+		resp, err := c.Read(ctx, &azcosmos.ReadContainerOptions{PopulateQuotaInfo: true})
+		if err != nil {
+			return 0, err
+		}
+		if resp.RawResponse.Header.Get("x-ms-documentdb-collection-index-transformation-progress") == "100" {
+			return time.Since(start).Seconds(), nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // appendLine appends res to the file at path as one JSON line; nothing when path is "".

@@ -142,6 +142,7 @@ func (e *Engine) splitHere(c *Container, parentID uint32, at epk.EPK) error {
 	}
 	committed = true
 	e.refreshBudgets()
+	e.startReindexLocked(c) // the children build their vector indexes' graphs anew
 	e.log.Info("partition split", "database", c.db.rec.ID, "container", rec.ID, "parent", parentID,
 		"children", fmt.Sprint(left, ",", right), "at", at.Hex())
 	return nil

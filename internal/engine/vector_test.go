@@ -77,8 +77,8 @@ func recall(got, want []string) float64 {
 // A container created with a diskANN index keeps a graph in each partition from its first
 // write: vector searches read candidates from it (the index use says so), return the exact
 // order of what they find, agree with exact search, follow replaces and deletes, survive a
-// restart, combine with filters, and fall back to reading the items where the graph does not
-// cover a partition (a policy that drops the index, or the children of a split).
+// restart and combine with filters. The children of a split, and an index added over items
+// already there, build their graphs online; a flat index keeps none.
 func TestVectorIndexSearch(t *testing.T) {
 	dir := t.TempDir()
 	e := openEngine(t, dir, Options{MinPartitions: 2})
@@ -151,13 +151,15 @@ func TestVectorIndexSearch(t *testing.T) {
 	c, _ = e.Container("db", "c")
 	check("after a restart", true)
 
-	// The children of a split keep no graph (they were not empty when it began): their
-	// searches read the items, with the same answers.
+	// The children of a split build their graphs anew.
 	parts, err := e.SplitPartition("db", "c", 0, nil)
 	if err != nil || len(parts) != 2 {
 		t.Fatalf("split: %v %v", parts, err)
 	}
-	check("after a split", true) // range 1 keeps its graph
+	check("after a split", true) // meanwhile, exact reads where a graph is being built
+	waitReindexed(t, c)
+	checkGraphs(t, e, c)
+	check("after the children's build", true)
 
 	// quantizedFlat over the same path keeps the graph and compares every code instead.
 	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: quantizedIndexed}); err != nil {
@@ -179,13 +181,84 @@ func TestVectorIndexSearch(t *testing.T) {
 			t.Fatalf("partition %d: %d vector index records left after the policy dropped the index", part.ID, n)
 		}
 	}
-	// Back to diskANN over items already there: no graph until a partition is empty, and
-	// exact answers meanwhile.
+	// Back to diskANN over items already there: built online.
 	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: diskANNIndexed}); err != nil {
 		t.Fatal(err)
 	}
 	waitReindexed(t, c)
-	check("with an index added over existing items", false)
+	checkGraphs(t, e, c)
+	check("with an index added over existing items", true)
+}
+
+// An index added over items already there is built a small step at a time while writers
+// create, replace (with and without a vector) and delete items: once the build ends, each
+// partition's graph holds exactly the items that hold a vector, and searches use it. Before
+// a partition's build ends, its searches read the items.
+func TestVectorIndexBuild(t *testing.T) {
+	e := openEngine(t, t.TempDir(), Options{MinPartitions: 2, ManualReindex: true})
+	defer e.Close()
+	if _, err := e.CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2},
+		VectorPolicy: vectorPolicy, Indexing: flatIndexed}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 400 {
+		mustCreate(t, c, vectorItem(rng, i))
+	}
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: diskANNIndexed}); err != nil {
+		t.Fatal(err)
+	}
+	q := make([]float64, vectorDims)
+	for d := range q {
+		q[d] = math.Sin(float64(d))
+	}
+	const top = `SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, @q)`
+	for step := 0; ; step++ {
+		// Writes between steps: behind the cursor, ahead of it, and new items.
+		for range 6 {
+			n := rng.IntN(500)
+			id, pk := fmt.Sprintf("i%04d", n), fmt.Sprintf("p%d", n%5)
+			var err error
+			switch rng.IntN(4) {
+			case 0:
+				_, err = c.DeleteItem(key(pk), id, ItemOptions{})
+				if errors.Is(err, fault.NotFound) {
+					err = nil
+				}
+			case 1:
+				_, err = c.UpsertItem(item(id, pk, `,"v":"none"`), ItemOptions{})
+			default:
+				_, err = c.UpsertItem(vectorItem(rng, n), ItemOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, use := vectorSearch(t, c, top, q, false); step == 0 && use.Vector != "" {
+			t.Fatal("a search used a graph before its build began")
+		}
+		finished, _, _, err := e.reindexStep(c, 16, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if finished {
+			t.Logf("built in %d steps", step+1)
+			break
+		}
+		if step > 200 {
+			t.Fatal("the build does not end")
+		}
+	}
+	checkGraphs(t, e, c)
+	got, use := vectorSearch(t, c, top, q, false)
+	exact, _ := vectorSearch(t, c, top, q, true)
+	if use.Vector != "/v" || recall(got, exact) < 0.9 {
+		t.Fatalf("after the build: %v (index %q), exact %v", got, use.Vector, exact)
+	}
 }
 
 // waitReindexed waits until c's index follows its policy everywhere.
@@ -211,6 +284,43 @@ func countSpan(t *testing.T, e *Engine, lo, hi []byte) int {
 		n++
 	}
 	return n
+}
+
+// checkGraphs checks that every partition of c keeps a complete graph over /v whose live nodes
+// are exactly the items that hold a vector, as a query reads them.
+func checkGraphs(t *testing.T, e *Engine, c *Container) {
+	t.Helper()
+	p, _ := query.Prepare(`SELECT VALUE c.id FROM c WHERE IS_ARRAY(c.v)`)
+	res, err := c.Query(p, epk.All, query.Options{MaxItems: 100000, NoIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, v := range res.Results {
+		want[v.Str()] = true
+	}
+	got := map[string]bool{}
+	for _, part := range c.info().Partitions {
+		live, complete, err := partition.VectorNodes(e.db, c.num, part.ID, "/v")
+		if err != nil || !complete {
+			t.Fatalf("partition %d: complete %v, %v", part.ID, complete, err)
+		}
+		for _, seq := range live {
+			_, id, err := partition.ItemAt(e.db, c.num, part.ID, seq)
+			if err != nil {
+				t.Fatalf("partition %d: node %d names no item: %v", part.ID, seq, err)
+			}
+			got[id] = true
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d live nodes, %d items with a vector", len(got), len(want))
+	}
+	for id := range want {
+		if !got[id] {
+			t.Fatalf("item %s holds a vector and has no node", id)
+		}
+	}
 }
 
 // Power loss while writers create, replace and delete items with vectors: after the engine
@@ -274,39 +384,8 @@ func TestVectorIndexPowerLoss(t *testing.T) {
 			e = openEngine(t, "/data", opts)
 			defer e.Close()
 			c, _ = e.Container("db", "c")
-			// The items that hold a vector, by partition, as a query reads them.
-			p, _ := query.Prepare(`SELECT VALUE c.id FROM c WHERE IS_ARRAY(c.v)`)
-			res, err := c.Query(p, epk.All, query.Options{MaxItems: 10000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]bool{}
-			for _, v := range res.Results {
-				want[v.Str()] = true
-			}
-			got := map[string]bool{}
-			for _, part := range c.info().Partitions {
-				live, complete, err := partition.VectorNodes(e.db, c.num, part.ID, "/v")
-				if err != nil || !complete {
-					t.Fatalf("partition %d: complete %v, %v", part.ID, complete, err)
-				}
-				for _, seq := range live {
-					_, id, err := partition.ItemAt(e.db, c.num, part.ID, seq)
-					if err != nil {
-						t.Fatalf("partition %d: node %d names no item: %v", part.ID, seq, err)
-					}
-					got[id] = true
-				}
-			}
-			t.Logf("%d acknowledged, %d items with a vector survive", acked.Load(), len(want))
-			if len(got) != len(want) {
-				t.Fatalf("%d live nodes, %d items with a vector", len(got), len(want))
-			}
-			for id := range want {
-				if !got[id] {
-					t.Fatalf("item %s holds a vector and has no node", id)
-				}
-			}
+			t.Logf("%d acknowledged", acked.Load())
+			checkGraphs(t, e, c)
 			q := make([]float64, vectorDims)
 			for d := range q {
 				q[d] = math.Cos(float64(d))

@@ -85,6 +85,8 @@ func (a *applyBatch) stage(e *entry) error {
 		return a.stageSplitCommit()
 	case entrySplitAbort:
 		return a.stageSplitAbort()
+	case entryVectorBuild:
+		return a.stageVectorBuild(e.build)
 	}
 	return fault.New(fault.Internal, "partition %d: unknown log entry kind %d", a.p.id, e.kind)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/partita-db/partita/internal/epk"
 )
@@ -28,6 +29,8 @@ import (
 //	purge   = uvarint(through) list(bytes(EPK) uvarint(LSN) uvarint(index))
 //	split-start = bytes(at) uvarint(left) uvarint(right)
 //	split-commit, split-abort = (nothing)
+//	vector-build = bytes(path) uvarint(cursor) varint(done) byte(end)
+//	          list(uvarint(seq) bytes(float32 little-endian...))
 //
 // The version byte comes first so that a later encoding can be told apart: a replica refuses
 // an entry of a version it does not know rather than misread it (a cluster upgrades its nodes
@@ -71,6 +74,20 @@ func encodeEntry(dst []byte, e *entry) []byte {
 			dst = binary.AppendUvarint(dst, x.Seq)
 			dst = appendList(dst, x.Del)
 			dst = appendList(dst, x.Add)
+		}
+	case entryVectorBuild:
+		b := e.build
+		dst = appendBytes(dst, []byte(b.Path))
+		dst = binary.AppendUvarint(dst, b.Cursor)
+		dst = binary.AppendVarint(dst, b.Done)
+		dst = append(dst, boolByte(b.End))
+		dst = binary.AppendUvarint(dst, uint64(len(b.Items)))
+		for _, x := range b.Items {
+			dst = binary.AppendUvarint(dst, x.Seq)
+			dst = binary.AppendUvarint(dst, uint64(4*len(x.Vec)))
+			for _, f := range x.Vec {
+				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
+			}
 		}
 	case entryPurge:
 		dst = binary.AppendUvarint(dst, e.purge.Through)
@@ -174,6 +191,22 @@ func decodeEntryBytes(v []byte) (*entry, error) {
 			r.Items = append(r.Items, x)
 		}
 		e.reindex = r
+	case entryVectorBuild:
+		b := &vectorBuildStep{Path: string(f.bytes()), Cursor: f.uvarint(), Done: f.varint(), End: f.bool()}
+		n := f.count(2)
+		for range n {
+			x := builtVector{Seq: f.uvarint()}
+			raw := f.bytes()
+			if len(raw)%4 != 0 {
+				return nil, ErrBadEntry
+			}
+			x.Vec = make([]float32, len(raw)/4)
+			for i := range x.Vec {
+				x.Vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			}
+			b.Items = append(b.Items, x)
+		}
+		e.build = b
 	case entryPurge:
 		p := &purgeStep{Through: f.uvarint()}
 		n := f.count(3)

@@ -3,6 +3,7 @@ package partition
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -72,6 +73,16 @@ func randomEntry(r *rand.Rand, k entryKind) *entry {
 		e.purge = s
 	case entrySplitStart:
 		e.split = &splitPlan{At: epk.EPK(str()), Left: r.Uint32(), Right: r.Uint32()}
+	case entryVectorBuild:
+		s := &vectorBuildStep{Path: str(), Cursor: u(), Done: i64(), End: r.IntN(2) == 0}
+		for range r.IntN(4) {
+			x := builtVector{Seq: u()}
+			for range r.IntN(5) {
+				x.Vec = append(x.Vec, r.Float32()-0.5)
+			}
+			s.Items = append(s.Items, x)
+		}
+		e.build = s
 	}
 	return e
 }
@@ -93,6 +104,7 @@ func deref(e *entry) string {
 	printValue(&b, reflect.ValueOf(e.reindex))
 	printValue(&b, reflect.ValueOf(e.purge))
 	printValue(&b, reflect.ValueOf(e.split))
+	printValue(&b, reflect.ValueOf(e.build))
 	return b.String()
 }
 
@@ -131,6 +143,8 @@ func printValue(b *bytes.Buffer, v reflect.Value) {
 		fmt.Fprintf(b, "%v", v.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		fmt.Fprintf(b, "%d", v.Int())
+	case reflect.Float32:
+		fmt.Fprintf(b, "%x", math.Float32bits(float32(v.Float())))
 	default:
 		fmt.Fprintf(b, "%d", v.Uint())
 	}

@@ -31,10 +31,11 @@ const (
 	entrySplitStart                       // a split begins: the children's entries are built
 	entrySplitCommit                      // the split ends: the children own the items
 	entrySplitAbort                       // the split is abandoned
+	entryVectorBuild                      // a step of a vector index's graph build
 	entryKinds                            // one past the last kind
 )
 
-var entryKindNames = [entryKinds]string{"", "write", "lease", "policy", "reindex", "purge", "split-start", "split-commit", "split-abort"}
+var entryKindNames = [entryKinds]string{"", "write", "lease", "policy", "reindex", "purge", "split-start", "split-commit", "split-abort", "vector-build"}
 
 func (k entryKind) String() string {
 	if k < entryKinds {
@@ -57,6 +58,7 @@ type entry struct {
 	reindex  *reindexStep
 	purge    *purgeStep
 	split    *splitPlan // entrySplitStart
+	build    *vectorBuildStep
 	// sync is whether a single node must sync the entry before it answers; steps that are
 	// redone after a crash (index rebuild, purge) need not. Not part of the encoding: a
 	// replicated log syncs every entry.
@@ -137,6 +139,22 @@ type reindexed struct {
 	EPK      string
 	Seq      uint64
 	Del, Add [][]byte
+}
+
+// vectorBuildStep inserts items into the graph of a vector index being built (vectorbuild.go).
+type vectorBuildStep struct {
+	Path  string // the index's path, in term-path form
+	Items []builtVector
+	// Cursor and Done are the build's progress after the step; End says it is complete.
+	Cursor uint64
+	Done   int64
+	End    bool
+}
+
+// builtVector is an item's vector, as its current version held it when the step was decided.
+type builtVector struct {
+	Seq uint64
+	Vec []float32
 }
 
 // purgeStep removes changes from the log (changelog.go).

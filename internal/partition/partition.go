@@ -16,7 +16,6 @@ import (
 	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/uniquekey"
-	"github.com/partita-db/partita/internal/vectorindex"
 )
 
 // Config describes a partition to Open.
@@ -127,10 +126,10 @@ type Partition struct {
 	unique *uniquekey.Policy
 	// vectors is the container's vector embedding policy, fixed at creation; nil for none.
 	vectors *searchpolicy.VectorPolicy
-	// mirrors are the committed vector index graphs in memory, by path, loaded when first
+	// mirrors are the committed states of the vector indexes, by path, loaded when first
 	// needed (vector.go); vecMu orders their loads and the commits that change them.
 	vecMu   sync.Mutex
-	mirrors map[string]*vectorindex.MemStore
+	mirrors map[string]*graphMirror
 }
 
 // Open opens a partition and starts its writer. Its state is read from storage; a partition

@@ -118,9 +118,17 @@ func (p *Partition) IndexTrusted(path string) bool {
 // ReindexProgress reports a rebuild in flight: the items it has passed and the partition's
 // items now (done may pass items when items were deleted meanwhile). settled is true when
 // nothing is in flight.
+// A vector index's graph build (vectorbuild.go) is part of the rebuild: it runs once the
+// range index is settled.
 func (p *Partition) ReindexProgress() (done, items int64, settled bool) {
 	st := p.ix.Load()
-	return st.done, p.Stats().Items, st.settled()
+	if !st.settled() {
+		return st.done, p.Stats().Items, false
+	}
+	if done, pending := p.vectorBuildProgress(); pending {
+		return done, p.Stats().Items, false
+	}
+	return st.done, p.Stats().Items, true
 }
 
 // ChangePolicy makes the partition's index follow the indexing policy pol (its container's):
@@ -205,7 +213,7 @@ func (a *applyBatch) setIndexState(s *indexState) error {
 func (p *Partition) ReindexStep(maxItems, maxBytes int) (finished bool, read int, err error) {
 	st := p.ix.Load()
 	if st.settled() {
-		return true, 0, nil
+		return p.buildVectors(maxItems, maxBytes)
 	}
 	items, next, end, read, err := p.reindexRead(st, maxItems, maxBytes)
 	if err != nil {
@@ -243,7 +251,11 @@ func (p *Partition) ReindexStep(maxItems, maxBytes int) (finished bool, read int
 	if err != nil {
 		return false, read, err
 	}
-	return p.ix.Load().settled(), read, nil
+	if !p.ix.Load().settled() {
+		return false, read, nil
+	}
+	_, pending := p.vectorBuildProgress() // the graphs' builds, if any, follow
+	return !pending, read, nil
 }
 
 // readItem is an item a step read, with the LSN of the version it read.

@@ -74,29 +74,50 @@ func (s vectorSpec) vectorOf(doc []byte) ([]float32, bool) {
 	return vectorindex.Convert(s.dataType, nums)
 }
 
-// The committed graph of each complete index is mirrored in memory (a vectorindex.MemStore):
-// the writer reads it for every insert and searches read it for every step, where a storage
-// read and decode per node would cost several times the graph's own work. It is loaded by one
-// scan of the graph's records the first time either needs it, and every batch that commits
-// applies its changes to it, under vecMu, so that a load and a commit never miss each other.
-// It costs about the records' size in memory: a node's code (4 bytes per dimension until the
-// graph holds vectorindex.DefaultTrainSize vectors, 1 after) and its edges (8 bytes each).
+// The committed state of each vector index is mirrored in memory (a graphMirror): whether
+// the graph is complete or being built, read from its markers the first time anything asks,
+// and the graph itself (a vectorindex.MemStore), loaded by one scan of its records the first
+// time the writer or a search needs it. The writer reads the graph for every insert and
+// searches for every step, where a storage read and decode per node would cost several times
+// the graph's own work. Every batch that commits applies its changes to the mirror, under
+// vecMu, so that a load and a commit never miss each other. The graph costs about its
+// records' size in memory: a node's code (4 bytes per dimension until the graph holds
+// vectorindex.DefaultTrainSize vectors, 1 after) and its edges (8 bytes each).
 
-// graph returns the mirror of the committed graph over path, loading it; ok is false when the
-// partition keeps no complete graph for path (remembered as a nil mirror, so that writes to a
-// partition without one do not look again).
-func (p *Partition) graph(path string) (m *vectorindex.MemStore, ok bool, err error) {
+// graphMirror is the committed state of one vector index of the partition.
+type graphMirror struct {
+	// complete is set when the graph holds every item with a vector (the complete marker).
+	complete bool
+	// build is the progress of the build in flight (the build record); nil when none runs.
+	// While one runs, writes maintain the graph and searches do not use it.
+	build *graphBuild
+	// g is the graph; nil until loaded. A graph that is neither complete nor being built
+	// has no records, so it loads as an empty one.
+	g *vectorindex.MemStore
+}
+
+// graphBuild is the progress of a graph build (vectorbuild.go): every item created before
+// cursor is in the graph; done counts the items passed.
+type graphBuild struct {
+	cursor uint64
+	done   int64
+}
+
+// kept reports whether writes maintain the graph.
+func (m *graphMirror) kept() bool { return m.complete || m.build != nil }
+
+// graph returns the mirror of the committed state of the index over path, with its graph
+// loaded when nodes is set. The result is a copy: the mirror itself changes under vecMu.
+func (p *Partition) graph(path string, nodes bool) (graphMirror, error) {
 	p.vecMu.Lock()
 	defer p.vecMu.Unlock()
-	if m, known := p.mirrors[path]; known {
-		return m, m != nil, nil
-	}
-	if p.mirrors == nil {
-		p.mirrors = map[string]*vectorindex.MemStore{}
+	m := p.mirrors[path]
+	if m != nil && (m.g != nil || !nodes) {
+		return *m, nil
 	}
 	snap, err := p.snapshot()
 	if err != nil {
-		return nil, false, err
+		return graphMirror{}, err
 	}
 	defer snap.Close()
 	get := func(kind byte) ([]byte, bool, error) {
@@ -106,49 +127,62 @@ func (p *Partition) graph(path string) (m *vectorindex.MemStore, ok bool, err er
 		}
 		return v, err == nil, err
 	}
-	if _, ok, err := get(storage.VectorComplete); !ok || err != nil {
-		if err == nil {
-			p.mirrors[path] = nil // known to keep no graph, until a write marks one
+	if m == nil {
+		m = new(graphMirror)
+		var err error
+		if _, m.complete, err = get(storage.VectorComplete); err != nil {
+			return graphMirror{}, err
 		}
-		return nil, false, err
-	}
-	var ch vectorindex.Changes
-	if v, ok, err := get(storage.VectorMeta); err != nil {
-		return nil, false, err
-	} else if ok {
-		ch.Meta = new(vectorindex.Meta)
-		if err := ch.Meta.UnmarshalBinary(v); err != nil {
-			return nil, false, err
-		}
-	}
-	if v, ok, err := get(storage.VectorQuantizer); err != nil {
-		return nil, false, err
-	} else if ok {
-		if ch.Quantizer, err = vectorindex.UnmarshalQuantizer(v); err != nil {
-			return nil, false, err
+		if v, ok, err := get(storage.VectorBuild); err != nil {
+			return graphMirror{}, err
+		} else if ok {
+			if m.build, err = decodeGraphBuild(v); err != nil {
+				return graphMirror{}, err
+			}
 		}
 	}
-	lo, hi := storage.VectorNodeSpan(p.container, p.id, path)
-	it, err := snap.NewIter(lo, hi)
-	if err != nil {
-		return nil, false, err
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		id, _ := storage.ParseVectorNodeKey(it.Key())
-		n, err := vectorindex.UnmarshalNode(id, append([]byte(nil), it.Value()...))
+	if nodes {
+		var ch vectorindex.Changes
+		if v, ok, err := get(storage.VectorMeta); err != nil {
+			return graphMirror{}, err
+		} else if ok {
+			ch.Meta = new(vectorindex.Meta)
+			if err := ch.Meta.UnmarshalBinary(v); err != nil {
+				return graphMirror{}, err
+			}
+		}
+		if v, ok, err := get(storage.VectorQuantizer); err != nil {
+			return graphMirror{}, err
+		} else if ok {
+			if ch.Quantizer, err = vectorindex.UnmarshalQuantizer(v); err != nil {
+				return graphMirror{}, err
+			}
+		}
+		lo, hi := storage.VectorNodeSpan(p.container, p.id, path)
+		it, err := snap.NewIter(lo, hi)
 		if err != nil {
-			return nil, false, err
+			return graphMirror{}, err
 		}
-		ch.Put = append(ch.Put, n)
+		defer it.Close()
+		for it.First(); it.Valid(); it.Next() {
+			id, _ := storage.ParseVectorNodeKey(it.Key())
+			n, err := vectorindex.UnmarshalNode(id, append([]byte(nil), it.Value()...))
+			if err != nil {
+				return graphMirror{}, err
+			}
+			ch.Put = append(ch.Put, n)
+		}
+		if err := it.Error(); err != nil {
+			return graphMirror{}, err
+		}
+		m.g = vectorindex.NewMemStore()
+		m.g.Apply(ch)
 	}
-	if err := it.Error(); err != nil {
-		return nil, false, err
+	if p.mirrors == nil {
+		p.mirrors = map[string]*graphMirror{}
 	}
-	m = vectorindex.NewMemStore()
-	m.Apply(ch)
 	p.mirrors[path] = m
-	return m, true, nil
+	return *m, nil
 }
 
 // mirrorCommitted applies to the mirrors what a committed batch wrote to the graphs, and
@@ -162,33 +196,28 @@ func (p *Partition) mirrorCommitted(gs []*batchGraph, dropped []string) {
 		}
 	}()
 	for _, g := range gs {
-		if !g.dirty && !g.marked {
-			continue
-		}
 		m := p.mirrors[g.spec.path]
 		if m == nil {
-			if !g.marked {
-				continue // not loaded: the next load reads what this batch committed
-			}
-			m = vectorindex.NewMemStore()
-			if p.mirrors == nil {
-				p.mirrors = map[string]*vectorindex.MemStore{}
-			}
-			p.mirrors[g.spec.path] = m
+			continue // not loaded: the next load reads what this batch committed
 		}
-		m.Apply(g.o.Changes())
+		m.complete, m.build = g.complete, g.build
+		if m.g != nil && g.dirty {
+			m.g.Apply(g.o.Changes())
+		}
 	}
 }
 
 // batchGraph is what one apply batch does to one graph: the mutations staged so far, over the
-// committed graph, and whether the graph is kept (complete) as of them.
+// committed graph, and its state as of them.
 type batchGraph struct {
 	spec     vectorSpec
 	base     vectorindex.Scanner // the committed graph's mirror
 	o        *vectorindex.Overlay
 	complete bool
-	// marked is set when this batch writes the complete marker.
-	marked bool
+	build    *graphBuild
+	// marked is set when this batch writes the complete marker, and built when it writes or
+	// deletes the build record.
+	marked, built bool
 	// dirty is set once a mutation changed the overlay.
 	dirty bool
 }
@@ -200,14 +229,11 @@ func (a *applyBatch) graphs() ([]*batchGraph, error) {
 		return a.vec, nil
 	}
 	for _, spec := range vectorSpecs(a.p.vectors, a.ix.pol) {
-		m, complete, err := a.p.graph(spec.path)
+		m, err := a.p.graph(spec.path, true)
 		if err != nil {
 			return nil, err
 		}
-		if m == nil {
-			m = vectorindex.NewMemStore() // an empty graph, kept once the partition is empty
-		}
-		a.vec = append(a.vec, &batchGraph{spec: spec, base: m, o: vectorindex.NewOverlay(m), complete: complete})
+		a.vec = append(a.vec, &batchGraph{spec: spec, base: m.g, o: vectorindex.NewOverlay(m.g), complete: m.complete, build: m.build})
 	}
 	if a.vec == nil {
 		a.vec = []*batchGraph{} // looked up once
@@ -216,7 +242,8 @@ func (a *applyBatch) graphs() ([]*batchGraph, error) {
 }
 
 // stageVectors adds to the batch's graphs what c's changes do to the items' vectors. A graph
-// that is not complete starts being kept when c finds the partition empty.
+// that writes do not maintain yet starts being kept, complete, when c finds the partition
+// empty.
 func (a *applyBatch) stageVectors(c *Command) error {
 	gs, err := a.graphs()
 	if err != nil || len(gs) == 0 {
@@ -224,9 +251,9 @@ func (a *applyBatch) stageVectors(c *Command) error {
 	}
 	for _, g := range gs {
 		if !g.complete && a.st.Items == 0 {
-			g.complete, g.marked = true, true
+			g.markComplete()
 		}
-		if !g.complete {
+		if !g.complete && g.build == nil {
 			continue
 		}
 		for i := range c.Changes {
@@ -238,36 +265,64 @@ func (a *applyBatch) stageVectors(c *Command) error {
 					vec, ok = g.spec.vectorOf(d.json)
 				}
 			}
-			node, had, err := g.o.Node(ch.Seq)
-			if err != nil {
+			if err := g.put(ch.Seq, vec, ok); err != nil {
 				return err
 			}
-			var delta vectorindex.Changes
-			switch {
-			case ok:
-				if had && !node.Deleted && g.sameVector(node, vec) {
-					continue // a write that left the vector as it was (a patch of another field)
-				}
-				delta, err = g.spec.ix.Insert(g.o, ch.Seq, vec)
-			case had && !node.Deleted:
-				delta, err = g.spec.ix.Delete(g.o, ch.Seq)
-			default:
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			g.o.Apply(delta)
-			g.dirty = true
 		}
-		if meta, err := g.o.Meta(); err == nil && meta.ShouldConsolidate() {
-			delta, err := g.spec.ix.Consolidate(overlayScanner{g})
-			if err != nil {
-				return err
-			}
-			g.o.Apply(delta)
+		if err := g.maintain(); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// markComplete makes the graph complete as of the batch: the complete marker is written and
+// the build record, if any, deleted.
+func (g *batchGraph) markComplete() {
+	g.complete, g.marked = true, true
+	if g.build != nil {
+		g.build, g.built = nil, true
+	}
+}
+
+// put makes the graph hold vec for the item seq (when ok) or nothing (when not).
+func (g *batchGraph) put(seq uint64, vec []float32, ok bool) error {
+	node, had, err := g.o.Node(seq)
+	if err != nil {
+		return err
+	}
+	var delta vectorindex.Changes
+	switch {
+	case ok:
+		if had && !node.Deleted && g.sameVector(node, vec) {
+			return nil // a write that left the vector as it was (a patch of another field)
+		}
+		delta, err = g.spec.ix.Insert(g.o, seq, vec)
+	case had && !node.Deleted:
+		delta, err = g.spec.ix.Delete(g.o, seq)
+	default:
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	g.o.Apply(delta)
+	g.dirty = true
+	return nil
+}
+
+// maintain runs the graph's maintenance pass when one is due.
+func (g *batchGraph) maintain() error {
+	meta, err := g.o.Meta()
+	if err != nil || !meta.ShouldConsolidate() {
+		return nil
+	}
+	delta, err := g.spec.ix.Consolidate(overlayScanner{g})
+	if err != nil {
+		return err
+	}
+	g.o.Apply(delta)
+	g.dirty = true
 	return nil
 }
 
@@ -323,6 +378,17 @@ func (a *applyBatch) writeVectors() error {
 	for _, g := range a.vec {
 		if g.marked {
 			if err := a.b.Set(key(g, storage.VectorComplete, 0), nil); err != nil {
+				return err
+			}
+		}
+		if g.built {
+			var err error
+			if g.build == nil {
+				err = a.b.Delete(key(g, storage.VectorBuild, 0))
+			} else {
+				err = a.b.Set(key(g, storage.VectorBuild, 0), g.build.encode())
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -427,10 +493,11 @@ func (rd Reader) SearchVectors(s VectorSearch, r epk.Range, fn func(d Doc, score
 		return false, err
 	}
 	defer snap.Close()
-	g, complete, err := p.graph(s.Path)
-	if !complete || err != nil {
+	m, err := p.graph(s.Path, true)
+	if !m.complete || err != nil {
 		return false, err
 	}
+	g := m.g
 	docs, err := p.docReader(snap)
 	if err != nil {
 		return false, err

@@ -553,6 +553,7 @@ func IndexingKey(container, partition uint32) []byte {
 
 // The kinds of record of a vector index (the vector family).
 const (
+	VectorBuild     byte = 'b' // -> a build in progress (partition's vector.go)
 	VectorComplete  byte = 'c' // -> empty: the graph covers every item of the partition
 	VectorMeta      byte = 'm' // -> vectorindex.Meta
 	VectorNode      byte = 'n' // id(8) -> vectorindex node record
