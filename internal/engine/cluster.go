@@ -409,8 +409,10 @@ func (e *Engine) putContainer(v []byte) error {
 				return err
 			}
 			c.index.Store(pol)
-			e.startReindexLocked(c)
 		}
+		// A policy change, or a split's children (their vector graphs), may leave a rebuild
+		// for the partitions this node leads.
+		e.startReindexLocked(c)
 		return nil
 	}
 	d := e.databaseByNum(rec.DB)
