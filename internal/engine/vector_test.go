@@ -209,56 +209,100 @@ func TestVectorIndexBuild(t *testing.T) {
 	for i := range 400 {
 		mustCreate(t, c, vectorItem(rng, i))
 	}
-	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: diskANNIndexed}); err != nil {
-		t.Fatal(err)
+	// write deletes, replaces (with and without a vector) or creates an item.
+	write := func(rng *rand.Rand, ids int) error {
+		n := rng.IntN(ids)
+		id, pk := fmt.Sprintf("i%04d", n), fmt.Sprintf("p%d", n%5)
+		switch rng.IntN(4) {
+		case 0:
+			_, err := c.DeleteItem(key(pk), id, ItemOptions{})
+			if errors.Is(err, fault.NotFound) {
+				return nil
+			}
+			return err
+		case 1:
+			_, err := c.UpsertItem(item(id, pk, `,"v":"none"`), ItemOptions{})
+			return err
+		}
+		_, err := c.UpsertItem(vectorItem(rng, n), ItemOptions{})
+		return err
 	}
 	q := make([]float64, vectorDims)
 	for d := range q {
 		q[d] = math.Sin(float64(d))
 	}
 	const top = `SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, @q)`
-	for step := 0; ; step++ {
-		// Writes between steps: behind the cursor, ahead of it, and new items.
-		for range 6 {
-			n := rng.IntN(500)
-			id, pk := fmt.Sprintf("i%04d", n), fmt.Sprintf("p%d", n%5)
-			var err error
-			switch rng.IntN(4) {
-			case 0:
-				_, err = c.DeleteItem(key(pk), id, ItemOptions{})
-				if errors.Is(err, fault.NotFound) {
-					err = nil
-				}
-			case 1:
-				_, err = c.UpsertItem(item(id, pk, `,"v":"none"`), ItemOptions{})
-			default:
-				_, err = c.UpsertItem(vectorItem(rng, n), ItemOptions{})
-			}
+	build := func(between func(step int)) {
+		t.Helper()
+		if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: diskANNIndexed}); err != nil {
+			t.Fatal(err)
+		}
+		if _, use := vectorSearch(t, c, top, q, false); use.Vector != "" {
+			t.Fatal("a search used a graph before its build began")
+		}
+		for step := 0; ; step++ {
+			between(step)
+			finished, _, _, err := e.reindexStep(c, 16, 1<<20)
 			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		if _, use := vectorSearch(t, c, top, q, false); step == 0 && use.Vector != "" {
-			t.Fatal("a search used a graph before its build began")
-		}
-		finished, _, _, err := e.reindexStep(c, 16, 1<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if finished {
-			t.Logf("built in %d steps", step+1)
-			break
-		}
-		if step > 200 {
-			t.Fatal("the build does not end")
+			if finished {
+				t.Logf("built in %d steps", step+1)
+				return
+			}
+			if step > 500 {
+				t.Fatal("the build does not end")
+			}
 		}
 	}
-	checkGraphs(t, e, c)
-	got, use := vectorSearch(t, c, top, q, false)
-	exact, _ := vectorSearch(t, c, top, q, true)
-	if use.Vector != "/v" || recall(got, exact) < 0.9 {
-		t.Fatalf("after the build: %v (index %q), exact %v", got, use.Vector, exact)
+	verify := func(when string) {
+		t.Helper()
+		checkGraphs(t, e, c)
+		got, use := vectorSearch(t, c, top, q, false)
+		exact, _ := vectorSearch(t, c, top, q, true)
+		if use.Vector != "/v" || recall(got, exact) < 0.9 {
+			t.Fatalf("%s: %v (index %q), exact %v", when, got, use.Vector, exact)
+		}
 	}
+
+	// Writes between steps: behind the cursor, ahead of it, and new items.
+	build(func(int) {
+		for range 6 {
+			if err := write(rng, 500); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	verify("after a build with writes between its steps")
+
+	// Writers running while the steps are read and decided, from the first on.
+	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{Indexing: flatIndexed}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wr := rand.New(rand.NewPCG(7, uint64(w)))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := write(wr, 1200); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	build(func(int) { time.Sleep(time.Millisecond) })
+	close(stop)
+	wg.Wait()
+	verify("after a build with concurrent writers")
 }
 
 // waitReindexed waits until c's index follows its policy everywhere.
