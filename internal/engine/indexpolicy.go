@@ -47,7 +47,7 @@ func (c *Container) direct(op *partition.Operation, item *document.Item, directi
 	if d == DirectiveExclude {
 		op.Terms = partition.NotIndexed()
 	} else {
-		op.Terms = partition.IncludedTerms(item.Value, pol)
+		op.Terms = partition.IncludedTerms(item.Value, pol, c.search.fullText)
 	}
 	return nil
 }
