@@ -97,7 +97,7 @@ func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) p
 			if err := c.checkItemTTL(item.Value); err != nil {
 				return nil, "", nil, err
 			}
-			terms = partition.TermsOf(item.Value, c.policy()) // on the writer, under the partition's policy
+			terms = partition.TermsOf(item.Value, c.policy(), c.search.fullText) // on the writer, under the partition's policy
 			ne, err = c.hash(key)
 			return item, ne, terms, err
 		}}

@@ -48,6 +48,10 @@ type containerRecord struct {
 	// re-encoded (search.go); absent for none. They never change.
 	VectorPolicy   json.RawMessage `json:"vectorEmbeddingPolicy,omitempty"`
 	FullTextPolicy json.RawMessage `json:"fullTextPolicy,omitempty"`
+	// FullTextTerms is set at creation by a build whose partitions write the entries of
+	// full-text indexes. A container without it was created before: its partitions rebuild
+	// those entries unless their own record says they hold them (partition.Config.OlderFullText).
+	FullTextTerms bool `json:"fullTextTerms,omitempty"`
 	// Scripts are the container's stored procedures, triggers and user-defined functions, in
 	// creation order (scripts.go). They live here so that they are loaded, split and deleted
 	// with the container; every change to the record (splits, policies) carries them along.

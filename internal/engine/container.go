@@ -259,7 +259,7 @@ func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		ID: spec.ID, DB: d.rec.Num, Num: e.seq.NextContainer, PartitionKey: pk, Throughput: own,
 		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
 		UniqueKeys: uniqueKeys, Meta: spec.Meta,
-		VectorPolicy: search.vectors.JSON(), FullTextPolicy: search.fullText.JSON(),
+		VectorPolicy: search.vectors.JSON(), FullTextPolicy: search.fullText.JSON(), FullTextTerms: true,
 	}
 	var members []replication.Member
 	if e.cluster != nil {
@@ -347,6 +347,7 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 	if c.search, err = parseSearchPolicies(rec.VectorPolicy, rec.FullTextPolicy); err != nil {
 		return nil, err
 	}
+	c.search.olderFullText = !rec.FullTextTerms
 	c.index.Store(pol)
 	c.scripts.Store(c.newScriptSet(rec.Scripts))
 	for _, p := range rec.PartitionKey.Paths {
@@ -479,6 +480,8 @@ func (c *Container) partitionConfig(r rangeRecord) (partition.Config, error) {
 		Now:             c.e.unixClock(),
 		Unique:          c.unique,
 		Vectors:         c.search.vectors,
+		FullText:        c.search.fullText,
+		OlderFullText:   c.search.olderFullText,
 	}, nil
 }
 

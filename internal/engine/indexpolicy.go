@@ -47,7 +47,7 @@ func (c *Container) direct(op *partition.Operation, item *document.Item, directi
 	if d == DirectiveExclude {
 		op.Terms = partition.NotIndexed()
 	} else {
-		op.Terms = partition.IncludedTerms(item.Value, pol)
+		op.Terms = partition.IncludedTerms(item.Value, pol, c.search.fullText)
 	}
 	return nil
 }
@@ -95,7 +95,8 @@ func (c *Container) IndexMetrics(p *query.Prepared, use query.IndexUse) IndexMet
 		}
 	}
 	for _, path := range []string{use.Filter, use.Order} {
-		if path != "" {
+		// A full-text index is none of the single or composite indexes these metrics name.
+		if path != "" && !indexing.IsFullTextTermPath(path) {
 			add(&m.UtilizedSingle, single(path))
 		}
 	}

@@ -183,7 +183,7 @@ func (c *Container) writeOp(kind OpKind, id string, e epk.EPK, item *document.It
 	}
 	pol := c.policy()
 	op := partition.Operation{EPK: e, ID: item.ID, Item: item, IfMatch: ifMatch,
-		Terms: partition.TermsOf(item.Value, pol), TermsPolicy: pol, // here, in parallel, rather than on the writer
+		Terms: partition.TermsOf(item.Value, pol, c.search.fullText), TermsPolicy: pol, // here, in parallel, rather than on the writer
 		Unique: c.unique.Entries(item.Value)}
 	switch kind {
 	case OpCreate:

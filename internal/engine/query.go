@@ -349,11 +349,51 @@ func (s *partitionSource) Indexes(path string) bool { return s.index.Indexes(pat
 // (the query checks its WHERE on every item it is given).
 func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn func(query.Position, []byte) (bool, error)) error {
 	return s.read(from, "the index", &ir, func(p *partition.Partition, start uint64, f func(partition.Doc) bool) error {
-		if !p.IndexTrusted(ir.Path) {
-			return s.at(p).Scan(s.ranges, start, f)
-		}
-		return s.at(p).IndexScan(ir.Path, ir.Lo, ir.Hi, s.ranges, start, f)
+		return scanIndex(s.at(p), p, &ir, s.ranges, start, f)
 	}, fn)
+}
+
+// scanIndex reads, from rd (a reader of p), the items of ranges from the sequence start that
+// the index range ir holds: all of them when p does not trust its index for the path.
+func scanIndex(rd partition.Reader, p *partition.Partition, ir *query.IndexRange, ranges []epk.Range, start uint64, f func(partition.Doc) bool) error {
+	switch {
+	case !p.IndexTrusted(ir.Path):
+		return rd.Scan(ranges, start, f)
+	case ir.Values != nil:
+		return rd.IndexScanValues(ir.Path, ir.Values, ranges, start, f)
+	default:
+		return rd.IndexScan(ir.Path, ir.Lo, ir.Hi, ranges, start, f)
+	}
+}
+
+var _ query.CorpusReader = (*partitionSource)(nil)
+
+// FullTextStats sums the BM25 statistics of the source's partitions from their full-text
+// indexes (see query.CorpusReader). It cannot tell when a partition is on another node, or
+// cannot tell itself (partition.FullTextStats): the query then reads the items.
+func (s *partitionSource) FullTextStats(path string, tokens []string) (query.TextStats, bool, error) {
+	out := query.TextStats{Freq: make([]int64, len(tokens))}
+	if len(s.ranges) != 1 {
+		return out, false, nil // pinned partition key values: not whole partitions
+	}
+	for _, q := range s.parts {
+		if q.local == nil {
+			return out, false, nil
+		}
+		st, ok, err := s.at(q.local).FullTextStats(path, tokens, s.ranges[0])
+		if err != nil {
+			return out, false, readFailed("the full-text index", err)
+		}
+		if !ok {
+			return out, false, nil
+		}
+		out.Items += st.Items
+		out.Tokens += st.Tokens
+		for i, n := range st.Freq {
+			out.Freq[i] += n
+		}
+	}
+	return out, true, nil
 }
 
 // ScanOrdered lists a single partition's items in the order of their value at path, from its

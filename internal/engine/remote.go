@@ -578,10 +578,8 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 		err = rdr.Scan(ranges, rd.Start, f)
 	case rd.Index == nil:
 		err = rdr.ScanIndexed(ranges, rd.Start, f)
-	case !p.IndexTrusted(rd.Index.Path):
-		err = rdr.Scan(ranges, rd.Start, f)
 	default:
-		err = rdr.IndexScan(rd.Index.Path, rd.Index.Lo, rd.Index.Hi, ranges, rd.Start, f)
+		err = scanIndex(rdr, p, rd.Index, ranges, rd.Start, f)
 	}
 	if err != nil {
 		return failedForward(err)

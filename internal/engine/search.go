@@ -18,6 +18,9 @@ import (
 type searchPolicies struct {
 	vectors  *searchpolicy.VectorPolicy   // nil for none
 	fullText *searchpolicy.FullTextPolicy // nil for none
+	// olderFullText is set for a container created before partitions wrote the entries of
+	// full-text indexes (containerRecord.FullTextTerms).
+	olderFullText bool
 }
 
 // parseSearchPolicies validates a create request's (or a record's) search policies.

@@ -176,8 +176,12 @@ func parseSegments(path string) (segs []string, why string) {
 }
 
 // Indexes reports whether the range index records the values at a term path ("/a/b",
-// "/tags/[]").
+// "/tags/[]"), or the full-text terms at a FullTextTermPath: exactly when the policy has a
+// full-text index on that path.
 func (p *Policy) Indexes(path string) bool {
+	if IsFullTextTermPath(path) {
+		return p != nil && !p.none && p.indexesFullText(path)
+	}
 	if p == nil {
 		return true
 	}
@@ -235,6 +239,9 @@ func (p *Policy) IndexesNothing() bool {
 	}
 	if p.manual {
 		return false // Include writes index by the rules; the others are marked unindexed
+	}
+	if len(p.fullText) > 0 {
+		return false // full-text terms, whatever the rules leave out
 	}
 	for _, r := range p.rules {
 		if r.include {

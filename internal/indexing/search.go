@@ -1,11 +1,13 @@
 package indexing
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strings"
 
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // VectorIndex is one entry of the policy's vectorIndexes: an index over a path that the
@@ -30,6 +32,9 @@ type VectorIndex struct {
 // the container's full-text policy declares.
 type FullTextIndex struct {
 	Path string
+	// termPath is Path in term-path form (as value.TermPath writes it), what FullTextTermPath
+	// takes; set by Parse.
+	termPath string
 }
 
 // VectorIndexTypes are the vector index types, in the service's spelling; requests may use any
@@ -102,6 +107,11 @@ func parseFullTextIndexes(raw []FullTextIndex) ([]FullTextIndex, error) {
 		if !strings.HasPrefix(f.Path, "/") || len(f.Path) < 2 || strings.ContainsAny(f.Path, "*?[]") {
 			return nil, fault.New(fault.BadRequest, "The full-text index path %q is not valid: it must name the property a full-text path declares, as in \"/text\"", f.Path)
 		}
+		segs, why := parseSegments(f.Path)
+		if why != "" {
+			return nil, fault.New(fault.BadRequest, "The full-text index path %q is not valid: %s", f.Path, why)
+		}
+		f.termPath = "/" + strings.Join(segs, "/")
 		if slices.Contains(out, f) {
 			return nil, fault.New(fault.BadRequest, "The indexing policy has two full-text indexes on path %q", f.Path)
 		}
@@ -129,4 +139,84 @@ func (p *Policy) FullTextIndexes() []FullTextIndex {
 		return nil
 	}
 	return p.fullText
+}
+
+// Full-text terms. An item's text at a path with a full-text index is recorded in the range
+// index under a term path of its own, FullTextTermPath(path): it starts with a byte that no
+// JSON term path starts with (those start with '/', the unindexed marker's is empty), so the
+// two never meet. Under it, the item has one entry per distinct analyzed token (FullTextToken)
+// and one entry holding its count of tokens (FullTextLength), which every indexed item has, 0
+// when it has no text there: the partition's BM25 statistics (items, total length, items per
+// token) come from these entries without reading an item.
+const fullTextPrefix = "\x01"
+
+// FullTextTermPath is the term path of the full-text entries of the text at path (a term path,
+// "/text").
+func FullTextTermPath(path string) string { return fullTextPrefix + path }
+
+// IsFullTextTermPath reports whether a term path is a FullTextTermPath.
+func IsFullTextTermPath(path string) bool { return strings.HasPrefix(path, fullTextPrefix) }
+
+// The first byte of the encoded value of a full-text entry: a token or the item's length.
+// Lengths sort first, so that the statistics read them in one span.
+const (
+	fullTextLength byte = 0x00
+	fullTextToken  byte = 0x01
+)
+
+// FullTextToken is the encoded value of the entry of an analyzed token: exact-match reads
+// ([v, v+0xFF)) find the items that hold it.
+func FullTextToken(token string) []byte {
+	return value.AppendEscaped([]byte{fullTextToken}, token)
+}
+
+// FullTextLength is the encoded value of the entry of an item's token count, big-endian so
+// that the entries of a path sort by it.
+func FullTextLength(n uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{fullTextLength}, n)
+}
+
+// FullTextLengths bounds the length entries of a path: [FullTextLengths()).
+func FullTextLengths() (lo, hi []byte) { return []byte{fullTextLength}, []byte{fullTextToken} }
+
+// ParseFullTextLength reads a length entry's value; ok is false for a token's.
+func ParseFullTextLength(v []byte) (n uint32, ok bool) {
+	if len(v) != 5 || v[0] != fullTextLength {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(v[1:]), true
+}
+
+// indexesFullText reports whether the policy has a full-text index whose FullTextTermPath is
+// path.
+func (p *Policy) indexesFullText(path string) bool {
+	for _, f := range p.fullText {
+		if fullTextPrefix+f.termPath == path {
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutFullText is the policy without its full-text indexes: what the entries written by a
+// build without full-text terms follow (see the partition's indexing record). Its JSON is the
+// policy's without the fullTextIndexes property.
+func (p *Policy) WithoutFullText() (*Policy, error) {
+	if p == nil || len(p.fullText) == 0 {
+		return p, nil
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(p.raw, &doc); err != nil {
+		return nil, err
+	}
+	for k := range doc {
+		if strings.EqualFold(k, "fullTextIndexes") {
+			delete(doc, k)
+		}
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(raw)
 }

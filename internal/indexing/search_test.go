@@ -41,3 +41,45 @@ func TestVectorAndFullTextIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestFullTextTermPaths checks that the full-text terms of a path count as indexed exactly
+// where the policy has a full-text index on it, whatever its range rules say, and never as
+// a JSON path.
+func TestFullTextTermPaths(t *testing.T) {
+	p, err := Parse([]byte(`{"excludedPaths":[{"path":"/*"}],"fullTextIndexes":[{"path":"/text"},{"path":"/a/\"b c\""}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := FullTextTermPath("/text")
+	if !p.Indexes(ft) || !p.Indexes(FullTextTermPath(`/a/b c`)) || p.Indexes(FullTextTermPath("/other")) || p.Indexes("/text") {
+		t.Errorf("Indexes: %v %v %v %v", p.Indexes(ft), p.Indexes(FullTextTermPath(`/a/b c`)), p.Indexes(FullTextTermPath("/other")), p.Indexes("/text"))
+	}
+	if p.IndexesNothing() {
+		t.Error("a policy with a full-text index indexes nothing")
+	}
+	def, _ := Parse(nil)
+	if def.Indexes(ft) || (*Policy)(nil).Indexes(ft) {
+		t.Error("the default policy indexes full-text terms")
+	}
+	none, _ := Parse([]byte(`{"indexingMode":"none","fullTextIndexes":[{"path":"/text"}]}`))
+	if none.Indexes(ft) || !none.IndexesNothing() {
+		t.Error("indexing mode none indexes full-text terms")
+	}
+	without, err := p.WithoutFullText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.Indexes(ft) || !without.IndexesNothing() || len(without.FullTextIndexes()) != 0 {
+		t.Errorf("without full text: %s", without.JSON())
+	}
+	again, err := Parse(without.JSON())
+	if err != nil || !again.Equal(without) || again.Equal(p) {
+		t.Errorf("the JSON of the policy without full text parses to another policy: %s", without.JSON())
+	}
+	if n, ok := ParseFullTextLength(FullTextLength(7)); !ok || n != 7 {
+		t.Errorf("length entry: %d %v", n, ok)
+	}
+	if _, ok := ParseFullTextLength(FullTextToken("cat")); ok {
+		t.Error("a token entry reads as a length")
+	}
+}

@@ -211,6 +211,16 @@ func (rd Reader) IndexScan(path string, lo, hi []byte, ranges []epk.Range, from 
 	return rd.p.indexScan(rd.c, path, lo, hi, ranges, from, fn)
 }
 
+// IndexScanValues is Partition.IndexScanValues at rd's consistency.
+func (rd Reader) IndexScanValues(path string, values [][]byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	return rd.p.indexScanValues(rd.c, path, values, ranges, from, fn)
+}
+
+// FullTextStats is Partition.FullTextStats at rd's consistency.
+func (rd Reader) FullTextStats(path string, tokens []string, r epk.Range) (FullTextStats, bool, error) {
+	return rd.p.fullTextStats(rd.c, path, tokens, r)
+}
+
 // IndexOrdered is Partition.IndexOrdered at rd's consistency.
 func (rd Reader) IndexOrdered(path string, from, to []byte, r epk.Range, desc bool, fn func(d Doc, value []byte) bool) (ok bool, err error) {
 	return rd.p.indexOrdered(rd.c, path, from, to, r, desc, fn)

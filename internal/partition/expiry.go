@@ -103,7 +103,7 @@ func (p *Partition) expireChange(cmd *Command, ix *indexState, e, id string, cur
 		ch.IndexDel, _ = termDiff(terms, nil)
 	} else {
 		var err error
-		if ch.IndexDel, _, err = ix.writeDiff(old.json, terms, nil); err != nil {
+		if ch.IndexDel, _, err = ix.writeDiff(old.json, terms, nil, p.fullText); err != nil {
 			return bad(err)
 		}
 	}

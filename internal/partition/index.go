@@ -7,15 +7,19 @@ import (
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fulltext"
 	"github.com/partita-db/partita/internal/indexing"
+	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
 )
 
 // IndexTerms returns the range index terms of an item body under an indexing policy: one per
-// primitive value at each path the policy indexes (see value.Terms), encoded as
-// storage.IndexTerm, sorted and without duplicates. System properties are not indexed.
-func IndexTerms(body []byte, pol *indexing.Policy) ([][]byte, error) {
+// primitive value at each path the policy indexes (see value.Terms), and the full-text terms
+// of each path with a full-text index (fullTextTerms), whose language ft (the container's
+// full-text policy, which never changes) gives; encoded as storage.IndexTerm, sorted and
+// without duplicates. System properties are not indexed.
+func IndexTerms(body []byte, pol *indexing.Policy, ft *searchpolicy.FullTextPolicy) ([][]byte, error) {
 	if pol.IndexesNothing() {
 		return nil, nil
 	}
@@ -23,20 +27,20 @@ func IndexTerms(body []byte, pol *indexing.Policy) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return TermsOf(v, pol), nil
+	return TermsOf(v, pol, ft), nil
 }
 
 // TermsOf is IndexTerms of an item already parsed. Under a manual policy an item is kept out
 // of the index unless its write says otherwise (IncludedTerms).
-func TermsOf(v value.Value, pol *indexing.Policy) [][]byte {
+func TermsOf(v value.Value, pol *indexing.Policy, ft *searchpolicy.FullTextPolicy) [][]byte {
 	if pol.Manual() {
 		return NotIndexed()
 	}
-	return termsOf(v, pol)
+	return termsOf(v, pol, ft)
 }
 
 // termsOf are the terms of the paths pol indexes.
-func termsOf(v value.Value, pol *indexing.Policy) [][]byte {
+func termsOf(v value.Value, pol *indexing.Policy, ft *searchpolicy.FullTextPolicy) [][]byte {
 	if pol.IndexesNothing() {
 		return nil
 	}
@@ -52,6 +56,9 @@ func termsOf(v value.Value, pol *indexing.Policy) [][]byte {
 		}
 		terms = append(terms, storage.IndexTerm(nil, path, ord))
 	})
+	for _, fi := range pol.FullTextIndexes() {
+		terms = appendFullTextTerms(terms, v, fi, ft)
+	}
 	slices.SortFunc(terms, bytes.Compare)
 	out := terms[:0]
 	for i, t := range terms {
@@ -60,6 +67,34 @@ func termsOf(v value.Value, pol *indexing.Policy) [][]byte {
 		}
 	}
 	return out
+}
+
+// appendFullTextTerms appends the full-text terms of the text at fi's path in v (see
+// indexing.FullTextTermPath): one per distinct token, and the token count, 0 when there is no
+// string there, so that every indexed item counts in the statistics. A path ft does not
+// declare (the engine refuses such policies) has none.
+func appendFullTextTerms(terms [][]byte, v value.Value, fi indexing.FullTextIndex, ft *searchpolicy.FullTextPolicy) [][]byte {
+	tp, ok := ft.LookupPath(fi.Path)
+	if !ok {
+		return terms
+	}
+	path := indexing.FullTextTermPath(value.TermPath(tp.Segs))
+	text := v
+	for _, seg := range tp.Segs {
+		text = text.Get(seg)
+	}
+	var n uint32
+	if text.Kind() == value.String {
+		seen := map[string]bool{}
+		fulltext.Each(tp.Language, text.Str(), func(tok string) {
+			n++
+			if !seen[tok] {
+				seen[tok] = true
+				terms = append(terms, storage.IndexTerm(nil, path, indexing.FullTextToken(tok)))
+			}
+		})
+	}
+	return append(terms, storage.IndexTerm(nil, path, indexing.FullTextLength(n)))
 }
 
 // isSystemPath reports whether a term path is a system property, which is not indexed.
@@ -95,8 +130,30 @@ func (p *Partition) IndexScan(path string, lo, hi []byte, ranges []epk.Range, fr
 }
 
 func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	return p.indexScanSpans(cons, path, []valueSpan{{lo, hi}}, ranges, from, fn)
+}
+
+// IndexScanValues is IndexScan of the items with an index entry at path whose encoded value
+// is one of values (exactly): each comes once, in creation order, whichever values it has.
+func (p *Partition) IndexScanValues(path string, values [][]byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	return p.indexScanValues(Consistency{}, path, values, ranges, from, fn)
+}
+
+func (p *Partition) indexScanValues(cons Consistency, path string, values [][]byte, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
+	spans := make([]valueSpan, len(values))
+	for i, v := range values {
+		spans[i] = valueSpan{v, append(v[:len(v):len(v)], 0xFF)}
+	}
+	return p.indexScanSpans(cons, path, spans, ranges, from, fn)
+}
+
+// valueSpan is a range [lo, hi) of encoded values.
+type valueSpan struct{ lo, hi []byte }
+
+// indexScanSpans is indexScan of the items with a value in any of spans.
+func (p *Partition) indexScanSpans(cons Consistency, path string, spans []valueSpan, ranges []epk.Range, from uint64, fn func(d Doc) bool) error {
 	clipped := p.clip(ranges)
-	if len(clipped) == 0 {
+	if len(clipped) == 0 || len(spans) == 0 {
 		return nil
 	}
 	if err := p.await(cons); err != nil {
@@ -104,8 +161,6 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 	}
 	whole := len(clipped) == 1 && clipped[0] == p.rng
 	prefix := storage.IndexPathPrefix(path)
-	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], lo...))
-	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], hi...))
 	snap, err := p.snapshot()
 	if err != nil {
 		return err
@@ -130,26 +185,31 @@ func (p *Partition) indexScan(cons Consistency, path string, lo, hi []byte, rang
 		}
 		return docs.visit(e, seq, fn)
 	}
-	if len(hi) == len(lo)+1 && hi[len(lo)] == 0xFF && bytes.HasPrefix(hi, lo) {
-		return indexScanValue(snap, p.container, p.id, prefix, lo, end, from, visit)
+	bound := func(v []byte) []byte {
+		return storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], v...))
 	}
-	it, err := snap.NewIter(start, end)
-	if err != nil {
-		return err
+	if lo, hi := spans[0].lo, spans[0].hi; len(spans) == 1 && len(hi) == len(lo)+1 && hi[len(lo)] == 0xFF && bytes.HasPrefix(hi, lo) {
+		return indexScanValue(snap, p.container, p.id, prefix, lo, bound(hi), from, visit)
 	}
 	var seqs []uint64
-	for it.First(); it.Valid(); it.Next() {
-		_, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
+	for _, sp := range spans {
+		it, err := snap.NewIter(bound(sp.lo), bound(sp.hi))
 		if err != nil {
-			it.Close()
 			return err
 		}
-		if seq >= from {
-			seqs = append(seqs, seq)
+		for it.First(); it.Valid(); it.Next() {
+			_, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
+			if err != nil {
+				it.Close()
+				return err
+			}
+			if seq >= from {
+				seqs = append(seqs, seq)
+			}
 		}
-	}
-	if err := it.Close(); err != nil {
-		return err
+		if err := it.Close(); err != nil {
+			return err
+		}
 	}
 	slices.Sort(seqs)
 	for _, seq := range slices.Compact(seqs) {

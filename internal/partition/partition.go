@@ -49,6 +49,13 @@ type Config struct {
 	// Vectors is the container's vector embedding policy; nil when it has none. The paths it
 	// declares that the indexing policy gives an approximate index get a graph (vector.go).
 	Vectors *searchpolicy.VectorPolicy
+	// FullText is the container's full-text policy; nil when it has none. It gives the
+	// language of the paths whose full-text indexes the range index holds (IndexTerms).
+	FullText *searchpolicy.FullTextPolicy
+	// OlderFullText is set for a container created by a build that wrote no full-text terms:
+	// a partition whose indexing record does not say its entries hold them rebuilds them
+	// (loadIndexState) before queries trust them.
+	OlderFullText bool
 	// OnSplit, when set, adds to the batch of a split's commit what the partition's host keeps
 	// of the two children (a replication group's first state), on every replica.
 	OnSplit func(b *storage.Batch, children [2]Child) error
@@ -126,6 +133,8 @@ type Partition struct {
 	unique *uniquekey.Policy
 	// vectors is the container's vector embedding policy, fixed at creation; nil for none.
 	vectors *searchpolicy.VectorPolicy
+	// fullText is the container's full-text policy, fixed at creation; nil for none.
+	fullText *searchpolicy.FullTextPolicy
 	// mirrors are the committed states of the vector indexes, by path, loaded when first
 	// needed (vector.go); vecMu orders their loads and the commits that change them.
 	vecMu   sync.Mutex
@@ -147,6 +156,7 @@ func Open(cfg Config) (*Partition, error) {
 		keepImages: cfg.KeepImages,
 		unique:     cfg.Unique,
 		vectors:    cfg.Vectors,
+		fullText:   cfg.FullText,
 		queue:      make(chan *request, 1024),
 		stopped:    make(chan struct{}),
 		closing:    make(chan struct{}),
@@ -161,7 +171,7 @@ func Open(cfg Config) (*Partition, error) {
 		p.log = newReplicatedLog(p, cfg.Replica)
 	}
 	p.defaultTTL.Store(cfg.DefaultTTL)
-	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index)
+	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index, cfg.OlderFullText)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/indexing"
+	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -53,11 +55,18 @@ type indexingRecord struct {
 	Prevs  []json.RawMessage `json:"prevs,omitempty"`
 	Cursor uint64            `json:"cursor,omitempty"`
 	Done   int64             `json:"done,omitempty"`
+	// Terms is what the policies stand for: termsFullText, every record this build writes,
+	// when a full-text index has entries; 0 (absent) in a record of an earlier build, whose
+	// entries have none, whatever its policies say (olderTerms).
+	Terms int `json:"terms,omitempty"`
 }
+
+// termsFullText is the Terms of a record whose policies' full-text indexes have entries.
+const termsFullText = 1
 
 // put adds the record of s for partition id to b.
 func (s *indexState) put(b *storage.Batch, container, id uint32) error {
-	v, err := json.Marshal(indexingRecord{Policy: s.polJSON, Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done})
+	v, err := json.Marshal(indexingRecord{Policy: s.polJSON, Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done, Terms: termsFullText})
 	if err != nil {
 		return err
 	}
@@ -65,40 +74,78 @@ func (s *indexState) put(b *storage.Batch, container, id uint32) error {
 }
 
 // loadIndexState reads the index state of a partition; without a record, it follows cfg.
-func loadIndexState(db *storage.DB, container, id uint32, cfg *indexing.Policy) (*indexState, error) {
+// older says that the container's partitions were written by a build without full-text
+// terms (Config.OlderFullText), so that a partition without a record has none.
+func loadIndexState(db *storage.DB, container, id uint32, cfg *indexing.Policy, older bool) (*indexState, error) {
 	v, err := db.GetCopy(nil, storage.IndexingKey(container, id))
 	if storage.IsNotFound(err) {
-		return &indexState{pol: cfg, polJSON: cfg.JSON()}, nil
+		st := &indexState{pol: cfg, polJSON: cfg.JSON()}
+		if older {
+			return st.olderTerms()
+		}
+		return st, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	st, err := decodeIndexState(v, id)
-	if err == nil && st.pol.Equal(cfg) {
+	st, terms, err := decodeIndexState(v, id)
+	if err != nil {
+		return nil, err
+	}
+	if st.pol.Equal(cfg) {
 		st.pol = cfg
 	}
-	return st, err
+	if terms < termsFullText {
+		return st.olderTerms()
+	}
+	return st, nil
 }
 
-func decodeIndexState(v []byte, id uint32) (*indexState, error) {
+// olderTerms is the state of a partition whose entries a build without full-text terms
+// wrote: they follow st's policies without their full-text indexes. When st's policy has
+// full-text indexes, that policy without them joins the earlier ones and the rebuild starts
+// again from the first item, which adds their entries; until it is done, queries do not trust
+// them (IndexTrusted). Every replica derives the same state from the same record.
+func (st *indexState) olderTerms() (*indexState, error) {
+	if len(st.pol.FullTextIndexes()) == 0 {
+		// Queries never trust a full-text index the policy lacks, and one added later is
+		// rebuilt from a state that holds this policy among the earlier ones.
+		return st, nil
+	}
+	without, err := st.pol.WithoutFullText()
+	if err != nil {
+		return nil, err
+	}
+	c := *st
+	c.prevs, c.prevJSON = slices.Clone(st.prevs), slices.Clone(st.prevJSON)
+	if !indexing.ContainsEqual(c.prevs, without) {
+		c.prevs = append(c.prevs, without)
+		c.prevJSON = append(c.prevJSON, without.JSON())
+	}
+	c.cursor, c.done = 0, 0
+	return &c, nil
+}
+
+// decodeIndexState reads an indexing record, with the Terms it was written for.
+func decodeIndexState(v []byte, id uint32) (*indexState, int, error) {
 	var rec indexingRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, fmt.Errorf("partition %d: indexing record: %w", id, err)
+		return nil, 0, fmt.Errorf("partition %d: indexing record: %w", id, err)
 	}
 	pol, err := indexing.Parse(rec.Policy)
 	if err != nil {
-		return nil, fmt.Errorf("partition %d: indexing record: %w", id, err)
+		return nil, 0, fmt.Errorf("partition %d: indexing record: %w", id, err)
 	}
 	st := &indexState{pol: pol, polJSON: pol.JSON(), cursor: rec.Cursor, done: rec.Done, recorded: true}
 	for _, raw := range rec.Prevs {
 		prev, err := indexing.Parse(raw)
 		if err != nil {
-			return nil, fmt.Errorf("partition %d: indexing record: %w", id, err)
+			return nil, 0, fmt.Errorf("partition %d: indexing record: %w", id, err)
 		}
 		st.prevs = append(st.prevs, prev)
 		st.prevJSON = append(st.prevJSON, raw)
 	}
-	return st, nil
+	return st, rec.Terms, nil
 }
 
 // Policy is the indexing policy the partition's writes follow.
@@ -293,7 +340,7 @@ func (p *Partition) reindexRead(st *indexState, maxItems, maxBytes int) (items [
 			items = append(items, x)
 			return err == nil, err
 		}
-		if x.Del, x.Add, err = rebuildDiff(d.json, st.pol, st.prevs); err != nil {
+		if x.Del, x.Add, err = rebuildDiff(d.json, st.pol, st.prevs, p.fullText); err != nil {
 			return false, fault.New(fault.Internal, "stored item %d is not valid JSON: %w", seq, err)
 		}
 		items = append(items, x)
@@ -332,14 +379,14 @@ func (a *applyBatch) stageReindex(s *reindexStep) error {
 // rebuildDiff is what a step changes in an item's entries, which follow one of prevs or pol:
 // it removes its terms under any of prevs that pol does not give, and adds those of pol's
 // that not every one of prevs gives (an entry set again is unchanged).
-func rebuildDiff(body []byte, pol *indexing.Policy, prevs []*indexing.Policy) (del, add [][]byte, err error) {
-	cur, err := IndexTerms(body, pol)
+func rebuildDiff(body []byte, pol *indexing.Policy, prevs []*indexing.Policy, ft *searchpolicy.FullTextPolicy) (del, add [][]byte, err error) {
+	cur, err := IndexTerms(body, pol, ft)
 	if err != nil {
 		return nil, nil, err
 	}
 	var union, inter [][]byte
 	for i, prev := range prevs {
-		t, err := IndexTerms(body, prev)
+		t, err := IndexTerms(body, prev, ft)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -357,10 +404,11 @@ func rebuildDiff(body []byte, pol *indexing.Policy, prevs []*indexing.Policy) (d
 // writeDiff is the entry change of a write while a rebuild runs: the replaced version's
 // entries follow pol (its terms old) or one of st's prevs, so all of those are removed that
 // the new version's terms do not keep, and every new term is added that not all of them hold.
-func (st *indexState) writeDiff(oldJSON []byte, old, new [][]byte) (del, add [][]byte, err error) {
+// ft is the partition's full-text policy.
+func (st *indexState) writeDiff(oldJSON []byte, old, new [][]byte, ft *searchpolicy.FullTextPolicy) (del, add [][]byte, err error) {
 	union, inter := old, old
 	for _, prev := range st.prevs {
-		t, err := IndexTerms(oldJSON, prev)
+		t, err := IndexTerms(oldJSON, prev, ft)
 		if err != nil {
 			return nil, nil, err
 		}

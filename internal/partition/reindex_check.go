@@ -50,7 +50,7 @@ func (p *Partition) CheckIndex() error {
 		// An item kept out of the index holds the marker alone, under any policy.
 		match := len(have) == 1 && have[0] == string(unindexedTerm)
 		for _, pol := range append(slices.Clone(st.prevs), st.pol) {
-			want, err := IndexTerms(d.json, pol)
+			want, err := IndexTerms(d.json, pol, p.fullText)
 			if err != nil {
 				return false, err
 			}

@@ -39,7 +39,7 @@ func TestReindexWithConcurrentWrites(t *testing.T) {
 		}
 		op := Operation{Kind: kind, EPK: epk.SchemeV2.Hash(key), ID: item.ID, Item: item}
 		if pol != nil { // otherwise the writer computes them
-			op.Terms, op.TermsPolicy = TermsOf(item.Value, pol), pol
+			op.Terms, op.TermsPolicy = TermsOf(item.Value, pol, nil), pol
 		}
 		if kind == Delete {
 			op.Item, op.Terms = nil, nil
@@ -95,7 +95,7 @@ func TestReindexWithConcurrentWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := decodeIndexState(v, 0); err != nil || !st.settled() || !st.pol.Equal(newPol) {
+	if st, terms, err := decodeIndexState(v, 0); err != nil || terms != termsFullText || !st.settled() || !st.pol.Equal(newPol) {
 		t.Fatalf("the record after the rebuild: %s, %v", v, err)
 	}
 }

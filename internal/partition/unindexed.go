@@ -5,6 +5,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/indexing"
+	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -22,8 +23,8 @@ func NotIndexed() [][]byte { return [][]byte{unindexedTerm} }
 // IncludedTerms are the terms of an item written with the indexing directive Include: those
 // of the policy's paths, even under a manual policy. Never nil, so that the writer does not
 // compute terms of its own.
-func IncludedTerms(v value.Value, pol *indexing.Policy) [][]byte {
-	t := termsOf(v, pol)
+func IncludedTerms(v value.Value, pol *indexing.Policy, ft *searchpolicy.FullTextPolicy) [][]byte {
+	t := termsOf(v, pol, ft)
 	if t == nil {
 		t = [][]byte{}
 	}
@@ -47,7 +48,7 @@ func (p *Partition) storedTerms(json []byte, seq uint64, pol *indexing.Policy) (
 	if err != nil {
 		return nil, err
 	}
-	return termsOf(v, pol), nil
+	return termsOf(v, pol, p.fullText), nil
 }
 
 // isUnindexed reports whether item seq carries the marker, as get (of the database or of a

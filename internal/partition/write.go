@@ -696,7 +696,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		res.Doc = Doc{JSON: ch.Value[header:], LSN: cmd.LSN, Seq: ch.Seq}
 		delta += int64(len(ch.Value) - header)
 		if newTerms == nil {
-			if newTerms, err = IndexTerms(res.Doc.JSON, ix.pol); err != nil {
+			if newTerms, err = IndexTerms(res.Doc.JSON, ix.pol, p.fullText); err != nil {
 				return Change{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %w", err)
 			}
 		}
@@ -704,7 +704,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 	}
 	if exists && !ix.settled() {
 		// A rebuild runs: the replaced version's entries may follow an earlier policy.
-		if ch.IndexDel, ch.IndexAdd, err = ix.writeDiff(old.json, oldTerms, newTerms); err != nil {
+		if ch.IndexDel, ch.IndexAdd, err = ix.writeDiff(old.json, oldTerms, newTerms, p.fullText); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "stored item is not valid JSON: %w", err)
 		}
 	} else {

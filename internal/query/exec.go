@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -87,7 +88,7 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 	}
 	orig := src
 	if ir, ok := src.(IndexedReader); ok && !opts.NoIndex {
-		if r, ok := p.indexRange(opts.Params, ir.Indexes); ok {
+		if r, ok := p.indexRange(opts.Params, opts.FullText, ir.Indexes); ok {
 			src = indexed{ir, r}
 			ev.stats.Index.Filter = r.Path
 		}
@@ -96,11 +97,14 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 		return p.stream(ev, src, tok, max)
 	}
 	if p.ranked() {
-		if err := p.gatherCorpus(ev, orig); err != nil {
+		if err := p.gatherCorpus(ev, orig, opts.NoIndex); err != nil {
 			return Page{}, err
 		}
 	}
 	all, ok, err := p.fromVectorIndex(ev, orig, opts.NoIndex)
+	if err == nil && !ok {
+		all, ok, err = p.fromTextIndex(ev, orig, opts.NoIndex)
+	}
 	if err == nil && !ok {
 		all, ok, err = p.fromOrderIndex(ev, orig, tok, max, opts.NoIndex)
 	}
@@ -147,7 +151,7 @@ func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int,
 		need = min(need, offset+p.count(ev, p.q.Select.Top))
 	}
 	var from, to []byte
-	if r, ok := p.indexRange(ev.params, nil); ok && r.Path == path {
+	if r, ok := p.indexRange(ev.params, nil, func(path string) bool { return !indexing.IsFullTextTermPath(path) }); ok && r.Path == path {
 		from, to = r.Lo, r.Hi // the filter on the ORDER BY path bounds the read
 	}
 	results, ok, err := p.ordered(ev, s.Parts(), path, from, to, need)

@@ -2,17 +2,25 @@ package query
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/fulltext"
+	"github.com/partita-db/partita/internal/indexing"
+	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/value"
 )
 
 // IndexRange is a range of a range index that holds every item a query can match: the items
 // with a value at Path whose ordered encoding (value.AppendOrdered of the indexed value) lies
-// in [Lo, Hi). It may hold more; the query's WHERE is always checked on the items themselves.
+// in [Lo, Hi), or, when Values is set, that is one of Values. It may hold more; the query's
+// WHERE is always checked on the items themselves.
 type IndexRange struct {
-	Path   string // as value.TermPath builds it
+	Path   string // as value.TermPath builds it, or an indexing.FullTextTermPath
 	Lo, Hi []byte
+	// Values, when set, stand for [Lo, Hi): the items with any of these exact values (the
+	// tokens of FullTextContainsAny, or of a ranking's search terms).
+	Values [][]byte `json:",omitempty"`
 }
 
 // IndexedReader is a Reader that can also list, in item order, the items of an index range.
@@ -24,12 +32,24 @@ type IndexedReader interface {
 	ScanIndex(r IndexRange, from *Resume, fn func(pos Position, doc []byte) (bool, error)) error
 }
 
-// indexPred is a WHERE conjunct that an index can answer: root.path op constant.
+// indexPred is a WHERE conjunct that an index can answer: root.path op constant, or a
+// full-text search of a path's text.
 type indexPred struct {
 	path string
-	op   string // "=", "<", "<=", ">", ">="
+	op   string // "=", "<", "<=", ">", ">=", or opText, opTextAny
 	arg  Expr   // a Literal or a Param
+	// For opText and opTextAny: the search strings (Literals or Params), and the property
+	// names of the path, whose language the full-text policy gives.
+	search []Expr
+	segs   []string
 }
+
+// The ops of full-text searches: FullTextContains and FullTextContainsAll (every search string
+// is in the text), and FullTextContainsAny (one is). path is the indexing.FullTextTermPath.
+const (
+	opText    = "text"
+	opTextAny = "textAny"
+)
 
 // findIndexPreds collects the conjuncts of WHERE that compare a property of the root alias
 // with a constant.
@@ -53,6 +73,22 @@ func (p *Prepared) findIndexPreds() {
 	var visit func(e Expr)
 	visit = func(e Expr) {
 		switch x := e.(type) {
+		case Call:
+			if x.UDF || x.Name != "FULLTEXTCONTAINS" && x.Name != "FULLTEXTCONTAINSALL" && x.Name != "FULLTEXTCONTAINSANY" || len(x.Args) < 2 {
+				return
+			}
+			segs, ok := rootPath(x.Args[0], alias)
+			if !ok || !slices.ContainsFunc(x.Args[1:], constant) {
+				return
+			}
+			op := opText
+			if x.Name == "FULLTEXTCONTAINSANY" {
+				op = opTextAny
+				if !all(x.Args[1:], constant) {
+					return // a computed string may match what no index read finds
+				}
+			}
+			p.indexPreds = append(p.indexPreds, indexPred{path: indexing.FullTextTermPath(value.TermPath(segs)), op: op, search: x.Args[1:], segs: segs})
 		case Binary:
 			if x.Op == "AND" {
 				visit(x.L)
@@ -63,14 +99,14 @@ func (p *Prepared) findIndexPreds() {
 				return
 			}
 			if segs, ok := rootPath(x.L, alias); ok && constant(x.R) {
-				p.indexPreds = append(p.indexPreds, indexPred{value.TermPath(segs), x.Op, x.R})
+				p.indexPreds = append(p.indexPreds, indexPred{path: value.TermPath(segs), op: x.Op, arg: x.R})
 			} else if segs, ok := rootPath(x.R, alias); ok && constant(x.L) {
-				p.indexPreds = append(p.indexPreds, indexPred{value.TermPath(segs), flip[x.Op], x.L})
+				p.indexPreds = append(p.indexPreds, indexPred{path: value.TermPath(segs), op: flip[x.Op], arg: x.L})
 			}
 		case Between:
 			if segs, ok := rootPath(x.X, alias); ok && !x.Not && constant(x.Lo) && constant(x.Hi) {
 				path := value.TermPath(segs)
-				p.indexPreds = append(p.indexPreds, indexPred{path, ">=", x.Lo}, indexPred{path, "<=", x.Hi})
+				p.indexPreds = append(p.indexPreds, indexPred{path: path, op: ">=", arg: x.Lo}, indexPred{path: path, op: "<=", arg: x.Hi})
 			}
 		}
 	}
@@ -111,15 +147,27 @@ func propertyPath(e Expr, alias string) ([]string, bool) {
 	}
 }
 
-// indexRange picks the index range for this execution: an equality if there is one, else the
-// intersection of the range bounds on the first path that has any, among the paths indexed
-// reports recorded (nil: all). ok is false when no conjunct can use the index (or a constant
-// is not a primitive value).
-func (p *Prepared) indexRange(params map[string]value.Value, indexed func(path string) bool) (IndexRange, bool) {
+// all reports whether every element of xs satisfies f.
+func all[T any](xs []T, f func(T) bool) bool {
+	return !slices.ContainsFunc(xs, func(x T) bool { return !f(x) })
+}
+
+// indexRange picks the index range for this execution: an equality or a full-text search if
+// there is one, else the intersection of the range bounds on the first path that has any,
+// among the paths indexed reports recorded (nil: all). ft is the container's full-text
+// policy, which gives the language of search strings. ok is false when no conjunct can use
+// the index (or a constant is not a primitive value).
+func (p *Prepared) indexRange(params map[string]value.Value, ft *searchpolicy.FullTextPolicy, indexed func(path string) bool) (IndexRange, bool) {
 	var best IndexRange
 	found := false
 	for _, pred := range p.indexPreds {
 		if indexed != nil && !indexed(pred.path) {
+			continue
+		}
+		if pred.op == opText || pred.op == opTextAny {
+			if r, ok := pred.textRange(params, ft); ok {
+				return r, true
+			}
 			continue
 		}
 		var v value.Value
@@ -156,4 +204,46 @@ func (p *Prepared) indexRange(params map[string]value.Value, indexed func(path s
 		}
 	}
 	return best, found
+}
+
+// textRange is the index range of a full-text search: the items that hold one token of the
+// search (FullTextContains, FullTextContainsAll: the first token of the first search string
+// that has any, which every match holds), or one of the first tokens of each string
+// (FullTextContainsAny). A string that analyzes to no token is never contained: it needs no
+// read (Any), or another string stands for the search (All). ok is false when no string gives
+// a token (only stop words, say: the query reads every item, as it returns none of them
+// either way) or a search string of Any is not a string.
+func (pred indexPred) textRange(params map[string]value.Value, ft *searchpolicy.FullTextPolicy) (IndexRange, bool) {
+	lang := ft.Language(pred.segs)
+	var values [][]byte
+	for _, e := range pred.search {
+		var v value.Value
+		switch a := e.(type) {
+		case Literal:
+			v = a.Val
+		case Param:
+			v = params[a.Name]
+		default:
+			continue // computed: another string stands for an All search (Any has none)
+		}
+		if v.Kind() != value.String {
+			if pred.op == opTextAny {
+				return IndexRange{}, false
+			}
+			continue
+		}
+		terms := fulltext.Analyze(lang, v.Str())
+		if len(terms) == 0 {
+			continue
+		}
+		tok := indexing.FullTextToken(terms[0])
+		if pred.op == opText {
+			return IndexRange{Path: pred.path, Lo: tok, Hi: append(tok[:len(tok):len(tok)], 0xFF)}, true
+		}
+		values = append(values, tok)
+	}
+	if len(values) == 0 {
+		return IndexRange{}, false
+	}
+	return IndexRange{Path: pred.path, Values: values}, true
 }

@@ -39,7 +39,7 @@ func (p *Prepared) OrderKeys() (keys []OrderKey, ok bool) {
 func (p *Prepared) FilterPaths() []string {
 	var out []string
 	for _, pred := range p.indexPreds {
-		if !slices.Contains(out, pred.path) {
+		if pred.op != opText && pred.op != opTextAny && !slices.Contains(out, pred.path) {
 			out = append(out, pred.path)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/fulltext"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/value"
 	"github.com/partita-db/partita/internal/vectorindex"
@@ -246,17 +247,37 @@ func scoreCalls(e Expr) []Call {
 	return calls
 }
 
-// gatherCorpus reads every item of src once to count what BM25 needs for the query's
-// FullTextScore calls: the items, the terms of the text at each scored path, and the items
-// whose text holds each search term. It runs before the query, over the whole source (the
-// WHERE clause does not narrow the statistics), and leaves them in ev.env.corpus.
-func (p *Prepared) gatherCorpus(ev *evaluator, src Reader) error {
-	type scored struct {
-		lang  string
-		segs  []string
-		terms map[string]bool
-	}
-	byKey := map[string]*scored{}
+// CorpusReader is a part of a source that can give the BM25 statistics of its items' text
+// from a full-text index, without reading them.
+type CorpusReader interface {
+	// FullTextStats returns, for the items the part holds, how many there are, how many
+	// tokens their text at path (an indexing.FullTextTermPath) holds in all, and in how many
+	// items' text each of tokens (analyzed) appears. ok is false when the part's index cannot
+	// tell (not built for the path, say): the caller reads the items.
+	FullTextStats(path string, tokens []string) (st TextStats, ok bool, err error)
+}
+
+// TextStats are the statistics a CorpusReader gives.
+type TextStats struct {
+	Items, Tokens int64
+	Freq          []int64 // by token asked for
+}
+
+// scoredText is what the query's FullTextScore calls of one path and language need counted.
+type scoredText struct {
+	lang  string
+	segs  []string
+	terms map[string]bool
+}
+
+// gatherCorpus counts what BM25 needs for the query's FullTextScore calls: the items, the
+// terms of the text at each scored path, and the items whose text holds each search term.
+// It runs before the query, over the whole source (the WHERE clause does not narrow the
+// statistics), part by part: from a part's full-text index when it can tell (CorpusReader),
+// otherwise by reading every item of the part once. Both give the same counts. It leaves them
+// in ev.env.corpus.
+func (p *Prepared) gatherCorpus(ev *evaluator, src Reader, noIndex bool) error {
+	byKey := map[string]*scoredText{}
 	for _, o := range p.q.OrderBy {
 		if !o.Rank {
 			continue
@@ -277,7 +298,7 @@ func (p *Prepared) gatherCorpus(ev *evaluator, src Reader) error {
 			}
 			k := corpusKey(lang, segs)
 			if byKey[k] == nil {
-				byKey[k] = &scored{lang: lang, segs: segs, terms: map[string]bool{}}
+				byKey[k] = &scoredText{lang: lang, segs: segs, terms: map[string]bool{}}
 			}
 			for _, t := range terms {
 				byKey[k].terms[t] = true
@@ -291,7 +312,62 @@ func (p *Prepared) gatherCorpus(ev *evaluator, src Reader) error {
 	for k := range byKey {
 		corpus[k] = &fulltext.Corpus{Freq: map[string]int{}}
 	}
-	err := src.Scan(nil, func(pos Position, doc []byte) (bool, error) {
+	ev.env.corpus = corpus
+	parts := []Reader{src}
+	if s, ok := src.(Splitter); ok {
+		parts = s.Parts()
+	}
+	for _, part := range parts {
+		if cr, ok := part.(CorpusReader); ok && !noIndex {
+			if ok, err := corpusFromIndex(cr, byKey, corpus); ok || err != nil {
+				continue
+			}
+		}
+		if err := scanCorpus(ev, part, byKey, corpus); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// corpusFromIndex adds a part's statistics from its full-text index to corpus, for every
+// scored path, or nothing when the index cannot tell them for one of them.
+func corpusFromIndex(cr CorpusReader, byKey map[string]*scoredText, corpus map[string]*fulltext.Corpus) (bool, error) {
+	type counted struct {
+		key    string
+		tokens []string
+		st     TextStats
+	}
+	var all []counted
+	for k, s := range byKey {
+		c := counted{key: k}
+		for t := range s.terms {
+			c.tokens = append(c.tokens, t)
+		}
+		slices.Sort(c.tokens)
+		st, ok, err := cr.FullTextStats(indexing.FullTextTermPath(value.TermPath(s.segs)), c.tokens)
+		if err != nil || !ok {
+			return false, err
+		}
+		c.st = st
+		all = append(all, c)
+	}
+	for _, c := range all {
+		co := corpus[c.key]
+		co.Docs += int(c.st.Items)
+		co.Terms += int(c.st.Tokens)
+		for i, t := range c.tokens {
+			if n := int(c.st.Freq[i]); n > 0 {
+				co.Freq[t] += n
+			}
+		}
+	}
+	return true, nil
+}
+
+// scanCorpus adds the statistics of the items of src to corpus, reading each once.
+func scanCorpus(ev *evaluator, src Reader, byKey map[string]*scoredText, corpus map[string]*fulltext.Corpus) error {
+	return src.Scan(nil, func(pos Position, doc []byte) (bool, error) {
 		ev.stats.ItemsLoaded++
 		ev.stats.BytesLoaded += len(doc)
 		v, err := value.Parse(doc)
@@ -319,8 +395,75 @@ func (p *Prepared) gatherCorpus(ev *evaluator, src Reader) error {
 		}
 		return true, nil
 	})
-	ev.env.corpus = corpus
-	return err
+}
+
+// fromTextIndex answers a full-text ranking (SELECT TOP k ... ORDER BY RANK
+// FullTextScore(c.path, terms)) from the parts' full-text indexes. Only an item whose text
+// holds a search term scores above 0 (each term adds a positive BM25 weight), so when at
+// least k results do, they are the ones every other result ranks after: the query then reads
+// only the items holding a term (in item order, so that ties break as they would over all
+// items), and its WHERE, projection and scores run on them as on any. When fewer than k do,
+// the result also takes items scoring 0, in item order: ok is false, and the caller reads
+// every item. ok is false too when the query is not such a ranking.
+func (p *Prepared) fromTextIndex(ev *evaluator, src Reader, noIndex bool) (all []value.Value, ok bool, err error) {
+	q := p.q
+	s, isSplit := src.(Splitter)
+	if noIndex || !isSplit || !p.ranked() || p.fused() || p.derived != nil || p.grouped || q.Select.Distinct || q.Offset != nil ||
+		q.Select.Top == nil || q.From == nil || len(q.From.Joins) > 0 || q.From.Source.In {
+		return nil, false, nil
+	}
+	if _, ok := q.From.Source.Expr.(Ident); !ok {
+		return nil, false, nil
+	}
+	c, isCall := q.OrderBy[0].Expr.(Call)
+	if !isCall || c.UDF || c.Name != "FULLTEXTSCORE" {
+		return nil, false, nil
+	}
+	segs, isPath := rootPath(c.Args[0], q.From.Source.Alias)
+	if !isPath {
+		return nil, false, nil
+	}
+	args, err := ev.evalArgs(c.Args[1:], nil)
+	if err != nil {
+		return nil, false, err
+	}
+	terms, _ := scoreTerms(ev.fullTextLanguage(c), args)
+	k := p.count(ev, q.Select.Top)
+	if len(terms) == 0 || k == 0 {
+		return nil, false, nil
+	}
+	r := IndexRange{Path: indexing.FullTextTermPath(value.TermPath(segs))}
+	seen := map[string]bool{}
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			r.Values = append(r.Values, indexing.FullTextToken(t))
+		}
+	}
+	merged := &partial{}
+	for _, part := range s.Parts() {
+		ir, ok := part.(IndexedReader)
+		if !ok || !ir.Indexes(r.Path) {
+			return nil, false, nil
+		}
+		pa, err := p.gather(ev, p.scanInput(ev, indexed{ir, r}))
+		if err != nil {
+			return nil, false, err
+		}
+		merged.merge(pa)
+	}
+	scored := 0
+	for _, res := range merged.results {
+		if k := res.keys[0]; k.Kind() == value.Number && k.Num() > 0 {
+			scored++
+		}
+	}
+	if scored < k {
+		return nil, false, nil
+	}
+	ev.stats.Index.Filter = r.Path
+	all, err = p.finish(ev, merged)
+	return all, err == nil, err
 }
 
 // Ranking.

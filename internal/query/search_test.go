@@ -8,6 +8,7 @@ import (
 
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/fulltext"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/searchpolicy"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -202,6 +203,60 @@ func TestSearchRefusals(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want an error saying %q", c.sql, err, c.want)
+		}
+	}
+}
+
+// The full-text conjuncts of WHERE choose an index range of one analyzed token: the first of
+// the first string that gives one (Contains, ContainsAll), or the first of each (ContainsAny);
+// a search that gives no token reads every item, and so does one on a path the index lacks.
+func TestFullTextIndexRange(t *testing.T) {
+	ft, err := searchpolicy.ParseFullText([]byte(`{"defaultLanguage":"en-US","fullTextPaths":[{"path":"/text"},{"path":"/de","language":"de-DE"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := indexing.FullTextTermPath("/text")
+	token := func(s string) string { return string(indexing.FullTextToken(s)) }
+	for _, c := range []struct {
+		sql    string
+		want   []string // the tokens of the range: one for Lo, several for Values; nil for none
+		values bool
+	}{
+		{`SELECT * FROM c WHERE FullTextContains(c.text, 'Running dogs')`, []string{"run"}, false},
+		{`SELECT * FROM c WHERE FullTextContains(c.text, 'the')`, nil, false},
+		{`SELECT * FROM c WHERE FullTextContains(c.text, @w)`, []string{"cat"}, false},
+		{`SELECT * FROM c WHERE c.n > 1 AND FullTextContainsAll(c.text, 'the', c.x, 'foxes')`, []string{"fox"}, false},
+		{`SELECT * FROM c WHERE FullTextContainsAny(c.text, 'the', 'cats', 'quick dogs')`, []string{"cat", "quick"}, true},
+		{`SELECT * FROM c WHERE FullTextContainsAny(c.text, 'cats', c.x)`, nil, false},
+		{`SELECT * FROM c WHERE NOT FullTextContains(c.text, 'cats')`, nil, false},
+		{`SELECT * FROM c WHERE FullTextContains(c.other, 'cats')`, nil, false},
+		{`SELECT * FROM c WHERE FullTextContains(c.de, 'Häuser')`, []string{"haus"}, false},
+	} {
+		p, err := Prepare(c.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := p.indexRange(map[string]value.Value{"@w": value.Str("cats")}, ft, func(p string) bool {
+			return p == path || p == indexing.FullTextTermPath("/de")
+		})
+		var got []string
+		switch {
+		case ok && r.Values != nil:
+			for _, v := range r.Values {
+				got = append(got, string(v))
+			}
+		case ok:
+			if string(r.Hi) != string(r.Lo)+"\xff" {
+				t.Errorf("%s: range [%q, %q) is not one value", c.sql, r.Lo, r.Hi)
+			}
+			got = []string{string(r.Lo)}
+		}
+		var want []string
+		for _, w := range c.want {
+			want = append(want, token(w))
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") || ok && (r.Values != nil) != c.values {
+			t.Errorf("%s: range %q (values %v), want %q", c.sql, got, r.Values != nil, want)
 		}
 	}
 }

@@ -148,7 +148,7 @@ func (it *Items) ParseOp(t testing.TB, kind string, args []datadriven.CmdArg) *O
 		if ke := epk.SchemeV2.Hash(key); ke != e {
 			t.Fatalf("item's EPK %s is not the pk's %s", ke.Hex(), e.Hex())
 		}
-		op.Op.Item, op.Op.Terms = item, partition.TermsOf(item.Value, nil) // as the engine does
+		op.Op.Item, op.Op.Terms = item, partition.TermsOf(item.Value, nil, nil) // as the engine does
 		op.Op.Unique = it.Unique.Entries(item.Value)
 	case partition.Mutate:
 		op.Op.Mutate = func(cur []byte) (*document.Item, epk.EPK, [][]byte, error) {
@@ -192,7 +192,7 @@ func (it *Items) ParseOp(t testing.TB, kind string, args []datadriven.CmdArg) *O
 			if err != nil {
 				return nil, "", nil, err
 			}
-			return item, epk.SchemeV2.Hash(key), partition.TermsOf(item.Value, nil), nil
+			return item, epk.SchemeV2.Hash(key), partition.TermsOf(item.Value, nil, nil), nil
 		}
 		if changePK != "" {
 			it.EPK(changePK)
