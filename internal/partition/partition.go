@@ -525,6 +525,20 @@ func (r *docReader) get(e []byte, seq uint64) (stored, bool, error) {
 	return r.getKey(r.key)
 }
 
+// committedDoc reads the committed version of the item of EPK e created at seq, with *key as
+// scratch; ok is false when the item is gone. Steps decided on the writer read so.
+func (p *Partition) committedDoc(key *[]byte, e string, seq uint64) (d stored, ok bool, err error) {
+	*key = storage.DocKey((*key)[:0], p.container, e, seq)
+	v, err := p.db.GetCopy(nil, *key)
+	if storage.IsNotFound(err) {
+		return stored{}, false, nil
+	}
+	if err == nil {
+		d, err = decodeValue(v)
+	}
+	return d, err == nil, err
+}
+
 // getKey is get of a document key.
 func (r *docReader) getKey(key []byte) (stored, bool, error) {
 	if !r.it.SeekGE(key) || !bytes.Equal(r.it.Key(), key) {

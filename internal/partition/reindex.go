@@ -275,21 +275,12 @@ func (p *Partition) ReindexStep(maxItems, maxBytes int) (finished bool, read int
 		for _, x := range items {
 			// The version read must still be the item's: otherwise a write rewrote its entries
 			// under the current policy, or deleted them with the item.
-			buf = storage.DocKey(buf[:0], p.container, x.EPK, x.Seq)
-			v, err := p.db.GetCopy(nil, buf)
-			if storage.IsNotFound(err) {
-				step.Done++
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			d, err := decodeValue(v)
+			d, ok, err := p.committedDoc(&buf, x.EPK, x.Seq)
 			if err != nil {
 				return nil, err
 			}
 			step.Done++
-			if d.lsn() == x.lsn && len(x.Del)+len(x.Add) > 0 {
+			if ok && d.lsn() == x.lsn && len(x.Del)+len(x.Add) > 0 {
 				step.Items = append(step.Items, x.reindexed)
 			}
 		}

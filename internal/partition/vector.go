@@ -103,9 +103,6 @@ type graphBuild struct {
 	done   int64
 }
 
-// kept reports whether writes maintain the graph.
-func (m *graphMirror) kept() bool { return m.complete || m.build != nil }
-
 // graph returns the mirror of the committed state of the index over path, with its graph
 // loaded when nodes is set. The result is a copy: the mirror itself changes under vecMu.
 func (p *Partition) graph(path string, nodes bool) (graphMirror, error) {

@@ -152,17 +152,12 @@ func (p *Partition) buildVectors(maxItems, maxBytes int) (finished bool, read in
 		step := &vectorBuildStep{Path: spec.path, Cursor: next, Done: done, End: end && started}
 		var key []byte
 		for _, x := range items {
-			key = storage.DocKey(key[:0], p.container, x.epk, x.seq)
-			v, err := p.db.GetCopy(nil, key)
-			if storage.IsNotFound(err) {
+			d, ok, err := p.committedDoc(&key, x.epk, x.seq)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
 				continue // deleted since: its delete removed it from the graph, if there
-			}
-			if err != nil {
-				return nil, err
-			}
-			d, err := decodeValue(v)
-			if err != nil {
-				return nil, err
 			}
 			step.Done++
 			if vec, ok := spec.vectorOf(d.json); ok {

@@ -170,13 +170,7 @@ func (p *Prepared) indexRange(params map[string]value.Value, ft *searchpolicy.Fu
 			}
 			continue
 		}
-		var v value.Value
-		switch a := pred.arg.(type) {
-		case Literal:
-			v = a.Val
-		case Param:
-			v = params[a.Name]
-		}
+		v, _ := constantOf(pred.arg, params)
 		enc, ok := value.AppendIndexed(nil, v)
 		if !ok {
 			continue
@@ -217,13 +211,8 @@ func (pred indexPred) textRange(params map[string]value.Value, ft *searchpolicy.
 	lang := ft.Language(pred.segs)
 	var values [][]byte
 	for _, e := range pred.search {
-		var v value.Value
-		switch a := e.(type) {
-		case Literal:
-			v = a.Val
-		case Param:
-			v = params[a.Name]
-		default:
+		v, ok := constantOf(e, params)
+		if !ok {
 			continue // computed: another string stands for an All search (Any has none)
 		}
 		if v.Kind() != value.String {

@@ -43,3 +43,15 @@ func ParseParameters(b []byte) (map[string]value.Value, error) {
 	}
 	return Params(ps)
 }
+
+// constantOf is the value of a literal or a bound parameter (undefined when unbound); ok is
+// false for any other expression.
+func constantOf(e Expr, params map[string]value.Value) (v value.Value, ok bool) {
+	switch x := e.(type) {
+	case Literal:
+		return x.Val, true
+	case Param:
+		return params[x.Name], true
+	}
+	return v, false
+}

@@ -31,16 +31,8 @@ func (p *Prepared) PartitionKeys(paths [][]string, params map[string]value.Value
 	}
 	split(q.Where)
 	constant := func(e Expr) (value.Value, bool) {
-		var v value.Value
-		switch x := e.(type) {
-		case Literal:
-			v = x.Val
-		case Param:
-			v = params[x.Name]
-		default:
-			return v, false
-		}
-		return v, v.IsPrimitive()
+		v, ok := constantOf(e, params)
+		return v, ok && v.IsPrimitive()
 	}
 	candidates := func(path []string) []value.Value {
 		for _, c := range conjuncts {
