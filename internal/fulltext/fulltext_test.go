@@ -1,9 +1,14 @@
 package fulltext
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
+
+	snowball "github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 )
 
 func TestAnalyze(t *testing.T) {
@@ -23,6 +28,26 @@ func TestAnalyze(t *testing.T) {
 	} {
 		if got := Analyze(c.lang, c.text); !slices.Equal(got, c.want) {
 			t.Errorf("Analyze(%q, %q) = %q, want %q", c.lang, c.text, got, c.want)
+		}
+	}
+}
+
+// Remembered stems are the stems: over more distinct words than a language remembers (so its
+// memory starts afresh on the way) and each word again, Analyze gives what the stemmer gives.
+func TestStemCache(t *testing.T) {
+	var words []string
+	for i := range stemCacheSize + 1000 {
+		words = append(words, fmt.Sprintf("Running%dnesses", i))
+	}
+	text := strings.Join(words, " ")
+	for round := range 2 {
+		got := Analyze("en-US", text)
+		for i, w := range words {
+			env := snowball.NewEnv(strings.ToLower(w))
+			english.Stem(env)
+			if got[i] != env.Current() {
+				t.Fatalf("round %d: %q gave %q, the stemmer %q", round, w, got[i], env.Current())
+			}
 		}
 	}
 }
