@@ -29,7 +29,7 @@ import (
 //	purge   = uvarint(through) list(bytes(EPK) uvarint(LSN) uvarint(index))
 //	split-start = bytes(at) uvarint(left) uvarint(right)
 //	split-commit, split-abort = (nothing)
-//	vector-build = bytes(path) uvarint(cursor) varint(done) byte(end)
+//	vector-build = bytes(path) byte(started) uvarint(from) uvarint(cursor) varint(done) byte(end)
 //	          list(uvarint(seq) bytes(float32 little-endian...))
 //
 // The version byte comes first so that a later encoding can be told apart: a replica refuses
@@ -78,6 +78,8 @@ func encodeEntry(dst []byte, e *entry) []byte {
 	case entryVectorBuild:
 		b := e.build
 		dst = appendBytes(dst, []byte(b.Path))
+		dst = append(dst, boolByte(b.Started))
+		dst = binary.AppendUvarint(dst, b.From)
 		dst = binary.AppendUvarint(dst, b.Cursor)
 		dst = binary.AppendVarint(dst, b.Done)
 		dst = append(dst, boolByte(b.End))
@@ -192,7 +194,7 @@ func decodeEntryBytes(v []byte) (*entry, error) {
 		}
 		e.reindex = r
 	case entryVectorBuild:
-		b := &vectorBuildStep{Path: string(f.bytes()), Cursor: f.uvarint(), Done: f.varint(), End: f.bool()}
+		b := &vectorBuildStep{Path: string(f.bytes()), Started: f.bool(), From: f.uvarint(), Cursor: f.uvarint(), Done: f.varint(), End: f.bool()}
 		n := f.count(2)
 		for range n {
 			x := builtVector{Seq: f.uvarint()}

@@ -74,7 +74,7 @@ func randomEntry(r *rand.Rand, k entryKind) *entry {
 	case entrySplitStart:
 		e.split = &splitPlan{At: epk.EPK(str()), Left: r.Uint32(), Right: r.Uint32()}
 	case entryVectorBuild:
-		s := &vectorBuildStep{Path: str(), Cursor: u(), Done: i64(), End: r.IntN(2) == 0}
+		s := &vectorBuildStep{Path: str(), Started: r.IntN(2) == 0, From: u(), Cursor: u(), Done: i64(), End: r.IntN(2) == 0}
 		for range r.IntN(4) {
 			x := builtVector{Seq: u()}
 			for range r.IntN(5) {

@@ -145,6 +145,11 @@ type reindexed struct {
 type vectorBuildStep struct {
 	Path  string // the index's path, in term-path form
 	Items []builtVector
+	// Started and From are the build as the step found it: whether its record existed, and
+	// its cursor. A step applied to another state (one the index was dropped and added again
+	// since, say) does nothing.
+	Started bool
+	From    uint64
 	// Cursor and Done are the build's progress after the step; End says it is complete.
 	Cursor uint64
 	Done   int64

@@ -149,7 +149,7 @@ func (p *Partition) buildVectors(maxItems, maxBytes int) (finished bool, read in
 		}
 		// Only a snapshot taken after the build record was committed holds every item that
 		// writes did not insert: the first step cannot end the build.
-		step := &vectorBuildStep{Path: spec.path, Cursor: next, Done: done, End: end && started}
+		step := &vectorBuildStep{Path: spec.path, Started: started, From: from, Cursor: next, Done: done, End: end && started}
 		var key []byte
 		for _, x := range items {
 			d, ok, err := p.committedDoc(&key, x.epk, x.seq)
@@ -184,15 +184,16 @@ func hasVectorSpec(p *Partition, ix *indexState, path string) bool {
 }
 
 // stageVectorBuild inserts a step's vectors into the graph over its path and records the
-// build's progress, or its end. A step whose graph the policy no longer keeps, or that a
-// write already made complete, does nothing.
+// build's progress, or its end. A step whose graph the policy no longer keeps, that a write
+// already made complete, or that finds the build elsewhere than it was decided from, does
+// nothing.
 func (a *applyBatch) stageVectorBuild(s *vectorBuildStep) error {
 	gs, err := a.graphs()
 	if err != nil {
 		return err
 	}
 	for _, g := range gs {
-		if g.spec.path != s.Path || g.complete {
+		if g.spec.path != s.Path || g.complete || (g.build != nil) != s.Started || s.Started && g.build.cursor != s.From {
 			continue
 		}
 		for _, x := range s.Items {
