@@ -2,6 +2,7 @@ package vectorindex
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -524,26 +525,17 @@ func TestRandomOperationsKeepRecall(t *testing.T) {
 				for range 400 {
 					switch {
 					case len(live) > 50 && rng.IntN(4) == 0:
-						// Delete a random live id.
-						var victim uint64
-						n := rng.IntN(len(live))
-						for id := range live {
-							if n == 0 {
-								victim = id
-								break
-							}
-							n--
-						}
+						// Delete a random live id (chosen from the sorted ids: map order
+						// would make the run differ from one time to the next).
+						victim := slices.Sorted(maps.Keys(live))[rng.IntN(len(live))]
 						mustDelete(t, ix, st, victim)
 						delete(live, victim)
 					case len(live) > 0 && rng.IntN(10) == 0:
 						// Replace a vector in place.
-						for id := range live {
-							v := pool[rng.IntN(len(pool))]
-							mustInsert(t, ix, st, id, v)
-							live[id] = v
-							break
-						}
+						id := slices.Sorted(maps.Keys(live))[rng.IntN(len(live))]
+						v := pool[rng.IntN(len(pool))]
+						mustInsert(t, ix, st, id, v)
+						live[id] = v
 					case next < len(pool):
 						id := uint64(next)*1_000_003 + 17 // ids need not be dense
 						mustInsert(t, ix, st, id, pool[next])
