@@ -33,6 +33,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/partita-db/partita/internal/vectorindex"
 )
 
 const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
@@ -157,7 +159,7 @@ func run() error {
 				lat = append(lat, took)
 				charge += ch
 				if i < len(qs) {
-					recallSum += recall(ids, truth[qi])
+					recallSum += vectorindex.Recall(ids, truth[qi])
 					recallN++
 				}
 				mu.Unlock()
@@ -421,16 +423,6 @@ func search(ctx context.Context, c *azcosmos.ContainerClient, sql string, q []fl
 		}
 	}
 	return ids, charge, nil
-}
-
-func recall(got, want []string) float64 {
-	n := 0
-	for _, id := range want {
-		if slices.Contains(got, id) {
-			n++
-		}
-	}
-	return float64(n) / float64(len(want))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -19,6 +19,7 @@ import (
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/storage"
 	"github.com/partita-db/partita/internal/value"
+	"github.com/partita-db/partita/internal/vectorindex"
 )
 
 const vectorDims = 16
@@ -61,17 +62,6 @@ func vectorSearch(t *testing.T, c *Container, sql string, q []float64, noIndex b
 		ids = append(ids, v.Get("id").Str())
 	}
 	return ids, res.Stats.Index
-}
-
-// recall is the share of want found in got.
-func recall(got, want []string) float64 {
-	n := 0
-	for _, id := range want {
-		if slices.Contains(got, id) {
-			n++
-		}
-	}
-	return float64(n) / float64(len(want))
 }
 
 // A container created with a diskANN index keeps a graph in each partition from its first
@@ -125,7 +115,7 @@ func TestVectorIndexSearch(t *testing.T) {
 				if (use.Vector == "/v") != wantIndex {
 					t.Fatalf("%s: %s used the vector index %q, want used %v", when, sql, use.Vector, wantIndex)
 				}
-				worst = min(worst, recall(got, exact))
+				worst = min(worst, vectorindex.Recall(got, exact))
 				// What the index found comes in exact order: a prefix of the exact ranking
 				// of those items.
 				var order []int
@@ -260,7 +250,7 @@ func TestVectorIndexBuild(t *testing.T) {
 		checkGraphs(t, e, c)
 		got, use := vectorSearch(t, c, top, q, false)
 		exact, _ := vectorSearch(t, c, top, q, true)
-		if use.Vector != "/v" || recall(got, exact) < 0.9 {
+		if use.Vector != "/v" || vectorindex.Recall(got, exact) < 0.9 {
 			t.Fatalf("%s: %v (index %q), exact %v", when, got, use.Vector, exact)
 		}
 	}
@@ -436,7 +426,7 @@ func TestVectorIndexPowerLoss(t *testing.T) {
 			}
 			ids, use := vectorSearch(t, c, `SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, @q)`, q, false)
 			exact, _ := vectorSearch(t, c, `SELECT TOP 10 c.id FROM c ORDER BY VectorDistance(c.v, @q)`, q, true)
-			if use.Vector == "" || recall(ids, exact) < 0.9 {
+			if use.Vector == "" || vectorindex.Recall(ids, exact) < 0.9 {
 				t.Fatalf("after the crash: %v (index %q), exact %v", ids, use.Vector, exact)
 			}
 		})

@@ -45,7 +45,7 @@ func Each(language, text string, fn func(term string)) {
 	if len(lang) > 2 {
 		lang = lang[:2]
 	}
-	stem := stemmers[lang]
+	stem, cache := stemmers[lang], stems[lang]
 	for len(text) > 0 {
 		// The next word: a run of letters and digits.
 		start := strings.IndexFunc(text, isWordRune)
@@ -63,7 +63,7 @@ func Each(language, text string, fn func(term string)) {
 			continue
 		}
 		if stem != nil {
-			w = stems[lang].of(w, stem)
+			w = cache.of(w, stem)
 		}
 		if w != "" {
 			fn(w)

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"encoding"
 	"iter"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -55,6 +56,16 @@ func vectorSpecs(vec *searchpolicy.VectorPolicy, pol *indexing.Policy) []vectorS
 		}
 	}
 	return out
+}
+
+// vectorSpecAt is the graph pol asks for over path (in term-path form), if any.
+func (p *Partition) vectorSpecAt(pol *indexing.Policy, path string) (vectorSpec, bool) {
+	for _, s := range vectorSpecs(p.vectors, pol) {
+		if s.path == path {
+			return s, true
+		}
+	}
+	return vectorSpec{}, false
 }
 
 // vectorOf is the vector at spec's path of an item's JSON; ok is false when it holds none (no
@@ -406,25 +417,26 @@ func (a *applyBatch) writeVectors() error {
 			}
 		}
 		if ch.Meta != nil {
-			b, err := ch.Meta.MarshalBinary()
-			if err == nil {
-				err = a.b.Set(key(g, storage.VectorMeta, 0), b)
-			}
-			if err != nil {
+			if err := a.setEncoded(key(g, storage.VectorMeta, 0), ch.Meta); err != nil {
 				return err
 			}
 		}
 		if ch.Quantizer != nil {
-			b, err := ch.Quantizer.MarshalBinary()
-			if err == nil {
-				err = a.b.Set(key(g, storage.VectorQuantizer, 0), b)
-			}
-			if err != nil {
+			if err := a.setEncoded(key(g, storage.VectorQuantizer, 0), ch.Quantizer); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// setEncoded sets key to m's binary encoding.
+func (a *applyBatch) setEncoded(key []byte, m encoding.BinaryMarshaler) error {
+	b, err := m.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return a.b.Set(key, b)
 }
 
 // dropVectors deletes the graphs that policy from has and policy to does not (or no longer
@@ -473,13 +485,8 @@ func (rd Reader) SearchVectors(s VectorSearch, r epk.Range, fn func(d Doc, score
 	if len(clipped) == 0 {
 		return true, nil
 	}
-	var spec *vectorSpec
-	for _, sp := range vectorSpecs(p.vectors, p.ix.Load().pol) {
-		if sp.path == s.Path && sp.ix.Config().Metric.String() == s.Distance {
-			spec = &sp
-		}
-	}
-	if spec == nil || len(s.Vector) != spec.ix.Config().Dimensions {
+	spec, ok := p.vectorSpecAt(p.ix.Load().pol, s.Path)
+	if !ok || spec.ix.Config().Metric.String() != s.Distance || len(s.Vector) != spec.ix.Config().Dimensions {
 		return false, nil
 	}
 	if err := p.await(rd.c); err != nil {

@@ -139,10 +139,12 @@ func (p *Partition) buildVectors(maxItems, maxBytes int) (finished bool, read in
 	}
 	err = p.propose(func(_ state, ix *indexState) (*entry, error) {
 		m, err := p.graph(spec.path, false)
-		switch {
-		case err != nil:
+		if err != nil {
 			return nil, err
-		case m.complete || !hasVectorSpec(p, ix, spec.path):
+		}
+		_, kept := p.vectorSpecAt(ix.pol, spec.path)
+		switch {
+		case m.complete || !kept:
 			return nil, nil // ended by a write to the empty partition, or dropped
 		case started != (m.build != nil) || started && m.build.cursor != from:
 			return nil, nil // the index was dropped and added again since the snapshot
@@ -171,16 +173,6 @@ func (p *Partition) buildVectors(maxItems, maxBytes int) (finished bool, read in
 	}
 	_, pending := p.vectorBuildProgress()
 	return !pending, read, nil
-}
-
-// hasVectorSpec reports whether the policy of ix keeps a graph over path.
-func hasVectorSpec(p *Partition, ix *indexState, path string) bool {
-	for _, s := range vectorSpecs(p.vectors, ix.pol) {
-		if s.path == path {
-			return true
-		}
-	}
-	return false
 }
 
 // stageVectorBuild inserts a step's vectors into the graph over its path and records the

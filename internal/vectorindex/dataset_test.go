@@ -53,22 +53,16 @@ func randomVectors(rng *rand.Rand, n, dims int) [][]float32 {
 	return out
 }
 
-// recallAt is |found ∩ truth| / |truth|, over ids.
+// recallAt is Recall over the results' ids.
 func recallAt(found, truth []Result) float64 {
-	if len(truth) == 0 {
-		return 1
-	}
-	want := map[uint64]bool{}
-	for _, r := range truth {
-		want[r.ID] = true
-	}
-	hit := 0
-	for _, r := range found {
-		if want[r.ID] {
-			hit++
+	ids := func(rs []Result) []uint64 {
+		out := make([]uint64, len(rs))
+		for i, r := range rs {
+			out[i] = r.ID
 		}
+		return out
 	}
-	return float64(hit) / float64(len(truth))
+	return Recall(ids(found), ids(truth))
 }
 
 // sliceItems iterates a slice of vectors with their index as id.
