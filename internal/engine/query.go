@@ -399,14 +399,15 @@ func (s *partitionSource) FullTextStats(path string, tokens []string) (query.Tex
 // ScanOrdered lists a single partition's items in the order of their value at path, from its
 // range index, when the index can give that order (see query.OrderedReader). A partition on
 // another node cannot (its items are sorted here instead).
-func (s *partitionSource) ScanOrdered(path string, from, to []byte, desc bool, fn func(query.Position, []byte, []byte) (bool, error)) (bool, error) {
-	if len(s.parts) != 1 || len(s.ranges) != 1 || s.parts[0].local == nil || !s.index.Indexes(path) || !s.parts[0].local.IndexTrusted(path) {
+func (s *partitionSource) ScanOrdered(scan query.OrderedScan, fn func(query.Position, []byte, []byte) (bool, error)) (bool, error) {
+	if len(s.parts) != 1 || len(s.ranges) != 1 || s.parts[0].local == nil || !s.index.Indexes(scan.Path) || !s.parts[0].local.IndexTrusted(scan.Path) {
 		return false, nil
 	}
 	p := s.parts[0].local
 	pr := p.Range()
 	var ferr error
-	ok, err := s.at(p).IndexOrdered(path, from, to, s.ranges[0], desc, func(d partition.Doc, indexed []byte) bool {
+	r := partition.OrderedRead{Path: scan.Path, Range: s.ranges[0], Desc: scan.Desc, From: scan.From, To: scan.To, Resume: scan.Resume, Need: scan.Need}
+	ok, err := s.at(p).IndexOrdered(r, func(d partition.Doc, indexed []byte) bool {
 		more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON, indexed)
 		if err != nil {
 			ferr = err

@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -251,45 +254,200 @@ func TestOrderByFromIndex(t *testing.T) {
 	for _, tc := range []struct {
 		sql       string
 		fromIndex bool
+		deep      int // when not 0, the most items a page of 7 may read, wherever it starts
 	}{
-		{"SELECT c.id, c.n FROM c ORDER BY c.n", true},
-		{"SELECT c.id, c.n FROM c ORDER BY c.n DESC", true},
-		{"SELECT VALUE c.id FROM c ORDER BY c.s DESC", true},
-		{"SELECT VALUE c.id FROM c ORDER BY c.o.x", true},
+		// A page resumes where the last one stopped: it reads its own items and the ties of
+		// the value it starts at (about 60 here), not every result before it (up to 400).
+		{"SELECT c.id, c.n FROM c ORDER BY c.n", true, 100},
+		{"SELECT c.id, c.n FROM c ORDER BY c.n DESC", true, 100},
+		{"SELECT VALUE c.id FROM c ORDER BY c.s DESC", true, 0},
+		{"SELECT VALUE c.id FROM c ORDER BY c.o.x", true, 0},
 		// Every value shares its first 128 bytes, which is all the index keeps of a string: one
 		// run of equal entries that must be read whole and sorted by the full value.
-		{"SELECT VALUE c.id FROM c ORDER BY c.long DESC", false},
-		{"SELECT TOP 7 c.id FROM c WHERE c.n > 30 ORDER BY c.n DESC", true},
-		{"SELECT c.id FROM c WHERE c.s = 'b' ORDER BY c.n OFFSET 5 LIMIT 9", true},
-		{"SELECT c.id FROM c ORDER BY c.missing", false},
-		{"SELECT c.id FROM c ORDER BY c.tags", false},
+		{"SELECT VALUE c.id FROM c ORDER BY c.long DESC", false, 0},
+		{"SELECT TOP 7 c.id FROM c WHERE c.n > 30 ORDER BY c.n DESC", true, 0},
+		{"SELECT c.id FROM c WHERE c.s = 'b' ORDER BY c.n OFFSET 5 LIMIT 9", true, 0},
+		{"SELECT c.id FROM c ORDER BY c.missing", false, 0},
+		{"SELECT c.id FROM c ORDER BY c.tags", false, 0},
 	} {
 		p, err := query.Prepare(tc.sql)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := drain(func(tok string, size int) (query.Page, error) {
-			res, err := c.Query(p, epk.All, query.Options{Continuation: tok, MaxItems: size, NoIndex: true})
-			return res.Page, err
-		}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, size := range []int{1, 7, 0} {
-			got, err := drain(func(tok string, size int) (query.Page, error) {
-				res, err := c.Query(p, epk.All, query.Options{Continuation: tok, MaxItems: size})
-				return res.Page, err
-			}, size)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !value.Equal(value.Arr(got), value.Arr(want)) {
-				t.Fatalf("%s, page size %d:\nindex %s\nsort  %s", tc.sql, size, value.Arr(got), value.Arr(want))
-			}
-		}
+		pagesLikeSort(t, c, tc.sql, p, epk.All)
 		res, _ := c.Query(p, epk.All, query.Options{MaxItems: 3})
 		if read := res.Stats.ItemsLoaded; (read < 400) != tc.fromIndex {
 			t.Errorf("%s: read %d items for a first page of 3 (from the index: %v)", tc.sql, read, tc.fromIndex)
+		}
+		for tok := res.Next; tc.deep > 0 && tok != ""; tok = res.Next {
+			if res, err = c.Query(p, epk.All, query.Options{Continuation: tok, MaxItems: 7}); err != nil {
+				t.Fatal(err)
+			}
+			if res.Stats.ItemsLoaded > tc.deep {
+				t.Fatalf("%s: a page of 7 read %d items", tc.sql, res.Stats.ItemsLoaded)
+			}
+		}
+	}
+}
+
+// A page of an ORDER BY read from the index resumes after the last item the previous page
+// returned, by its value: deleting items already returned and adding one before that point
+// neither skip nor repeat an item on the next page (an offset into the results would skip one).
+func TestOrderByResumesAfterLastItem(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
+	for i := range 20 {
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"i%02d","pk":"k%d","n":%d}`, i, i%7, i*10)))
+	}
+	p, err := query.Prepare("SELECT VALUE c.id FROM c ORDER BY c.n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.Query(p, epk.All, query.Options{MaxItems: 5})
+	if err != nil || first.Stats.Index.Order != "/n" {
+		t.Fatalf("first page: %v, order from %q", err, first.Stats.Index.Order)
+	}
+	for _, id := range []string{"i00", "i01"} {
+		if _, err := c.DeleteItem(key(fmt.Sprint("k", id[2]-'0')), id, ItemOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCreate(t, c, []byte(`{"id":"early","pk":"k1","n":-1}`))
+	next, err := c.Query(p, epk.All, query.Options{MaxItems: 5, Continuation: first.Next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := value.Arr(append(first.Results, next.Results...)).String(), `["i00","i01","i02","i03","i04","i05","i06","i07","i08","i09"]`; got != want {
+		t.Fatalf("two pages: %s, want %s", got, want)
+	}
+	// Forged positions: a value of another type, an array, a count past any limit, a partition
+	// that does not exist. Each gives a page of the query's items or a 400, never a failure.
+	for _, raw := range []string{
+		`{"o":3,"b":{"v":"zz","m":"","q":1}}`, `{"b":{"v":[1],"m":"","q":0}}`, `{"o":2147483647,"b":{"v":null,"m":"","q":0}}`,
+		`{"o":1,"b":{"v":50,"m":"/w==","q":18446744073709551615}}`, `{"b":{"v":nul,"m":"","q":0}}`, `{"o":-1,"b":{"v":1,"m":"","q":0}}`,
+	} {
+		res, err := c.Query(p, epk.All, query.Options{MaxItems: 5, Continuation: base64.RawURLEncoding.EncodeToString([]byte(raw))})
+		var f *fault.Error
+		if err != nil && (!errors.As(err, &f) || f.Kind != fault.BadRequest) {
+			t.Errorf("token %s: %v, want a page or a 400", raw, err)
+		}
+		for _, v := range res.Results {
+			if id := v.Str(); !strings.HasPrefix(id, "i") && id != "early" {
+				t.Errorf("token %s: result %s is no item", raw, v)
+			}
+		}
+	}
+}
+
+// pagesLikeSort checks that p over r, read page by page (pages of 1, of 7 and of the default
+// size), returns what it returns read without the index, which reads everything and sorts.
+func pagesLikeSort(t *testing.T, c *Container, sql string, p *query.Prepared, r epk.Range) {
+	t.Helper()
+	want, err := drain(func(tok string, size int) (query.Page, error) {
+		res, err := c.Query(p, r, query.Options{Continuation: tok, MaxItems: size, NoIndex: true})
+		return res.Page, err
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{1, 7, 0} {
+		got, err := drain(func(tok string, size int) (query.Page, error) {
+			res, err := c.Query(p, r, query.Options{Continuation: tok, MaxItems: size})
+			return res.Page, err
+		}, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !value.Equal(value.Arr(got), value.Arr(want)) {
+			t.Fatalf("%s over %v, page size %d:\nindex %s\nsort  %s", sql, r, size, value.Arr(got), value.Arr(want))
+		}
+	}
+}
+
+// ORDER BY within one logical partition reads the partition's index in order when the logical
+// partition holds enough of its items, and its own items otherwise; both give what reading and
+// sorting gives, page by page, and an item of another logical partition without the ORDER BY
+// value makes the index unusable for all of them.
+func TestOrderByInLogicalPartition(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{})
+	for i := range 300 {
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"b%d","pk":"big","n":%d}`, i, (i*37)%50)))
+	}
+	for i := range 200 {
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"s%d","pk":"k%d","n":%d}`, i, i%100, i%7)))
+	}
+	check := func(when, pk, sql string, fromIndex bool) {
+		t.Helper()
+		p, err := query.Prepare(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.KeyRange(key(pk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pagesLikeSort(t, c, sql, p, r)
+		res, err := c.Query(p, r, query.Options{MaxItems: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read := res.Stats.ItemsLoaded; (res.Stats.Index.Order != "") != fromIndex || (fromIndex && read >= 10) {
+			t.Errorf("%s: %s in %s: read %d items for a first page of 3, order from %q (want from the index: %v)",
+				when, sql, pk, read, res.Stats.Index.Order, fromIndex)
+		}
+	}
+	for _, sql := range []string{"SELECT c.id, c.n FROM c ORDER BY c.n", "SELECT VALUE c.id FROM c ORDER BY c.n DESC"} {
+		check("complete", "big", sql, true)
+		check("complete", "k3", sql, false) // 2 items: sorting them costs less than the index
+	}
+	mustCreate(t, c, item("none", "k4", ""))
+	check("an item without n", "big", "SELECT c.id, c.n FROM c ORDER BY c.n", false)
+}
+
+// An ORDER BY whose partitions split between its pages returns every item once: the split
+// reorders the ties of the partition the last page stopped in, and the next page passes over
+// exactly those the pages before returned.
+func TestOrderByResumesAcrossSplits(t *testing.T) {
+	e, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 10000}})
+	const n = 600
+	for i := range n {
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"%d","pk":"k%d","n":%d}`, i, i%97, i%5)))
+	}
+	for _, sql := range []string{"SELECT VALUE c.id FROM c ORDER BY c.n", "SELECT VALUE c.id FROM c ORDER BY c.n DESC"} {
+		p, err := query.Prepare(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		tok := ""
+		for page := 0; page == 0 || tok != ""; page++ {
+			res, err := c.Query(p, epk.All, query.Options{MaxItems: 50, Continuation: tok})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page == 0 && res.Stats.Index.Order != "/n" {
+				t.Fatalf("%s: not read from the index", sql)
+			}
+			for _, v := range res.Results {
+				seen[v.Str()]++
+			}
+			tok = res.Next
+			if page == 1 { // in the middle of the ties of 1 (or 3)
+				before := len(c.partitions())
+				if _, err := e.ReplaceOffer(e.Offers()[0].ID, OfferReplace{Throughput: Throughput{Manual: 10000 * (before + 1)}}); err != nil {
+					t.Fatal(err)
+				}
+				if len(c.partitions()) <= before {
+					t.Fatalf("no split: %d partitions", before)
+				}
+			}
+		}
+		if len(seen) != n {
+			t.Fatalf("%s: %d distinct items, want %d", sql, len(seen), n)
+		}
+		for id, k := range seen {
+			if k != 1 {
+				t.Fatalf("%s: item %s returned %d times", sql, id, k)
+			}
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/document"
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -28,18 +29,7 @@ import (
 //
 //	go test ./internal/engine -run XXX -bench CostAgainstSize -benchtime 2000x
 func BenchmarkCostAgainstSize(b *testing.B) {
-	sizes := []int{10_000, 100_000}
-	if s := os.Getenv("PARTITA_BENCH_SIZES"); s != "" {
-		sizes = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, n)
-		}
-	}
-	for _, n := range sizes {
+	for _, n := range benchSizes(b, "PARTITA_BENCH_SIZES", 10_000, 100_000) {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) { benchAtSize(b, n) })
 	}
 }
@@ -126,6 +116,25 @@ func benchAtSize(b *testing.B, n int) {
 			}
 		}
 	})
+	// A page of an ORDER BY over the whole container, first and from the middle.
+	ob, err := query.Prepare("SELECT * FROM c ORDER BY c.id")
+	if err != nil {
+		b.Fatal(err)
+	}
+	middle, err := c.Query(ob, epk.All, query.Options{MaxItems: n / 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, from := range []struct{ name, tok string }{{"orderby-page-of-10", ""}, {"orderby-page-of-10-middle", middle.Next}} {
+		b.Run(from.name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := c.Query(ob, epk.All, query.Options{MaxItems: 10, Continuation: from.tok})
+				if err != nil || len(res.Results) != 10 {
+					b.Fatalf("%d items, %v", len(res.Results), err)
+				}
+			}
+		})
+	}
 	// Background jobs: a purge pass after 100 replaces, a reaper round with nothing due.
 	e.purgeLogsOnce(time.Now().Add(2 * time.Hour)) // what the benchmarks above wrote, and any split's children
 	b.Run("purge-after-100-writes", func(b *testing.B) {
@@ -147,6 +156,24 @@ func benchAtSize(b *testing.B, n int) {
 	})
 }
 
+// benchSizes are the sizes listed in the environment variable env (comma-separated), or else
+// the defaults.
+func benchSizes(b *testing.B, env string, defaults ...int) []int {
+	s := os.Getenv(env)
+	if s == "" {
+		return defaults
+	}
+	var sizes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			b.Fatalf("%s: %v", env, err)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
 // parallel calls fn(0..n-1) on workers goroutines.
 func parallel(b *testing.B, n, workers int, fn func(i int)) {
 	var wg sync.WaitGroup
@@ -160,4 +187,124 @@ func parallel(b *testing.B, n, workers int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// BenchmarkCostAgainstLogicalSize measures the operations on one logical partition as it grows
+// from 10 items to 100,000 (PARTITA_BENCH_LOGICAL, a list, sets the sizes): writes into it,
+// point reads, a page of its query from the start and from its middle, a page of its query in
+// ORDER BY order, and a page of its change feed from the start and from its middle. Its items
+// share one physical partition with 1,000 items of other logical partitions. Each should cost
+// what the page or the write asks for, not what the logical partition holds.
+//
+//	go test ./internal/engine -run XXX -bench CostAgainstLogicalSize
+func BenchmarkCostAgainstLogicalSize(b *testing.B) {
+	for _, n := range benchSizes(b, "PARTITA_BENCH_LOGICAL", 10, 1000, 100_000) {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) { benchAtLogicalSize(b, n) })
+	}
+}
+
+func benchAtLogicalSize(b *testing.B, n int) {
+	e, c := newContainer(b, Options{ChangeFeedRetention: time.Hour}, ContainerSpec{Throughput: &Throughput{Manual: 40000}})
+	// n is the item's rank, so ORDER BY c.n runs against creation order's.
+	body := func(id, pk string, n int) []byte {
+		return append(item(id, pk, fmt.Sprintf(`,"n":%d,"pad":"%s"`, n, strings.Repeat("x", 960))), '\n')
+	}
+	parallel(b, 1000, 16, func(i int) {
+		mustCreate(b, c, body(fmt.Sprint(i), fmt.Sprint("k", i), i))
+	})
+	parallel(b, n, 32, func(i int) {
+		mustCreate(b, c, body(fmt.Sprint("hot", i), "hot", n-i))
+	})
+	e.purgeLogsOnce(time.Now().Add(2 * time.Hour))
+	for quiet, waited := 0, 0; quiet < 20 && waited < 1200; waited++ {
+		if quiet++; e.db.Compacting() {
+			quiet = 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	hot, err := c.KeyRange(key("hot"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int64
+	writes := func(name string, op func(i int) error) {
+		b.Run(name, func(b *testing.B) {
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := op(int(next.Add(1))); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+	params := map[string]value.Value{"@k": value.Str("hot")}
+	// page runs the query's page of (up to) 10 that starts after skip results.
+	page := func(name, sql string, skip int) {
+		q, err := query.Prepare(sql)
+		if err != nil {
+			b.Fatal(err)
+		}
+		from := ""
+		if skip > 0 {
+			res, err := c.Query(q, hot, query.Options{Params: params, MaxItems: skip})
+			if err != nil {
+				b.Fatal(err)
+			}
+			from = res.Next
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := c.Query(q, hot, query.Options{Params: params, MaxItems: 10, Continuation: from})
+				if err != nil || len(res.Results) != min(10, n-skip) {
+					b.Fatalf("%d items, %v", len(res.Results), err)
+				}
+			}
+		})
+	}
+	const where = "SELECT * FROM c WHERE c.pk = @k"
+	page("query-page", where, 0)
+	page("query-page-middle", where, n/2)
+	page("orderby-page", where+" ORDER BY c.n", 0)
+	page("orderby-page-middle", where+" ORDER BY c.n", n/2)
+	feed := func(name string, skip int) {
+		start := FeedStart{}
+		if skip > 0 {
+			p, err := c.ChangeFeed(FeedQuery{Range: hot, Max: skip})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start = FeedStart{After: p.Through, HasAfter: true}
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := c.ChangeFeed(FeedQuery{Range: hot, Start: start, Max: 10})
+				if err != nil || len(p.Changes) != min(10, n-skip) {
+					b.Fatalf("%d changes, %v", len(p.Changes), err)
+				}
+			}
+		})
+	}
+	feed("feed-page", 0)
+	feed("feed-page-middle", n/2)
+	// Writes last: creates grow the logical partition.
+	writes("create", func(i int) error {
+		_, err := c.CreateItem(body(fmt.Sprint("new", i), "hot", -i), ItemOptions{})
+		return err
+	})
+	writes("replace", func(i int) error {
+		id := fmt.Sprint("hot", i*7919%n)
+		_, err := c.ReplaceItem(id, body(id, "hot", i), ItemOptions{})
+		return err
+	})
+	incr := Patch{Ops: []document.PatchOp{{Op: "incr", Path: "/n", Value: json.RawMessage("1")}}}
+	writes("patch", func(i int) error {
+		_, err := c.PatchItem(key("hot"), fmt.Sprint("hot", i*7919%n), incr, ItemOptions{})
+		return err
+	})
+	writes("read", func(i int) error {
+		_, err := c.ReadItem(key("hot"), fmt.Sprint("hot", i*7919%n))
+		return err
+	})
 }

@@ -222,8 +222,8 @@ func (rd Reader) FullTextStats(path string, tokens []string, r epk.Range) (FullT
 }
 
 // IndexOrdered is Partition.IndexOrdered at rd's consistency.
-func (rd Reader) IndexOrdered(path string, from, to []byte, r epk.Range, desc bool, fn func(d Doc, value []byte) bool) (ok bool, err error) {
-	return rd.p.indexOrdered(rd.c, path, from, to, r, desc, fn)
+func (rd Reader) IndexOrdered(r OrderedRead, fn func(d Doc, value []byte) bool) (ok bool, err error) {
+	return rd.p.indexOrdered(rd.c, r, fn)
 }
 
 // ReadLog is Partition.ReadLog at rd's consistency.

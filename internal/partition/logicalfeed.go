@@ -23,23 +23,31 @@ var logicalFeedMax uint64 = 10_000 // a variable for tests, which compare the tw
 // fewItems reports whether the range [lo, hi) holds at most limit items, from its logical
 // partitions' records.
 func (p *Partition) fewItems(snap *storage.Snapshot, lo, hi epk.EPK, limit uint64) (bool, error) {
+	n, err := p.itemsIn(snap, lo, hi, limit)
+	return n <= limit, err
+}
+
+// itemsIn counts the items of the range [lo, hi) from its logical partitions' records, up to
+// one past limit: past it, the count stops.
+func (p *Partition) itemsIn(snap *storage.Snapshot, lo, hi epk.EPK, limit uint64) (uint64, error) {
 	start, end := storage.LogicalSpan(p.container, string(lo), string(hi))
 	it, err := snap.NewIter(start, end)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	defer it.Close()
 	var n uint64
-	for it.First(); it.Valid(); it.Next() {
+	// NextPrefix: every write to a logical partition rewrites its record (see storage.Iter).
+	for it.First(); it.Valid(); it.NextPrefix() {
 		c, _, err := decodeCounts(it.Value())
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		if n += uint64(c.Items); n > limit {
-			return false, nil
+			break
 		}
 	}
-	return true, it.Error()
+	return n, it.Error()
 }
 
 // readLatestByItems is readLog's latest-version read of the range [lo, hi), found from its

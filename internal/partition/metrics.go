@@ -99,7 +99,8 @@ func eachLogical(db *storage.DB, container uint32, r epk.Range, fn func(LogicalS
 		return err
 	}
 	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
+	// NextPrefix: every write to a logical partition rewrites its record (see storage.Iter).
+	for it.First(); it.Valid(); it.NextPrefix() {
 		e, err := storage.ParseLogicalKey(it.Key())
 		if err != nil {
 			return err

@@ -106,7 +106,9 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 		all, ok, err = p.fromTextIndex(ev, orig, opts.NoIndex)
 	}
 	if err == nil && !ok {
-		all, ok, err = p.fromOrderIndex(ev, orig, tok, max, opts.NoIndex)
+		if page, ok, err := p.fromOrderIndex(ev, orig, tok, max, opts.NoIndex); err != nil || ok {
+			return page, err
+		}
 	}
 	if err == nil && !ok {
 		all, err = p.materialize(ev, src)
@@ -126,37 +128,46 @@ func (p *Prepared) Run(src Reader, opts Options) (Page, error) {
 }
 
 // fromOrderIndex answers an ORDER BY query by reading the range index in order and stopping
-// as soon as the page (and its OFFSET) is complete. ok is false when it cannot.
-func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int, noIndex bool) ([]value.Value, bool, error) {
+// as soon as the page is complete. Its continuation carries the position of the page's last
+// result, so the next page reads the index from there instead of reading again every result
+// before it; and the count of results returned so far, for a page that cannot use the index
+// (which then reads everything and skips that many). ok is false when it cannot.
+func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int, noIndex bool) (Page, bool, error) {
 	path := p.orderPath()
 	s, isSplit := src.(Splitter)
 	if path == "" || noIndex || !isSplit {
-		return nil, false, nil
+		return Page{}, false, nil
 	}
-	offset := 0
-	if p.q.Offset != nil {
-		offset = p.count(ev, p.q.Offset)
-	}
-	// One more than the page, to know whether more follow. Each term is at most maxCount (a
-	// forged continuation may carry any offset), so the sum cannot overflow.
-	resume := min(tok.Offset, maxCount)
-	if resume < 0 {
-		resume = 0
-	}
-	need := offset + resume + max + 1
+	// Counts are at most maxCount (a forged continuation may carry any), so sums cannot
+	// overflow. done is the results returned so far, limit how many the query returns (both
+	// after its OFFSET).
+	done := min(tok.Offset, maxCount)
+	limit := maxCount
 	if p.q.Limit != nil {
-		need = min(need, offset+p.count(ev, p.q.Limit))
+		limit = min(limit, p.count(ev, p.q.Limit))
 	}
 	if p.q.Select.Top != nil {
-		need = min(need, offset+p.count(ev, p.q.Select.Top))
+		limit = min(limit, p.count(ev, p.q.Select.Top))
+	}
+	skip := done // results to pass over before the page
+	if p.q.Offset != nil {
+		skip += p.count(ev, p.q.Offset)
+	}
+	if tok.Order != nil {
+		skip = 0
+	}
+	// One more than the page, to know whether more follow.
+	want := min(max+1, limit-done)
+	if want < 0 {
+		want = 0 // a forged count past the limit
 	}
 	var from, to []byte
 	if r, ok := p.indexRange(ev.params, nil, func(path string) bool { return !indexing.IsFullTextTermPath(path) }); ok && r.Path == path {
 		from, to = r.Lo, r.Hi // the filter on the ORDER BY path bounds the read
 	}
-	results, ok, err := p.ordered(ev, s.Parts(), path, from, to, need)
+	results, at, ok, err := p.ordered(ev, s.Parts(), path, from, to, tok.Order, skip+want)
 	if err != nil || !ok {
-		return nil, false, err
+		return Page{}, false, err
 	}
 	ev.stats.Index.Order = path
 	if from == nil {
@@ -164,8 +175,20 @@ func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int,
 	} else {
 		ev.stats.Index.Filter = path
 	}
-	all, err := p.finish(ev, &partial{results: results})
-	return all, err == nil, err
+	skip = min(skip, len(results))
+	results, at = results[skip:], at[skip:]
+	n := min(len(results), max, want)
+	page := Page{Results: make([]value.Value, n)}
+	for i := range n {
+		page.Results[i] = results[i].v
+	}
+	if n > 0 && n < len(results) {
+		last := at[n-1]
+		page.Next = encodeToken(token{Offset: done + n, Order: &orderAt{Key: value.AppendJSON(nil, results[n-1].keys[0]), Min: []byte(last.Min), Max: []byte(last.Max), Seq: last.Seq}})
+	}
+	page.Stats = *ev.stats
+	page.Stats.Results = n
+	return page, true, nil
 }
 
 // token is the continuation of a query. Streaming queries resume at an item position (and
@@ -176,6 +199,9 @@ type token struct {
 	Emitted int         `json:"n,omitempty"` // results returned so far, for TOP
 	Offset  int         `json:"o,omitempty"`
 	Stream  bool        `json:"s,omitempty"`
+	// Order is where an ORDER BY read from the index resumes (fromOrderIndex); Offset then
+	// counts the results returned so far.
+	Order *orderAt `json:"b,omitempty"`
 }
 
 func encodeToken(t token) string {

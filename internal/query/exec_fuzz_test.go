@@ -122,6 +122,7 @@ func FuzzContinuation(f *testing.F) {
 		`{"s":true,"r":{"a":"","f":[{"x":"ff","q":0}]},"k":-1}`, `{"s":true,"r":{"a":"ff","f":[{"x":"00","q":1}]}}`,
 		`{"s":true,"r":{"a":"zz","f":[]}}`, `{"s":true,"r":null}`, `{"s":true,"x":1}`, `{"s":true,"s":false}`,
 		"{\"s\":true,\"r\":{\"a\":\"\xff\",\"f\":[{\"x\":\"ff\",\"q\":1}]}}",
+		`{"o":2,"b":{"v":"x","m":"","q":1}}`, `{"b":{"v":[1],"m":"AA==","q":0}}`, `{"o":-3,"b":{"v":{},"m":"!","q":-1}}`, `{"b":null}`,
 	} {
 		for i := range continuationQueries {
 			f.Add(uint8(i), base64.RawURLEncoding.EncodeToString([]byte(raw)))

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/json"
 	"iter"
 	"sort"
 
@@ -9,11 +10,57 @@ import (
 )
 
 // OrderedReader is a part of a source that can list its items in the order of their value at
-// a path, from its range index. With bounds (encoded values [from, to), from a filter on the
-// same path) it lists only those. Without, it answers ok false, before calling fn, when its
-// index cannot give that order completely (an item has no value there, or an array or object).
+// a path, from its range index (see OrderedScan). Without From, it answers ok false, before
+// calling fn, when its index cannot give that order completely (an item has no value there,
+// or an array or object), or when reading its items and sorting them costs less.
 type OrderedReader interface {
-	ScanOrdered(path string, from, to []byte, desc bool, fn func(pos Position, doc []byte, indexed []byte) (bool, error)) (ok bool, err error)
+	ScanOrdered(s OrderedScan, fn func(pos Position, doc []byte, indexed []byte) (bool, error)) (ok bool, err error)
+}
+
+// OrderedScan is what an OrderedReader lists.
+type OrderedScan struct {
+	Path string
+	Desc bool
+	// From and To, when From is not nil, are the encoded values [From, To) a filter on Path
+	// allows; the reader lists only those.
+	From, To []byte
+	// Resume, when not nil, is the encoded value where the previous page stopped: the reader
+	// starts there (ends there, descending), that value included.
+	Resume []byte
+	// Need is how many items the caller wants at most (0: all).
+	Need int
+}
+
+// orderAt is the position of an ORDER BY result read from the index, where the next page
+// resumes: its key's value, the EPK range of its partition and its sequence there. Results
+// come in order of key, then of partition, then of sequence (ties keep item order), so a
+// position names one place in that order even after writes; and after splits, which only
+// reorder ties within what was the position's partition.
+type orderAt struct {
+	Key json.RawMessage `json:"v"`
+	Min []byte          `json:"m"` // bytes, not strings: an EPK need not be UTF-8
+	Max []byte          `json:"x"`
+	Seq uint64          `json:"q"`
+}
+
+// before reports whether a result of key k at pos comes at or before at, in the order of a
+// query whose ORDER BY is descending when desc: so whether the pages up to at returned it.
+func (at *orderAt) before(key value.Value, k value.Value, pos Position, desc bool) bool {
+	c := value.Compare(k, key)
+	if desc {
+		c = -c
+	}
+	switch {
+	case c != 0:
+		return c < 0
+	case pos.Max <= string(at.Min):
+		return true // a partition before at's
+	case pos.Min >= string(at.Max):
+		return false // a partition after at's
+	}
+	// at's partition, or (after a split) one of its parts, or one that holds it: the ties
+	// there came in sequence order.
+	return pos.Seq <= at.Seq
 }
 
 // orderPath is the index path an ORDER BY can be read from: one key on a property of the root,
@@ -34,13 +81,22 @@ func (p *Prepared) orderPath() string {
 }
 
 // ordered reads an ORDER BY query from the parts' range indexes in order, merging the parts
-// k ways, and stops after need results (need < 0: all). ok is false when some part's index
-// cannot give the order; the caller then reads everything and sorts.
-func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to []byte, need int) (results []result, ok bool, err error) {
+// k ways, and stops after need results (need < 0: all), each with its position. With after,
+// it reads from there on: the results at or before after are passed over. ok is false when
+// some part's index cannot give the order; the caller then reads everything and sorts.
+func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to []byte, after *orderAt, need int) (results []result, at []Position, ok bool, err error) {
 	desc := p.q.OrderBy[0].Desc
+	var afterKey value.Value
+	var resume []byte
+	if after != nil {
+		if afterKey, err = value.Parse(after.Key); err != nil {
+			return nil, nil, false, nil // a forged token: read everything
+		}
+		resume, _ = value.AppendIndexed(nil, afterKey)
+	}
 	type head struct {
 		res result
-		seq uint64
+		pos Position
 	}
 	var nexts []func() (head, bool)
 	var stops []func()
@@ -54,7 +110,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 	for i, part := range parts {
 		or, isOrdered := part.(OrderedReader)
 		if !isOrdered {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 		// The items of part in index order; runs that the index records equally are sorted
 		// by their full key, then by creation, as a full sort would leave them.
@@ -66,7 +122,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 					if c := value.Compare(run[a].res.keys[0], run[b].res.keys[0]); c != 0 {
 						return (c < 0) != desc
 					}
-					return run[a].seq < run[b].seq
+					return run[a].pos.Seq < run[b].pos.Seq
 				})
 				for _, h := range run {
 					if !yield(h) {
@@ -77,7 +133,8 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 				return true
 			}
 			stopped := false
-			okFlags[i], errs[i] = or.ScanOrdered(path, from, to, desc, func(pos Position, doc []byte, indexed []byte) (bool, error) {
+			scan := OrderedScan{Path: path, Desc: desc, From: from, To: to, Resume: resume, Need: max(need, 0)}
+			okFlags[i], errs[i] = or.ScanOrdered(scan, func(pos Position, doc []byte, indexed []byte) (bool, error) {
 				if len(run) > 0 && string(indexed) != string(runValue) {
 					if !flush() {
 						stopped = true
@@ -93,8 +150,8 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 				}
 				err = p.rows(ev, v, func(r row) (bool, error) {
 					res, ok, err := p.result(ev, r)
-					if ok {
-						run = append(run, head{res, pos.Seq})
+					if ok && (after == nil || !after.before(afterKey, res.keys[0], pos, desc)) {
+						run = append(run, head{res, pos})
 					}
 					return true, err
 				})
@@ -113,10 +170,10 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 	for i := range parts {
 		heads[i], live[i] = nexts[i]()
 		if errs[i] != nil {
-			return nil, false, errs[i]
+			return nil, nil, false, errs[i]
 		}
 		if !live[i] && !okFlags[i] {
-			return nil, false, nil // this part's index cannot give the order
+			return nil, nil, false, nil // this part's index cannot give the order
 		}
 	}
 	for need < 0 || len(results) < need {
@@ -138,10 +195,11 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 			break
 		}
 		results = append(results, heads[best].res)
+		at = append(at, heads[best].pos)
 		heads[best], live[best] = nexts[best]()
 		if errs[best] != nil {
-			return nil, false, errs[best]
+			return nil, nil, false, errs[best]
 		}
 	}
-	return results, true, nil
+	return results, at, true, nil
 }

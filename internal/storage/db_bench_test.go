@@ -49,3 +49,39 @@ func BenchmarkSyncedSet1KB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStepPastRewrittenKey walks past a key written 10,000 times since the last flush (a
+// busy logical partition's record), with Next and with NextPrefix.
+func BenchmarkStepPastRewrittenKey(b *testing.B) {
+	db, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 10_000 {
+		batch := db.NewBatch()
+		if err := batch.Set([]byte("k"), fmt.Append(nil, i)); err != nil {
+			b.Fatal(err)
+		}
+		if err := batch.CommitUnsynced(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, step := range []struct {
+		name string
+		next func(*Iter) bool
+	}{{"Next", (*Iter).Next}, {"NextPrefix", (*Iter).NextPrefix}} {
+		b.Run(step.name, func(b *testing.B) {
+			for b.Loop() {
+				it, err := db.NewIter([]byte("k"), []byte("l"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !it.First() || step.next(it) {
+					b.Fatal("want one key")
+				}
+				it.Close()
+			}
+		})
+	}
+}

@@ -28,9 +28,14 @@ func (i *Iter) SeekGE(key []byte) bool { return i.it.SeekGE(key) }
 func (i *Iter) Last() bool             { return i.it.Last() }
 func (i *Iter) Next() bool             { return i.it.Next() }
 func (i *Iter) Prev() bool             { return i.it.Prev() }
-func (i *Iter) Valid() bool            { return i.it.Valid() }
-func (i *Iter) Key() []byte            { return i.it.Key() }
-func (i *Iter) Value() []byte          { return i.it.Value() }
+
+// NextPrefix is Next past a key that may have many versions not yet compacted away (one
+// rewritten by every write, such as a logical partition's record): Next steps over each of
+// them, NextPrefix seeks past them all.
+func (i *Iter) NextPrefix() bool { return i.it.NextPrefix() }
+func (i *Iter) Valid() bool      { return i.it.Valid() }
+func (i *Iter) Key() []byte      { return i.it.Key() }
+func (i *Iter) Value() []byte    { return i.it.Value() }
 
 // Error is the first error the iterator met, if any; check it after a walk ends.
 func (i *Iter) Error() error { return i.it.Error() }

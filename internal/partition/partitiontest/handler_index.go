@@ -49,7 +49,7 @@ func (env *Env) handleIndex(t *testing.T, d *datadriven.TestData) string {
 	var b strings.Builder
 	for _, p := range env.parts {
 		var got []indexEntry
-		_, err := p.IndexOrdered(path, []byte{0}, []byte{0xff}, epk.All, false, func(d partition.Doc, v []byte) bool {
+		_, err := p.IndexOrdered(partition.OrderedRead{Path: path, Range: epk.All, From: []byte{0}, To: []byte{0xff}}, func(d partition.Doc, v []byte) bool {
 			got = append(got, indexEntry{c: itemKey{d.EPK(), d.ID()}, value: decodeOrdered(v), raw: string(v)})
 			return true
 		})
@@ -127,7 +127,7 @@ func (env *Env) handleIndex(t *testing.T, d *datadriven.TestData) string {
 			problems = append(problems, fmt.Sprintf("IndexScan lists %v, the entries %v", scanned, wantScan))
 		}
 		// Unbounded, IndexOrdered must answer exactly when every item has a primitive there.
-		ok, err := p.IndexOrdered(path, nil, nil, epk.All, false, func(partition.Doc, []byte) bool { return false })
+		ok, err := p.IndexOrdered(partition.OrderedRead{Path: path, Range: epk.All}, func(partition.Doc, []byte) bool { return false })
 		if err != nil {
 			t.Fatal(err)
 		}
