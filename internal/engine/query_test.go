@@ -403,6 +403,26 @@ func TestOrderByInLogicalPartition(t *testing.T) {
 	check("an item without n", "big", "SELECT c.id, c.n FROM c ORDER BY c.n", false)
 }
 
+// A continuation does not carry an ORDER BY value too long for a header: past maxOrderKey,
+// the next page counts the results before it instead, and still returns the same results.
+func TestOrderByLongKeysKeepTokensShort(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
+	long := strings.Repeat("t", 3000)
+	for i := range 30 {
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"i%02d","pk":"k%d","t":"%s%02d"}`, i, i%7, long, i)))
+	}
+	sql := "SELECT VALUE c.id FROM c ORDER BY c.t DESC"
+	p, err := query.Prepare(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Query(p, epk.All, query.Options{MaxItems: 4})
+	if err != nil || res.Next == "" || len(res.Next) > 200 {
+		t.Fatalf("first page: %v, a token of %d bytes", err, len(res.Next))
+	}
+	pagesLikeSort(t, c, sql, p, epk.All)
+}
+
 // An ORDER BY whose partitions split between its pages returns every item once: the split
 // reorders the ties of the partition the last page stopped in, and the next page passes over
 // exactly those the pages before returned.

@@ -183,13 +183,21 @@ func (p *Prepared) fromOrderIndex(ev *evaluator, src Reader, tok token, max int,
 		page.Results[i] = results[i].v
 	}
 	if n > 0 && n < len(results) {
-		last := at[n-1]
-		page.Next = encodeToken(token{Offset: done + n, Order: &orderAt{Key: value.AppendJSON(nil, results[n-1].keys[0]), Min: []byte(last.Min), Max: []byte(last.Max), Seq: last.Seq}})
+		next := token{Offset: done + n}
+		// A position holds the last key whole; a long one (a text property) would make the
+		// token too long for a header, so the next page then counts from the start instead.
+		if last, key := at[n-1], value.AppendJSON(nil, results[n-1].keys[0]); len(key) <= maxOrderKey {
+			next.Order = &orderAt{Key: key, Min: []byte(last.Min), Max: []byte(last.Max), Seq: last.Seq}
+		}
+		page.Next = encodeToken(next)
 	}
 	page.Stats = *ev.stats
 	page.Stats.Results = n
 	return page, true, nil
 }
+
+// maxOrderKey bounds the JSON of the ORDER BY value a continuation carries (orderAt).
+const maxOrderKey = 1024
 
 // token is the continuation of a query. Streaming queries resume at an item position (and
 // skip the rows of that item already returned); the others at an offset into their result.
