@@ -369,11 +369,11 @@ func pagesLikeSort(t *testing.T, c *Container, sql string, p *query.Prepared, r 
 // value makes the index unusable for all of them.
 func TestOrderByInLogicalPartition(t *testing.T) {
 	_, c := newContainer(t, Options{}, ContainerSpec{})
-	for i := range 300 {
+	for i := range 150 {
 		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"b%d","pk":"big","n":%d}`, i, (i*37)%50)))
 	}
-	for i := range 200 {
-		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"s%d","pk":"k%d","n":%d}`, i, i%100, i%7)))
+	for i := range 60 {
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"s%d","pk":"k%d","n":%d}`, i, i%30, i%7)))
 	}
 	check := func(when, pk, sql string, fromIndex bool) {
 		t.Helper()

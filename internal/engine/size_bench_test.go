@@ -47,14 +47,7 @@ func benchAtSize(b *testing.B, n int) {
 	}
 	e.reapOnce(time.Now()) // builds the expiry indexes, once
 	e.purgeLogsOnce(time.Now().Add(2 * time.Hour))
-	// The load's compactions are not what is measured: wait (up to two minutes) for two
-	// seconds without one.
-	for quiet, waited := 0, 0; quiet < 20 && waited < 1200; waited++ {
-		if quiet++; e.db.Compacting() {
-			quiet = 0
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	settle(e)
 	var next atomic.Int64
 	writes := func(name string, op func(i int) error) {
 		b.Run(name, func(b *testing.B) {
@@ -174,6 +167,17 @@ func benchSizes(b *testing.B, env string, defaults ...int) []int {
 	return sizes
 }
 
+// settle waits (up to two minutes) for two seconds without a compaction: a load's compactions
+// are not what a benchmark measures.
+func settle(e *Engine) {
+	for quiet, waited := 0, 0; quiet < 20 && waited < 1200; waited++ {
+		if quiet++; e.db.Compacting() {
+			quiet = 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // parallel calls fn(0..n-1) on workers goroutines.
 func parallel(b *testing.B, n, workers int, fn func(i int)) {
 	var wg sync.WaitGroup
@@ -207,7 +211,7 @@ func benchAtLogicalSize(b *testing.B, n int) {
 	e, c := newContainer(b, Options{ChangeFeedRetention: time.Hour}, ContainerSpec{Throughput: &Throughput{Manual: 40000}})
 	// n is the item's rank, so ORDER BY c.n runs against creation order's.
 	body := func(id, pk string, n int) []byte {
-		return append(item(id, pk, fmt.Sprintf(`,"n":%d,"pad":"%s"`, n, strings.Repeat("x", 960))), '\n')
+		return item(id, pk, fmt.Sprintf(`,"n":%d,"pad":"%s"`, n, strings.Repeat("x", 960)))
 	}
 	parallel(b, 1000, 16, func(i int) {
 		mustCreate(b, c, body(fmt.Sprint(i), fmt.Sprint("k", i), i))
@@ -216,12 +220,7 @@ func benchAtLogicalSize(b *testing.B, n int) {
 		mustCreate(b, c, body(fmt.Sprint("hot", i), "hot", n-i))
 	})
 	e.purgeLogsOnce(time.Now().Add(2 * time.Hour))
-	for quiet, waited := 0, 0; quiet < 20 && waited < 1200; waited++ {
-		if quiet++; e.db.Compacting() {
-			quiet = 0
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	settle(e)
 	hot, err := c.KeyRange(key("hot"))
 	if err != nil {
 		b.Fatal(err)
