@@ -41,12 +41,13 @@ type orderAt struct {
 	Min []byte          `json:"m"` // bytes, not strings: an EPK need not be UTF-8
 	Max []byte          `json:"x"`
 	Seq uint64          `json:"q"`
+	key value.Value     // Key parsed, by ordered
 }
 
 // before reports whether a result of key k at pos comes at or before at, in the order of a
 // query whose ORDER BY is descending when desc: so whether the pages up to at returned it.
-func (at *orderAt) before(key value.Value, k value.Value, pos Position, desc bool) bool {
-	c := value.Compare(k, key)
+func (at *orderAt) before(k value.Value, pos Position, desc bool) bool {
+	c := value.Compare(k, at.key)
 	if desc {
 		c = -c
 	}
@@ -86,13 +87,12 @@ func (p *Prepared) orderPath() string {
 // some part's index cannot give the order; the caller then reads everything and sorts.
 func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to []byte, after *orderAt, need int) (results []result, at []Position, ok bool, err error) {
 	desc := p.q.OrderBy[0].Desc
-	var afterKey value.Value
 	var resume []byte
 	if after != nil {
-		if afterKey, err = value.Parse(after.Key); err != nil {
+		if after.key, err = value.Parse(after.Key); err != nil {
 			return nil, nil, false, nil // a forged token: read everything
 		}
-		resume, _ = value.AppendIndexed(nil, afterKey)
+		resume, _ = value.AppendIndexed(nil, after.key)
 	}
 	type head struct {
 		res result
@@ -150,7 +150,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 				}
 				err = p.rows(ev, v, func(r row) (bool, error) {
 					res, ok, err := p.result(ev, r)
-					if ok && (after == nil || !after.before(afterKey, res.keys[0], pos, desc)) {
+					if ok && (after == nil || !after.before(res.keys[0], pos, desc)) {
 						run = append(run, head{res, pos})
 					}
 					return true, err
