@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # size.sh measures each operation's cost on containers of growing size (the engine's
 # BenchmarkCostAgainstSize: writes, reads, a logical partition's query page and change feed, a
-# page of ORDER BY over the container from its start and its middle, a retention pass, a reaper
-# round), so that a cost that grows with the container rather than with the work shows. Then
-# the same against the size of one logical partition (the engine's
-# BenchmarkCostAgainstLogicalSize: writes into it, point reads, query, ORDER BY and change-feed
-# pages from its start and its middle). Results land as JSON lines in $OUT/size.jsonl and
-# $OUT/size-logical.jsonl (workload: the operation, server: the size, us_per_op) and as charts,
-# $OUT/size.svg and $OUT/size-logical.svg.
+# page of ORDER BY over the container from its start and its middle, by a unique value and by
+# one that n/1,000 items share, a retention pass, a reaper round), so that a cost that grows
+# with the container rather than with the work shows. Then the same against the size of one
+# logical partition (the engine's BenchmarkCostAgainstLogicalSize: writes into it, point reads,
+# query, ORDER BY and change-feed pages from its start and its middle). Results land as JSON
+# lines in $OUT/size.jsonl and $OUT/size-logical.jsonl (workload: the operation, server: the
+# size, us_per_op) and as charts, $OUT/size.svg and $OUT/size-logical.svg.
 #
 #	bench/size.sh                      # 10,000, 100,000 and 1,000,000 items (about 20 minutes)
 #	SIZES=10000,100000 LOGICAL=10,1000 bench/size.sh

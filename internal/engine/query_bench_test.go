@@ -47,6 +47,7 @@ func benchQueryPage(b *testing.B, c *Container, sql string, params map[string]va
 }
 
 func BenchmarkQuery(b *testing.B) {
+	uncheckedCounts(b)
 	c := loadForQueries(b, 100000)
 	b.Run("single-partition-equality", func(b *testing.B) {
 		benchQuery(b, c, "SELECT * FROM c WHERE c.pk = @k", map[string]value.Value{"@k": value.Str("k42")})

@@ -472,6 +472,63 @@ func TestOrderByResumesAcrossSplits(t *testing.T) {
 	}
 }
 
+// A page that starts among items of equal ORDER BY value reads from the last item returned
+// on, not the items of that value before it, ascending and descending, whether the value is
+// spread over several partitions or not; and gives what reading and sorting gives.
+func TestOrderByTiesReadWhatPagesReturn(t *testing.T) {
+	_, c := newContainer(t, Options{}, ContainerSpec{Throughput: &Throughput{Manual: 12000}})
+	const n, page = 300, 10
+	// s: a string the index records whole but shares with longer ones (it records their first
+	// 128 bytes), which must still be sorted among them.
+	s := strings.Repeat("s", value.MaxIndexedString)
+	for i := range n { // runs longer than descRunMax in each partition
+		mustCreate(t, c, []byte(fmt.Sprintf(`{"id":"%d","pk":"k%d","n":%d,"s":"%s"}`, i, i%97, i/150, s+strings.Repeat("t", i%3))))
+	}
+	parts := len(c.partitions())
+	if parts < 2 {
+		t.Fatalf("%d partitions", parts)
+	}
+	for _, sql := range []string{"SELECT VALUE c.id FROM c ORDER BY c.n", "SELECT VALUE c.id FROM c ORDER BY c.n DESC",
+		"SELECT VALUE c.id FROM c WHERE c.n >= 1 ORDER BY c.n DESC", "SELECT VALUE c.id FROM c WHERE c.n < 1 ORDER BY c.n",
+		"SELECT VALUE c.id FROM c WHERE c.n > 0 ORDER BY c.n DESC",
+		"SELECT VALUE c.id FROM c ORDER BY c.s", "SELECT VALUE c.id FROM c ORDER BY c.s DESC",
+		"SELECT VALUE c.id FROM c WHERE c.s > '" + s + "' ORDER BY c.s DESC", "SELECT VALUE c.id FROM c WHERE c.s < '" + s + "t' ORDER BY c.s"} {
+		p, err := query.Prepare(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := drain(func(tok string, size int) (query.Page, error) {
+			res, err := c.Query(p, epk.All, query.Options{Continuation: tok, MaxItems: size, NoIndex: true})
+			return res.Page, err
+		}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []value.Value
+		tok, most := "", 0
+		for k := 0; k == 0 || tok != ""; k++ {
+			res, err := c.Query(p, epk.All, query.Options{MaxItems: page, Continuation: tok})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k > 0 {
+				most = max(most, res.Stats.ItemsLoaded)
+			}
+			got = append(got, res.Results...)
+			tok = res.Next
+		}
+		if !value.Equal(value.Arr(got), value.Arr(want)) {
+			t.Fatalf("%s:\nindex %s\nsort  %s", sql, value.Arr(got), value.Arr(want))
+		}
+		// Each partition loads the items the page takes from it (one more than it returns,
+		// which tells whether there is a next page), and one more at most; but for strings the
+		// index records by their first 128 bytes, whose ties it sorts again.
+		if most > page+1+parts && !strings.Contains(sql, "c.s") {
+			t.Errorf("%s: a page loaded up to %d items (pages of %d, %d partitions)", sql, most, page, parts)
+		}
+	}
+}
+
 // COUNT of a whole container is answered from each partition's item count, kept with every
 // commit; it must equal what a scan of the items counts, after deletes, upserts, a split and a
 // restart, and over a range that covers only part of a partition (which must scan).

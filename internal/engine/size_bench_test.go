@@ -22,6 +22,7 @@ import (
 // time per operation. Every container holds, besides its bulk of 1 KB items over 1,000 logical
 // partitions, one logical partition "hot" of 100 items that the logical-partition operations
 // read; time to live is on (a day, so nothing expires) and the all-versions change feed kept.
+// ORDER BY pages are read by id and by pk, which n/1,000 items share.
 //
 // Sizes are 10,000 and 100,000 items, and also 1,000,000 with PARTITA_BENCH_SIZES (a list,
 // e.g. "10000,100000,1000000"). Writes run on 16 goroutines, as a server's clients would, so
@@ -29,6 +30,7 @@ import (
 //
 //	go test ./internal/engine -run XXX -bench CostAgainstSize -benchtime 2000x
 func BenchmarkCostAgainstSize(b *testing.B) {
+	uncheckedCounts(b)
 	for _, n := range benchSizes(b, "PARTITA_BENCH_SIZES", 10_000, 100_000) {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) { benchAtSize(b, n) })
 	}
@@ -109,24 +111,27 @@ func benchAtSize(b *testing.B, n int) {
 			}
 		}
 	})
-	// A page of an ORDER BY over the whole container, first and from the middle.
-	ob, err := query.Prepare("SELECT * FROM c ORDER BY c.id")
-	if err != nil {
-		b.Fatal(err)
-	}
-	middle, err := c.Query(ob, epk.All, query.Options{MaxItems: n / 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, from := range []struct{ name, tok string }{{"orderby-page-of-10", ""}, {"orderby-page-of-10-middle", middle.Next}} {
-		b.Run(from.name, func(b *testing.B) {
-			for b.Loop() {
-				res, err := c.Query(ob, epk.All, query.Options{MaxItems: 10, Continuation: from.tok})
-				if err != nil || len(res.Results) != 10 {
-					b.Fatalf("%d items, %v", len(res.Results), err)
+	// A page of an ORDER BY over the whole container, first and from the middle; by id, and by
+	// pk, which n/1000 items share (a page from the middle starts among them).
+	for _, o := range []struct{ name, by string }{{"orderby", "c.id"}, {"orderby-pk", "c.pk"}} {
+		ob, err := query.Prepare("SELECT * FROM c ORDER BY " + o.by)
+		if err != nil {
+			b.Fatal(err)
+		}
+		middle, err := c.Query(ob, epk.All, query.Options{MaxItems: n / 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, from := range []struct{ name, tok string }{{"-page-of-10", ""}, {"-page-of-10-middle", middle.Next}} {
+			b.Run(o.name+from.name, func(b *testing.B) {
+				for b.Loop() {
+					res, err := c.Query(ob, epk.All, query.Options{MaxItems: 10, Continuation: from.tok})
+					if err != nil || len(res.Results) != 10 {
+						b.Fatalf("%d items, %v", len(res.Results), err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 	// Background jobs: a purge pass after 100 replaces, a reaper round with nothing due.
 	e.purgeLogsOnce(time.Now().Add(2 * time.Hour)) // what the benchmarks above wrote, and any split's children
@@ -202,6 +207,7 @@ func parallel(b *testing.B, n, workers int, fn func(i int)) {
 //
 //	go test ./internal/engine -run XXX -bench CostAgainstLogicalSize
 func BenchmarkCostAgainstLogicalSize(b *testing.B) {
+	uncheckedCounts(b)
 	for _, n := range benchSizes(b, "PARTITA_BENCH_LOGICAL", 10, 1000, 100_000) {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) { benchAtLogicalSize(b, n) })
 	}

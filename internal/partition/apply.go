@@ -97,6 +97,9 @@ func (a *applyBatch) stageWrite(c *Command) error {
 		return refuse(errOutOfOrder)
 	}
 	p := a.p
+	if !a.ix.settled() {
+		a.dropCounts() // the command's terms may name entries that are not there (writeDiff)
+	}
 	var seq [8]byte
 	for i := range c.Changes {
 		ch := &c.Changes[i]
@@ -171,6 +174,7 @@ func (a *applyBatch) stageWrite(c *Command) error {
 	a.effects = append(a.effects, func() {
 		p.captureCommand(c)
 		p.noteExpiry(c)
+		p.counts.note(c)
 	})
 	return nil
 }

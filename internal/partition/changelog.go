@@ -216,14 +216,16 @@ func (p *Partition) readLog(cons Consistency, q LogRead, fn func(*LogChange) boo
 	live := docs.live
 	docs.live = liveness{}
 	lo, hi := max(q.Range.Min, p.rng.Min), min(q.Range.Max, p.rng.Max)
+	// A range of few items reads the log no further than reading its items would cost, then
+	// reads the items for the changes after the last LSN passed (logicalfeed.go).
+	byItems, budget := false, uint64(0)
 	if changes := through - q.After; !q.AllVersions && q.Since == 0 && changes > 0 {
-		few, err := p.fewItems(snap, lo, hi, min(changes, logicalFeedMax))
+		limit := min(changes, logicalFeedMax)
+		n, err := p.itemsIn(snap, lo, hi, limit)
 		if err != nil {
 			return 0, err
 		}
-		if few {
-			return p.readLatestByItems(snap, docs, live, lo, hi, q, through, fn)
-		}
+		byItems, budget = n <= limit, n
 	}
 	start, end := storage.LogSpan(p.container, p.id, q.After)
 	it, err := snap.NewIter(start, end)
@@ -236,6 +238,8 @@ func (p *Partition) readLog(cons Consistency, q LogRead, fn func(*LogChange) boo
 		stopAt  uint64 // once fn said enough: the LSN whose changes are still passed
 		stopped bool
 		key     []byte
+		read    uint64 // entries read
+		last    = q.After
 	)
 	for it.First(); it.Valid(); it.Next() {
 		_, lsn, i, err := storage.ParseLogKey(it.Key())
@@ -245,6 +249,14 @@ func (p *Partition) readLog(cons Consistency, q LogRead, fn func(*LogChange) boo
 		if stopped && lsn != stopAt {
 			return stopAt, nil
 		}
+		if byItems && lsn != last {
+			if read >= budget { // every change up to last was passed: the items give the rest
+				q.After = last
+				return p.readLatestByItems(snap, docs, live, lo, hi, q, through, fn)
+			}
+			last = lsn
+		}
+		read++
 		e, err := decodeEntry(it.Value())
 		if err != nil {
 			return 0, err

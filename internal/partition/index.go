@@ -2,6 +2,8 @@ package partition
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"slices"
 	"strings"
 
@@ -269,6 +271,10 @@ type OrderedRead struct {
 	// there (ends there, descending), values equal to it included. Unlike From and To it
 	// leaves the rule on completeness as it is.
 	Resume []byte
+	// Passed, with Resume, leaves out the items of value Resume whose creation sequence is at
+	// most Passed, which the previous pages returned (an item's sequence is at least 1: 0
+	// leaves out none, math.MaxUint64 all). Within a value, items come in creation order.
+	Passed uint64
 	// Need is how many items the caller wants at most (0: all), to choose how to read a part
 	// of the partition (orderedCheaper).
 	Need int
@@ -280,8 +286,9 @@ type OrderedRead struct {
 //
 // Without From, ok is false and fn is not called when the index cannot give the full order:
 // some item has no value at the path, or an array or object there (those order by content,
-// which the index does not keep); or r.Range is a small part of the partition (see
-// orderedCheaper), whose items cost less to read and sort than the index to pass.
+// which the index does not keep: the path's entries are counted, see ordercount.go); or
+// r.Range is a small part of the partition (see orderedCheaper), whose items cost less to
+// read and sort than the index to pass.
 func (p *Partition) IndexOrdered(r OrderedRead, fn func(d Doc, value []byte) bool) (ok bool, err error) {
 	return p.indexOrdered(Consistency{}, r, fn)
 }
@@ -301,17 +308,39 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 	if !bounded {
 		from, to = nil, []byte{0xFF}
 	}
+	// The entries of a value v are esc(path) v seq, 8 bytes of sequence: v past (pastValue)
+	// sorts after every one of them, and v seq(n+1) after those of sequences up to n.
+	var resumeAt []byte // the first entry of r.Resume's run to read (both orders read it forward)
 	if r.Resume != nil {
-		if !r.Desc && bytes.Compare(r.Resume, from) > 0 {
-			from = r.Resume
+		v := r.Resume[:len(r.Resume):len(r.Resume)]
+		switch {
+		case r.Passed == math.MaxUint64:
+			resumeAt = append(v, pastValue...)
+		case r.Passed > 0:
+			resumeAt = binary.BigEndian.AppendUint64(v, r.Passed+1)
+		default:
+			resumeAt = v
 		}
-		// Past every entry of the value: an entry is the value, then 8 bytes of sequence.
-		if end := append(r.Resume[:len(r.Resume):len(r.Resume)], 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF); r.Desc && bytes.Compare(end, to) < 0 {
+		if !r.Desc && bytes.Compare(resumeAt, from) > 0 {
+			from = resumeAt
+		}
+		end := append(v, pastValue...)
+		if r.Passed == math.MaxUint64 {
+			end = v // every item of the value came
+		}
+		if r.Desc && bytes.Compare(end, to) < 0 {
 			to = end
 		}
 	}
-	start := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], from...))
-	end := storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], to...))
+	bound := func(v []byte) []byte {
+		return storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], v...))
+	}
+	start, end := bound(from), bound(to)
+	var k *counting
+	if !bounded {
+		k = p.counts.begin(prefix) // before the snapshot the count is read from
+		defer p.counts.abandon(k)
+	}
 	snap, err := p.snapshot()
 	if err != nil {
 		return false, err
@@ -322,14 +351,25 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 		if err != nil {
 			return false, err
 		}
+		values, others, counted := p.counts.lookup(prefix, st.LSN)
 		if !whole {
-			if ok, err := p.orderedCheaper(snap, clipped[0], st.Items, r.Need); !ok || err != nil {
+			if ok, err := p.orderedCheaper(snap, clipped[0], st.Items, r.Need, counted); !ok || err != nil {
 				return false, err
 			}
 		}
-		// Complete over the partition is complete over any part of it.
-		if ok, err := p.indexComplete(snap, prefix, st.Items); !ok || err != nil {
-			return false, err
+		if counted && verifyCounts.Load() {
+			p.verifyCount(snap, prefix, st.LSN, values, others)
+		}
+		if !counted {
+			if values, others, err = countEntries(snap, p.container, p.id, prefix); err != nil {
+				return false, err
+			}
+			p.counts.finish(k, st.LSN, values, others)
+		}
+		// Every item has a value at the path, and none an array or object: the index gives
+		// the whole order. Complete over the partition is complete over any part of it.
+		if others != 0 || values != st.Items {
+			return false, nil
 		}
 	}
 	it, err := snap.NewIter(start, end)
@@ -349,81 +389,147 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 		return false, err
 	}
 	defer orders.close()
-	var run []uint64 // the sequences of a run of equal values, which the index lists ascending
-	var runValue []byte
 	var ferr error
-	emit := func() bool {
-		if r.Desc {
-			slices.Sort(run)
-		}
-		for _, seq := range run {
-			e, ok, err := orders.epk(seq)
-			if err == nil && ok && (whole || clipped[0].Contains(epk.EPK(e))) {
-				var d stored
-				if d, ok, err = docs.get(e, seq); err == nil && ok && !live.expired(d.json) && !fn(d.doc(e, seq), runValue) {
-					return false
-				}
-			}
-			if err != nil {
-				ferr = err
+	// emit passes the item of sequence seq, whose entry records value, to fn when it is one
+	// of r.Range's and is live; false once fn wants no more or a read failed.
+	emit := func(seq uint64, value []byte) bool {
+		e, ok, err := orders.epk(seq)
+		if err == nil && ok && (whole || clipped[0].Contains(epk.EPK(e))) {
+			var d stored
+			if d, ok, err = docs.get(e, seq); err == nil && ok && !live.expired(d.json) && !fn(d.doc(e, seq), value) {
 				return false
 			}
 		}
-		run = run[:0]
+		if err != nil {
+			ferr = err
+			return false
+		}
 		return true
 	}
-	next, valid := it.Next, it.First
-	if r.Desc {
-		next, valid = it.Prev, it.Last
-	}
-	for valid(); it.Valid(); next() {
+	var value []byte // the value of the entry at it, copied by read
+	read := func() (uint64, error) {
 		v, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
-		if err != nil {
-			return true, err
+		value = append(value[:0], v...)
+		return seq, err
+	}
+	// forward emits the entries from it on while their value is the one at it; false once
+	// emit said to stop.
+	forward := func() (bool, error) {
+		run := slices.Clone(value)
+		for ; it.Valid(); it.Next() {
+			seq, err := read()
+			if err != nil {
+				return false, err
+			}
+			if !bytes.Equal(value, run) {
+				break
+			}
+			if !emit(seq, value) {
+				return false, ferr
+			}
 		}
-		if len(run) > 0 && !bytes.Equal(v, runValue) {
-			if !emit() {
+		return true, it.Error()
+	}
+	if !r.Desc {
+		for it.First(); it.Valid(); it.Next() {
+			seq, err := read()
+			if err != nil {
+				return true, err
+			}
+			if !emit(seq, value) {
 				return true, ferr
 			}
 		}
-		if len(run) == 0 {
-			runValue = append(runValue[:0], v...)
+		return true, it.Error()
+	}
+	// Descending: the values from the highest, the items of each in creation order, as
+	// ascending. A short run is gathered backwards and sorted; a long one is read forward from
+	// its first entry, so that a page taking a few of its items reads only those.
+	if r.Passed > 0 && r.Passed < math.MaxUint64 {
+		// The rest of r.Resume's run first: it starts after the last item returned.
+		if it.SeekGE(bound(resumeAt)); it.Valid() {
+			if _, err := read(); err != nil {
+				return true, err
+			}
+			if bytes.Equal(value, r.Resume) {
+				if more, err := forward(); !more || err != nil {
+					return true, err
+				}
+			}
 		}
-		run = append(run, seq)
+		it.SeekLT(bound(r.Resume))
+	} else {
+		it.Last()
 	}
-	if len(run) > 0 {
-		emit()
-	}
-	if ferr != nil {
-		return true, ferr
+	var run []uint64
+	for it.Valid() {
+		seq, err := read()
+		if err != nil {
+			return true, err
+		}
+		runValue := slices.Clone(value)
+		run = append(run[:0], seq)
+		for it.Prev(); it.Valid() && len(run) < descRunMax; it.Prev() {
+			if seq, err = read(); err != nil {
+				return true, err
+			}
+			if !bytes.Equal(value, runValue) {
+				break
+			}
+			run = append(run, seq)
+		}
+		if len(run) == descRunMax {
+			it.SeekGE(bound(runValue))
+			if _, err := read(); err != nil {
+				return true, err
+			}
+			if more, err := forward(); !more || err != nil {
+				return true, err
+			}
+			it.SeekLT(bound(runValue))
+			continue
+		}
+		slices.Sort(run)
+		for _, seq := range run {
+			if !emit(seq, runValue) {
+				return true, ferr
+			}
+		}
 	}
 	return true, it.Error()
 }
 
-// indexComplete reports whether every one of the partition's items (items of them) has a
-// primitive value at the path whose terms start with prefix.
-func (p *Partition) indexComplete(snap *storage.Snapshot, prefix []byte, items int64) (bool, error) {
-	it, err := snap.NewIter(storage.IndexBound(p.container, p.id, prefix), storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], 0xFF)))
+// pastValue follows a value's encoding in a bound past every index entry of that value.
+var pastValue = []byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
+
+// descRunMax is the longest run of equal values a descending read gathers backwards; a longer
+// one it reads forward from its start.
+const descRunMax = 32
+
+// countEntries counts the entries of the partition's index at the path whose escaped form is
+// prefix: values are those of a value, others those of an array or object (ordercount.go).
+func countEntries(snap *storage.Snapshot, container, partition uint32, prefix []byte) (values, others int64, err error) {
+	it, err := snap.NewIter(storage.IndexBound(container, partition, prefix), storage.IndexBound(container, partition, append(prefix[:len(prefix):len(prefix)], 0xFF)))
 	if err != nil {
-		return false, err
+		return 0, 0, err
 	}
 	defer it.Close()
-	var n int64
 	for it.First(); it.Valid(); it.Next() {
 		v, _, err := storage.ParseIndexEntry(it.Key(), len(prefix))
 		if err != nil {
-			return false, err
+			return 0, 0, err
 		}
-		if v[0] >= 0x06 {
-			return false, nil // an array or object at path
+		if v[0] < 0x06 {
+			values++
+		} else {
+			others++
 		}
-		n++
 	}
-	return n == items, it.Error() // fewer: some item has no value at path
+	return values, others, it.Error()
 }
 
 // Relative costs of the two ways to read part of a partition in ORDER BY order, per item or
-// entry, in units of one index entry passed by indexComplete (about 0.15 µs), as measured by
+// entry, in units of one index entry counted by countEntries (about 0.15 µs), as measured by
 // the engine's BenchmarkCostAgainstLogicalSize: reading, parsing and sorting an item of the
 // part costs about a hundred; an index entry read in order costs about ten, for the lookup of
 // the EPK that says whether its item is in the part.
@@ -434,9 +540,10 @@ const (
 
 // orderedCheaper reports whether r, a part of the partition, which holds items items, is read
 // in ORDER BY order more cheaply from the partition's index than by reading and sorting its own
-// items: the index is passed once whole (indexComplete), then in order until need items of r
-// have come, which takes about need/share entries when r holds that share of the items.
-func (p *Partition) orderedCheaper(snap *storage.Snapshot, r epk.Range, items int64, need int) (bool, error) {
+// items: the path's entries are counted once whole unless counted is set (ordercount.go), then
+// the index is read in order until need items of r have come, which takes about need/share
+// entries when r holds that share of the items.
+func (p *Partition) orderedCheaper(snap *storage.Snapshot, r epk.Range, items int64, need int, counted bool) (bool, error) {
 	if items <= 0 {
 		return false, nil
 	}
@@ -450,5 +557,9 @@ func (p *Partition) orderedCheaper(snap *storage.Snapshot, r epk.Range, items in
 	if need > 0 {
 		passed = min(items, int64(need)*items/int64(in))
 	}
-	return items+orderedEntryCost*passed < orderedSortCost*int64(in), nil
+	cost := orderedEntryCost * passed
+	if !counted {
+		cost += items
+	}
+	return cost < orderedSortCost*int64(in), nil
 }

@@ -13,19 +13,16 @@ import (
 // continuation, most of them to other items. When the range holds fewer items than that, it
 // is cheaper to read the items themselves: each document names the log entry of its version,
 // and the latest-version feed is exactly the current versions whose entries come after the
-// continuation, in log order. So the read costs the items of its range, never the rest of
-// the partition's changes, and returns what the log would have returned.
+// continuation, in log order. Its page may still come soon after the continuation in the log
+// (the range was written in a burst, or lately), so readLog reads the log first all the same,
+// but no more of its entries than the range holds items; then, if the page is not full, the
+// items for the changes after the last LSN it passed. So the read costs at most twice the
+// items of its range, never the rest of the partition's changes, and returns what the log
+// would have returned.
 
 // logicalFeedMax bounds the items a range may hold for its feed to be read from its items: a
 // page of a larger range reads its changes from the log, which then costs less per change.
 var logicalFeedMax uint64 = 10_000 // a variable for tests, which compare the two reads
-
-// fewItems reports whether the range [lo, hi) holds at most limit items, from its logical
-// partitions' records.
-func (p *Partition) fewItems(snap *storage.Snapshot, lo, hi epk.EPK, limit uint64) (bool, error) {
-	n, err := p.itemsIn(snap, lo, hi, limit)
-	return n <= limit, err
-}
 
 // itemsIn counts the items of the range [lo, hi) from its logical partitions' records, up to
 // one past limit: past it, the count stops.

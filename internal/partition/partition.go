@@ -128,6 +128,8 @@ type Partition struct {
 	defaultTTL atomic.Int64
 	// expiry is the expiry index (expiryindex.go), nil until the reaper first asks for it.
 	expiry atomic.Pointer[expiryIndex]
+	// counts are the counts of index entries at the paths ORDER BY reads (ordercount.go).
+	counts orderCounts
 	clock  func() int64 // nil: the system clock; see now
 	// unique is the container's unique key policy, fixed at creation; nil for none.
 	unique *uniquekey.Policy

@@ -245,6 +245,7 @@ func (a *applyBatch) setIndexState(s *indexState) error {
 	if err := s.put(a.b, a.p.container, a.p.id); err != nil {
 		return err
 	}
+	a.dropCounts()
 	a.ix = s
 	p := a.p
 	a.effects = append(a.effects, func() { p.ix.Store(s) })

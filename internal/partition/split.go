@@ -317,6 +317,7 @@ func (a *applyBatch) stageSplitCommit() error {
 	if err := cw.replay(taken); err != nil {
 		return err
 	}
+	a.dropCounts() // the parent's index is deleted below
 	children := plan.children(p.rng)
 	for _, ch := range children {
 		c, err := p.sumLogical(ch.Range)

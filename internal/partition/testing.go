@@ -131,3 +131,9 @@ func VectorNodes(db *storage.DB, container, partition uint32, path string) (live
 	}
 	return live, complete, it.Error()
 }
+
+// VerifyOrderCounts makes every ORDER BY page that takes a count of index entries from memory
+// (ordercount.go) also count them from storage, and panic when the two differ.
+//
+// For tests; it doubles the cost it saves.
+func VerifyOrderCounts(on bool) { verifyCounts.Store(on) }

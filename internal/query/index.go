@@ -176,14 +176,22 @@ func (p *Prepared) indexRange(params map[string]value.Value, ft *searchpolicy.Fu
 			continue
 		}
 		r := IndexRange{Path: pred.path, Lo: []byte{value.OrderedTypeStart(v.Kind())}, Hi: []byte{value.OrderedTypeEnd(v.Kind())}}
+		// The bounds take in the entries that record v, but for '>' and '<' of a value the index
+		// records alone: a cut string may stand for longer ones, above or below v.
 		switch pred.op {
 		case "=":
 			r.Lo, r.Hi = enc, append(enc[:len(enc):len(enc)], 0xFF)
 			return r, true
 		case ">", ">=":
-			r.Lo = enc // inclusive even for '>': a cut string may stand for longer ones
+			r.Lo = enc
+			if pred.op == ">" && value.IndexedAlone(v) {
+				r.Lo = append(enc[:len(enc):len(enc)], 0xFF)
+			}
 		case "<", "<=":
 			r.Hi = append(enc[:len(enc):len(enc)], 0xFF)
+			if pred.op == "<" && value.IndexedAlone(v) {
+				r.Hi = enc
+			}
 		}
 		switch {
 		case !found:

@@ -27,6 +27,12 @@ type OrderedScan struct {
 	// Resume, when not nil, is the encoded value where the previous page stopped: the reader
 	// starts there (ends there, descending), that value included.
 	Resume []byte
+	// After, with Resume, is the position of the previous page's last item when the index
+	// records its value alone (value.IndexedAlone; nil otherwise): of the items of value
+	// Resume, the reader may leave out those at or before it (orderAt's order: a partition
+	// before its range, or its own partition up to its sequence), which that page and those
+	// before it returned.
+	After *Position
 	// Need is how many items the caller wants at most (0: all).
 	Need int
 }
@@ -88,11 +94,15 @@ func (p *Prepared) orderPath() string {
 func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to []byte, after *orderAt, need int) (results []result, at []Position, ok bool, err error) {
 	desc := p.q.OrderBy[0].Desc
 	var resume []byte
+	var afterPos *Position
 	if after != nil {
 		if after.key, err = value.Parse(after.Key); err != nil {
 			return nil, nil, false, nil // a forged token: read everything
 		}
 		resume, _ = value.AppendIndexed(nil, after.key)
+		if value.IndexedAlone(after.key) {
+			afterPos = &Position{Min: string(after.Min), Max: string(after.Max), Seq: after.Seq}
+		}
 	}
 	type head struct {
 		res result
@@ -112,8 +122,9 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 		if !isOrdered {
 			return nil, nil, false, nil
 		}
-		// The items of part in index order; runs that the index records equally are sorted
-		// by their full key, then by creation, as a full sort would leave them.
+		// The items of part in index order; runs that the index records equally (long
+		// strings with the same prefix) are sorted by their full key, then by creation, as a
+		// full sort would leave them.
 		seq := iter.Seq[head](func(yield func(head) bool) {
 			var run []head
 			var runValue []byte
@@ -133,7 +144,7 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 				return true
 			}
 			stopped := false
-			scan := OrderedScan{Path: path, Desc: desc, From: from, To: to, Resume: resume, Need: max(need, 0)}
+			scan := OrderedScan{Path: path, Desc: desc, From: from, To: to, Resume: resume, After: afterPos, Need: max(need, 0)}
 			okFlags[i], errs[i] = or.ScanOrdered(scan, func(pos Position, doc []byte, indexed []byte) (bool, error) {
 				if len(run) > 0 && string(indexed) != string(runValue) {
 					if !flush() {
@@ -155,6 +166,12 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 					}
 					return true, err
 				})
+				// A run of a value the index records alone holds that value only, in creation
+				// order already: pass it on at once.
+				if err == nil && len(run) > 0 && value.IndexedAlone(run[0].res.keys[0]) && !flush() {
+					stopped = true
+					return false, nil
+				}
 				return err == nil, err
 			})
 			if !stopped && errs[i] == nil {

@@ -26,6 +26,9 @@ func (i *Iter) First() bool { return i.it.First() }
 // the iterator steps instead of searching when the next key is near.
 func (i *Iter) SeekGE(key []byte) bool { return i.it.SeekGE(key) }
 func (i *Iter) Last() bool             { return i.it.Last() }
+
+// SeekLT moves to the last key before key.
+func (i *Iter) SeekLT(key []byte) bool { return i.it.SeekLT(key) }
 func (i *Iter) Next() bool             { return i.it.Next() }
 func (i *Iter) Prev() bool             { return i.it.Prev() }
 

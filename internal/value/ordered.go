@@ -68,6 +68,12 @@ func AppendIndexed(dst []byte, v Value) ([]byte, bool) {
 	return AppendOrdered(dst, v)
 }
 
+// IndexedAlone reports whether no other value shares what the index records for v, so that
+// every entry recording AppendIndexed(v) is of an item whose value is v. Every value does but
+// strings of MaxIndexedString bytes or more: a longer string's entries record its first
+// MaxIndexedString bytes, which a string of exactly that length shares.
+func IndexedAlone(v Value) bool { return v.k != String || len(v.s) < MaxIndexedString }
+
 // OrderedTypeEnd is the first byte after every encoding of values of v's kind, for ranges
 // that must stay within one type.
 func OrderedTypeEnd(k Kind) byte {
