@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"errors"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -408,13 +407,8 @@ func (s *partitionSource) ScanOrdered(scan query.OrderedScan, fn func(query.Posi
 	pr := p.Range()
 	var ferr error
 	r := partition.OrderedRead{Path: scan.Path, Range: s.ranges[0], Desc: scan.Desc, From: scan.From, To: scan.To, Resume: scan.Resume, Need: scan.Need}
-	if at := scan.After; at != nil {
-		switch {
-		case string(pr.Max) <= at.Min:
-			r.Passed = math.MaxUint64 // a partition before the position's: all its items of the value came
-		case string(pr.Min) < at.Max:
-			r.Passed = at.Seq // the position's partition, a part of it or one holding it
-		}
+	if scan.After != nil {
+		r.Passed = scan.After.Passed(string(pr.Min), string(pr.Max))
 	}
 	ok, err := s.at(p).IndexOrdered(r, func(d partition.Doc, indexed []byte) bool {
 		more, err := fn(query.Position{Min: string(pr.Min), Max: string(pr.Max), Seq: d.Seq}, d.JSON, indexed)

@@ -412,24 +412,6 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 		value = append(value[:0], v...)
 		return seq, err
 	}
-	// forward emits the entries from it on while their value is the one at it; false once
-	// emit said to stop.
-	forward := func() (bool, error) {
-		run := slices.Clone(value)
-		for ; it.Valid(); it.Next() {
-			seq, err := read()
-			if err != nil {
-				return false, err
-			}
-			if !bytes.Equal(value, run) {
-				break
-			}
-			if !emit(seq, value) {
-				return false, ferr
-			}
-		}
-		return true, it.Error()
-	}
 	if !r.Desc {
 		for it.First(); it.Valid(); it.Next() {
 			seq, err := read()
@@ -445,19 +427,30 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 	// Descending: the values from the highest, the items of each in creation order, as
 	// ascending. A short run is gathered backwards and sorted; a long one is read forward from
 	// its first entry, so that a page taking a few of its items reads only those.
-	if r.Passed > 0 && r.Passed < math.MaxUint64 {
-		// The rest of r.Resume's run first: it starts after the last item returned.
-		if it.SeekGE(bound(resumeAt)); it.Valid() {
-			if _, err := read(); err != nil {
-				return true, err
+	//
+	// forward emits the entries of value v from the entry at or after from, then leaves it
+	// at the last entry below v; false once emit said to stop.
+	forward := func(from, v []byte) (bool, error) {
+		for it.SeekGE(bound(from)); it.Valid(); it.Next() {
+			seq, err := read()
+			if err != nil {
+				return false, err
 			}
-			if bytes.Equal(value, r.Resume) {
-				if more, err := forward(); !more || err != nil {
-					return true, err
-				}
+			if !bytes.Equal(value, v) {
+				break
+			}
+			if !emit(seq, value) {
+				return false, ferr
 			}
 		}
-		it.SeekLT(bound(r.Resume))
+		it.SeekLT(bound(v))
+		return true, it.Error()
+	}
+	if r.Passed > 0 && r.Passed < math.MaxUint64 {
+		// The rest of r.Resume's run first: it starts after the last item returned.
+		if more, err := forward(resumeAt, r.Resume); !more || err != nil {
+			return true, err
+		}
 	} else {
 		it.Last()
 	}
@@ -479,14 +472,9 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 			run = append(run, seq)
 		}
 		if len(run) == descRunMax {
-			it.SeekGE(bound(runValue))
-			if _, err := read(); err != nil {
+			if more, err := forward(runValue, runValue); !more || err != nil {
 				return true, err
 			}
-			if more, err := forward(); !more || err != nil {
-				return true, err
-			}
-			it.SeekLT(bound(runValue))
 			continue
 		}
 		slices.Sort(run)
@@ -519,7 +507,7 @@ func countEntries(snap *storage.Snapshot, container, partition uint32, prefix []
 		if err != nil {
 			return 0, 0, err
 		}
-		if v[0] < 0x06 {
+		if v[0] < composite {
 			values++
 		} else {
 			others++

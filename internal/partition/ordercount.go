@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // Order counts let an ORDER BY page learn whether the index gives the whole order at a path
@@ -65,13 +66,22 @@ type countAt struct {
 	values, others int64
 }
 
-// countedEntry tells whether t, an index term, is an entry of the path whose escaped form is
-// prefix (as countEntries finds them), and whether it is of a value.
-func countedEntry(prefix, t []byte) (in, value bool) {
-	if len(t) <= len(prefix) || !bytes.HasPrefix(t, prefix) || t[len(prefix)] == 0xFF {
-		return false, false
+// composite is the first byte of the entries of arrays and objects (value.OrderedMarker),
+// above every value's.
+var composite = value.OrderedMarker(value.Array)
+
+// count adds by to d for each of terms that is an entry of the path whose escaped form is
+// prefix (as countEntries finds them), to values or others by its value's first byte.
+func (d *countAt) count(prefix []byte, terms [][]byte, by int64) {
+	for _, t := range terms {
+		switch {
+		case len(t) <= len(prefix) || !bytes.HasPrefix(t, prefix) || t[len(prefix)] == 0xFF:
+		case t[len(prefix)] < composite:
+			d.values += by
+		default:
+			d.others += by
+		}
 	}
-	return true, t[len(prefix)] < 0x06
 }
 
 // lookup returns the counts of prefix's entries as of lsn, when they are kept.
@@ -219,21 +229,8 @@ func (c *orderCounts) note(cmd *Command) {
 		pc := c.paths[i]
 		d := countAt{lsn: cmd.LSN}
 		for j := range cmd.Changes {
-			ch := &cmd.Changes[j]
-			for _, t := range ch.IndexDel {
-				if in, value := countedEntry(pc.prefix, t); value {
-					d.values--
-				} else if in {
-					d.others--
-				}
-			}
-			for _, t := range ch.IndexAdd {
-				if in, value := countedEntry(pc.prefix, t); value {
-					d.values++
-				} else if in {
-					d.others++
-				}
-			}
+			d.count(pc.prefix, cmd.Changes[j].IndexDel, -1)
+			d.count(pc.prefix, cmd.Changes[j].IndexAdd, +1)
 		}
 		switch {
 		case pc.counting:

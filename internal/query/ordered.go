@@ -3,6 +3,7 @@ package query
 import (
 	"encoding/json"
 	"iter"
+	"math"
 	"sort"
 
 	"github.com/partita-db/partita/internal/fault"
@@ -29,9 +30,7 @@ type OrderedScan struct {
 	Resume []byte
 	// After, with Resume, is the position of the previous page's last item when the index
 	// records its value alone (value.IndexedAlone; nil otherwise): of the items of value
-	// Resume, the reader may leave out those at or before it (orderAt's order: a partition
-	// before its range, or its own partition up to its sequence), which that page and those
-	// before it returned.
+	// Resume, the reader may leave out those the pages up to it returned (After.Passed).
 	After *Position
 	// Need is how many items the caller wants at most (0: all).
 	Need int
@@ -47,7 +46,9 @@ type orderAt struct {
 	Min []byte          `json:"m"` // bytes, not strings: an EPK need not be UTF-8
 	Max []byte          `json:"x"`
 	Seq uint64          `json:"q"`
-	key value.Value     // Key parsed, by ordered
+	// key is Key parsed and pos Min, Max and Seq as a Position, set by ordered.
+	key value.Value
+	pos Position
 }
 
 // before reports whether a result of key k at pos comes at or before at, in the order of a
@@ -57,17 +58,24 @@ func (at *orderAt) before(k value.Value, pos Position, desc bool) bool {
 	if desc {
 		c = -c
 	}
-	switch {
-	case c != 0:
+	if c != 0 {
 		return c < 0
-	case pos.Max <= string(at.Min):
-		return true // a partition before at's
-	case pos.Min >= string(at.Max):
-		return false // a partition after at's
 	}
-	// at's partition, or (after a split) one of its parts, or one that holds it: the ties
-	// there came in sequence order.
-	return pos.Seq <= at.Seq
+	return pos.Seq <= at.pos.Passed(pos.Min, pos.Max)
+}
+
+// Passed is how far the results up to at went among the items of at's value in the partition
+// of EPK range [min, max): those of sequence at most Passed came (0: none, math.MaxUint64:
+// all). Results of equal value come in order of partition range, then of sequence; so in at's
+// partition, or (after a split) one of its parts, or one that holds it, up to at's sequence.
+func (at Position) Passed(min, max string) uint64 {
+	switch {
+	case max <= at.Min:
+		return math.MaxUint64 // a partition before at's
+	case min >= at.Max:
+		return 0 // a partition after at's
+	}
+	return at.Seq
 }
 
 // orderPath is the index path an ORDER BY can be read from: one key on a property of the root,
@@ -99,9 +107,10 @@ func (p *Prepared) ordered(ev *evaluator, parts []Reader, path string, from, to 
 		if after.key, err = value.Parse(after.Key); err != nil {
 			return nil, nil, false, nil // a forged token: read everything
 		}
+		after.pos = Position{Min: string(after.Min), Max: string(after.Max), Seq: after.Seq}
 		resume, _ = value.AppendIndexed(nil, after.key)
 		if value.IndexedAlone(after.key) {
-			afterPos = &Position{Min: string(after.Min), Max: string(after.Max), Seq: after.Seq}
+			afterPos = &after.pos
 		}
 	}
 	type head struct {
