@@ -2,7 +2,8 @@
 # size.sh measures each operation's cost on containers of growing size (the engine's
 # BenchmarkCostAgainstSize: writes, reads, a logical partition's query page and change feed, a
 # page of ORDER BY over the container from its start and its middle, by a unique value and by
-# one that n/1,000 items share, a retention pass, a reaper round), so that a cost that grows
+# one that n/1,000 items share, a page of a range filter that most items match and of one that
+# few do, a retention pass, a reaper round), so that a cost that grows
 # with the container rather than with the work shows. Then the same against the size of one
 # logical partition (the engine's BenchmarkCostAgainstLogicalSize: writes into it, point reads,
 # query, ORDER BY and change-feed pages from its start and its middle). Results land as JSON

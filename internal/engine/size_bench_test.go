@@ -133,6 +133,37 @@ func benchAtSize(b *testing.B, n int) {
 			})
 		}
 	}
+	// A page of a range filter without ORDER BY, which returns items in creation order: one
+	// that 55.5% of the items match (pk from "k5" up: k5-k9, k50-k99, k500-k999), spread over
+	// creation order, first and from the middle; and one that 0.1% match ("k999").
+	rq, err := query.Prepare("SELECT * FROM c WHERE c.pk >= @lo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range []struct {
+		name, lo string
+		middle   bool
+	}{{"range-broad", "k5", true}, {"range-narrow", "k999", false}} {
+		params := map[string]value.Value{"@lo": value.Str(r.lo)}
+		pages := []struct{ name, tok string }{{"-page-of-10", ""}}
+		if r.middle {
+			middle, err := c.Query(rq, epk.All, query.Options{Params: params, MaxItems: n / 4})
+			if err != nil {
+				b.Fatal(err)
+			}
+			pages = append(pages, struct{ name, tok string }{"-page-of-10-middle", middle.Next})
+		}
+		for _, from := range pages {
+			b.Run(r.name+from.name, func(b *testing.B) {
+				for b.Loop() {
+					res, err := c.Query(rq, epk.All, query.Options{Params: params, MaxItems: 10, Continuation: from.tok})
+					if err != nil || len(res.Results) != 10 {
+						b.Fatalf("%d items, %v", len(res.Results), err)
+					}
+				}
+			})
+		}
+	}
 	// Background jobs: a purge pass after 100 replaces, a reaper round with nothing due.
 	e.purgeLogsOnce(time.Now().Add(2 * time.Hour)) // what the benchmarks above wrote, and any split's children
 	b.Run("purge-after-100-writes", func(b *testing.B) {

@@ -41,8 +41,7 @@ func (p *Partition) fullTextStats(cons Consistency, path string, tokens []string
 	prefix := storage.IndexPathPrefix(path)
 	// each calls fn with the encoded value of every entry of [lo, hi).
 	each := func(lo, hi []byte, fn func(v []byte) error) error {
-		it, err := snap.NewIter(storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], lo...)),
-			storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], hi...)))
+		it, err := snap.NewIter(p.indexBound(prefix, lo), p.indexBound(prefix, hi))
 		if err != nil {
 			return err
 		}

@@ -187,39 +187,16 @@ func (p *Partition) indexScanSpans(cons Consistency, path string, spans []valueS
 		}
 		return docs.visit(e, seq, fn)
 	}
-	bound := func(v []byte) []byte {
-		return storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], v...))
-	}
 	if lo, hi := spans[0].lo, spans[0].hi; len(spans) == 1 && len(hi) == len(lo)+1 && hi[len(lo)] == 0xFF && bytes.HasPrefix(hi, lo) {
-		return indexScanValue(snap, p.container, p.id, prefix, lo, bound(hi), from, visit)
+		return indexScanValue(snap, p.container, p.id, prefix, lo, p.indexBound(prefix, hi), from, visit)
 	}
-	var seqs []uint64
-	for _, sp := range spans {
-		it, err := snap.NewIter(bound(sp.lo), bound(sp.hi))
-		if err != nil {
-			return err
-		}
-		for it.First(); it.Valid(); it.Next() {
-			_, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
-			if err != nil {
-				it.Close()
-				return err
-			}
-			if seq >= from {
-				seqs = append(seqs, seq)
-			}
-		}
-		if err := it.Close(); err != nil {
-			return err
-		}
-	}
-	slices.Sort(seqs)
-	for _, seq := range slices.Compact(seqs) {
-		if more, err := visit(seq); !more || err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.gatherSpans(snap, docs, path, prefix, spans, clipped, from, visit, fn)
+}
+
+// indexBound is the key before every index entry of the partition whose term is prefix (a
+// path's) followed by v or more.
+func (p *Partition) indexBound(prefix, v []byte) []byte {
+	return storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], v...))
 }
 
 // indexScanValue is indexScan of one value (an equality: hi is lo and 0xFF), whose entries
@@ -332,10 +309,7 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 			to = end
 		}
 	}
-	bound := func(v []byte) []byte {
-		return storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], v...))
-	}
-	start, end := bound(from), bound(to)
+	start, end := p.indexBound(prefix, from), p.indexBound(prefix, to)
 	var k *counting
 	if !bounded {
 		k = p.counts.begin(prefix) // before the snapshot the count is read from
@@ -431,7 +405,7 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 	// forward emits the entries of value v from the entry at or after from, then leaves it
 	// at the last entry below v; false once emit said to stop.
 	forward := func(from, v []byte) (bool, error) {
-		for it.SeekGE(bound(from)); it.Valid(); it.Next() {
+		for it.SeekGE(p.indexBound(prefix, from)); it.Valid(); it.Next() {
 			seq, err := read()
 			if err != nil {
 				return false, err
@@ -443,7 +417,7 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 				return false, ferr
 			}
 		}
-		it.SeekLT(bound(v))
+		it.SeekLT(p.indexBound(prefix, v))
 		return true, it.Error()
 	}
 	if r.Passed > 0 && r.Passed < math.MaxUint64 {

@@ -12,7 +12,7 @@ import (
 
 // openWhole opens a partition over the whole EPK space on a fresh store, closed when the test
 // ends.
-func openWhole(t *testing.T) *Partition {
+func openWhole(t testing.TB) *Partition {
 	t.Helper()
 	db, err := storage.Open(t.TempDir(), storage.Options{})
 	if err != nil {

@@ -67,8 +67,7 @@ func (p *Partition) isUnindexed(get func(dst, key []byte) ([]byte, error), seq u
 // unindexedSpan bounds the partition's unindexed markers.
 func (p *Partition) unindexedSpan() (start, end []byte) {
 	prefix := storage.IndexPathPrefix("")
-	return storage.IndexBound(p.container, p.id, prefix),
-		storage.IndexBound(p.container, p.id, append(prefix[:len(prefix):len(prefix)], 0xFF))
+	return p.indexBound(prefix, nil), p.indexBound(prefix, []byte{0xFF})
 }
 
 // loadUnindexed notes, when the partition opens, whether any of its items is kept out of the

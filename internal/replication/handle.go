@@ -36,6 +36,11 @@ var (
 // readTimeout bounds the wait for a ReadIndex.
 const readTimeout = 5 * time.Second
 
+// readRetry is how long a ReadIndex waits for its answer before it asks again: a follower's
+// request and its leader's answer are one message each, which a change of leader or a lost
+// connection drops without a word.
+const readRetry = 300 * time.Millisecond
+
 // Leader reports whether the replica leads its group, and in which term.
 func (hd *Handle) Leader() (leading bool, term uint64) {
 	return hd.leading.Load(), hd.term.Load()
@@ -98,7 +103,8 @@ func (hd *Handle) Propose(data ...[]byte) (taken int, err error) {
 // ReadIndex returns an index such that a read served once the replica has applied it sees
 // every write acknowledged before ReadIndex was called: the leader led the group when a
 // quorum answered after the call (Raft's ReadIndex, ReadOnlySafe). A follower asks its leader
-// for it; a replica that knows no leader fails at once.
+// for it, again every readRetry until an answer comes (for up to readTimeout); a replica that
+// knows no leader fails at once.
 func (hd *Handle) ReadIndex() (uint64, error) { return hd.readIndex(false) }
 
 // LeaderReadIndex is ReadIndex on the leader only: it fails on a replica that does not lead
@@ -107,9 +113,34 @@ func (hd *Handle) ReadIndex() (uint64, error) { return hd.readIndex(false) }
 func (hd *Handle) LeaderReadIndex() (uint64, error) { return hd.readIndex(true) }
 
 func (hd *Handle) readIndex(leaderOnly bool) (uint64, error) {
-	res := make(chan readResult, 1)
-	ctx := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(hd.g)), hd.reads.Add(1))
-	err := hd.h.enqueue(func() {
+	deadline := time.NewTimer(readTimeout)
+	defer deadline.Stop()
+	retry := time.NewTicker(readRetry)
+	defer retry.Stop()
+	for {
+		ctx, res, err := hd.askRead(leaderOnly)
+		if err != nil {
+			return 0, err
+		}
+		select {
+		case r := <-res:
+			return r.index, r.err
+		case <-hd.h.gone:
+			return 0, errStopped
+		case <-retry.C:
+			hd.forgetRead(ctx) // an answer still on its way is dropped: the next request's counts
+		case <-deadline.C:
+			hd.forgetRead(ctx)
+			return 0, ErrTimeout
+		}
+	}
+}
+
+// askRead sends a read request, whose answer comes on res, named ctx.
+func (hd *Handle) askRead(leaderOnly bool) (ctx []byte, res chan readResult, err error) {
+	res = make(chan readResult, 1)
+	ctx = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(hd.g)), hd.reads.Add(1))
+	err = hd.h.enqueue(func() {
 		gr := hd.h.groups[hd.g]
 		if gr == nil || !gr.leading && (leaderOnly || gr.rn.BasicStatus().Lead == 0) {
 			res <- readResult{err: ErrNotLeader}
@@ -120,22 +151,16 @@ func (hd *Handle) readIndex(leaderOnly bool) (uint64, error) {
 		gr.rn.ReadIndex(ctx)
 		hd.h.dirty[hd.g] = true
 	})
-	if err != nil {
-		return 0, err
-	}
-	select {
-	case r := <-res:
-		return r.index, r.err
-	case <-hd.h.gone:
-		return 0, errStopped
-	case <-time.After(readTimeout):
-		hd.h.enqueue(func() {
-			if gr := hd.h.groups[hd.g]; gr != nil {
-				delete(gr.reads, string(ctx))
-			}
-		})
-		return 0, ErrTimeout
-	}
+	return ctx, res, err
+}
+
+// forgetRead stops waiting for the answer to the read request ctx.
+func (hd *Handle) forgetRead(ctx []byte) {
+	hd.h.enqueue(func() {
+		if gr := hd.h.groups[hd.g]; gr != nil {
+			delete(gr.reads, string(ctx))
+		}
+	})
 }
 
 // Committed is the commit index the replica knows of: on a follower, what its leader last

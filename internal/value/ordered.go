@@ -150,3 +150,21 @@ func TermPath(segs []string) string {
 	}
 	return b.String()
 }
+
+// SplitTermPath is the inverse of TermPath: the property names of an index path. ok is false
+// for a path that TermPath does not build (one through array elements, or empty).
+func SplitTermPath(path string) (segs []string, ok bool) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, false
+	}
+	for _, s := range strings.Split(path[1:], "/") {
+		if s == "[]" {
+			return nil, false
+		}
+		if strings.Contains(s, "~") {
+			s = strings.NewReplacer("~0", "~", "~1", "/", "~2", "[").Replace(s)
+		}
+		segs = append(segs, s)
+	}
+	return segs, true
+}

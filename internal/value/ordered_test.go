@@ -3,6 +3,7 @@ package value
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -63,5 +64,21 @@ func TestAppendIndexedCutsLongStrings(t *testing.T) {
 	whole, _ := AppendOrdered(nil, Str("abc"))
 	if string(short) != string(whole) {
 		t.Fatalf("a short string is indexed as %x, want %x", short, whole)
+	}
+}
+
+// SplitTermPath reads back what TermPath writes, and refuses what it never writes.
+func TestSplitTermPath(t *testing.T) {
+	for _, segs := range [][]string{{"a"}, {"a", "b"}, {"x/y", "~0", "[]", "a~1[b", "", "~"}} {
+		path := TermPath(segs)
+		got, ok := SplitTermPath(path)
+		if !ok || !slices.Equal(got, segs) {
+			t.Errorf("%q from %q: %q %v", path, segs, got, ok)
+		}
+	}
+	for _, path := range []string{"", "a", "/tags/[]", "/[]/b"} {
+		if segs, ok := SplitTermPath(path); ok {
+			t.Errorf("%q: %q", path, segs)
+		}
 	}
 }

@@ -428,6 +428,31 @@ func TestLeaderKilledMidBatch(t *testing.T) {
 	t.Logf("%d batches acknowledged, %d refused, %d of unknown outcome", counts[acked], counts[refused], counts[unknown])
 }
 
+// A follower's read asks its leader for a read index again when the request or the answer is
+// lost, rather than wait for an answer that never comes until the read times out.
+func TestFollowerReadsWhenMessagesAreLost(t *testing.T) {
+	h := startCluster(t, 3, 7)
+	leader := h.WaitLeader(Group(1), 50)
+	e := epk.SchemeV2.Hash(epk.Key{epk.String("k")})
+	if _, err := h.Execute(Group(1), 5*time.Second, create(t, "k", "i0", 0)); err != nil {
+		t.Fatal(err)
+	}
+	h.Stabilize()
+	h.Net.SetFaults(0.2, 0, 0, 0, false) // no ticks meanwhile: the leader stays
+	start := time.Now()
+	for _, n := range h.Nodes() {
+		if n == leader {
+			continue
+		}
+		for i := range 5 {
+			if _, err := n.Replica(Group(1)).Read(e, "i0", nil); err != nil {
+				t.Fatalf("node %d, read %d, with 20%% of the messages lost: %v", n.ID, i, err)
+			}
+		}
+	}
+	t.Logf("10 reads in %v", time.Since(start))
+}
+
 // A follower serves linearizable reads: its ReadIndex comes from the leader, and it answers
 // once it has applied that index, so every write acknowledged before the read is in it. Cut
 // off from the leader it knows no index, and refuses.
