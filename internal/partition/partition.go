@@ -400,11 +400,11 @@ func (p *Partition) scanAt(cons Consistency, ranges []epk.Range, from uint64, fn
 		return err
 	}
 	defer docs.close()
-	switch {
+	switch e, logical := logicalRange(clipped); {
 	case len(clipped) == 1 && clipped[0] == p.rng:
 		return p.scanOrder(snap, docs, from, func(e []byte, seq uint64) (bool, error) { return docs.visit(e, seq, fn) })
-	case len(clipped) == 1 && clipped[0].Max == clipped[0].Min+"\x00":
-		return docs.scanLogical(clipped[0].Min, from, fn)
+	case logical:
+		return docs.scanLogical(e, from, fn)
 	}
 	keys, err := p.docKeysIn(snap, clipped, from)
 	if err != nil {
@@ -449,6 +449,14 @@ func (p *Partition) clip(ranges []epk.Range) []epk.Range {
 		}
 	}
 	return out
+}
+
+// logicalRange returns the EPK of the logical partition that ranges are, if they are one.
+func logicalRange(ranges []epk.Range) (epk.EPK, bool) {
+	if len(ranges) != 1 || ranges[0].Max != ranges[0].Min+"\x00" {
+		return "", false
+	}
+	return ranges[0].Min, true
 }
 
 // docKeys are document keys gathered in one buffer, with their sequences.

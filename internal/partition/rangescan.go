@@ -24,10 +24,12 @@ import (
 
 // The steps: an entry gathered costs about a sixteenth of an item walked (a creation-order
 // entry, a document read and a look at one of its properties), by BenchmarkIndexScanRange.
-// The walk starts only after a first, longer step of the gather (gatherFirst entries, about
-// 0.3 ms): a range that matches no more than that costs what it did without the walk, and
-// one that matches many costs that much more. Tests shrink them, to race the two over few
-// items.
+// Over a whole partition the walk starts only after a first, longer step of the gather
+// (gatherFirst entries, about 0.3 ms): a range that matches no more than that costs what it
+// did without the walk, and one that matches many costs that much more. Over one logical
+// partition the walk goes first: its items are one run of documents, read without a seek
+// each, and the range's entries are the whole partition's, most of them of other logical
+// partitions. Tests shrink the steps, to race the two over few items.
 var (
 	gatherFirst = 1024 // entries
 	gatherStep  = 256  // entries
@@ -63,8 +65,12 @@ func (p *Partition) gatherSpans(snap *storage.Snapshot, docs *docReader, path st
 			return false, err
 		}
 		defer it.Close()
+		first := gatherFirst
+		if _, ok := logicalRange(ranges); ok && walk {
+			first = 0
+		}
 		it.First()
-		for step := gatherFirst; it.Valid(); step = gatherStep {
+		for step := first; it.Valid(); step = gatherStep {
 			for n := 0; n < step && it.Valid(); n, _ = n+1, it.Next() {
 				entries++
 				_, seq, err := storage.ParseIndexEntry(it.Key(), len(prefix))
@@ -138,15 +144,14 @@ func (p *Partition) rangeWalker(snap *storage.Snapshot, docs *docReader, path st
 	}
 	w := &rangeWalk{segs: segs, span: span, next: from}
 	var start, end []byte
-	switch r := ranges[0]; {
-	case r == p.rng:
+	if e, ok := logicalRange(ranges); ok {
+		start, end = storage.DocLogicalSpan(p.container, string(e), from)
+		w.logical, w.live = []byte(e), p.liveness()
+	} else if ranges[0] == p.rng {
 		start = storage.OrderKey(nil, p.container, p.id, from)
 		_, end = storage.OrderPartitionSpan(p.container, p.id)
 		w.docs = docs
-	case r.Max == r.Min+"\x00":
-		start, end = storage.DocLogicalSpan(p.container, string(r.Min), from)
-		w.logical, w.live = []byte(r.Min), p.liveness()
-	default:
+	} else {
 		return nil, nil
 	}
 	it, err := snap.NewIter(start, end)
