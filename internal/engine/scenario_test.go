@@ -189,6 +189,9 @@ func TestScenarios(t *testing.T) {
 					td.ScanArgs(t, "rate", &rate)
 					slowBudgets(c, float64(rate))
 				}
+				// A budget renews with each second of the clock: starting at one's beginning
+				// leaves the rest of it to the commands that meet the spent budget after this.
+				time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 				for i := range 100000 {
 					_, err := c.CreateItem(item(fmt.Sprintf("hammer-%d", i), key, heavyPad), ItemOptions{})
 					var se *fault.Error
