@@ -108,12 +108,33 @@ export function parseExact(text) {
   return JSON.parse(text.replace(/"(?:[^"\\]|\\.)*"|(?<![\w.+-])-?\d{16,}(?![\w.])/g, m => m[0] === '"' ? m : `"${m}"`));
 }
 
+// A throttled request (429) is sent again after the time the server asks, as the Cosmos SDKs
+// do by default: at most 9 more times, waiting at most 30 s in all. A 429 means the request was
+// not applied, so sending a write again is safe.
+const THROTTLE_RETRIES = 9;
+const THROTTLE_WAIT_MS = 30000;
+
 // call sends a signed request to the resource named by segs (unescaped path segments) and
 // returns {status, headers, body (parsed JSON or null), charge}. Statuses of 400 and above
-// throw ApiError with the server's message; 401 also forgets the key. under puts the path
-// below a root that is not signed (Partita's management API signs the path after /_partita);
-// exact parses the answer with parseExact.
-export async function call(verb, segs, {body, headers = {}, under = '', exact = false} = {}) {
+// throw ApiError with the server's message (429 only once its retries are spent); 401 also
+// forgets the key. under puts the path below a root that is not signed (Partita's management
+// API signs the path after /_partita); exact parses the answer with parseExact.
+export async function call(verb, segs, opts = {}) {
+  let waited = 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send(verb, segs, opts);
+    } catch (err) {
+      const wait = err.retryAfterMs || 100;
+      if (!(err instanceof ApiError) || err.status !== 429 || attempt >= THROTTLE_RETRIES || waited + wait > THROTTLE_WAIT_MS) throw err;
+      waited += wait;
+      await new Promise(r => setTimeout(r, wait));
+    }
+  }
+}
+
+// send makes one attempt of call.
+async function send(verb, segs, {body, headers = {}, under = '', exact = false}) {
   const date = new Date().toUTCString();
   const h = {
     'x-ms-date': date,

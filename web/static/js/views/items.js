@@ -148,24 +148,16 @@ function importForm(db, c, pkdef, refresh) {
     const progress = h('p', {class: 'note info'});
     status.append(progress);
     const update = () => { progress.textContent = `Imported ${num(done)} of ${num(items.length)}${failed.length ? `, ${failed.length} failed` : ''} · ${num(charge, 2)} RU`; };
-    // A few writers at once; a throttled write waits as long as the server asks and retries.
+    // A few writers at once; a throttled write is retried by api.call.
     const worker = async () => {
       while (next < items.length) {
         const item = items[next++];
-        for (let attempt = 0; ; attempt++) {
-          try {
-            charge += (await api.upsertItem(db, c, pkdef, item)).charge;
-            done++;
-            break;
-          } catch (err) {
-            if (err.status === 429 && attempt < 20) {
-              await new Promise(r => setTimeout(r, err.retryAfterMs || 100));
-              continue;
-            }
-            if (err instanceof api.AuthError) throw err;
-            failed.push(`id ${item.id}: ${err.message}`);
-            break;
-          }
+        try {
+          charge += (await api.upsertItem(db, c, pkdef, item)).charge;
+          done++;
+        } catch (err) {
+          if (err instanceof api.AuthError) throw err;
+          failed.push(`id ${item.id}: ${err.message}`);
         }
         update();
       }
