@@ -14,6 +14,8 @@ import (
 
 	"github.com/gocql/gocql"
 	"gopkg.in/inf.v0"
+
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // The Cassandra API through gocql v1.7.0, token-aware, against a real partita serve: schema,
@@ -25,16 +27,11 @@ import (
 // factory for it.
 func cqlServer(t testing.TB, useTLS bool, extraArgs ...string) (*server, *gocql.ClusterConfig) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().(*net.TCPAddr)
-	ln.Close()
-	s := startServer(t, useTLS, append([]string{"--cql-addr", addr.String()}, extraArgs...)...)
+	addr := controlplanetest.FreeAddr(t)
+	s := startServer(t, useTLS, append([]string{"--cql-addr", addr}, extraArgs...)...)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr.String(), 100*time.Millisecond)
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
 			break
@@ -45,7 +42,8 @@ func cqlServer(t testing.TB, useTLS bool, extraArgs ...string) (*server, *gocql.
 		time.Sleep(20 * time.Millisecond)
 	}
 	cluster := gocql.NewCluster("127.0.0.1")
-	cluster.Port = addr.Port
+	_, port, _ := net.SplitHostPort(addr)
+	cluster.Port, _ = strconv.Atoi(port)
 	cluster.ProtoVersion = 4
 	cluster.Timeout = 20 * time.Second
 	cluster.ConnectTimeout = 10 * time.Second

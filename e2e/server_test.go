@@ -22,6 +22,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // emulatorKey is the server's default key (the Cosmos emulator's public one).
@@ -106,12 +108,9 @@ func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...strin
 // (nodes of a cluster listen only once a majority of them is up).
 func launchServer(t testing.TB, dataDir string, useTLS bool, extraArgs ...string) *server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	// Not a port of the kernel's choosing: those are in the ephemeral range, where another
+	// server launched meanwhile may be given the same one, or a connection may take it.
+	addr := controlplanetest.FreeAddr(t)
 	// --cql-addr= keeps parallel servers off the Cassandra API's fixed default port; a test
 	// that wants it passes its own --cql-addr in extraArgs (the last value wins).
 	args := append([]string{"serve", "--data", dataDir, "--addr", addr, "--cql-addr=", fmt.Sprintf("--tls=%v", useTLS), "--log-level", "warn"}, extraArgs...)

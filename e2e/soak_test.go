@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // TestSoak runs a mixed load against one server for a while (PARTITA_SOAK, a Go duration;
@@ -40,7 +41,7 @@ func TestSoak(t *testing.T) {
 	}
 	warmUp := min(duration/6, 30*time.Second)
 
-	debugAddr := freeAddr(t)
+	debugAddr := controlplanetest.FreeAddr(t)
 	s := startServer(t, false, "--partition-max-bytes", "262144", "--debug-addr", debugAddr)
 	c := rawClient{s: s, key: emulatorKey, now: time.Now}
 	if code, _, b := c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil); code != 201 {
@@ -583,16 +584,6 @@ func (p *soakProbe) sample() soakSample {
 func readBody(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
-}
-
-// freeAddr returns a loopback address nothing listens on, for a second listener of the server.
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func anyKey[V any](m map[string]V) string {
