@@ -72,7 +72,8 @@ func (s *sessionClient) header() *string {
 // far behind they are is measured. A node read the moment it resumes from a pause waits for
 // a session's write, where an Eventual read may be served from before it.
 func TestClusterSessionConsistency(t *testing.T) {
-	all := startClusterOf(t, 4)
+	// At info, a failure's log shows the replicas' moves, splits and snapshots.
+	all := startClusterOf(t, 4, func(int) []string { return []string{"--log-level", "info"} })
 	nodes := all[:3] // the clients' nodes; the fourth is drained while they run
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000) // two partitions
@@ -116,7 +117,7 @@ func TestClusterSessionConsistency(t *testing.T) {
 					body, _ := json.Marshal(map[string]any{"id": k, "pk": k, "v": i})
 					r, err := via.UpsertItem(cx, pk, body, &azcosmos.ItemOptions{SessionToken: s.header()})
 					if err != nil {
-						failed <- err
+						failed <- fmt.Errorf("client %d: write %d of %s through node %d: %w", client, i, k, (client+i)%3+1, err)
 						return
 					}
 					s.merge(t, r.SessionToken)
@@ -133,7 +134,7 @@ func TestClusterSessionConsistency(t *testing.T) {
 				}
 				r, err := via.ReadItem(cx, pk, k, &azcosmos.ItemOptions{SessionToken: s.header()})
 				if err != nil {
-					failed <- err
+					failed <- fmt.Errorf("client %d: session read %d of %s through node %d: %w", client, i, k, (client+i)%3+1, err)
 					return
 				}
 				s.merge(t, r.SessionToken)
@@ -155,7 +156,7 @@ func TestClusterSessionConsistency(t *testing.T) {
 				ev := azcosmos.ConsistencyLevelEventual
 				r, err = cs[(client+i+1)%3].ReadItem(cx, pk, k, &azcosmos.ItemOptions{ConsistencyLevel: &ev})
 				if err != nil {
-					failed <- err
+					failed <- fmt.Errorf("client %d: eventual read %d of %s through node %d: %w", client, i, k, (client+i+1)%3+1, err)
 					return
 				}
 				if got := etagLSN(t, string(r.ETag)); got < before {
