@@ -191,7 +191,9 @@ func (rs *replicaSet) adopt(c *Container) {
 }
 
 // refreshRemote brings the ranges of c held on other nodes up to the catalog's (a split of
-// one there shows as its children here once the catalog has them). Callers hold e.mu.
+// one there shows as its children here once the catalog has them), and takes in the replicas
+// this node opened of the new ones meanwhile: a child's snapshot may come before the catalog
+// names the child, and nothing else would route to its replica. Callers hold e.mu.
 func (rs *replicaSet) refreshRemote(c *Container) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -211,6 +213,7 @@ func (rs *replicaSet) refreshRemote(c *Container) {
 	}
 	if !slices.Equal(remote, rt.remote) {
 		c.routes.Store(&routing{parts: rt.parts, remote: remote})
+		rs.adopt(c)
 	}
 }
 
@@ -218,12 +221,15 @@ func (rs *replicaSet) refreshRemote(c *Container) {
 // its range is then held elsewhere (with a replica on every node, this one is being drained),
 // and its requests go there at once, not once a read of the removed replica has failed.
 func (e *Engine) replicaRemoved(g replication.GroupID) {
-	if e.cluster == nil {
-		return
-	}
 	rs := e.replicas
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	// A replica opened and not taken yet (its range was still read elsewhere) went with its
+	// group, its data deleted: nothing may take it now.
+	delete(rs.opened, g)
+	if e.cluster == nil {
+		return
+	}
 	c := rs.containers[uint32(uint64(g)>>32)]
 	if c == nil {
 		return

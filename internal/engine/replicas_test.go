@@ -2,9 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -101,4 +104,80 @@ func TestReplicatedGroupsOfADeletedContainerAreDropped(t *testing.T) {
 	if _, err := c.ReadItem(key("p"), "a"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// untaken makes c's routing table what a node of a cluster holds of a container whose two
+// partitions it reads elsewhere, while the host has opened replicas of them (their snapshots
+// came) that no container took yet. With split, the range held elsewhere is their parent's,
+// one range that split there. It returns the replicas.
+func untaken(t *testing.T, e *Engine, c *Container, split bool) []*partition.Partition {
+	t.Helper()
+	rs := e.replicas
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	ps := c.routes.Load().parts
+	if len(ps) != 2 {
+		t.Fatalf("%d partitions, want 2", len(ps))
+	}
+	var remote []remoteRange
+	for _, p := range ps {
+		rs.opened[groupOf(c.num, p.ID())] = p
+		remote = append(remote, remoteRange{id: p.ID(), r: p.Range()})
+	}
+	if split {
+		remote = []remoteRange{{id: 99, r: epk.Range{Min: ps[0].Range().Min, Max: ps[1].Range().Max}}}
+	}
+	c.routes.Store(&routing{remote: remote})
+	return ps
+}
+
+// A node that opened replicas of a split's children before its catalog named them routes to
+// them once it does: the catalog's refresh takes them in.
+func TestReplicatedChildrenOpenedBeforeTheCatalogAreTaken(t *testing.T) {
+	e := openEngine(t, t.TempDir(), Options{MinPartitions: 2, Replicated: true})
+	defer e.Close()
+	c := replicatedContainer(t, e)
+	kids := untaken(t, e, c, true)
+	e.mu.Lock()
+	e.replicas.refreshRemote(c)
+	e.mu.Unlock()
+	rt := c.routes.Load()
+	if len(rt.remote) != 0 || !slices.Equal(rt.parts, kids) {
+		t.Fatalf("after the refresh the table has %d replicas and %d ranges elsewhere, want the 2 children here", len(rt.parts), len(rt.remote))
+	}
+	if len(e.replicas.opened) != 0 {
+		t.Fatalf("%d replicas still untaken", len(e.replicas.opened))
+	}
+}
+
+// A replica opened and not taken, whose removal from its group the host reports (its data is
+// deleted), is never taken after.
+func TestReplicatedRemovedReplicaIsNotTaken(t *testing.T) {
+	e := openEngine(t, t.TempDir(), Options{MinPartitions: 2, Replicated: true})
+	defer e.Close()
+	c := replicatedContainer(t, e)
+	ps := untaken(t, e, c, false)
+	e.replicaRemoved(groupOf(c.num, ps[1].ID()))
+	rs := e.replicas
+	rs.mu.Lock()
+	rs.adopt(c)
+	rt := c.routes.Load()
+	c.routes.Store(&routing{parts: ps}) // for Close
+	rs.mu.Unlock()
+	if !slices.Equal(rt.parts, ps[:1]) || len(rt.remote) != 1 || rt.remote[0].id != ps[1].ID() {
+		t.Fatalf("after the removal the table has %d replicas here and %d ranges elsewhere, want the first here and the second elsewhere", len(rt.parts), len(rt.remote))
+	}
+}
+
+// replicatedContainer creates the container db/c, keyed by /pk.
+func replicatedContainer(t *testing.T, e *Engine) *Container {
+	t.Helper()
+	if _, err := e.CreateDatabase("db", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateContainer("db", ContainerSpec{ID: "c", PartitionKey: PartitionKeyDef{Paths: []string{"/pk"}, Version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := e.Container("db", "c")
+	return c
 }
