@@ -145,8 +145,11 @@ func TestReplicatedChildrenOpenedBeforeTheCatalogAreTaken(t *testing.T) {
 	if len(rt.remote) != 0 || !slices.Equal(rt.parts, kids) {
 		t.Fatalf("after the refresh the table has %d replicas and %d ranges elsewhere, want the 2 children here", len(rt.parts), len(rt.remote))
 	}
-	if len(e.replicas.opened) != 0 {
-		t.Fatalf("%d replicas still untaken", len(e.replicas.opened))
+	e.replicas.mu.Lock()
+	left := len(e.replicas.opened)
+	e.replicas.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d replicas still untaken", left)
 	}
 }
 

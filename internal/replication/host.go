@@ -526,17 +526,12 @@ func (h *Host) receive(env *Envelope) {
 			return
 		}
 	}
-	if t := m.GetType(); (t == pb.MsgPreVote || t == pb.MsgVote) && gr.quiesced && gr.rn.BasicStatus().Lead == m.GetFrom() {
+	switch t := m.GetType(); {
+	case (t == pb.MsgPreVote || t == pb.MsgVote) && gr.quiesced && gr.rn.BasicStatus().Lead == m.GetFrom():
 		// The replica this one follows asks for votes, so it no longer leads: its node
-		// restarted before this one counted it as gone. Asleep, this follower would still
-		// keep that leader's lease and refuse, leaving the group without a leader until it
-		// timed out awake; it counts the time it slept instead, as for a leader gone silent.
-		h.wakeGroup(gr)
-		for range h.cfg.ElectionTicks {
-			gr.rn.TickQuiesced() //nolint:staticcheck // exactly its use: time slept counts
-		}
-	}
-	if t := m.GetType(); t != pb.MsgHeartbeat && t != pb.MsgHeartbeatResp {
+		// restarted before this one counted it as gone.
+		h.wakeFollower(gr)
+	case t != pb.MsgHeartbeat && t != pb.MsgHeartbeatResp:
 		h.wakeGroup(gr) // heartbeats and their answers are no work: they leave a group idle
 	}
 	if err := gr.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {

@@ -80,11 +80,19 @@ func (h *Host) wakeLedBy(n NodeID) {
 			continue
 		}
 		if m, ok := gr.member(ReplicaID(gr.rn.BasicStatus().Lead)); ok && m.Node == n {
-			h.wakeGroup(gr)
-			for range h.cfg.ElectionTicks {
-				gr.rn.TickQuiesced() //nolint:staticcheck // exactly its use: time slept counts
-			}
+			h.wakeFollower(gr)
 		}
+	}
+}
+
+// wakeFollower wakes gr, a quiesced follower whose leader no longer leads (gone silent, or
+// asking for votes), and counts the time it slept: otherwise it would keep that leader's
+// lease (CheckQuorum), refuse the votes of the others and elect nobody until it timed out
+// awake.
+func (h *Host) wakeFollower(gr *group) {
+	h.wakeGroup(gr)
+	for range h.cfg.ElectionTicks {
+		gr.rn.TickQuiesced() //nolint:staticcheck // exactly its use: time slept counts
 	}
 }
 

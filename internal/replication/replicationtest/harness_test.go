@@ -502,37 +502,44 @@ func TestFollowerReadsThroughReadIndex(t *testing.T) {
 // the restarted node waited for a leader longer than its clients would).
 func TestLeaderNodeRestartsWhileQuiesced(t *testing.T) {
 	for seed := range uint64(5) {
-		h, err := New(3, seed, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.StartGroup(1, epk.Range{Min: "", Max: epk.EPK("\xff")}, 1, 2, 3); err != nil {
-			t.Fatal(err)
-		}
-		h.Stabilize()
-		l := h.WaitLeader(Group(1), 100)
-		if l == nil {
-			t.Fatal("no leader")
-		}
-		h.Tick(10)
-		for _, n := range h.Nodes() {
-			if a := n.Host.Awake(); a != 0 {
-				t.Fatalf("node %d ticks %d idle groups", n.ID, a)
-			}
-		}
-		l.Crash(100, 0)
-		if err := l.Restart(); err != nil {
-			t.Fatal(err)
-		}
-		ticks := 0
-		for ; h.Leader(Group(1)) == nil && ticks < 100; ticks++ {
-			h.Tick(1)
-		}
-		h.Close()
 		// The restarted replica campaigns after one election timeout (10 to 19 ticks); the
 		// followers' own timeouts, counted only once its votes woke them, would add another.
-		if ticks >= 20 {
+		if ticks := leaderAfterQuickRestart(t, seed); ticks >= 20 {
 			t.Fatalf("seed %d: a leader after %d ticks, want one election timeout (under 20)", seed, ticks)
 		}
 	}
+}
+
+// leaderAfterQuickRestart quiesces a group of three replicas, crashes and restarts its
+// leader's node at once, and returns the ticks until a replica leads again.
+func leaderAfterQuickRestart(t *testing.T, seed uint64) int {
+	t.Helper()
+	h, err := New(3, seed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.StartGroup(1, epk.Range{Min: "", Max: epk.EPK("\xff")}, 1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	h.Stabilize()
+	l := h.WaitLeader(Group(1), 100)
+	if l == nil {
+		t.Fatal("no leader")
+	}
+	h.Tick(10)
+	for _, n := range h.Nodes() {
+		if a := n.Host.Awake(); a != 0 {
+			t.Fatalf("node %d ticks %d idle groups", n.ID, a)
+		}
+	}
+	l.Crash(100, 0)
+	if err := l.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	ticks := 0
+	for ; h.Leader(Group(1)) == nil && ticks < 100; ticks++ {
+		h.Tick(1)
+	}
+	return ticks
 }
