@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,21 +31,29 @@ func TestClusterSplitsProcesses(t *testing.T) {
 	pad := strings.Repeat("x", 900)
 	const n = 2400
 	pkOf := func(i int) string { return fmt.Sprint("k", i%300) }
+	// The writers stop when the test does, failed or not: none outlives it.
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	var stop atomic.Bool
+	defer stop.Store(true)
 	for w := range 6 {
+		c := container(w % 3)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := container(w % 3)
-			for i := w; i < n; i += 6 {
+			for i := w; i < n && !stop.Load(); i += 6 {
 				body := fmt.Sprintf(`{"id":"%d","pk":%q,"pad":%q}`, i, pkOf(i), pad)
-				retrying(t, fmt.Sprint("create ", i), func() error {
+				err := retry(fmt.Sprint("create ", i), func() error {
 					_, err := c.CreateItem(cx, azcosmos.NewPartitionKeyString(pkOf(i)), []byte(body), nil)
 					if statusOf(err) == 409 {
 						return nil
 					}
 					return err
 				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
 			}
 		}()
 	}

@@ -144,18 +144,26 @@ func launchCluster(t testing.TB, n int, useTLS bool, extra ...func(i int) []stri
 	return nodes
 }
 
-// retrying calls fn until it succeeds or 30 seconds pass: the SDK's own retries stop sooner
-// than a failover may take.
+// retrying calls fn until it succeeds or 30 seconds pass, and then fails the test with its
+// last error: the SDK's own retries stop sooner than a failover may take. It stops the test:
+// goroutines other than the test's call retry.
 func retrying(t *testing.T, what string, fn func() error) {
 	t.Helper()
+	if err := retry(what, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// retry calls fn until it succeeds, for at most 30 s, and returns its last error then.
+func retry(what string, fn func() error) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := fn()
 		if err == nil {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -232,10 +240,14 @@ func TestClusterOfThreeProcesses(t *testing.T) {
 			for range 5 {
 				patch := azcosmos.PatchOperations{}
 				patch.AppendIncrement("/n", 1)
-				retrying(t, "patch", func() error {
+				err := retry("patch", func() error {
 					_, err := c.PatchItem(cx, azcosmos.NewPartitionKeyString("k0"), "item0", patch, nil)
 					return err
 				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
 			}
 		}()
 	}

@@ -20,10 +20,27 @@ var systemKeyspaces = map[string]bool{
 	"system_traces": true, "system_views": true, "system_virtual_schema": true,
 }
 
-// executeSchema runs a schema statement.
+// executeSchema runs a schema statement. Another node of a cluster (or the Cosmos DB API) may
+// change the same keyspace or table meanwhile: the change, conditional on the etag of what
+// it was decided from, is then refused (PreconditionFailed), and the statement is decided
+// again against the newer schema, so that concurrent schema changes apply one after the
+// other, as in Cassandra, and none is lost.
 func (x *Executor) executeSchema(s *Session, st cql.Statement) (*Result, error) {
 	x.ddl.Lock()
 	defer x.ddl.Unlock()
+	for attempt := 1; ; attempt++ {
+		r, err := x.decideSchema(s, st)
+		if !errors.Is(err, fault.PreconditionFailed) || attempt == maxSchemaAttempts {
+			return r, err
+		}
+	}
+}
+
+// maxSchemaAttempts bounds how many times executeSchema decides a statement again.
+const maxSchemaAttempts = 10
+
+// decideSchema runs a schema statement against the schema as of now. Callers hold x.ddl.
+func (x *Executor) decideSchema(s *Session, st cql.Statement) (*Result, error) {
 	if err := x.eng.Fresh(); err != nil { // decided against the schema as of now, in a cluster
 		return nil, err
 	}
@@ -167,7 +184,7 @@ func (x *Executor) alterKeyspace(sch *schema, st *cql.AlterKeyspace) (*Result, e
 		return nil, err
 	}
 	meta, _ := json.Marshal(m)
-	if _, err := x.eng.SetKeyspaceMeta(st.Name, meta); err != nil {
+	if _, err := x.eng.SetKeyspaceMeta(st.Name, meta, ks.etag); err != nil {
 		return nil, err
 	}
 	return x.changed(SchemaChange{Change: "UPDATED", Target: "KEYSPACE", Keyspace: st.Name}), nil
@@ -400,6 +417,7 @@ func (x *Executor) alterTable(sch *schema, s *Session, st *cql.AlterTable) (*Res
 	}
 	tm := t.meta
 	tm.Columns = slices.Clone(tm.Columns)
+	var throughput *engine.Throughput
 	switch st.Kind {
 	case cql.AlterAdd:
 		for _, cd := range st.Add {
@@ -434,11 +452,7 @@ func (x *Executor) alterTable(sch *schema, s *Session, st *cql.AlterTable) (*Res
 		if err != nil {
 			return nil, err
 		}
-		if opts.throughput != nil {
-			if err := x.eng.SetTableThroughput(ks.name, t.name, *opts.throughput); err != nil {
-				return nil, err
-			}
-		}
+		throughput = opts.throughput
 		if opts.defaultTTL != nil {
 			tm.DefaultTTL = *opts.defaultTTL
 		}
@@ -448,8 +462,15 @@ func (x *Executor) alterTable(sch *schema, s *Session, st *cql.AlterTable) (*Res
 	}
 	tm.Gen++
 	meta, _ := json.Marshal(tm)
-	if _, err := x.eng.SetTableMeta(ks.name, t.name, meta); err != nil {
+	if _, err := x.eng.SetTableMeta(ks.name, t.name, meta, t.etag); err != nil {
 		return nil, err
+	}
+	// After the schema, whose change is conditional on the etag read: the throughput's
+	// changes the table's etag.
+	if throughput != nil {
+		if err := x.eng.SetTableThroughput(ks.name, t.name, *throughput); err != nil {
+			return nil, err
+		}
 	}
 	return x.changed(SchemaChange{Change: "UPDATED", Target: "TABLE", Keyspace: ks.name, Name: t.name}), nil
 }
@@ -528,7 +549,7 @@ func (x *Executor) createType(sch *schema, s *Session, st *cql.CreateType) (*Res
 	m := ks.meta
 	m.Types = append(slices.Clone(m.Types), tm)
 	meta, _ := json.Marshal(m)
-	if _, err := x.eng.SetKeyspaceMeta(ks.name, meta); err != nil {
+	if _, err := x.eng.SetKeyspaceMeta(ks.name, meta, ks.etag); err != nil {
 		return nil, err
 	}
 	return x.changed(SchemaChange{Change: "CREATED", Target: "TYPE", Keyspace: ks.name, Name: st.Name.Name}), nil
@@ -555,7 +576,7 @@ func (x *Executor) dropType(sch *schema, s *Session, st *cql.DropType) (*Result,
 	m := ks.meta
 	m.Types = slices.DeleteFunc(slices.Clone(m.Types), func(tm typeMeta) bool { return tm.Name == st.Name.Name })
 	meta, _ := json.Marshal(m)
-	if _, err := x.eng.SetKeyspaceMeta(ks.name, meta); err != nil {
+	if _, err := x.eng.SetKeyspaceMeta(ks.name, meta, ks.etag); err != nil {
 		return nil, err
 	}
 	return x.changed(SchemaChange{Change: "DROPPED", Target: "TYPE", Keyspace: ks.name, Name: st.Name.Name}), nil

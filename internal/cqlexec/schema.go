@@ -86,6 +86,7 @@ type column struct {
 // table is a table as statements see it.
 type table struct {
 	ks, name string
+	etag     string // as keyspace.etag
 	meta     tableMeta
 	// cols are in the order SELECT * returns them: partition key, clustering, then the
 	// others by name, as Cassandra orders them.
@@ -102,7 +103,10 @@ type table struct {
 
 // keyspace is a keyspace with its tables and types.
 type keyspace struct {
-	name   string
+	name string
+	// etag is the etag of the keyspace's record as read: a change of meta is made only if
+	// the record still has it.
+	etag   string
 	meta   keyspaceMeta
 	tables map[string]*table
 	types  map[string]*cqlvalue.Type
@@ -149,7 +153,7 @@ func loadSchema(eng *engine.Engine, v uint64) (*schema, error) {
 		if d.Meta == nil {
 			continue
 		}
-		ks := &keyspace{name: d.ID, tables: map[string]*table{}, types: map[string]*cqlvalue.Type{}}
+		ks := &keyspace{name: d.ID, etag: d.ETag, tables: map[string]*table{}, types: map[string]*cqlvalue.Type{}}
 		if err := json.Unmarshal(d.Meta, &ks.meta); err != nil {
 			return nil, fault.New(fault.Internal, "keyspace %q has a malformed schema record: %w", d.ID, err)
 		}
@@ -176,6 +180,7 @@ func loadSchema(eng *engine.Engine, v uint64) (*schema, error) {
 			if err != nil {
 				return nil, fault.New(fault.Internal, "table %s.%s: %w", d.ID, c.ID, err)
 			}
+			t.etag = c.ETag
 			ks.tables[c.ID] = t
 		}
 		s.keyspaces[d.ID] = ks

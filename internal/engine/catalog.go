@@ -177,10 +177,14 @@ func (e *Engine) commitCatalog(ch catalog.Change, data *storage.Batch) error {
 	case e.local != nil:
 		_, err = e.local.Commit(ch)
 	default:
-		if err = e.commitCluster(ch); errors.Is(err, catalog.ErrStale) {
-			return fault.New(fault.Unavailable, "The catalog changed on another node meanwhile; retry the request")
-		}
-		if err == nil && data != nil {
+		if err = e.commitCluster(ch); err != nil {
+			// Not committed, or not known to be: the catalog's counters are those it holds,
+			// and a change that did commit comes back through follow.
+			e.seq = e.seqAt
+			if errors.Is(err, catalog.ErrStale) {
+				return errCatalogMoved
+			}
+		} else if data != nil {
 			err = data.Commit()
 		}
 	}
@@ -189,6 +193,33 @@ func (e *Engine) commitCatalog(ch catalog.Change, data *storage.Batch) error {
 	}
 	return nil
 }
+
+// commitDeletion commits ch, which deletes containers from the catalog, with data, the
+// deletion of their data (commitCatalog), and closes them with closeAll before data commits,
+// so that no write queued on them lands after it. On a node of a cluster the catalog commits
+// first: a change another node made meanwhile (errCatalogMoved) leaves the containers open
+// and serving, and once it has committed the containers are gone, so data failing to commit
+// leaves only rows nothing reads (container numbers are never reused), which is logged.
+// Callers hold e.mu.
+func (e *Engine) commitDeletion(ch catalog.Change, data *storage.Batch, closeAll func()) error {
+	if e.cluster == nil {
+		closeAll()
+		return e.commitCatalog(ch, data)
+	}
+	if err := e.commitCatalog(ch, nil); err != nil {
+		return err
+	}
+	closeAll()
+	if err := data.Commit(); err != nil {
+		e.log.Warn("deleting the data of deleted containers", "err", err)
+	}
+	return nil
+}
+
+// errCatalogMoved is commitCatalog's answer, on a node of a cluster, when another node changed
+// the catalog since this node last read it: nothing was committed. freshWrite catches up and
+// decides again; a client sees it only when that keeps failing.
+var errCatalogMoved = fault.New(fault.Unavailable, "The catalog changed on another node meanwhile; retry the request")
 
 // commitCluster commits ch in the cluster's catalog if the catalog has not changed since this
 // node last read it (catalog.ErrStale otherwise), and records that the node holds the result.

@@ -171,7 +171,7 @@ const handOffWait = 3 * time.Second
 // caughtUp records that the engine holds the catalog as of rev. Callers hold e.mu.
 func (e *Engine) caughtUp(rev int64) {
 	if rev > e.rev {
-		e.rev = rev
+		e.rev, e.seqAt = rev, e.seq
 		close(e.caught)
 		e.caught = make(chan struct{})
 	}
@@ -203,6 +203,33 @@ func (e *Engine) fresh() error {
 			return fault.New(fault.Unavailable, "The server is shutting down")
 		}
 	}
+}
+
+// freshWrite runs write, which decides and commits a change of the catalog, on a node of a
+// cluster against the catalog as of the call (fresh). When another node changed the catalog
+// before the change committed (errCatalogMoved), it catches up and runs write again: write
+// decides again against the newer records, so a real conflict answers as on a node alone
+// (409, 412) and a mere race does not reach the client. write must leave nothing changed
+// when it fails, but for the counters, which catching up replaces with the catalog's.
+func (e *Engine) freshWrite(write func() error) error {
+	for attempt := 1; ; attempt++ {
+		if err := e.fresh(); err != nil {
+			return err
+		}
+		err := write()
+		if !errors.Is(err, errCatalogMoved) || attempt == maxCatalogAttempts {
+			return err
+		}
+	}
+}
+
+// freshWritten is freshWrite for a write that returns a value.
+func freshWritten[T any](e *Engine, write func() (T, error)) (v T, err error) {
+	err = e.freshWrite(func() (err error) {
+		v, err = write()
+		return err
+	})
+	return v, err
 }
 
 // Fresh is fresh for the other front ends (the CQL engine): on a node of a cluster, it waits

@@ -203,35 +203,27 @@ func refineRanges(ranges []rangeRecord, parts []*partition.Partition) ([]rangeRe
 }
 
 // commitFresh commits the catalog change that decide makes, under e.mu, against the catalog
-// as of now; when another node changed the catalog first, it catches up and decides again. A
-// decision with no apply function is nothing to do; apply runs, under e.mu, once the change
-// is committed.
+// as of now (freshWrite). A decision with no apply function is nothing to do; apply runs,
+// under e.mu, once the change is committed.
 func (e *Engine) commitFresh(decide func() (ch catalog.Change, apply func(), err error)) error {
-	for attempt := 1; ; attempt++ {
-		if err := e.fresh(); err != nil {
-			return err
-		}
+	return e.freshWrite(func() error {
 		e.mu.Lock()
+		defer e.mu.Unlock()
 		seq := e.seq
 		ch, apply, err := decide()
 		if err == nil && apply == nil {
-			e.mu.Unlock()
 			return nil
 		}
 		if err == nil {
-			if err = e.commitCluster(ch); err == nil {
+			if err = e.commitCatalog(ch, nil); err == nil {
 				apply()
-				e.mu.Unlock()
 				return nil
 			}
 		}
 		e.seq = seq
-		e.mu.Unlock()
-		if !errors.Is(err, catalog.ErrStale) || attempt == maxCatalogAttempts {
-			return fault.New(fault.Unavailable, "The cluster's catalog refused a change: %v", err)
-		}
-	}
+		return err
+	})
 }
 
-// maxCatalogAttempts bounds how many times commitFresh decides a change again.
+// maxCatalogAttempts bounds how many times freshWrite decides a change again.
 const maxCatalogAttempts = 20

@@ -184,9 +184,11 @@ func (c *Container) info() ContainerInfo {
 // Cosmos would give it for its throughput, and at least Options.MinPartitions. Either way they
 // are created as Cosmos creates them: ids 0..n-1, no parents, the hash space split evenly.
 func (e *Engine) CreateContainer(dbID string, spec ContainerSpec) (ContainerInfo, error) {
-	if err := e.fresh(); err != nil {
-		return ContainerInfo{}, err
-	}
+	return freshWritten(e, func() (ContainerInfo, error) { return e.createContainer(dbID, spec) })
+}
+
+// createContainer is CreateContainer against the catalog this node holds.
+func (e *Engine) createContainer(dbID string, spec ContainerSpec) (ContainerInfo, error) {
 	if err := document.ValidateID(spec.ID); err != nil {
 		return ContainerInfo{}, err
 	}
@@ -568,11 +570,15 @@ func (e *Engine) Containers(dbID string) ([]ContainerInfo, error) {
 // DeleteContainer deletes a container and all its items. ifMatch, when not empty, is the
 // etag the container must have.
 func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
-	if err := e.fresh(); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	return e.freshWrite(func() error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.deleteContainer(dbID, id, ifMatch)
+	})
+}
+
+// deleteContainer is DeleteContainer against the catalog this node holds. Callers hold e.mu.
+func (e *Engine) deleteContainer(dbID, id, ifMatch string) error {
 	c, err := e.container(dbID, id)
 	if err != nil {
 		return err
@@ -580,7 +586,6 @@ func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
 	if err := checkVersion(fmt.Sprintf("container %q", id), c.rec.Version, ifMatch); err != nil {
 		return err
 	}
-	c.close()       // queued writes finish first, so none lands after the range deletion
 	e.nextVersion() // the catalog changed; its version says so
 	b := e.db.NewBatch()
 	defer b.Close()
@@ -588,18 +593,19 @@ func (e *Engine) DeleteContainer(dbID, id, ifMatch string) error {
 	if err == nil {
 		err = c.deleteData(b)
 	}
-	if err == nil {
-		err = e.commitCatalog(ch, b)
-	}
 	if err != nil {
+		return fault.New(fault.Internal, "%w", err)
+	}
+	if err := e.commitDeletion(ch, b, c.close); err != nil {
 		// The container still exists: open it again rather than leave it refusing writes (a
-		// replicated one's groups are the host's: it serves again after a restart).
+		// replicated one's groups are the host's: it serves again after a restart; on a
+		// node of a cluster it was not closed).
 		if e.replicas == nil {
 			if reopened, oerr := e.openContainer(c.db, c.rec); oerr == nil {
 				c.db.containers[id] = reopened
 			}
 		}
-		return fault.New(fault.Unavailable, "Storage failed to delete the container: %v", err)
+		return err
 	}
 	delete(c.db.containers, id)
 	e.dropContainer(c)
@@ -639,18 +645,19 @@ type ContainerReplace struct {
 // default time to live. Nothing changes unless every check passes. A new indexing policy is
 // returned at once and the index is rebuilt in the background (reindex.go).
 func (e *Engine) ReplaceContainer(dbID, id string, r ContainerReplace) (ContainerInfo, error) {
-	if err := e.fresh(); err != nil {
-		return ContainerInfo{}, err
-	}
 	if len(r.Indexing) > 0 && !json.Valid(r.Indexing) {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "The indexing policy is not valid JSON")
 	}
 	if err := checkDefaultTTL(r.DefaultTTL); err != nil {
 		return ContainerInfo{}, err
 	}
-	e.mu.Lock()
-	info, changed, _, err := e.replaceContainer(dbID, id, r)
-	e.mu.Unlock()
+	var changed *Container
+	info, err := freshWritten(e, func() (info ContainerInfo, err error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		info, changed, _, err = e.replaceContainer(dbID, id, r)
+		return info, err
+	})
 	if changed != nil {
 		return e.changeIndexing(changed, dbID, id, r)
 	}

@@ -51,18 +51,12 @@ func (e *Engine) database(id string) (*Database, error) {
 
 // CreateDatabase creates a database, optionally with throughput shared by its containers.
 func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, error) {
-	if err := e.fresh(); err != nil {
-		return DatabaseInfo{}, err
-	}
 	return e.createDatabase(id, shared, nil)
 }
 
 // CreateKeyspace creates a database that is a CQL keyspace: meta holds what the CQL engine
 // keeps about it (its options and user types), and is what tells keyspaces apart.
 func (e *Engine) CreateKeyspace(id string, meta json.RawMessage) (DatabaseInfo, error) {
-	if err := e.fresh(); err != nil {
-		return DatabaseInfo{}, err
-	}
 	if meta == nil {
 		return DatabaseInfo{}, fault.New(fault.BadRequest, "A keyspace needs its metadata")
 	}
@@ -81,24 +75,26 @@ func (e *Engine) createDatabase(id string, shared *Throughput, meta json.RawMess
 			shared = nil
 		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return DatabaseInfo{}, fault.New(fault.Unavailable, "The server is shutting down")
-	}
-	if e.dbs[id] != nil {
-		return DatabaseInfo{}, fault.New(fault.Conflict, "Database %q already exists", id)
-	}
-	seq := e.seq
-	e.seq.NextDB++
-	rec := databaseRecord{ID: id, Num: e.seq.NextDB, Throughput: shared, TS: now(), Version: e.nextVersion(), Meta: meta}
-	if err := e.persist(catalog.Databases, rec.Num, rec); err != nil {
-		e.seq = seq
-		return DatabaseInfo{}, err
-	}
-	d := newDatabase(rec)
-	e.dbs[id] = d
-	return d.info(), nil
+	return freshWritten(e, func() (DatabaseInfo, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.closed {
+			return DatabaseInfo{}, fault.New(fault.Unavailable, "The server is shutting down")
+		}
+		if e.dbs[id] != nil {
+			return DatabaseInfo{}, fault.New(fault.Conflict, "Database %q already exists", id)
+		}
+		seq := e.seq
+		e.seq.NextDB++
+		rec := databaseRecord{ID: id, Num: e.seq.NextDB, Throughput: shared, TS: now(), Version: e.nextVersion(), Meta: meta}
+		if err := e.persist(catalog.Databases, rec.Num, rec); err != nil {
+			e.seq = seq
+			return DatabaseInfo{}, err
+		}
+		d := newDatabase(rec)
+		e.dbs[id] = d
+		return d.info(), nil
+	})
 }
 
 // Database returns a database.
@@ -130,11 +126,15 @@ func (e *Engine) Databases() []DatabaseInfo {
 // DeleteDatabase deletes a database with all its containers and their items, and its users
 // with their permissions. ifMatch, when not empty, is the etag the database must have.
 func (e *Engine) DeleteDatabase(id, ifMatch string) error {
-	if err := e.fresh(); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	return e.freshWrite(func() error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.deleteDatabase(id, ifMatch)
+	})
+}
+
+// deleteDatabase is DeleteDatabase against the catalog this node holds. Callers hold e.mu.
+func (e *Engine) deleteDatabase(id, ifMatch string) error {
 	d, err := e.database(id)
 	if err != nil {
 		return err
@@ -159,10 +159,12 @@ func (e *Engine) DeleteDatabase(id, ifMatch string) error {
 	if err != nil {
 		return fault.New(fault.Internal, "%w", err)
 	}
-	for _, c := range d.containers {
-		c.close()
-	}
-	if err := e.commitCatalog(ch, b); err != nil {
+	err = e.commitDeletion(ch, b, func() {
+		for _, c := range d.containers {
+			c.close()
+		}
+	})
+	if err != nil {
 		return err
 	}
 	delete(e.dbs, id)

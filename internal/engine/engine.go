@@ -84,9 +84,14 @@ type Engine struct {
 
 	// mu guards the catalog: the maps and seq. Item operations take it only to look up their
 	// container; catalog changes hold it while their record is synced.
-	mu     sync.RWMutex
-	dbs    map[string]*Database
-	seq    catalogSeq
+	mu  sync.RWMutex
+	dbs map[string]*Database
+	seq catalogSeq
+	// seqAt is seq as of rev, in a cluster: the catalog's counters. seq differs from it only
+	// while a change is decided, under mu, and goes back to it when the change does not
+	// commit, so that nothing reads counters the catalog never held (the CQL schema cache
+	// is keyed by their version).
+	seqAt  catalogSeq
 	closed bool
 	// users indexes every database's users by their number, which is unique in the account:
 	// a resource token names its permission by rid, and is checked on every request.
@@ -190,7 +195,7 @@ func (e *Engine) load() error {
 	if err != nil {
 		return err
 	}
-	e.seq, e.rev = recs.seq, recs.rev
+	e.seq, e.seqAt, e.rev = recs.seq, recs.seq, recs.rev
 	byNum := map[uint32]*Database{}
 	for _, r := range recs.databases {
 		d := newDatabase(r)

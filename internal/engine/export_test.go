@@ -2,6 +2,7 @@ package engine
 
 import (
 	"log/slog"
+	"testing"
 
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/storage"
@@ -11,3 +12,17 @@ import (
 func Upgrade(db *storage.DB, o partition.UpgradeOptions) error {
 	return upgrade(db, slog.New(slog.DiscardHandler), o)
 }
+
+// StartTestCluster starts a cluster of n nodes in this process (cluster_test.go), for the
+// tests of packages above the engine; they stop when the test ends.
+func StartTestCluster(t *testing.T, n int) []*Engine {
+	tc := startTestCluster(t, n)
+	nodes := make([]*Engine, n)
+	for i := range nodes {
+		nodes[i] = tc.node(i + 1)
+	}
+	return nodes
+}
+
+// RaceCommits has e's next n catalog commits each preceded by race (raceCommits).
+func RaceCommits(e *Engine, n int, race func()) { raceCommits(e, n, race) }

@@ -86,10 +86,12 @@ type OfferReplace struct {
 // ReplaceOffer changes the throughput of an offer. The kind (manual or autoscale) may change
 // too; the Cosmos minimums apply.
 func (e *Engine) ReplaceOffer(id string, r OfferReplace) (OfferInfo, error) {
-	if err := e.fresh(); err != nil {
-		return OfferInfo{}, err
-	}
-	o, c, err := e.replaceOffer(id, r)
+	var o OfferInfo
+	var c *Container
+	err := e.freshWrite(func() (err error) {
+		o, c, err = e.replaceOffer(id, r)
+		return err
+	})
 	if err == nil && c != nil {
 		// Raised throughput needs more partitions: split before answering, as Cosmos does
 		// before it reports the new throughput as in effect.

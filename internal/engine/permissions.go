@@ -211,55 +211,49 @@ func (u *User) checkUnique(r permissionRecord, skip int) error {
 
 // CreatePermission gives a user a permission.
 func (e *Engine) CreatePermission(dbID, userID string, s PermissionSpec) (PermissionInfo, error) {
-	if err := e.fresh(); err != nil {
-		return PermissionInfo{}, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u, err := e.user(dbID, userID)
-	if err != nil {
-		return PermissionInfo{}, err
-	}
-	return e.createPermission(u, s)
+	return writeUser(e, dbID, userID, func(u *User) (PermissionInfo, error) { return e.createPermission(u, s) })
+}
+
+// writeUser runs change, under e.mu, on user userID of database dbID as of now (freshWrite):
+// change writes the user's record.
+func writeUser[T any](e *Engine, dbID, userID string, change func(u *User) (T, error)) (T, error) {
+	return freshWritten(e, func() (T, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		u, err := e.user(dbID, userID)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return change(u)
+	})
 }
 
 // ReplacePermission replaces the permission id of a user whole, when ifMatch is empty or its
 // current etag; s.ID may rename it. Tokens it issued before stop working unless it grants
 // the same as before.
 func (e *Engine) ReplacePermission(dbID, userID, id string, s PermissionSpec, ifMatch string) (PermissionInfo, error) {
-	if err := e.fresh(); err != nil {
-		return PermissionInfo{}, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u, err := e.user(dbID, userID)
-	if err != nil {
-		return PermissionInfo{}, err
-	}
-	i, err := u.findPermission(id, ifMatch)
-	if err != nil {
-		return PermissionInfo{}, err
-	}
-	return e.replacePermission(u, i, s)
+	return writeUser(e, dbID, userID, func(u *User) (PermissionInfo, error) {
+		i, err := u.findPermission(id, ifMatch)
+		if err != nil {
+			return PermissionInfo{}, err
+		}
+		return e.replacePermission(u, i, s)
+	})
 }
 
 // UpsertPermission creates a permission, or replaces the one with its id. created says which.
 func (e *Engine) UpsertPermission(dbID, userID string, s PermissionSpec) (p PermissionInfo, created bool, err error) {
-	if err := e.fresh(); err != nil {
-		return PermissionInfo{}, false, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u, err := e.user(dbID, userID)
-	if err != nil {
-		return PermissionInfo{}, false, err
-	}
-	if i := slices.IndexFunc(u.rec.Permissions, func(r permissionRecord) bool { return r.ID == s.ID }); i >= 0 {
-		p, err = e.replacePermission(u, i, s)
-		return p, false, err
-	}
-	p, err = e.createPermission(u, s)
-	return p, err == nil, err
+	p, err = writeUser(e, dbID, userID, func(u *User) (PermissionInfo, error) {
+		if i := slices.IndexFunc(u.rec.Permissions, func(r permissionRecord) bool { return r.ID == s.ID }); i >= 0 {
+			created = false
+			return e.replacePermission(u, i, s)
+		}
+		p, err := e.createPermission(u, s)
+		created = err == nil
+		return p, err
+	})
+	return p, created, err
 }
 
 // createPermission adds a permission to u. Callers hold e.mu.
@@ -337,23 +331,17 @@ func (e *Engine) Permissions(dbID, userID string) ([]PermissionInfo, error) {
 // DeletePermission deletes a permission of a user, when ifMatch is empty or its current etag.
 // The resource tokens it issued stop working with it.
 func (e *Engine) DeletePermission(dbID, userID, id, ifMatch string) error {
-	if err := e.fresh(); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u, err := e.user(dbID, userID)
-	if err != nil {
-		return err
-	}
-	i, err := u.findPermission(id, ifMatch)
-	if err != nil {
-		return err
-	}
-	rec := u.rec
-	rec.Permissions = slices.Delete(slices.Clone(rec.Permissions), i, i+1)
-	e.nextVersion() // the catalog changed; its version says so
-	return e.saveUser(u, rec)
+	_, err := writeUser(e, dbID, userID, func(u *User) (struct{}, error) {
+		i, err := u.findPermission(id, ifMatch)
+		if err != nil {
+			return struct{}{}, err
+		}
+		rec := u.rec
+		rec.Permissions = slices.Delete(slices.Clone(rec.Permissions), i, i+1)
+		e.nextVersion() // the catalog changed; its version says so
+		return struct{}{}, e.saveUser(u, rec)
+	})
+	return err
 }
 
 // Grant returns what the permission with rid p grants now: NotFound once it, its user or its

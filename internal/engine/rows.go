@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/document"
@@ -56,9 +57,6 @@ func (e *Engine) openedTable(dbID, id string) (*Container, error) {
 // CreateTable creates a CQL table in keyspace dbID, with schema meta and throughput t (nil
 // for the default).
 func (e *Engine) CreateTable(dbID, id string, t *Throughput, meta json.RawMessage) (ContainerInfo, error) {
-	if err := e.fresh(); err != nil {
-		return ContainerInfo{}, err
-	}
 	if meta == nil {
 		return ContainerInfo{}, fault.New(fault.BadRequest, "A table needs its schema")
 	}
@@ -70,52 +68,59 @@ func (e *Engine) CreateTable(dbID, id string, t *Throughput, meta json.RawMessag
 	})
 }
 
-// SetTableMeta replaces a table's schema (ALTER TABLE).
-func (e *Engine) SetTableMeta(dbID, id string, meta json.RawMessage) (ContainerInfo, error) {
-	if err := e.fresh(); err != nil {
-		return ContainerInfo{}, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, err := e.container(dbID, id)
-	if err != nil {
-		return ContainerInfo{}, err
-	}
-	if !c.IsTable() || meta == nil {
-		return ContainerInfo{}, fault.New(fault.BadRequest, "Container %q is not a CQL table", id)
-	}
-	rec := c.rec
-	rec.Meta = meta
-	rec.Version = e.nextVersion()
-	if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
-		return ContainerInfo{}, err
-	}
-	c.rec = rec
-	return c.info(), nil
+// SetTableMeta replaces a table's schema (ALTER TABLE). ifMatch, when not empty, is the etag
+// the table must have: that of the schema meta was made from, so that a change another node
+// made meanwhile is not lost (PreconditionFailed: read the schema again and decide again).
+func (e *Engine) SetTableMeta(dbID, id string, meta json.RawMessage, ifMatch string) (ContainerInfo, error) {
+	return freshWritten(e, func() (ContainerInfo, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		c, err := e.container(dbID, id)
+		if err != nil {
+			return ContainerInfo{}, err
+		}
+		if !c.IsTable() || meta == nil {
+			return ContainerInfo{}, fault.New(fault.BadRequest, "Container %q is not a CQL table", id)
+		}
+		if err := checkVersion(fmt.Sprintf("table %q", id), c.rec.Version, ifMatch); err != nil {
+			return ContainerInfo{}, err
+		}
+		rec := c.rec
+		rec.Meta = meta
+		rec.Version = e.nextVersion()
+		if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
+			return ContainerInfo{}, err
+		}
+		c.rec = rec
+		return c.info(), nil
+	})
 }
 
-// SetKeyspaceMeta replaces a keyspace's metadata (ALTER KEYSPACE, CREATE TYPE).
-func (e *Engine) SetKeyspaceMeta(id string, meta json.RawMessage) (DatabaseInfo, error) {
-	if err := e.fresh(); err != nil {
-		return DatabaseInfo{}, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	d, err := e.database(id)
-	if err != nil {
-		return DatabaseInfo{}, err
-	}
-	if d.rec.Meta == nil || meta == nil {
-		return DatabaseInfo{}, fault.New(fault.BadRequest, "Database %q is not a CQL keyspace", id)
-	}
-	rec := d.rec
-	rec.Meta = meta
-	rec.Version = e.nextVersion()
-	if err := e.persist(catalog.Databases, rec.Num, rec); err != nil {
-		return DatabaseInfo{}, err
-	}
-	d.rec = rec
-	return d.info(), nil
+// SetKeyspaceMeta replaces a keyspace's metadata (ALTER KEYSPACE, CREATE TYPE). ifMatch is
+// as for SetTableMeta.
+func (e *Engine) SetKeyspaceMeta(id string, meta json.RawMessage, ifMatch string) (DatabaseInfo, error) {
+	return freshWritten(e, func() (DatabaseInfo, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		d, err := e.database(id)
+		if err != nil {
+			return DatabaseInfo{}, err
+		}
+		if d.rec.Meta == nil || meta == nil {
+			return DatabaseInfo{}, fault.New(fault.BadRequest, "Database %q is not a CQL keyspace", id)
+		}
+		if err := checkVersion(fmt.Sprintf("keyspace %q", id), d.rec.Version, ifMatch); err != nil {
+			return DatabaseInfo{}, err
+		}
+		rec := d.rec
+		rec.Meta = meta
+		rec.Version = e.nextVersion()
+		if err := e.persist(catalog.Databases, rec.Num, rec); err != nil {
+			return DatabaseInfo{}, err
+		}
+		d.rec = rec
+		return d.info(), nil
+	})
 }
 
 // RowPos is a place in a table's row order: an EPK, then an id. The zero RowPos is the start.

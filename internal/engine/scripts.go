@@ -181,62 +181,60 @@ func (c *Container) validate(s *Script) error {
 // CreateScript adds a script to the container: Conflict when one of that kind has its id,
 // Forbidden when the kind's quota is reached.
 func (c *Container) CreateScript(s Script) (Script, error) {
-	if err := c.e.fresh(); err != nil {
-		return Script{}, err
-	}
 	if err := c.validate(&s); err != nil {
 		return Script{}, err
 	}
-	e := c.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := c.live(); err != nil {
-		return Script{}, err
-	}
-	k := scriptKinds[s.Kind]
-	set := c.scripts.Load()
-	if _, ok := set.byID[s.Kind][s.ID]; ok {
-		return Script{}, fault.New(fault.Conflict, "A %s with id %q already exists in container %q", k.noun, s.ID, c.rec.ID)
-	}
-	if len(set.list[s.Kind]) >= k.quota {
-		return Script{}, fault.New(fault.Forbidden, "The container %q has %d %ss, its quota; delete one before creating another", c.rec.ID, k.quota, k.noun)
-	}
-	rec := c.rec
-	rec.NextScript++
-	r := scriptRecord{Kind: s.Kind, ID: s.ID, Body: s.Body, TriggerType: s.TriggerType, TriggerOperation: s.TriggerOperation,
-		Num: rec.NextScript, TS: now(), Version: e.nextVersion()}
-	rec.Scripts = append(slices.Clip(rec.Scripts), r) // a new array: c.rec keeps its own until the write succeeds
-	if err := c.saveScripts(rec); err != nil {
-		return Script{}, err
-	}
-	return c.scriptOf(r), nil
+	return freshWritten(c.e, func() (Script, error) {
+		e := c.e
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if err := c.live(); err != nil {
+			return Script{}, err
+		}
+		k := scriptKinds[s.Kind]
+		set := c.scripts.Load()
+		if _, ok := set.byID[s.Kind][s.ID]; ok {
+			return Script{}, fault.New(fault.Conflict, "A %s with id %q already exists in container %q", k.noun, s.ID, c.rec.ID)
+		}
+		if len(set.list[s.Kind]) >= k.quota {
+			return Script{}, fault.New(fault.Forbidden, "The container %q has %d %ss, its quota; delete one before creating another", c.rec.ID, k.quota, k.noun)
+		}
+		rec := c.rec
+		rec.NextScript++
+		r := scriptRecord{Kind: s.Kind, ID: s.ID, Body: s.Body, TriggerType: s.TriggerType, TriggerOperation: s.TriggerOperation,
+			Num: rec.NextScript, TS: now(), Version: e.nextVersion()}
+		rec.Scripts = append(slices.Clip(rec.Scripts), r) // a new array: c.rec keeps its own until the write succeeds
+		if err := c.saveScripts(rec); err != nil {
+			return Script{}, err
+		}
+		return c.scriptOf(r), nil
+	})
 }
 
 // ReplaceScript replaces the body (and, for a trigger, its type and operation) of the script
 // of s's kind and id, when ifMatch is empty or its current etag.
 func (c *Container) ReplaceScript(s Script, ifMatch string) (Script, error) {
-	if err := c.e.fresh(); err != nil {
-		return Script{}, err
-	}
 	if err := c.validate(&s); err != nil {
 		return Script{}, err
 	}
-	e := c.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	i, err := c.findScript(s.Kind, s.ID, ifMatch)
-	if err != nil {
-		return Script{}, err
-	}
-	rec := c.rec
-	rec.Scripts = slices.Clone(rec.Scripts)
-	r := &rec.Scripts[i]
-	r.Body, r.TriggerType, r.TriggerOperation = s.Body, s.TriggerType, s.TriggerOperation
-	r.TS, r.Version = now(), e.nextVersion()
-	if err := c.saveScripts(rec); err != nil {
-		return Script{}, err
-	}
-	return c.scriptOf(*r), nil
+	return freshWritten(c.e, func() (Script, error) {
+		e := c.e
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		i, err := c.findScript(s.Kind, s.ID, ifMatch)
+		if err != nil {
+			return Script{}, err
+		}
+		rec := c.rec
+		rec.Scripts = slices.Clone(rec.Scripts)
+		r := &rec.Scripts[i]
+		r.Body, r.TriggerType, r.TriggerOperation = s.Body, s.TriggerType, s.TriggerOperation
+		r.TS, r.Version = now(), e.nextVersion()
+		if err := c.saveScripts(rec); err != nil {
+			return Script{}, err
+		}
+		return c.scriptOf(*r), nil
+	})
 }
 
 // ReadScript returns the script of a kind with an id.
@@ -250,23 +248,22 @@ func (c *Container) ReadScript(kind ScriptKind, id string) (Script, error) {
 // DeleteScript deletes the script of a kind with an id, when ifMatch is empty or its current
 // etag.
 func (c *Container) DeleteScript(kind ScriptKind, id, ifMatch string) error {
-	if err := c.e.fresh(); err != nil {
-		return err
-	}
 	if err := kind.check(); err != nil {
 		return err
 	}
-	e := c.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	i, err := c.findScript(kind, id, ifMatch)
-	if err != nil {
-		return err
-	}
-	rec := c.rec
-	rec.Scripts = slices.Delete(slices.Clone(rec.Scripts), i, i+1)
-	e.nextVersion() // the catalog changed; its version says so
-	return c.saveScripts(rec)
+	return c.e.freshWrite(func() error {
+		e := c.e
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		i, err := c.findScript(kind, id, ifMatch)
+		if err != nil {
+			return err
+		}
+		rec := c.rec
+		rec.Scripts = slices.Delete(slices.Clone(rec.Scripts), i, i+1)
+		e.nextVersion() // the catalog changed; its version says so
+		return c.saveScripts(rec)
+	})
 }
 
 // Scripts lists the container's scripts of a kind in creation order.

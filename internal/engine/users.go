@@ -96,19 +96,18 @@ func (e *Engine) saveUser(u *User, rec userRecord) error {
 
 // CreateUser creates a user in a database: Conflict when one has its id.
 func (e *Engine) CreateUser(dbID, id string) (UserInfo, error) {
-	if err := e.fresh(); err != nil {
-		return UserInfo{}, err
-	}
 	if err := document.ValidateID(id); err != nil {
 		return UserInfo{}, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	d, err := e.database(dbID)
-	if err != nil {
-		return UserInfo{}, err
-	}
-	return e.createUser(d, id)
+	return freshWritten(e, func() (UserInfo, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		d, err := e.database(dbID)
+		if err != nil {
+			return UserInfo{}, err
+		}
+		return e.createUser(d, id)
+	})
 }
 
 // createUser adds user id to d. Callers hold e.mu.
@@ -132,24 +131,25 @@ func (e *Engine) createUser(d *Database, id string) (UserInfo, error) {
 // UpsertUser creates a user, or replaces the one with its id (which changes only its etag
 // and timestamp: a user has nothing else to replace). created says which.
 func (e *Engine) UpsertUser(dbID, id string) (info UserInfo, created bool, err error) {
-	if err := e.fresh(); err != nil {
-		return UserInfo{}, false, err
-	}
 	if err := document.ValidateID(id); err != nil {
 		return UserInfo{}, false, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	d, err := e.database(dbID)
-	if err != nil {
-		return UserInfo{}, false, err
-	}
-	if d.users[id] != nil {
-		info, err = e.replaceUser(d.users[id], id)
-		return info, false, err
-	}
-	info, err = e.createUser(d, id)
-	return info, err == nil, err
+	err = e.freshWrite(func() error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		d, err := e.database(dbID)
+		if err != nil {
+			return err
+		}
+		if d.users[id] != nil {
+			info, err = e.replaceUser(d.users[id], id)
+			return err
+		}
+		info, err = e.createUser(d, id)
+		created = err == nil
+		return err
+	})
+	return info, created, err
 }
 
 // User returns a user.
@@ -183,19 +183,18 @@ func (e *Engine) Users(dbID string) ([]UserInfo, error) {
 // that id). Its permissions, and the tokens they issued, stay valid: they name the user by
 // rid.
 func (e *Engine) ReplaceUser(dbID, id, newID, ifMatch string) (UserInfo, error) {
-	if err := e.fresh(); err != nil {
-		return UserInfo{}, err
-	}
 	if err := document.ValidateID(newID); err != nil {
 		return UserInfo{}, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u, err := e.changeUser(dbID, id, ifMatch)
-	if err != nil {
-		return UserInfo{}, err
-	}
-	return e.replaceUser(u, newID)
+	return freshWritten(e, func() (UserInfo, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		u, err := e.changeUser(dbID, id, ifMatch)
+		if err != nil {
+			return UserInfo{}, err
+		}
+		return e.replaceUser(u, newID)
+	})
 }
 
 // replaceUser gives u the id newID (which may be its own). Callers hold e.mu.
@@ -217,24 +216,23 @@ func (e *Engine) replaceUser(u *User, newID string) (UserInfo, error) {
 // DeleteUser deletes a user with its permissions, when ifMatch is empty or its current etag.
 // The resource tokens its permissions issued stop working with it.
 func (e *Engine) DeleteUser(dbID, id, ifMatch string) error {
-	if err := e.fresh(); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u, err := e.changeUser(dbID, id, ifMatch)
-	if err != nil {
-		return err
-	}
-	e.nextVersion() // the catalog changed; its version says so
-	ch, err := e.change(catalog.Key{Kind: catalog.Users, Num: u.rec.Num})
-	if err == nil {
-		err = e.commitCatalog(ch, nil)
-	}
-	if err != nil {
-		return err
-	}
-	delete(u.db.users, id)
-	delete(e.users, u.rec.Num)
-	return nil
+	return e.freshWrite(func() error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		u, err := e.changeUser(dbID, id, ifMatch)
+		if err != nil {
+			return err
+		}
+		e.nextVersion() // the catalog changed; its version says so
+		ch, err := e.change(catalog.Key{Kind: catalog.Users, Num: u.rec.Num})
+		if err == nil {
+			err = e.commitCatalog(ch, nil)
+		}
+		if err != nil {
+			return err
+		}
+		delete(u.db.users, id)
+		delete(e.users, u.rec.Num)
+		return nil
+	})
 }
