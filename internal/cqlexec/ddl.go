@@ -462,15 +462,8 @@ func (x *Executor) alterTable(sch *schema, s *Session, st *cql.AlterTable) (*Res
 	}
 	tm.Gen++
 	meta, _ := json.Marshal(tm)
-	if _, err := x.eng.SetTableMeta(ks.name, t.name, meta, t.etag); err != nil {
+	if err := x.eng.AlterTable(ks.name, t.name, meta, throughput, t.etag); err != nil {
 		return nil, err
-	}
-	// After the schema, whose change is conditional on the etag read: the throughput's
-	// changes the table's etag.
-	if throughput != nil {
-		if err := x.eng.SetTableThroughput(ks.name, t.name, *throughput); err != nil {
-			return nil, err
-		}
 	}
 	return x.changed(SchemaChange{Change: "UPDATED", Target: "TABLE", Keyspace: ks.name, Name: t.name}), nil
 }

@@ -68,36 +68,59 @@ func (e *Engine) CreateTable(dbID, id string, t *Throughput, meta json.RawMessag
 	})
 }
 
-// SetTableMeta replaces a table's schema (ALTER TABLE). ifMatch, when not empty, is the etag
-// the table must have: that of the schema meta was made from, so that a change another node
-// made meanwhile is not lost (PreconditionFailed: read the schema again and decide again).
-func (e *Engine) SetTableMeta(dbID, id string, meta json.RawMessage, ifMatch string) (ContainerInfo, error) {
-	return freshWritten(e, func() (ContainerInfo, error) {
+// AlterTable replaces a table's schema and, when t is not nil, its own throughput, in one
+// change of its record (ALTER TABLE). ifMatch, when not empty, is the etag the table must
+// have: that of the schema meta was made from, so that a change another node made meanwhile
+// is not lost (PreconditionFailed: read the schema again and decide again). Raised
+// throughput splits the table before the answer, as ReplaceOffer does.
+func (e *Engine) AlterTable(dbID, id string, meta json.RawMessage, t *Throughput, ifMatch string) error {
+	if t != nil {
+		if t.IsZero() {
+			return fault.New(fault.BadRequest, "Table %q needs a throughput: manual or an autoscale maximum", id)
+		}
+		if err := t.validate(); err != nil {
+			return err
+		}
+	}
+	c, err := freshWritten(e, func() (*Container, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		c, err := e.container(dbID, id)
 		if err != nil {
-			return ContainerInfo{}, err
+			return nil, err
 		}
 		if !c.IsTable() || meta == nil {
-			return ContainerInfo{}, fault.New(fault.BadRequest, "Container %q is not a CQL table", id)
+			return nil, fault.New(fault.BadRequest, "Container %q is not a CQL table", id)
 		}
 		if err := checkVersion(fmt.Sprintf("table %q", id), c.rec.Version, ifMatch); err != nil {
-			return ContainerInfo{}, err
+			return nil, err
 		}
 		rec := c.rec
 		rec.Meta = meta
+		if t != nil {
+			if rec.Throughput == nil {
+				return nil, fault.New(fault.BadRequest, "Table %q uses its keyspace's shared throughput; it has none of its own to change", id)
+			}
+			rec.Throughput = t
+		}
 		rec.Version = e.nextVersion()
 		if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
-			return ContainerInfo{}, err
+			return nil, err
 		}
 		c.rec = rec
-		return c.info(), nil
+		if t != nil {
+			e.refreshBudgets()
+		}
+		return c, nil
 	})
+	if err != nil || t == nil {
+		return err
+	}
+	return e.splitForThroughput(c)
 }
 
 // SetKeyspaceMeta replaces a keyspace's metadata (ALTER KEYSPACE, CREATE TYPE). ifMatch is
-// as for SetTableMeta.
+// as for AlterTable.
 func (e *Engine) SetKeyspaceMeta(id string, meta json.RawMessage, ifMatch string) (DatabaseInfo, error) {
 	return freshWritten(e, func() (DatabaseInfo, error) {
 		e.mu.Lock()
@@ -380,28 +403,4 @@ func (e *Engine) CatalogVersion() uint64 {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.seq.Version
-}
-
-// SetTableThroughput changes a table's own throughput (ALTER TABLE ... WITH
-// cosmosdb_provisioned_throughput), splitting it as raised throughput needs.
-func (e *Engine) SetTableThroughput(dbID, id string, t Throughput) error {
-	if err := e.fresh(); err != nil {
-		return err
-	}
-	e.mu.RLock()
-	c, err := e.container(dbID, id)
-	var own bool
-	var offer string
-	if err == nil {
-		own, offer = c.rec.Throughput != nil, offerID(true, c.rec.Num)
-	}
-	e.mu.RUnlock()
-	if err != nil {
-		return err
-	}
-	if !own {
-		return fault.New(fault.BadRequest, "Table %q uses its keyspace's shared throughput; it has none of its own to change", id)
-	}
-	_, err = e.ReplaceOffer(offer, OfferReplace{Throughput: t})
-	return err
 }
