@@ -103,6 +103,9 @@ func TestClusterSessionConsistency(t *testing.T) {
 		failed     = make(chan error, 16)
 		wg         sync.WaitGroup
 	)
+	// The clients stop when the test does, failed or not: none outlives it.
+	defer wg.Wait()
+	defer drained.Store(true)
 	for client := range 3 {
 		wg.Go(func() {
 			s := &sessionClient{tokens: map[string]uint64{}}
