@@ -49,6 +49,21 @@ func (e *Engine) database(id string) (*Database, error) {
 	return d, nil
 }
 
+// writeDatabase runs change, under e.mu, on database dbID as of now (freshWrite): change
+// writes the catalog.
+func writeDatabase[T any](e *Engine, dbID string, change func(d *Database) (T, error)) (T, error) {
+	return freshWritten(e, func() (T, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		d, err := e.database(dbID)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return change(d)
+	})
+}
+
 // CreateDatabase creates a database, optionally with throughput shared by its containers.
 func (e *Engine) CreateDatabase(id string, shared *Throughput) (DatabaseInfo, error) {
 	return e.createDatabase(id, shared, nil)

@@ -214,21 +214,6 @@ func (e *Engine) CreatePermission(dbID, userID string, s PermissionSpec) (Permis
 	return writeUser(e, dbID, userID, func(u *User) (PermissionInfo, error) { return e.createPermission(u, s) })
 }
 
-// writeUser runs change, under e.mu, on user userID of database dbID as of now (freshWrite):
-// change writes the user's record.
-func writeUser[T any](e *Engine, dbID, userID string, change func(u *User) (T, error)) (T, error) {
-	return freshWritten(e, func() (T, error) {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		u, err := e.user(dbID, userID)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return change(u)
-	})
-}
-
 // ReplacePermission replaces the permission id of a user whole, when ifMatch is empty or its
 // current etag; s.ID may rename it. Tokens it issued before stop working unless it grants
 // the same as before.

@@ -122,13 +122,7 @@ func (e *Engine) AlterTable(dbID, id string, meta json.RawMessage, t *Throughput
 // SetKeyspaceMeta replaces a keyspace's metadata (ALTER KEYSPACE, CREATE TYPE). ifMatch is
 // as for AlterTable.
 func (e *Engine) SetKeyspaceMeta(id string, meta json.RawMessage, ifMatch string) (DatabaseInfo, error) {
-	return freshWritten(e, func() (DatabaseInfo, error) {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		d, err := e.database(id)
-		if err != nil {
-			return DatabaseInfo{}, err
-		}
+	return writeDatabase(e, id, func(d *Database) (DatabaseInfo, error) {
 		if d.rec.Meta == nil || meta == nil {
 			return DatabaseInfo{}, fault.New(fault.BadRequest, "Database %q is not a CQL keyspace", id)
 		}

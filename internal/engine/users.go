@@ -71,6 +71,21 @@ func (e *Engine) user(dbID, id string) (*User, error) {
 	return u, nil
 }
 
+// writeUser runs change, under e.mu, on user userID of database dbID as of now (freshWrite):
+// change writes the user's record.
+func writeUser[T any](e *Engine, dbID, userID string, change func(u *User) (T, error)) (T, error) {
+	return freshWritten(e, func() (T, error) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		u, err := e.user(dbID, userID)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return change(u)
+	})
+}
+
 // changeUser finds a user for a change, checking ifMatch (empty: no condition). Callers hold
 // e.mu.
 func (e *Engine) changeUser(dbID, id, ifMatch string) (*User, error) {
@@ -99,15 +114,7 @@ func (e *Engine) CreateUser(dbID, id string) (UserInfo, error) {
 	if err := document.ValidateID(id); err != nil {
 		return UserInfo{}, err
 	}
-	return freshWritten(e, func() (UserInfo, error) {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		d, err := e.database(dbID)
-		if err != nil {
-			return UserInfo{}, err
-		}
-		return e.createUser(d, id)
-	})
+	return writeDatabase(e, dbID, func(d *Database) (UserInfo, error) { return e.createUser(d, id) })
 }
 
 // createUser adds user id to d. Callers hold e.mu.
@@ -134,20 +141,14 @@ func (e *Engine) UpsertUser(dbID, id string) (info UserInfo, created bool, err e
 	if err := document.ValidateID(id); err != nil {
 		return UserInfo{}, false, err
 	}
-	err = e.freshWrite(func() error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		d, err := e.database(dbID)
-		if err != nil {
-			return err
+	info, err = writeDatabase(e, dbID, func(d *Database) (UserInfo, error) {
+		if u := d.users[id]; u != nil {
+			created = false
+			return e.replaceUser(u, id)
 		}
-		if d.users[id] != nil {
-			info, err = e.replaceUser(d.users[id], id)
-			return err
-		}
-		info, err = e.createUser(d, id)
+		info, err := e.createUser(d, id)
 		created = err == nil
-		return err
+		return info, err
 	})
 	return info, created, err
 }
