@@ -44,23 +44,27 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 		if p == nil && i < 0 {
 			break // split: by the call below, or by another
 		}
-		if p != nil && p.Leading() {
-			if err := e.splitHere(c, parentID, at); err != nil {
-				return err
+		var (
+			node  replication.NodeID
+			retry = true
+			err   error
+		)
+		switch {
+		case p != nil && p.Leading():
+			if err = e.splitHere(c, parentID, at); err == nil {
+				return e.syncRanges(c)
 			}
-			return e.syncRanges(c)
-		}
-		var node replication.NodeID
-		if p != nil {
+			retry = splitRetriable(err)
+		case p != nil:
 			node = e.replicas.leaderNode(g)
-		} else if hs := slices.DeleteFunc(c.holders(rt.remote[i]), func(n replication.NodeID) bool { return n == e.cluster.Node }); len(hs) > 0 {
-			node = hs[attempt%len(hs)]
-			if (attempt+1)%len(hs) == 0 {
-				c.forgetHolders()
+		default:
+			if hs := slices.DeleteFunc(c.holders(rt.remote[i]), func(n replication.NodeID) bool { return n == e.cluster.Node }); len(hs) > 0 {
+				node = hs[attempt%len(hs)]
+				if (attempt+1)%len(hs) == 0 {
+					c.forgetHolders()
+				}
 			}
 		}
-		retry := true
-		var err error
 		if node != 0 {
 			body, _ := json.Marshal(forwarded{Container: c.num, Split: &forwardedSplit{Parent: parentID, At: []byte(at)}}) // cannot fail
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -125,14 +129,23 @@ func (e *Engine) serveSplit(c *Container, req *forwardedSplit) forwardedAnswer {
 	if p != nil && !p.Leading() {
 		return forwardedAnswer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}
 	}
-	err := e.splitHere(c, req.Parent, epk.EPK(req.At))
-	if err == nil {
-		err = e.syncRanges(c)
+	if err := e.splitHere(c, req.Parent, epk.EPK(req.At)); err != nil {
+		return forwardedAnswer{Index: -1, Retry: splitRetriable(err), Err: fault.From(err)}
 	}
-	if err != nil {
+	if err := e.syncRanges(c); err != nil {
 		return forwardedAnswer{Index: -1, Err: fault.From(err)}
 	}
 	return forwardedAnswer{Index: -1}
+}
+
+// splitRetriable reports whether a split that failed with err may be asked for again, of the
+// partition's leader as it is then: this node's replica lost the leadership before the split
+// committed, or a split its former leader left in flight refused it (that leader's successor
+// aborts it; partition.ErrSplitting). Even a split whose outcome is unknown may: if it was
+// applied, the parent is gone from the routing when it is tried again, and if not, the
+// parent's replicas refuse every entry that follows its split.
+func splitRetriable(err error) bool {
+	return partition.Refused(err) || partition.Ambiguous(err) || errors.Is(err, partition.ErrSplitting)
 }
 
 // reserveRangeIDs takes two range ids for a split's children in the cluster's catalog.

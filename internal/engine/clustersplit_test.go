@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/partita-db/partita/internal/fault"
 )
@@ -178,4 +179,116 @@ func TestClusterSplitCatalogBehind(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A split asked for through a node that does not lead the partition, while a split its leader
+// started is still in flight (as when a leader loses the leadership between a split's start
+// and its commit): the leader refuses the new one while the other stands, and the node asks
+// again until the leader has aborted the orphan (abortOrphanSplits), so the caller gets the
+// split, not a conflict.
+func TestClusterSplitOutlastsAnOrphanSplit(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	tc.createContainer(nil)
+	leader, via := 0, 0
+	eventually(t, "partition 0 has a leader", func() error {
+		leader, via = 0, 0
+		for id := 1; id <= 3; id++ {
+			if tc.containerOn(id).routes.Load().byID(0).Leading() {
+				leader = id
+			} else {
+				via = id
+			}
+		}
+		if leader == 0 {
+			return errors.New("no leader yet")
+		}
+		return nil
+	})
+	c := tc.containerOn(leader)
+	p := c.routes.Load().byID(0)
+	at, _ := c.midpoint(p.Range())
+	if _, err := p.StartSplit(at, 1000, 1001); err != nil { // nothing here commits or aborts it
+		t.Fatal(err)
+	}
+	began := time.Now()
+	children, err := tc.node(via).SplitPartition("db", "c", 0, nil)
+	if err != nil {
+		t.Fatalf("a split through node %d while partition 0 has an orphan split in flight: %v", via, err)
+	}
+	if len(children) != 2 || children[0].ID == 1000 || children[1].ID == 1001 {
+		t.Fatalf("children %v; want two, not the orphan's", children)
+	}
+	t.Logf("split in %v", time.Since(began).Round(time.Millisecond))
+}
+
+// A node cut off while a partition splits misses the split, and no replica of the parent is
+// left to send it: once the network heals, it drops its replica of the parent for the
+// children's snapshots, routes to its own replicas of the children, and reads every item from
+// them, those written after the split included.
+func TestClusterSplitMissedByACutOffNode(t *testing.T) {
+	tc := startTestCluster(t, 3)
+	tc.createContainer(nil)
+	create := func(via, i int) {
+		t.Helper()
+		c := tc.containerOn(via)
+		eventually(t, fmt.Sprint("create ", i), func() error {
+			_, err := c.UpsertItem(item(fmt.Sprint(i), fmt.Sprint("k", i), ""), ItemOptions{})
+			return err
+		})
+	}
+	for i := range 20 {
+		create(1, i)
+	}
+	leader, cut := 0, 0
+	eventually(t, "partition 0 has a leader", func() error {
+		leader, cut = 0, 0
+		for id := 1; id <= 3; id++ {
+			if tc.containerOn(id).routes.Load().byID(0).Leading() {
+				leader = id
+			} else {
+				cut = id
+			}
+		}
+		if leader == 0 {
+			return errors.New("no leader yet")
+		}
+		return nil
+	})
+	tc.mu.Lock()
+	tc.isolated[cut] = true
+	tc.mu.Unlock()
+	children, err := tc.node(leader).SplitPartition("db", "c", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 20; i < 40; i++ {
+		create(leader, i)
+	}
+	tc.mu.Lock()
+	tc.isolated[cut] = false
+	tc.mu.Unlock()
+
+	c := tc.containerOn(cut)
+	eventually(t, fmt.Sprintf("node %d holds the children", cut), func() error {
+		rt := c.routes.Load()
+		for _, ch := range children {
+			if rt.byID(ch.ID) == nil {
+				return fmt.Errorf("node %d holds %v, not child %d", cut, tc.partitionIDs(cut), ch.ID)
+			}
+		}
+		return nil
+	})
+	eventually(t, fmt.Sprintf("node %d's replicas have every item", cut), func() error {
+		for i := range 40 {
+			k := key(fmt.Sprint("k", i))
+			e, _ := c.EPK(k)
+			if c.routes.Load().lookup(e) == nil {
+				return fmt.Errorf("item %d's partition is not held on node %d", i, cut)
+			}
+			if _, err := c.ReadItemAt(nil, k, fmt.Sprint(i), ReadConsistency{Level: Eventual}); err != nil {
+				return fmt.Errorf("item %d at Eventual on node %d: %w", i, cut, err)
+			}
+		}
+		return nil
+	})
 }

@@ -248,6 +248,14 @@ func (e *Engine) replicaRemoved(g replication.GroupID) {
 	slices.SortFunc(next.remote, func(a, b remoteRange) int { return cmp.Compare(a.r.Min, b.r.Min) })
 	c.routes.Store(next)
 	e.log.Info("this node's replica of a partition was removed: its requests go to the nodes that hold it", "container", c.id, "partition", p.ID())
+	// A replica its group's split left behind is removed for the children's snapshots: the
+	// catalog may name the children already, and their replicas take the range's place as
+	// they come (adopt). Not here: the host's goroutine must not wait for e.mu.
+	go func() {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		rs.refreshRemote(c)
+	}()
 }
 
 // takeTiling takes from the partitions the host opened for the container numbered num those

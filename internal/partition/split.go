@@ -89,6 +89,12 @@ func (p *Partition) takeCaptured() []any {
 	return taken
 }
 
+// ErrSplitting is why a split is refused (a Conflict) while another split of the partition is in
+// flight. In a cluster that may be one its former leader started and left when it lost the
+// leadership; the new leader aborts it (the engine's abortOrphanSplits), and the split asked for
+// can be tried again.
+var ErrSplitting = errors.New("a split is in flight already")
+
 // StartSplit begins splitting the partition at at into the new partitions left (EPKs below
 // at) and right, whose ids must be larger than the partition's (creation sequences grow with
 // ids). It returns once split-start is applied on this replica, whose build then runs.
@@ -107,7 +113,7 @@ func (p *Partition) StartSplit(at epk.EPK, left, right uint32) (*Split, error) {
 		case *st.Split == *plan:
 			return nil, nil // in flight already (a restart resumed it): go on with it
 		}
-		return nil, fault.New(fault.Conflict, "partition %d is already splitting at %s", p.id, st.Split.At.Hex())
+		return nil, fault.New(fault.Conflict, "partition %d: %w at %s", p.id, ErrSplitting, st.Split.At.Hex())
 	})
 	if err != nil {
 		return nil, err
@@ -118,7 +124,7 @@ func (p *Partition) StartSplit(at epk.EPK, left, right uint32) (*Split, error) {
 // stageSplitStart records the split in the state; the build starts once the batch commits.
 func (a *applyBatch) stageSplitStart(plan *splitPlan) error {
 	if a.st.Split != nil {
-		return refuse(fault.New(fault.Conflict, "partition %d is already splitting", a.p.id))
+		return refuse(fault.New(fault.Conflict, "partition %d: %w", a.p.id, ErrSplitting))
 	}
 	a.st.Split = plan
 	p := a.p

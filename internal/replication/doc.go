@@ -77,7 +77,8 @@
 // replica: its Apply calls SplitGroup, which writes the children's first Raft state in the
 // same batch, and the host opens the children once Apply returns. The replica that led the
 // parent campaigns in the children at once; a replica that has not applied the split yet
-// keeps their vote requests for a few ticks, until it has.
+// keeps their vote requests for a few ticks, until it has. A replica that missed the split
+// for good (cut off while the others split) is dropped for the children's snapshots.
 //
 // # Quiescence
 //

@@ -46,6 +46,16 @@ type group struct {
 	// removed is set once the replica applied its own removal: it is destroyed after the
 	// Ready that applied it.
 	removed bool
+	// overlapped is set when a snapshot of a descendant was first refused for overlapping
+	// this replica, and set again whenever it has applied more since (stranded).
+	overlapped *overlapMark
+}
+
+// overlapMark is the host's tick and the replica's applied index when a descendant's snapshot
+// was refused for overlapping it.
+type overlapMark struct {
+	tick    int64
+	applied uint64
 }
 
 type readResult struct {

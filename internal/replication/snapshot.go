@@ -103,20 +103,54 @@ func (h *Host) acceptSnapshot(gr *group, env *Envelope) bool {
 		return false // Raft sends it again
 	}
 	for _, other := range h.groups {
-		if other == gr || other.sm == nil {
+		if other == gr || other.sm == nil || !overlap(data.Spans, other.sm.Spans()) {
 			continue
 		}
-		for _, a := range data.Spans {
-			for _, b := range other.sm.Spans() {
-				if bytes.Compare(a.Start, b.End) < 0 && bytes.Compare(b.Start, a.End) < 0 {
-					h.cfg.Logger.Debug("replication: snapshot overlaps another replica", "group", gr.id, "other", other.id)
-					return false
-				}
-			}
+		if !h.stranded(other, gr) {
+			h.cfg.Logger.Debug("replication: snapshot overlaps another replica", "group", gr.id, "other", other.id)
+			return false
 		}
+		h.cfg.Logger.Info("replication: a replica its group's split left behind is dropped for a child's snapshot", "group", other.id, "child", gr.id)
+		h.destroy(other)
 	}
 	gr.incoming = data
 	return true
+}
+
+func overlap(a, b []storage.Span) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if bytes.Compare(x.Start, y.End) < 0 && bytes.Compare(y.Start, x.End) < 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// strandedTicks is how long a replica that a descendant's snapshot overlaps may apply nothing
+// before it counts as stranded: far longer than a replica that lags a little takes to apply
+// its group's split by itself.
+const strandedTicks = 30
+
+// stranded reports whether old, a replica that a snapshot for child overlaps, missed its
+// group's split and will never apply it: child's group id is larger (a split's children have
+// larger ids than their parent, so old holds an ancestor's range), and old applied nothing
+// for strandedTicks ticks since such a snapshot was first refused. Once the parent's other
+// replicas have split, none holds the parent's group to send old the entry that splits it
+// (old was cut off, or a learner whose snapshot came from before the split), and the
+// children's leaders, which count old's replica among theirs, can only bring it up to date
+// with their snapshots. A snapshot of an ancestor (the smaller id) is the stale one, and is
+// refused.
+func (h *Host) stranded(old, child *group) bool {
+	if old.id >= child.id {
+		return false
+	}
+	if old.overlapped == nil || old.overlapped.applied != old.applied {
+		old.overlapped = &overlapMark{tick: h.live.ticks, applied: old.applied}
+		return false
+	}
+	return h.live.ticks-old.overlapped.tick >= strandedTicks
 }
 
 // installSnapshot replaces gr's state with the snapshot Raft handed over in a Ready.

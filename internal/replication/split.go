@@ -18,7 +18,11 @@ import (
 // the parent's. Once Apply returns, the host opens the children; the replica that led the
 // parent campaigns in both at once, so they need not wait for an election timeout. A replica
 // that lags applies the split later and catches up from its new leaders; until then, the
-// children's messages to it create empty replicas, which do not vote.
+// children's messages to it create empty replicas, which do not vote, and whose snapshots its
+// replica of the parent refuses. One that missed the split for good (nobody holds the
+// parent's group any more to send it the entry) is dropped for those snapshots once it has
+// applied nothing for a while (stranded, snapshot.go). Children's group ids are larger than
+// their parent's, which is how an overlapping replica tells an ancestor from a descendant.
 
 // ChildGroup is a group a split makes, and what opens its state machine.
 type ChildGroup struct {
@@ -45,7 +49,10 @@ func (h *Host) SplitGroup(b *storage.Batch, parent GroupID, children []ChildGrou
 	}
 	desc := gr.desc.encode()
 	for _, c := range children {
-		if c.Group == parent || h.groups[c.Group] != nil && h.groups[c.Group].sm != nil {
+		if c.Group <= parent {
+			return 0, 0, fmt.Errorf("replication: child group %d is not above its parent %d", c.Group, parent) // see stranded
+		}
+		if h.groups[c.Group] != nil && h.groups[c.Group].sm != nil {
 			return 0, 0, fmt.Errorf("replication: group %d exists already on node %d", c.Group, h.cfg.Node)
 		}
 		if err := h.initialState(b, c.Group, replicaRecord{Replica: gr.self, Meta: c.Meta, Desc: desc}); err != nil {
