@@ -189,21 +189,7 @@ func TestClusterSplitCatalogBehind(t *testing.T) {
 func TestClusterSplitOutlastsAnOrphanSplit(t *testing.T) {
 	tc := startTestCluster(t, 3)
 	tc.createContainer(nil)
-	leader, via := 0, 0
-	eventually(t, "partition 0 has a leader", func() error {
-		leader, via = 0, 0
-		for id := 1; id <= 3; id++ {
-			if tc.containerOn(id).routes.Load().byID(0).Leading() {
-				leader = id
-			} else {
-				via = id
-			}
-		}
-		if leader == 0 {
-			return errors.New("no leader yet")
-		}
-		return nil
-	})
+	leader, via := tc.leaderOf(0)
 	c := tc.containerOn(leader)
 	p := c.routes.Load().byID(0)
 	at, _ := c.midpoint(p.Range())
@@ -222,9 +208,10 @@ func TestClusterSplitOutlastsAnOrphanSplit(t *testing.T) {
 }
 
 // A node cut off while a partition splits misses the split, and no replica of the parent is
-// left to send it: once the network heals, it drops its replica of the parent for the
-// children's snapshots, routes to its own replicas of the children, and reads every item from
-// them, those written after the split included.
+// left to send it. Meanwhile it serves no session that saw a child from its replica of the
+// parent (the read goes to the children's holders). Once the network heals, it drops its
+// replica of the parent for the children's snapshots, routes to its own replicas of the
+// children, and reads every item from them, those written after the split included.
 func TestClusterSplitMissedByACutOffNode(t *testing.T) {
 	tc := startTestCluster(t, 3)
 	tc.createContainer(nil)
@@ -239,21 +226,7 @@ func TestClusterSplitMissedByACutOffNode(t *testing.T) {
 	for i := range 20 {
 		create(1, i)
 	}
-	leader, cut := 0, 0
-	eventually(t, "partition 0 has a leader", func() error {
-		leader, cut = 0, 0
-		for id := 1; id <= 3; id++ {
-			if tc.containerOn(id).routes.Load().byID(0).Leading() {
-				leader = id
-			} else {
-				cut = id
-			}
-		}
-		if leader == 0 {
-			return errors.New("no leader yet")
-		}
-		return nil
-	})
+	leader, cut := tc.leaderOf(0)
 	tc.mu.Lock()
 	tc.isolated[cut] = true
 	tc.mu.Unlock()
@@ -263,6 +236,30 @@ func TestClusterSplitMissedByACutOffNode(t *testing.T) {
 	}
 	for i := 20; i < 40; i++ {
 		create(leader, i)
+	}
+	// Meanwhile a session that wrote an item of a child is not served the parent's older
+	// version by the cut-off node, which still routes to the parent.
+	cl := tc.containerOn(leader)
+	k := -1
+	for i := range 20 {
+		e, _ := cl.EPK(key(fmt.Sprint("k", i)))
+		if id := cl.PartitionID(e); id == children[0].ID || id == children[1].ID {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		t.Fatal("no item of the first 20 is in the split partition")
+	}
+	var w ItemResult
+	eventually(t, fmt.Sprint("replace item ", k), func() error {
+		var err error
+		w, err = cl.UpsertItem(item(fmt.Sprint(k), fmt.Sprint("k", k), `,"v":2`), ItemOptions{})
+		return err
+	})
+	r, err := tc.containerOn(cut).ReadItemAt(nil, key(fmt.Sprint("k", k)), fmt.Sprint(k), ReadConsistency{Level: Session, Session: map[uint32]uint64{w.PartitionID: w.LSN}})
+	if err != nil || !strings.Contains(string(r.Doc), `"v":2`) {
+		t.Fatalf("a session read of item %d through node %d after its write to child %d: %s, %v", k, cut, w.PartitionID, r.Doc, err)
 	}
 	tc.mu.Lock()
 	tc.isolated[cut] = false
@@ -291,4 +288,25 @@ func TestClusterSplitMissedByACutOffNode(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// leaderOf waits until partition id of container "c" has a leader, and returns the node whose
+// replica leads it and one whose replica follows.
+func (tc *testCluster) leaderOf(id uint32) (leader, follower int) {
+	tc.t.Helper()
+	eventually(tc.t, fmt.Sprintf("partition %d has a leader", id), func() error {
+		leader, follower = 0, 0
+		for n := 1; n <= len(tc.nodes); n++ {
+			if tc.containerOn(n).routes.Load().byID(id).Leading() {
+				leader = n
+			} else {
+				follower = n
+			}
+		}
+		if leader == 0 {
+			return errors.New("no leader yet")
+		}
+		return nil
+	})
+	return leader, follower
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,8 +23,9 @@ import (
 //     confirms one as a Strong read does (partition.Bounded);
 //   - Session: the replica serves once it has applied the token's LSN of the partition it
 //     reads, or of any of the partition's ancestors (a split's children continue their
-//     parent's LSNs, so a token from before a split holds after it), and what this node
-//     acknowledged or was shown of them (nodeSession);
+//     parent's LSNs, so a token from before a split holds after it) or descendants (a
+//     replica that has not applied its split yet waits for it, or the read is served
+//     elsewhere), and what this node acknowledged or was shown of them (nodeSession);
 //   - Consistent Prefix and Eventual: the replica serves what it has applied.
 //
 // On a single node every level reads every acknowledged write. Strong and Bounded Staleness
@@ -224,13 +226,18 @@ func (c *Container) withSeen(rc ReadConsistency, id uint32) ReadConsistency {
 	return out
 }
 
-// lineage is partition id and its ancestors.
+// lineage is partition id, its ancestors, and its descendants the catalog names: a replica
+// that has not applied its partition's split yet must not serve a read whose session saw a
+// child, since the children continue their parent's LSNs (it waits until it has applied the
+// split, and the read goes on to the child, or the read is served elsewhere).
 func (c *Container) lineage(id uint32) []uint32 {
 	ids := []uint32{id}
 	c.e.mu.RLock()
 	for _, r := range c.rec.Ranges {
 		if r.ID == id {
 			ids = append(ids, r.Parents...)
+		} else if slices.Contains(r.Parents, id) {
+			ids = append(ids, r.ID)
 		}
 	}
 	c.e.mu.RUnlock()

@@ -80,7 +80,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 			if checked {
 				x, err = stripUnchanged(x, err, len(ops))
 			}
-			retry = !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))
+			retry = partition.Retriable(err)
 		} else if node := c.e.replicas.leaderNode(groupOf(c.num, p.ID())); node != 0 {
 			x, retry, err = c.forward(ctx, node, p, e, txn, ops)
 		} else {
@@ -317,7 +317,7 @@ func (e *Engine) serve(raw []byte) forwardedAnswer {
 
 // failedForward is the answer to a forwarded request that failed with err.
 func failedForward(err error) forwardedAnswer {
-	ans := forwardedAnswer{Index: -1, Retry: !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))}
+	ans := forwardedAnswer{Index: -1, Retry: partition.Retriable(err)}
 	var be *partition.BatchError
 	if errors.As(err, &be) {
 		ans.Index, err = be.Index, be.Err

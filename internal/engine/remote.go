@@ -61,19 +61,25 @@ type groupCache struct {
 
 // holders are the nodes to ask for range rr of c, its leader first: from its group's record,
 // or, for a range whose leader has not recorded it yet (a split's child), its parent's, or
-// else the replicas it was created with.
+// else the replicas it was created with. A range the catalog no longer names split since
+// (this node's replica of it has not applied the split, or missed it): a child's holders
+// hold its keys now.
 func (c *Container) holders(rr remoteRange) []replication.NodeID {
 	gc := &c.e.groups
-	var parents []uint32
+	ids := []uint32{rr.id}
 	var members []replication.Member
 	c.e.mu.RLock()
 	for _, r := range c.rec.Ranges {
 		if r.ID == rr.id {
-			parents, members = r.Parents, r.Members
+			ids, members = append([]uint32{rr.id}, reversed(r.Parents)...), r.Members
+			break
+		}
+		if len(ids) == 1 && slices.Contains(r.Parents, rr.id) {
+			ids, members = append(ids, r.ID), r.Members
 		}
 	}
 	c.e.mu.RUnlock()
-	for _, id := range append([]uint32{rr.id}, reversed(parents)...) {
+	for _, id := range ids {
 		g := groupOf(c.num, id)
 		gc.mu.Lock()
 		rec, ok := gc.recs[g]

@@ -66,6 +66,10 @@ func Refused(err error) bool {
 	return errors.Is(err, ErrNotLeaseholder) || errors.Is(err, errStaleLease) || errors.Is(err, errOutOfOrder)
 }
 
+// Retriable reports whether a write that failed with err may be sent again, to its group's
+// leader as it is then: it was refused, and applied nowhere.
+func Retriable(err error) bool { return Refused(err) && !Ambiguous(err) }
+
 // Closed reports whether err is the refusal of a partition that closed: it split, or its node
 // is stopping. A read refused so by a partition that split is read again on its child.
 func Closed(err error) bool { return errors.Is(err, errClosed) }

@@ -572,7 +572,7 @@ func (node *Node) call(g replication.GroupID, fn func(p *partition.Partition) er
 
 // retryable reports whether err left nothing applied and another replica may do better.
 func retryable(err error) bool {
-	return !partition.Ambiguous(err) && (errors.Is(err, partition.ErrNotLeaseholder) || partition.Refused(err))
+	return partition.Retriable(err)
 }
 
 // StateHash is a hash of what node's replica of g holds in its key spans: replicas that applied
