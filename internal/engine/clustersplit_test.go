@@ -93,13 +93,7 @@ func TestClusterSplits(t *testing.T) {
 	same("created", 2)
 
 	// On demand, through a node that does not lead partition 0.
-	via := 1
-	for id := 1; id <= 3; id++ {
-		if c, _ := tc.node(id).Container("db", "c"); !c.routes.Load().byID(0).Leading() {
-			via = id
-			break
-		}
-	}
+	_, via := tc.leaderOf(0)
 	children, err := tc.node(via).SplitPartition("db", "c", 0, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -117,6 +117,7 @@ func (h *Host) acceptSnapshot(gr *group, env *Envelope) bool {
 	return true
 }
 
+// overlap reports whether a span of a meets a span of b.
 func overlap(a, b []storage.Span) bool {
 	for _, x := range a {
 		for _, y := range b {
