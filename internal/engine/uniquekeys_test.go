@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,7 +229,10 @@ func TestDeleteContainerRemovesUniqueEntries(t *testing.T) {
 	if err := e.DeleteContainer("db", "u", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(snapshot(t, e), "\n"); got != strings.Count(empty, "\n") {
-		t.Fatalf("storage has %d keys after delete, %d before the container existed", got, strings.Count(empty, "\n"))
+	after := snapshot(t, e)
+	if got := strings.Count(after, "\n"); got != strings.Count(empty, "\n") {
+		was := strings.Split(empty, "\n")
+		extra := slices.DeleteFunc(strings.Split(after, "\n"), func(l string) bool { return slices.Contains(was, l) })
+		t.Fatalf("storage has %d keys after delete, %d before the container existed; new or changed: %q", got, len(was)-1, extra)
 	}
 }
