@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -540,10 +541,42 @@ func TestDeleteContainerRemovesItsData(t *testing.T) {
 		t.Fatalf("deleted container still found: %v", err)
 	}
 	// Only the catalog counters may differ from before the container existed.
-	if got := strings.Count(snapshot(t, e), "\n"); got != strings.Count(empty, "\n") {
-		t.Fatalf("storage has %d keys after delete, %d before the container existed", got, strings.Count(empty, "\n"))
+	if added := keysAdded(t, e, empty); len(added) > 0 {
+		t.Fatalf("the delete left keys that were not there before the container existed: %q", added)
 	}
 	_ = c
+}
+
+// keysAdded returns the keys in storage that are not in before, a snapshot, leaving out the log
+// entries of a Raft group that had state in before: a replica that comes to lead proposes its
+// lease in a goroutine of its own (partition.SetLeader), so the log of a partition nobody writes
+// to may grow by one entry at any time after it is created.
+func keysAdded(t *testing.T, e *Engine, before string) []string {
+	t.Helper()
+	had, groups := map[string]bool{}, map[uint64]bool{}
+	for line := range strings.Lines(before) {
+		k, _, _ := strings.Cut(line, "=")
+		had[k] = true
+		if raw, err := hex.DecodeString(k); err == nil {
+			if g, _, _, err := storage.ParseRaftKey(raw); err == nil {
+				groups[g] = true
+			}
+		}
+	}
+	var added []string
+	for line := range strings.Lines(snapshot(t, e)) {
+		k, _, _ := strings.Cut(line, "=")
+		if had[k] {
+			continue
+		}
+		if raw, err := hex.DecodeString(k); err == nil {
+			if g, kind, _, err := storage.ParseRaftKey(raw); err == nil && kind == storage.RaftEntry && groups[g] {
+				continue
+			}
+		}
+		added = append(added, k)
+	}
+	return added
 }
 
 // Reads are served from the row cache when they can, but never with a version older than a

@@ -114,7 +114,17 @@ type replicatedLog struct {
 	// leading and term are what the host last told (SetLeader).
 	leading bool
 	term    uint64
-	fresh   freshness // for Bounded reads; its own lock
+	// taking is the lease SetLeader last proposed, so that the writer waits for it rather
+	// than propose a second lease of the same term.
+	taking *leaseTake
+	fresh  freshness // for Bounded reads; its own lock
+}
+
+// leaseTake is a lease proposed for term; done is closed once it is decided: applied,
+// refused, or given up.
+type leaseTake struct {
+	term uint64
+	done chan struct{}
 }
 
 type proposal struct {
@@ -225,14 +235,23 @@ func (p *Partition) SetLeader(leading bool, term uint64) {
 	l.mu.Lock()
 	took := leading && (!l.leading || l.term != term)
 	l.leading, l.term = leading, term
+	var take *leaseTake
+	if took {
+		take = &leaseTake{term: term, done: make(chan struct{})}
+		l.taking = take
+	}
 	l.mu.Unlock()
 	if took {
 		// Take the lease at once, not at the first request: once it is applied, every
 		// replica's proposals of earlier leases fail at once (leaseApplied), instead of waiting
-		// for their time out, when they were lost with the leadership. The writer would take
-		// it too; whichever comes second is refused as stale, harmlessly. Not from this
-		// goroutine: the host that calls SetLeader must go on to handle the proposal.
-		go l.r.Propose(encodeEntry(nil, &entry{kind: entryLease, lease: term}))
+		// for their time out, when they were lost with the leadership. The writer waits for
+		// this one (leaseholder), so a term has one lease entry, not one more at a time of its
+		// own. Not from this goroutine: the host that calls SetLeader must go on to handle the
+		// proposal.
+		go func() {
+			defer close(take.done)
+			l.commit([]*entry{{kind: entryLease, lease: term}})
+		}()
 	}
 }
 
@@ -251,6 +270,16 @@ func (p *Partition) leaseholder(st state) (state, error) {
 	}
 	if st.Epoch == term {
 		return st, nil
+	}
+	l.mu.Lock()
+	take := l.taking
+	l.mu.Unlock()
+	if take != nil && take.term == term {
+		<-take.done
+		if st = *p.published.Load(); st.Epoch == term {
+			return st, nil
+		}
+		// Not applied (lost with the leadership, or given up): the writer proposes its own.
 	}
 	if err := l.commit([]*entry{{kind: entryLease, lease: term, epoch: st.Epoch}})[0]; err != nil {
 		if !errors.Is(err, errStaleLease) && !errors.Is(err, ErrAmbiguous) {
