@@ -271,8 +271,8 @@ func TestPartitionKeyRangesFeed(t *testing.T) {
 	}
 }
 
-// The JavaScript SDK asks for a query plan; the answer describes the query and the ranges it
-// reads.
+// An SDK that plans a query asks for its plan; the answer describes the query, the ranges it
+// reads and what each range runs (the .NET and Java SDKs read it as the JavaScript SDK does).
 func TestQueryPlanRequest(t *testing.T) {
 	s := startServer(t, false)
 	c := rawClient{s: s, key: emulatorKey, now: time.Now}
@@ -284,18 +284,36 @@ func TestQueryPlanRequest(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("query plan: %d %s", code, b)
 	}
-	var plan struct {
+	type queryPlan struct {
 		QueryInfo struct {
-			Top     *int     `json:"top"`
-			OrderBy []string `json:"orderBy"`
+			Top            *int               `json:"top"`
+			OrderBy        []string           `json:"orderBy"`
+			Rewritten      string             `json:"rewrittenQuery"`
+			Aggregates     []string           `json:"aggregates"`
+			AggregateTypes map[string]*string `json:"groupByAliasToAggregateType"`
 		} `json:"queryInfo"`
 		QueryRanges []struct{ Min, Max string } `json:"queryRanges"`
 	}
+	var plan queryPlan
 	if err := json.Unmarshal(b, &plan); err != nil {
 		t.Fatal(err)
 	}
 	if plan.QueryInfo.Top == nil || *plan.QueryInfo.Top != 3 || len(plan.QueryInfo.OrderBy) != 1 || plan.QueryInfo.OrderBy[0] != "Descending" ||
-		len(plan.QueryRanges) != 1 || plan.QueryRanges[0].Min == "" || plan.QueryRanges[0].Max == "FF" {
+		len(plan.QueryRanges) != 1 || plan.QueryRanges[0].Min == "" || plan.QueryRanges[0].Max == "FF" ||
+		!strings.Contains(plan.QueryInfo.Rewritten, "orderByItems") || !strings.Contains(plan.QueryInfo.Rewritten, "{documentdb-formattableorderbyquery-filter}") {
+		t.Fatalf("plan: %s", b)
+	}
+	// Aggregates without VALUE are given by output property, and Aggregates is empty: SDKs
+	// refuse a plan that lists them there.
+	code, _, b = c.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"query":"SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk"}`),
+		map[string]string{"Content-Type": "application/query+json", "x-ms-documentdb-isquery": "true", "x-ms-cosmos-is-query-plan-request": "True"})
+	plan = queryPlan{}
+	if err := json.Unmarshal(b, &plan); code != 200 || err != nil {
+		t.Fatalf("query plan: %d %s", code, b)
+	}
+	types := plan.QueryInfo.AggregateTypes
+	if len(plan.QueryInfo.Aggregates) != 0 || len(types) != 2 || types["pk"] != nil || types["n"] == nil || *types["n"] != "Count" ||
+		!strings.Contains(plan.QueryInfo.Rewritten, "groupByItems") {
 		t.Fatalf("plan: %s", b)
 	}
 }

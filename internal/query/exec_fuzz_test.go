@@ -16,34 +16,37 @@ var fuzzDocs = Slice{
 	[]byte(`{"id":"3","n":1e300,"s":"ünï","arr":[[1,2],[3]],"geo":{"type":"Point","coordinates":[1,2]}}`),
 }
 
+// evalSeeds are queries of every shape: the fuzz targets' seeds.
+var evalSeeds = []string{
+	"SELECT * FROM c",
+	"SELECT VALUE c.n * 2 FROM c WHERE c.s LIKE 'H%'",
+	"SELECT c.pk, COUNT(1) AS n, AVG(c.n) FROM c GROUP BY c.pk",
+	"SELECT DISTINCT VALUE t FROM c JOIN t IN c.arr ORDER BY t DESC OFFSET 1 LIMIT 2",
+	"SELECT VALUE ARRAY(SELECT VALUE x FROM x IN c.arr WHERE IS_NUMBER(x)) FROM c",
+	"SELECT VALUE EXISTS(SELECT VALUE 1 FROM x IN c.arr) FROM c",
+	"SELECT VALUE (SELECT VALUE MAX(x) FROM x IN c.arr) FROM c",
+	// Derived tables: a subquery source that needs all the items.
+	"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.n FROM c) x",
+	"SELECT VALUE y FROM (SELECT TOP 2 VALUE x FROM (SELECT VALUE c.n FROM c ORDER BY c.n) x) y",
+	"SELECT TOP @n c.id FROM c ORDER BY c.n",
+	"SELECT VALUE c.n ?? c.s ?: 1 FROM c",
+	"SELECT VALUE [c.n << 3, ~c.n, c.n | 1, c.s || 'x', c.o.p.q[0]] FROM c",
+	"SELECT VALUE ST_DISTANCE(c.geo, {'type':'Point','coordinates':[0,0]}) FROM c",
+	"SELECT VALUE REPLICATE(c.s, 3) FROM c",
+	"SELECT VALUE REGEXMATCH(c.s, '^h', 'i') FROM c",
+	"SELECT VALUE DateTimeAdd('dd', c.n, '2020-01-01T00:00:00.0000000Z') FROM c",
+	// Name binding: unbound names, aliased containers, correlated subqueries, SELECT *.
+	"SELECT * FROM c WHERE x.id = 1",
+	"SELECT r.id, root.id FROM root r",
+	"SELECT VALUE ARRAY(SELECT VALUE c FROM c IN c.arr) FROM c",
+	"SELECT * FROM c JOIN t IN c.arr",
+	"SELECT VALUE x FROM c JOIN (SELECT VALUE y FROM y IN c.arr) x WHERE c[\"value\"] = 1",
+}
+
 // FuzzEval runs arbitrary queries over a few items: evaluation must never panic or hang, and
 // every failure must be a Cosmos-shaped error.
 func FuzzEval(f *testing.F) {
-	for _, q := range []string{
-		"SELECT * FROM c",
-		"SELECT VALUE c.n * 2 FROM c WHERE c.s LIKE 'H%'",
-		"SELECT c.pk, COUNT(1) AS n, AVG(c.n) FROM c GROUP BY c.pk",
-		"SELECT DISTINCT VALUE t FROM c JOIN t IN c.arr ORDER BY t DESC OFFSET 1 LIMIT 2",
-		"SELECT VALUE ARRAY(SELECT VALUE x FROM x IN c.arr WHERE IS_NUMBER(x)) FROM c",
-		"SELECT VALUE EXISTS(SELECT VALUE 1 FROM x IN c.arr) FROM c",
-		"SELECT VALUE (SELECT VALUE MAX(x) FROM x IN c.arr) FROM c",
-		// Derived tables: a subquery source that needs all the items.
-		"SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.n FROM c) x",
-		"SELECT VALUE y FROM (SELECT TOP 2 VALUE x FROM (SELECT VALUE c.n FROM c ORDER BY c.n) x) y",
-		"SELECT TOP @n c.id FROM c ORDER BY c.n",
-		"SELECT VALUE c.n ?? c.s ?: 1 FROM c",
-		"SELECT VALUE [c.n << 3, ~c.n, c.n | 1, c.s || 'x', c.o.p.q[0]] FROM c",
-		"SELECT VALUE ST_DISTANCE(c.geo, {'type':'Point','coordinates':[0,0]}) FROM c",
-		"SELECT VALUE REPLICATE(c.s, 3) FROM c",
-		"SELECT VALUE REGEXMATCH(c.s, '^h', 'i') FROM c",
-		"SELECT VALUE DateTimeAdd('dd', c.n, '2020-01-01T00:00:00.0000000Z') FROM c",
-		// Name binding: unbound names, aliased containers, correlated subqueries, SELECT *.
-		"SELECT * FROM c WHERE x.id = 1",
-		"SELECT r.id, root.id FROM root r",
-		"SELECT VALUE ARRAY(SELECT VALUE c FROM c IN c.arr) FROM c",
-		"SELECT * FROM c JOIN t IN c.arr",
-		"SELECT VALUE x FROM c JOIN (SELECT VALUE y FROM y IN c.arr) x WHERE c[\"value\"] = 1",
-	} {
+	for _, q := range evalSeeds {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, sql string) {

@@ -1,16 +1,14 @@
 package query
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/partita-db/partita/internal/value"
 )
 
 // Plan describes a query the way a Cosmos DB query plan does (the partitioned query execution
 // info the JavaScript SDK asks for): what ordering, aggregation, DISTINCT and paging it needs.
-// Partita executes every query completely on the server, so clients never have to act on it;
-// it is answered faithfully all the same.
+// Partita executes every query completely on the server when it is sent whole; an SDK that
+// plans runs the plan's rewritten query (RangeQuery) on each range and merges the results as
+// the plan says.
 type Plan struct {
 	DistinctType       string   // "None", "Ordered" or "Unordered"
 	Top                *int     // nil when absent
@@ -19,8 +17,12 @@ type Plan struct {
 	OrderByExpressions []string
 	GroupByExpressions []string
 	GroupByAliases     []string
-	Aggregates         []string // "Count", "Sum", "Average", "Min", "Max", "CountIf"
-	HasSelectValue     bool
+	// GroupByAliasToAggregateType gives, for a grouped query without VALUE, the aggregate of
+	// each output property, nil for a property that is not one (a GROUP BY key).
+	GroupByAliasToAggregateType map[string]*string
+	// Aggregates are those of SELECT VALUE: "Count", "Sum", "Average", "Min", "Max", "CountIf".
+	Aggregates     []string
+	HasSelectValue bool
 }
 
 // Plan returns the query's plan; parameters give TOP, OFFSET and LIMIT their values.
@@ -53,126 +55,25 @@ func (p *Prepared) Plan(params map[string]value.Value) Plan {
 	for _, g := range q.GroupBy {
 		pl.GroupByExpressions = append(pl.GroupByExpressions, FormatExpr(g))
 	}
-	if len(q.GroupBy) > 0 {
-		pl.GroupByAliases = append(pl.GroupByAliases, p.names...)
-	}
 	names := map[string]string{"COUNT": "Count", "SUM": "Sum", "AVG": "Average", "MIN": "Min", "MAX": "Max", "COUNTIF": "CountIf"}
-	for _, a := range p.aggs {
-		pl.Aggregates = append(pl.Aggregates, names[a.name])
+	switch {
+	case q.Select.Value != nil:
+		for _, a := range p.aggs {
+			pl.Aggregates = append(pl.Aggregates, names[a.name])
+		}
+	case p.grouped:
+		// Without VALUE, the aggregates are given by output property: SDKs refuse a plan
+		// that lists them in Aggregates ("Aggregate queries must use the VALUE keyword").
+		pl.GroupByAliases = append(pl.GroupByAliases, p.names...)
+		pl.GroupByAliasToAggregateType = map[string]*string{}
+		for i, it := range q.Select.Items {
+			var kind *string
+			if ref, ok := it.Expr.(aggRef); ok {
+				name := names[p.aggs[ref.i].name]
+				kind = &name
+			}
+			pl.GroupByAliasToAggregateType[p.names[i]] = kind
+		}
 	}
 	return pl
-}
-
-// FormatExpr writes an expression back as query text.
-func FormatExpr(e Expr) string {
-	var b strings.Builder
-	formatExpr(&b, e)
-	return b.String()
-}
-
-func formatExpr(b *strings.Builder, e Expr) {
-	list := func(xs []Expr) {
-		for i, x := range xs {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			formatExpr(b, x)
-		}
-	}
-	switch x := e.(type) {
-	case Literal:
-		b.WriteString(x.Val.String())
-	case Param:
-		b.WriteString(x.Name)
-	case Ident:
-		b.WriteString(x.Name)
-	case Property:
-		formatExpr(b, x.Obj)
-		b.WriteString("[" + strconv.Quote(x.Name) + "]")
-	case Index:
-		formatExpr(b, x.Obj)
-		b.WriteByte('[')
-		formatExpr(b, x.Index)
-		b.WriteByte(']')
-	case Unary:
-		b.WriteString(x.Op)
-		if x.Op == "NOT" {
-			b.WriteByte(' ')
-		}
-		b.WriteByte('(')
-		formatExpr(b, x.X)
-		b.WriteByte(')')
-	case Binary:
-		b.WriteByte('(')
-		formatExpr(b, x.L)
-		b.WriteString(" " + x.Op + " ")
-		formatExpr(b, x.R)
-		b.WriteByte(')')
-	case Between:
-		b.WriteByte('(')
-		formatExpr(b, x.X)
-		if x.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" BETWEEN ")
-		formatExpr(b, x.Lo)
-		b.WriteString(" AND ")
-		formatExpr(b, x.Hi)
-		b.WriteByte(')')
-	case In:
-		b.WriteByte('(')
-		formatExpr(b, x.X)
-		if x.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" IN (")
-		list(x.List)
-		b.WriteString("))")
-	case Like:
-		b.WriteByte('(')
-		formatExpr(b, x.X)
-		if x.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" LIKE ")
-		formatExpr(b, x.Pattern)
-		if x.Escape != nil {
-			b.WriteString(" ESCAPE ")
-			formatExpr(b, x.Escape)
-		}
-		b.WriteByte(')')
-	case Conditional:
-		b.WriteByte('(')
-		formatExpr(b, x.Cond)
-		b.WriteString(" ? ")
-		formatExpr(b, x.Then)
-		b.WriteString(" : ")
-		formatExpr(b, x.Else)
-		b.WriteByte(')')
-	case Call:
-		if x.UDF {
-			b.WriteString("udf.")
-		}
-		b.WriteString(x.Name + "(")
-		list(x.Args)
-		b.WriteByte(')')
-	case ArrayLit:
-		b.WriteByte('[')
-		list(x.Elems)
-		b.WriteByte(']')
-	case ObjectLit:
-		b.WriteByte('{')
-		for i, m := range x.Members {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.Quote(m.Key) + ": ")
-			formatExpr(b, m.Val)
-		}
-		b.WriteByte('}')
-	case aggRef:
-		b.WriteString("$aggregate" + strconv.Itoa(x.i))
-	case Subquery, Exists, ArrayQuery:
-		b.WriteString("(subquery)")
-	}
 }

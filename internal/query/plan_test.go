@@ -14,7 +14,7 @@ func TestPlan(t *testing.T) {
 	}
 	pl := p.Plan(map[string]value.Value{"@n": value.Num(5)})
 	if pl.DistinctType != "Unordered" || pl.Top == nil || *pl.Top != 5 || pl.Offset != nil || pl.HasSelectValue ||
-		pl.OrderBy != nil || !reflect.DeepEqual(pl.GroupByExpressions, []string{`c["city"]`}) || !reflect.DeepEqual(pl.Aggregates, []string{"Count"}) ||
+		pl.OrderBy != nil || !reflect.DeepEqual(pl.GroupByExpressions, []string{`c["city"]`}) || pl.Aggregates != nil || *pl.GroupByAliasToAggregateType["n"] != "Count" || pl.GroupByAliasToAggregateType["city"] != nil ||
 		!reflect.DeepEqual(pl.GroupByAliases, []string{"city", "n"}) {
 		t.Fatalf("%+v", pl)
 	}

@@ -495,6 +495,12 @@ func (ev *evaluator) scoreDesc(e Expr) (bool, error) {
 	return s.mostSimilarFirst(), err
 }
 
+// scored reports whether the key orders by a search score: ORDER BY RANK, or VectorDistance.
+func (o OrderItem) scored() bool {
+	c, ok := o.Expr.(Call)
+	return o.Rank || ok && !c.UDF && c.Name == "VECTORDISTANCE"
+}
+
 // orderDirections are the directions of the query's ORDER BY keys: as written, except for
 // scores, which rank most relevant first (ORDER BY RANK, and VectorDistance without ASC or
 // DESC). score marks the keys that are scores: a result without one (no vector) comes after
@@ -503,8 +509,7 @@ func (p *Prepared) orderDirections(ev *evaluator) (desc, score []bool, err error
 	desc, score = make([]bool, len(p.q.OrderBy)), make([]bool, len(p.q.OrderBy))
 	for i, o := range p.q.OrderBy {
 		desc[i] = o.Desc
-		c, ok := o.Expr.(Call)
-		score[i] = o.Rank || ok && !c.UDF && c.Name == "VECTORDISTANCE"
+		score[i] = o.scored()
 		if o.Rank || score[i] && !o.Directed {
 			if desc[i], err = ev.scoreDesc(o.Expr); err != nil {
 				return nil, nil, err

@@ -128,19 +128,15 @@ suite(
       }
     });
 
-    test(
-      "ORDER BY, in order, with a split between pages",
-      { todo: "server: the query plan has no rewrittenQuery, so the SDK's ORDER BY merge finds no orderByItems" },
-      async () => {
-        const iterator = container.items.query("SELECT * FROM c ORDER BY c.n", { maxItemCount: 10, forceQueryPlan: true });
-        const items = await drain(iterator, async (page) => {
-          if (page === 1) await splitOldest(ctx.server);
-        });
-        assertEachOnce(items, "ORDER BY");
-        const ns = items.map((r) => r.n);
-        assert.deepEqual(ns, [...ns].sort((a, b) => a - b), "ORDER BY across the split");
-      },
-    );
+    test("ORDER BY, in order, with a split between pages", async () => {
+      const iterator = container.items.query("SELECT * FROM c ORDER BY c.n", { maxItemCount: 10, forceQueryPlan: true });
+      const items = await drain(iterator, async (page) => {
+        if (page === 1) await splitOldest(ctx.server);
+      });
+      assertEachOnce(items, "ORDER BY");
+      const ns = items.map((r) => r.n);
+      assert.deepEqual(ns, [...ns].sort((a, b) => a - b), "ORDER BY across the split");
+    });
   },
   { serverArgs: ["--min-partitions", "4", "--rate-limit=false"] },
 );

@@ -57,10 +57,10 @@ func (c *call) queryItems() error {
 	if err != nil {
 		return err
 	}
+	c.recordQuery(ct, text)
 	if isTrue(c.r.Header.Get("X-Ms-Cosmos-Is-Query-Plan-Request")) {
 		return c.queryPlan(ct, prepared, params)
 	}
-	c.recordQuery(ct, text)
 	if err := c.allowCrossPartition(ct, prepared, params); err != nil {
 		return err
 	}
@@ -94,8 +94,8 @@ func (c *call) queryItems() error {
 
 // recordQuery logs the query's text for the partition key advisor once per query: on its
 // first page, and not for the SDKs' per-range requests of a fanned-out query (they name a
-// range or an EPK range). Query plan requests are not logged either: the JavaScript SDK asks
-// for a plan and then sends the query itself, which Partita answers whole.
+// range or an EPK range). An SDK that plans asks for the plan once, and its per-range
+// requests are not logged.
 func (c *call) recordQuery(ct *engine.Container, text string) {
 	h := c.r.Header
 	if h.Get("X-Ms-Continuation") != "" || h.Get("X-Ms-Documentdb-Partitionkeyrangeid") != "" ||
@@ -208,12 +208,19 @@ func resultList(rid string, results []value.Value) []byte {
 	return documentList(rid, docs)
 }
 
-// queryPlan answers the JavaScript SDK's query plan request with the query's real plan and
-// the EPK ranges it reads. Partita executes every query completely on the server, so the SDK
-// never needs to act on it (it only would after a 400 asking for client-side execution, which
-// Partita never sends).
+// queryPlan answers a query plan request (the .NET and Java SDKs make one for every
+// cross-partition query, the JavaScript SDK when told to) with the query's plan, the query to
+// run on each range (query.RangeQuery) and the EPK ranges it reads.
 func (c *call) queryPlan(ct *engine.Container, p *query.Prepared, params map[string]value.Value) error {
 	pl := p.Plan(params)
+	rewritten, err := p.RangeQuery(params)
+	if err != nil {
+		return err
+	}
+	aliases := pl.GroupByAliasToAggregateType
+	if aliases == nil {
+		aliases = map[string]*string{}
+	}
 	orEmpty := func(xs []string) []string {
 		if xs == nil {
 			return []string{}
@@ -231,8 +238,8 @@ func (c *call) queryPlan(ct *engine.Container, p *query.Prepared, params map[str
 			"distinctType": pl.DistinctType, "top": pl.Top, "offset": pl.Offset, "limit": pl.Limit,
 			"orderBy": orEmpty(pl.OrderBy), "orderByExpressions": orEmpty(pl.OrderByExpressions),
 			"groupByExpressions": orEmpty(pl.GroupByExpressions), "groupByAliases": orEmpty(pl.GroupByAliases),
-			"aggregates": orEmpty(pl.Aggregates), "groupByAliasToAggregateType": map[string]any{},
-			"rewrittenQuery": "", "hasSelectValue": pl.HasSelectValue, "hasNonStreamingOrderBy": false,
+			"aggregates": orEmpty(pl.Aggregates), "groupByAliasToAggregateType": aliases,
+			"rewrittenQuery": rewritten, "hasSelectValue": pl.HasSelectValue, "hasNonStreamingOrderBy": false,
 		},
 		"queryRanges": ranges,
 	})
