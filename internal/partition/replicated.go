@@ -226,7 +226,8 @@ func (p *Partition) isLocal() bool {
 }
 
 // SetLeader tells the partition whether its replica leads the group, and in which term (the
-// host calls it). A replica that starts leading takes the lease at its writer's next request.
+// host calls it). A replica that starts leading proposes its lease at once; its writer waits
+// for it (leaseholder).
 func (p *Partition) SetLeader(leading bool, term uint64) {
 	l, ok := p.log.(*replicatedLog)
 	if !ok {
