@@ -32,12 +32,17 @@ const orderByFilter = "{documentdb-formattableorderbyquery-filter}"
 // RangeQuery is the query plan's rewrittenQuery: the query an SDK that plans runs on each
 // partition key range, "" when that is the query itself. Parameters give TOP, OFFSET and
 // LIMIT their values. A query whose results such an SDK cannot merge (an expression over an
-// aggregate, ORDER BY with GROUP BY) is refused with a 400; a search that orders by rank or
+// aggregate, ORDER BY with aggregates, a FROM subquery that needs every item) is refused with
+// a 400; a search that orders by rank or
 // by vector distance gets "" (see docs/compatibility.md).
 func (p *Prepared) RangeQuery(params map[string]value.Value) (string, error) {
 	q := p.q
 	if q.From == nil || slices.ContainsFunc(q.OrderBy, OrderItem.scored) {
 		return "", nil
+	}
+	if p.derived != nil {
+		// Each range would, say, count its own distinct values, and the SDK add the counts up.
+		return "", unmergeable("a FROM subquery over the whole container (DISTINCT, TOP, ORDER BY, OFFSET, GROUP BY or aggregates inside it)")
 	}
 	ev := &evaluator{params: params}
 	r := &Query{From: q.From, Where: q.Where}
