@@ -113,9 +113,12 @@ func (p *Prepared) RangeQuery(params map[string]value.Value) (string, error) {
 			{Expr: keys, Alias: "orderByItems"},
 			{Expr: row, Alias: "payload"},
 		}
-		// DISTINCT applies to the merged payloads, on the SDK's side; a range needs no more
-		// than the rows TOP, or OFFSET and LIMIT, let through.
-		r.Select.Top = p.rangeTop(ev)
+		// DISTINCT applies to the merged payloads, on the SDK's side. A range needs no more
+		// than the rows TOP, or OFFSET and LIMIT, let through, unless duplicates are removed
+		// after it: its first rows could all be one value.
+		if !q.Select.Distinct {
+			r.Select.Top = p.rangeTop(ev)
+		}
 		r.Where = Ident{Name: orderByFilter}
 		if q.Where != nil {
 			r.Where = Binary{Op: "AND", L: r.Where, R: q.Where}

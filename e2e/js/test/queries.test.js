@@ -334,6 +334,7 @@ suite("queries", (ctx) => {
     { query: "SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 10 LIMIT 5", compare: "order" },
     // (Not on c.score: the SDK drops 0, and every falsy value, from an ordered DISTINCT.)
     { query: "SELECT DISTINCT VALUE c.color FROM c ORDER BY c.color DESC", compare: "order" },
+    { query: "SELECT DISTINCT TOP 2 VALUE c.color FROM c ORDER BY c.color", compare: "order" },
     { query: "SELECT VALUE COUNT(1) FROM c", compare: "set" },
     { query: "SELECT VALUE COUNT(1) FROM c WHERE c.n > 1000", compare: "set" },
     { query: "SELECT VALUE SUM(c.n) FROM c", compare: "set" },
