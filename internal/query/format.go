@@ -82,32 +82,18 @@ func (f *formatter) expr(e Expr) {
 		f.expr(x.R)
 		f.WriteByte(')')
 	case Between:
-		f.WriteByte('(')
-		f.expr(x.X)
-		if x.Not {
-			f.WriteString(" NOT")
-		}
-		f.WriteString(" BETWEEN ")
+		f.negatable(x.X, x.Not, "BETWEEN")
 		f.expr(x.Lo)
 		f.WriteString(" AND ")
 		f.expr(x.Hi)
 		f.WriteByte(')')
 	case In:
+		f.negatable(x.X, x.Not, "IN")
 		f.WriteByte('(')
-		f.expr(x.X)
-		if x.Not {
-			f.WriteString(" NOT")
-		}
-		f.WriteString(" IN (")
 		f.list(x.List)
 		f.WriteString("))")
 	case Like:
-		f.WriteByte('(')
-		f.expr(x.X)
-		if x.Not {
-			f.WriteString(" NOT")
-		}
-		f.WriteString(" LIKE ")
+		f.negatable(x.X, x.Not, "LIKE")
 		f.expr(x.Pattern)
 		if x.Escape != nil {
 			f.WriteString(" ESCAPE ")
@@ -164,6 +150,16 @@ func (f *formatter) expr(e Expr) {
 		f.query(x.Q)
 		f.WriteByte(')')
 	}
+}
+
+// negatable opens an operation that NOT may negate: "(x [NOT] op ".
+func (f *formatter) negatable(x Expr, not bool, op string) {
+	f.WriteByte('(')
+	f.expr(x)
+	if not {
+		f.WriteString(" NOT")
+	}
+	f.WriteString(" " + op + " ")
 }
 
 // query writes a whole query.
