@@ -277,10 +277,30 @@ func (cp *ControlPlane) Close() {
 			// which wait for the member to be ready or stopping, and would wait forever.
 			select {
 			case <-cp.etcd.Server.ReadyNotify():
+				// Hand its leadership to another member, stop its Raft, close its storage.
+				cp.etcd.Server.Stop()
 			default:
 				cp.etcd.Server.HardStop()
 			}
-			cp.etcd.Close()
+			// Close then waits, up to etcd's request timeout (7 s), for the streams other
+			// nodes' clients hold open on the member (watches, lease keep-alives), which end
+			// only when those nodes go: every node but the last would take 8 s to stop. The
+			// member is stopped and its storage closed already, so the node waits no longer
+			// than memberCloseWait for the rest (its ports are free once that is done, or the
+			// process has exited).
+			closed := make(chan struct{})
+			go func() {
+				cp.etcd.Close()
+				close(closed)
+			}()
+			select {
+			case <-closed:
+			case <-time.After(memberCloseWait):
+			}
 		}
 	})
 }
+
+// memberCloseWait bounds how long Close waits for the etcd member's client servers once the
+// member has stopped.
+const memberCloseWait = time.Second
