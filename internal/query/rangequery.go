@@ -33,8 +33,8 @@ const orderByFilter = "{documentdb-formattableorderbyquery-filter}"
 // partition key range, "" when that is the query itself. Parameters give TOP, OFFSET and
 // LIMIT their values. A query whose results such an SDK cannot merge (an expression over an
 // aggregate, ORDER BY with aggregates, a FROM subquery that needs every item) is refused with
-// a 400; a search that orders by rank or
-// by vector distance gets "" (see docs/compatibility.md).
+// a 400; a search that orders by rank or by vector distance gets "" (see
+// docs/compatibility.md).
 func (p *Prepared) RangeQuery(params map[string]value.Value) (string, error) {
 	q := p.q
 	if q.From == nil || slices.ContainsFunc(q.OrderBy, OrderItem.scored) {
@@ -63,19 +63,17 @@ func (p *Prepared) RangeQuery(params map[string]value.Value) (string, error) {
 				row = ArrayLit{Elems: []Expr{item(partial)}}
 			}
 		} else {
-			obj := ObjectLit{}
-			for i, it := range q.Select.Items {
-				partial, err := p.partialOf(it.Expr)
-				if err != nil {
-					return "", err
-				}
-				val := it.Expr
+			var err error
+			row, err = p.rowObject(func(e Expr) (Expr, error) {
+				partial, err := p.partialOf(e)
 				if partial != nil {
-					val = item(partial)
+					return item(partial), err
 				}
-				obj.Members = append(obj.Members, ObjectMember{Key: p.names[i], Val: val})
+				return e, err
+			})
+			if err != nil {
+				return "", err
 			}
-			row = obj
 		}
 		switch {
 		case len(q.GroupBy) > 0:
@@ -91,6 +89,9 @@ func (p *Prepared) RangeQuery(params map[string]value.Value) (string, error) {
 			r.Select.Items = []SelectItem{{Expr: row, Alias: "payload"}}
 		}
 	case len(q.OrderBy) > 0:
+		if q.From.Source.Alias == "" {
+			return "", unmergeable("ORDER BY over a FROM source without a name, whose rows cannot be told apart")
+		}
 		keys := ArrayLit{}
 		for _, o := range q.OrderBy {
 			keys.Elems = append(keys.Elems, item(o.Expr))
@@ -102,11 +103,7 @@ func (p *Prepared) RangeQuery(params map[string]value.Value) (string, error) {
 		case s.Value != nil:
 			row = s.Value
 		default:
-			obj := ObjectLit{}
-			for i, it := range s.Items {
-				obj.Members = append(obj.Members, ObjectMember{Key: p.names[i], Val: it.Expr})
-			}
-			row = obj
+			row, _ = p.rowObject(func(e Expr) (Expr, error) { return e, nil })
 		}
 		r.Select.Items = []SelectItem{
 			{Expr: Property{Obj: Ident{Name: q.From.Source.Alias}, Name: "_rid"}, Alias: "_rid"},
@@ -139,6 +136,20 @@ func (p *Prepared) RangeQuery(params map[string]value.Value) (string, error) {
 	}}
 	f.query(r)
 	return f.String(), nil
+}
+
+// rowObject is the query's list of projections as one object, its members named as in the
+// query's results, each value what fn makes of its projection.
+func (p *Prepared) rowObject(fn func(Expr) (Expr, error)) (Expr, error) {
+	obj := ObjectLit{}
+	for i, it := range p.q.Select.Items {
+		val, err := fn(it.Expr)
+		if err != nil {
+			return nil, err
+		}
+		obj.Members = append(obj.Members, ObjectMember{Key: p.names[i], Val: val})
+	}
+	return obj, nil
 }
 
 // item wraps e as {"item": e}, the shape SDKs read ORDER BY and GROUP BY keys and partial

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/value"
 )
 
@@ -35,5 +36,29 @@ func TestRangeQuery(t *testing.T) {
 			}
 		}
 		return text + "\n"
+	})
+}
+
+// FuzzRangeQuery plans arbitrary queries: the query each range runs must prepare, with the
+// SDK's filter in place, or the plan must be refused with a 400.
+func FuzzRangeQuery(f *testing.F) {
+	for _, q := range evalSeeds {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		p, err := Prepare(sql)
+		if err != nil {
+			return
+		}
+		text, err := p.RangeQuery(map[string]value.Value{"@n": value.Num(2)})
+		if err != nil {
+			if e, ok := err.(*fault.Error); !ok || e.Kind != fault.BadRequest {
+				t.Fatalf("%q: failure is not a 400: %v", sql, err)
+			}
+			return
+		}
+		if _, err := Prepare(strings.ReplaceAll(text, orderByFilter, "true")); text != "" && err != nil {
+			t.Fatalf("%q runs on each range as %q, which does not prepare: %v", sql, text, err)
+		}
 	})
 }
