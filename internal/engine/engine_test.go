@@ -541,42 +541,53 @@ func TestDeleteContainerRemovesItsData(t *testing.T) {
 		t.Fatalf("deleted container still found: %v", err)
 	}
 	// Only the catalog counters may differ from before the container existed.
-	if added := keysAdded(t, e, empty); len(added) > 0 {
-		t.Fatalf("the delete left keys that were not there before the container existed: %q", added)
+	if added, removed := keysChanged(t, e, empty); len(added)+len(removed) > 0 {
+		t.Fatalf("the delete left keys that were not there before the container existed: %q, and removed some that were: %q", added, removed)
 	}
 	_ = c
 }
 
-// keysAdded returns the keys in storage that are not in before, a snapshot, leaving out the log
-// entries of a Raft group that had state in before: a replica that comes to lead proposes its
-// lease in a goroutine of its own (partition.SetLeader), so the log of a partition nobody writes
-// to may grow by one entry at any time after it is created.
-func keysAdded(t *testing.T, e *Engine, before string) []string {
+// keysChanged returns the keys storage gained and lost since before, a snapshot, leaving out
+// the log entries of the Raft groups that had state in before: a replica that comes to lead
+// proposes its lease in a goroutine of its own (partition.SetLeader), so the log of a
+// partition nobody writes to may grow by one entry at any time after it is created.
+func keysChanged(t *testing.T, e *Engine, before string) (added, removed []string) {
 	t.Helper()
-	had, groups := map[string]bool{}, map[uint64]bool{}
-	for line := range strings.Lines(before) {
-		k, _, _ := strings.Cut(line, "=")
-		had[k] = true
-		if raw, err := hex.DecodeString(k); err == nil {
-			if g, _, _, err := storage.ParseRaftKey(raw); err == nil {
-				groups[g] = true
-			}
+	keys := func(snap string) map[string]bool {
+		ks := map[string]bool{}
+		for line := range strings.Lines(snap) {
+			k, _, _ := strings.Cut(line, "=")
+			ks[k] = true
+		}
+		return ks
+	}
+	// raftKey reads a Raft key's group and kind; ok is false for any other key.
+	raftKey := func(k string) (group uint64, kind byte, ok bool) {
+		raw, err := hex.DecodeString(k)
+		if err != nil {
+			return 0, 0, false
+		}
+		g, kind, _, err := storage.ParseRaftKey(raw)
+		return g, kind, err == nil
+	}
+	had, has := keys(before), keys(snapshot(t, e))
+	groups := map[uint64]bool{}
+	for k := range had {
+		if g, _, ok := raftKey(k); ok {
+			groups[g] = true
 		}
 	}
-	var added []string
-	for line := range strings.Lines(snapshot(t, e)) {
-		k, _, _ := strings.Cut(line, "=")
-		if had[k] {
-			continue
+	for k := range has {
+		if g, kind, ok := raftKey(k); !had[k] && !(ok && kind == storage.RaftEntry && groups[g]) {
+			added = append(added, k)
 		}
-		if raw, err := hex.DecodeString(k); err == nil {
-			if g, kind, _, err := storage.ParseRaftKey(raw); err == nil && kind == storage.RaftEntry && groups[g] {
-				continue
-			}
-		}
-		added = append(added, k)
 	}
-	return added
+	for k := range had {
+		if _, kind, ok := raftKey(k); !has[k] && !(ok && kind == storage.RaftEntry) {
+			removed = append(removed, k)
+		}
+	}
+	return added, removed
 }
 
 // Reads are served from the row cache when they can, but never with a version older than a
