@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -28,6 +30,8 @@ type Config struct {
 	// Join are the cluster addresses of the founding nodes, the same list on every node.
 	Join []string
 	TLS  *nodetls.Identity
+	// Logger tells the operator when this node's registration lapses and comes back.
+	Logger *slog.Logger
 }
 
 // The etcd members' limits on one transaction: operations, and bytes.
@@ -44,8 +48,9 @@ const LeaseTTL = 5 * time.Second
 type ControlPlane struct {
 	etcd   *embed.Etcd // nil on a node that is not on the join list
 	client *clientv3.Client
-	cancel context.CancelFunc
-	lease  clientv3.LeaseID
+	log    *slog.Logger
+	// reg is this node's registration once Register ran; nil before (registration.go).
+	reg    atomic.Pointer[registration]
 	closed sync.Once
 }
 
@@ -88,7 +93,10 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		clientURLs = append(clientURLs, "https://"+client)
 		initial = append(initial, memberName(a)+"=https://"+peer)
 	}
-	cp := &ControlPlane{}
+	cp := &ControlPlane{log: cfg.Logger}
+	if cp.log == nil {
+		cp.log = slog.New(slog.DiscardHandler)
+	}
 	if slices.Contains(cfg.Join, cfg.Addr) {
 		e, err := startMember(cfg, strings.Join(initial, ","))
 		if err != nil {
@@ -185,39 +193,6 @@ const (
 	drainingPrefix = "/partita/draining/"
 )
 
-// ErrRegistered is what Register returns when the node registered already.
-var ErrRegistered = errors.New("controlplane: this node is registered already")
-
-// Register records n as live for as long as this control plane runs; a node registers once.
-func (cp *ControlPlane) Register(ctx context.Context, n Node) error {
-	if cp.cancel != nil {
-		return ErrRegistered
-	}
-	lease, err := cp.client.Grant(ctx, int64(LeaseTTL/time.Second))
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(n)
-	if err != nil {
-		return err
-	}
-	if _, err := cp.client.Put(ctx, nodesPrefix+n.Addr, string(b), clientv3.WithLease(lease.ID)); err != nil {
-		return err
-	}
-	kctx, cancel := context.WithCancel(context.Background())
-	ch, err := cp.client.KeepAlive(kctx, lease.ID)
-	if err != nil {
-		cancel()
-		return err
-	}
-	go func() {
-		for range ch { // the client renews; its answers are drained here
-		}
-	}()
-	cp.cancel, cp.lease = cancel, lease.ID
-	return nil
-}
-
 // Nodes lists the live nodes, by cluster address, each marked when it is being drained.
 func (cp *ControlPlane) Nodes(ctx context.Context) ([]Node, error) {
 	// One transaction: the nodes and the drains as of one revision.
@@ -261,12 +236,12 @@ func (cp *ControlPlane) Member() bool { return cp.etcd != nil }
 // Client is the node's etcd client, for the stores kept in the control plane (the catalog).
 func (cp *ControlPlane) Client() *clientv3.Client { return cp.client }
 
-// Close stops renewing this node's record and stops its etcd member, if any. It may be
+// Close stops keeping this node registered and stops its etcd member, if any. It may be
 // called more than once.
 func (cp *ControlPlane) Close() {
 	cp.closed.Do(func() {
-		if cp.cancel != nil {
-			cp.cancel()
+		if r := cp.reg.Load(); r != nil {
+			r.stop()
 		}
 		if cp.client != nil {
 			cp.client.Close()

@@ -23,9 +23,12 @@ import (
 //     fewer, on the least loaded node), added as a learner (it receives a snapshot) and
 //     promoted to a voter once it has caught up;
 //   - a replica on a node being drained, on a store that is no longer the node's (its disk was
-//     wiped: it lost its votes and its log), or on a node missing for longer than DeadAfter is
-//     removed, once the others it leaves are enough to make progress without it; the leader
-//     hands its leadership away first when the replica to remove is its own;
+//     wiped: it lost its votes and its log), or on a node missing from the control plane for
+//     longer than DeadAfter (counted while the control plane answers) whose replica the leader
+//     no longer hears from, is removed, once the others it leaves are a majority that is live
+//     and that the leader hears from (Raft's RecentActive), so that no removal leaves a group
+//     unable to make progress; the leader hands its leadership away first when the replica
+//     to remove is its own;
 //   - with Replicas, a group with one voter too many (a move's newcomer caught up) loses the
 //     one on the busiest node, and in this node's turn a replica moves from a group's busiest
 //     node to the least busy one, to even out the nodes' load: the replicas they hold, each
@@ -182,6 +185,10 @@ func (e *Engine) placeLoop() {
 func (e *Engine) place(pl *placer, now time.Time) {
 	nodes, err := e.cluster.Nodes(e.stopped)
 	if err != nil {
+		// The control plane does not answer: what it says of the nodes is unknown, and a node
+		// missing before is not counted as missing while it cannot register again (its time
+		// towards DeadAfter starts over once the control plane answers).
+		clear(pl.missing)
 		return
 	}
 	live := map[replication.NodeID]ClusterNode{}
@@ -381,16 +388,20 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 	}
 	wanted := func(m replication.Member) bool { return up(m) && !live[m.Node].Draining }
 	// kept: a voter that counts as one of the group's replicas: wanted, or on a node missing
-	// for less than DeadAfter (it may come back with its replica).
+	// from the control plane for less than DeadAfter (it may come back with its replica), or
+	// whose replica the leader has heard from lately: a node that answers its group is not
+	// dead, whatever the control plane says of it (it may have lost its registration while
+	// the control plane had no leader, and not have registered again yet).
 	kept := func(m replication.Member) bool {
 		_, isLive := live[m.Node]
-		return wanted(m) || !isLive && !gone(m.Node)
+		return wanted(m) || !isLive && (!gone(m.Node) || st.Active[m.Replica])
 	}
-	// quorate: voters make progress when a majority of them is up.
+	// quorate: voters make progress when a majority of them is up and answers the leader
+	// (Raft's own view, so that no removal rests on the control plane's alone).
 	quorate := func(voters []replication.ReplicaID) bool {
 		n := 0
 		for _, v := range voters {
-			if up(memberOf[v]) {
+			if up(memberOf[v]) && (v == st.Replica || st.Active[v]) {
 				n++
 			}
 		}

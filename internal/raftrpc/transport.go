@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
@@ -72,6 +73,16 @@ const maxEnvelope = 2 << 30
 
 // reconnectAfter is how long a node whose stream failed is left alone before the next try.
 const reconnectAfter = 200 * time.Millisecond
+
+// reconnect is how a connection to a node that went away tries again: every second at most.
+// gRPC's default backoff grows to two minutes, so a node that was down for long stayed
+// unreachable from its peers for as long after it came back: their messages to it failed at
+// once while the connection waited out its backoff, its replicas heard from no leader, and
+// their catch-up took minutes. Raft traffic is cheap to retry; being unreachable is not.
+var reconnect = grpc.WithConnectParams(grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	MinConnectTimeout: 2 * time.Second,
+})
 
 // New returns a transport; Serve makes it accept other nodes' streams.
 func New(cfg Config) *Transport {
@@ -183,7 +194,7 @@ func (p *peer) run() {
 					conn.Close()
 				}
 				var err error
-				conn, err = grpc.NewClient(a, grpc.WithTransportCredentials(credentials.NewTLS(p.t.cfg.TLS.Client())),
+				conn, err = grpc.NewClient(a, grpc.WithTransportCredentials(credentials.NewTLS(p.t.cfg.TLS.Client())), reconnect,
 					grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 5 * time.Second, PermitWithoutStream: true}))
 				if err != nil {
 					p.t.cfg.Logger.Warn("raftrpc: a node's address", "node", p.node, "addr", a, "err", err)
@@ -297,7 +308,7 @@ func (t *Transport) Call(ctx context.Context, node replication.NodeID, req []byt
 		if c != nil {
 			c.conn.Close()
 		}
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(t.cfg.TLS.Client())),
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(t.cfg.TLS.Client())), reconnect,
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxCall), grpc.MaxCallSendMsgSize(maxCall)))
 		if err != nil {
 			t.mu.Unlock()

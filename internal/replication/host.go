@@ -729,8 +729,11 @@ type Status struct {
 	Applied    uint64
 	Quiesced   bool
 	Descriptor Descriptor
-	// Match is, on the leader, how far each replica's log is known to match its own.
-	Match map[ReplicaID]uint64
+	// Match is, on the leader, how far each replica's log is known to match its own; Active
+	// whether the leader heard from each within the last election timeout (Raft's
+	// RecentActive, which CheckQuorum resets every election timeout; the leader's own is true).
+	Match  map[ReplicaID]uint64
+	Active map[ReplicaID]bool
 }
 
 // Status describes this node's replica of g; ok is false when it holds none.
@@ -746,8 +749,10 @@ func (h *Host) Status(g GroupID) (st Status, ok bool) {
 		st := Status{Replica: gr.self, Leading: gr.leading, Leader: ReplicaID(bs.Lead), Term: bs.GetTerm(),
 			Commit: bs.GetCommit(), Applied: gr.applied, Quiesced: gr.quiesced, Descriptor: *gr.desc}
 		if gr.leading {
-			st.Match = map[ReplicaID]uint64{}
-			gr.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) { st.Match[ReplicaID(id)] = pr.Match })
+			st.Match, st.Active = map[ReplicaID]uint64{}, map[ReplicaID]bool{}
+			gr.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+				st.Match[ReplicaID(id)], st.Active[ReplicaID(id)] = pr.Match, pr.RecentActive || ReplicaID(id) == gr.self
+			})
 		}
 		out <- st
 	}) != nil {

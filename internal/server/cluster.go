@@ -89,7 +89,7 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 	log.Info("joining the cluster", "cluster-addr", cfg.ClusterAddr, "join", cfg.Join, "node", uint64(n.id))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	n.cp, err = controlplane.Start(ctx, controlplane.Config{Dir: filepath.Join(cfg.DataDir, "controlplane"), Addr: cfg.ClusterAddr, Join: cfg.Join, TLS: tlsID})
+	n.cp, err = controlplane.Start(ctx, controlplane.Config{Dir: filepath.Join(cfg.DataDir, "controlplane"), Addr: cfg.ClusterAddr, Join: cfg.Join, TLS: tlsID, Logger: log})
 	if err != nil {
 		n.tr.Close()
 		return nil, err
@@ -177,8 +177,10 @@ func (n *clusterNode) nodes(ctx context.Context) ([]controlplane.Node, error) {
 	return nodes, nil
 }
 
-// resolve is a node's cluster address, from the live nodes' records, read again at most once
-// a second when a node is not known.
+// resolve is a node's cluster address: from the live nodes' records, read again at most once
+// a second when a node is not known, or else from the directory of every node that ever
+// registered (a node that is down, or alive but not registered again yet, is still addressed:
+// its replicas are reached as soon as it is reachable).
 func (n *clusterNode) resolve(id replication.NodeID) (string, bool) {
 	n.mu.Lock()
 	addr, ok := n.addrs[id]
@@ -187,8 +189,17 @@ func (n *clusterNode) resolve(id replication.NodeID) (string, bool) {
 	if ok || !stale {
 		return addr, ok
 	}
-	if _, err := n.nodes(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := n.nodes(ctx); err != nil {
 		return "", false
+	}
+	if members, err := n.cp.Members(ctx); err == nil {
+		n.mu.Lock()
+		for _, m := range members {
+			n.addrs[replication.NodeID(m.ID)] = m.Addr
+		}
+		n.mu.Unlock()
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
