@@ -259,14 +259,26 @@ func runNemesis(t *testing.T, seed uint64, faults []fault) {
 		nodes = append(nodes, n)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			// Each node's goroutines, to its log, and the logs kept where the test's
+			// temporary directories are not.
+			for _, n := range nodes {
+				n.signal(syscall.SIGQUIT)
+			}
+			time.Sleep(time.Second)
+		}
 		var wg sync.WaitGroup
 		for _, n := range nodes {
 			wg.Go(n.stop)
 		}
 		wg.Wait()
 		if t.Failed() {
+			keep := filepath.Join(os.TempDir(), fmt.Sprintf("partita-nemesis-seed%d-%d", seed, time.Now().Unix()))
+			os.MkdirAll(keep, 0o755)
 			for _, n := range nodes {
-				t.Logf("node %d's log, its end:\n%s", n.i, n.tail(60))
+				b, _ := os.ReadFile(n.log)
+				os.WriteFile(filepath.Join(keep, filepath.Base(n.log)), b, 0o644)
+				t.Logf("node %d's log, its end (all of it in %s):\n%s", n.i, keep, n.tail(40))
 			}
 		}
 	})
@@ -275,7 +287,8 @@ func runNemesis(t *testing.T, seed uint64, faults []fault) {
 		waitDial(t, n.api(), time.Minute)
 		clients[i] = nemesisClient(t, n)
 	}
-	cx := ctx(t)
+	cx, cancel := context.WithCancel(context.Background()) // not ctx(t): a run takes minutes
+	defer cancel()
 	sdk, err := nemesisSDK(nodes[0])
 	if err != nil {
 		t.Fatal(err)
@@ -384,14 +397,26 @@ func runNemesis(t *testing.T, seed uint64, faults []fault) {
 
 	// Recovery: every node whole again within recoveryBound.
 	var last error
-	for {
+	for said := time.Now(); ; {
 		last = nemesisWhole(cx, nodes, clients, keys)
 		if last == nil {
 			break
 		}
+		if time.Since(said) > 5*time.Second {
+			t.Logf("%5.1fs not whole yet: %v", time.Since(began).Seconds(), last)
+			said = time.Now()
+		}
 		if time.Since(healed) > recoveryBound {
 			stop.Store(true)
 			wg.Wait()
+			for i := 1; i <= 3; i++ {
+				out, _ := exec.Command("ip", "-n", lab.ns(i), "route").CombinedOutput()
+				t.Logf("node %d's routes:\n%s", i, out)
+			}
+			if d, err := time.ParseDuration(os.Getenv("PARTITA_NEMESIS_HOLD")); err == nil {
+				t.Logf("holding the cluster for %v (PARTITA_NEMESIS_HOLD)", d)
+				time.Sleep(d)
+			}
 			t.Fatalf("seed %d: the cluster was not whole %v after the last fault was healed: %v", seed, recoveryBound, last)
 		}
 		time.Sleep(250 * time.Millisecond)

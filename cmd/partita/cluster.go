@@ -23,10 +23,13 @@ func clusterCommand() *cobra.Command {
 	var conn connFlags
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "Show the cluster's live nodes and every partition's leader, replicas and their lag",
-		Long: `Ask the node at --endpoint for the live nodes, then every node for its replicas, and
-show, per physical partition, the node that leads it, each replica's LSN and the lag of the
-replica furthest behind. A node that does not answer is shown as such.`,
+		Short: "Show the cluster's nodes and every partition's leader, replicas, their lag and quorum",
+		Long: `Ask the node at --endpoint for the cluster's nodes (live, or down: registered once and
+not live now), then every live node for its replicas, and show, per physical partition, the
+node that leads it, each replica's LSN (a replica on a node that is down or did not answer is
+marked so, with how many entries it lacks as its leader knows), the lag of the replica
+furthest behind, and whether the partition has a leader and is one failure from losing its
+quorum. A node that does not answer is shown as such.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			first, err := fetchStatus(&conn, conn.endpoint)
@@ -37,7 +40,7 @@ replica furthest behind. A node that does not answer is shown as such.`,
 			failed := map[uint64]error{}
 			u, _ := url.Parse(conn.endpoint)
 			for _, n := range first.Nodes {
-				if _, ok := statuses[n.ID]; ok || n.API == "" {
+				if _, ok := statuses[n.ID]; ok || n.API == "" || n.Down {
 					continue
 				}
 				st, err := fetchStatus(&conn, u.Scheme+"://"+n.API+"/")
@@ -78,6 +81,14 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 	if first.Node == 0 {
 		fmt.Fprintln(w, "A node alone (not a member of a cluster).")
 	}
+	for _, st := range statuses {
+		if st.Node != 0 && !st.Registered {
+			fmt.Fprintf(w, "Node %x is alive but not registered in the control plane: it cannot reach a majority of the founding nodes, and registers again by itself.\n", st.Node)
+		}
+		if st.Node != 0 && !st.Ready && st.NotReady != "" {
+			fmt.Fprintf(w, "Node %x is not ready: %s\n", st.Node, st.NotReady)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	name := map[uint64]string{}
 	if len(first.Nodes) > 0 {
@@ -85,7 +96,10 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 		for _, n := range first.Nodes {
 			name[n.ID] = n.Addr
 			state := "live"
-			if n.Draining {
+			switch {
+			case n.Down:
+				state = "down (not live in the control plane)"
+			case n.Draining:
 				state = "live, draining"
 			}
 			if err := failed[n.ID]; err != nil {
@@ -100,10 +114,12 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 		partition     uint32
 	}
 	type row struct {
-		leader uint64
-		lsns   map[uint64]uint64
-		items  int64
-		bytes  int64
+		leader  uint64
+		lsns    map[uint64]uint64
+		members []engine.GroupMember // as the leader knows them
+		quorum  string
+		items   int64
+		bytes   int64
 	}
 	rows := map[key]*row{}
 	var keys []key
@@ -120,6 +136,7 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 				rw.leader = r.Leader
 				if r.Leading {
 					rw.leader, rw.items, rw.bytes = node, r.Items, r.Bytes
+					rw.members, rw.quorum = r.Members, r.Quorum
 				}
 			}
 			rw.lsns[node] = r.LSN
@@ -135,7 +152,7 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 		}
 		return a.partition < b.partition
 	})
-	fmt.Fprintln(tw, "DATABASE\tCONTAINER\tPARTITION\tLEADER\tREPLICAS (NODE:LSN)\tLAG\tITEMS\tBYTES")
+	fmt.Fprintln(tw, "DATABASE\tCONTAINER\tPARTITION\tLEADER\tREPLICAS (NODE:LSN)\tLAG\tQUORUM\tITEMS\tBYTES")
 	for _, k := range keys {
 		rw := rows[k]
 		var reps []string
@@ -155,11 +172,31 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 				lo = l
 			}
 		}
+		// Replicas on nodes that did not answer, as the leader knows them.
+		for _, m := range rw.members {
+			if _, ok := rw.lsns[m.Node]; ok {
+				continue
+			}
+			state := "no answer"
+			if m.Down {
+				state = "down"
+			}
+			reps = append(reps, fmt.Sprintf("%s:(%s, %d entries behind)", nodeName(name, m.Node), state, m.Lag))
+		}
 		leader := "none known"
 		if rw.leader != 0 || first.Node == 0 {
 			leader = nodeName(name, rw.leader)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", k.db, k.container, k.partition, leader, strings.Join(reps, " "), hi-lo, rw.items, rw.bytes)
+		quorum := rw.quorum
+		switch {
+		case first.Node == 0:
+			quorum = "-"
+		case rw.leader == 0:
+			quorum = "no leader"
+		case quorum == "":
+			quorum = "unknown (its leader did not answer)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%d\t%d\n", k.db, k.container, k.partition, leader, strings.Join(reps, " "), hi-lo, quorum, rw.items, rw.bytes)
 	}
 	tw.Flush()
 }

@@ -43,6 +43,15 @@ const (
 // LeaseTTL is how long a node's record outlives the node.
 const LeaseTTL = 5 * time.Second
 
+// Keep-alive pings on the connections between the etcd clients and members, both ways: a
+// connection whose packets vanish (a peer paused, or cut off without a reset) is found dead
+// within seconds and replaced, rather than left to hold a watch or a lease's renewals, which
+// then wait on it until TCP gives up (minutes).
+const (
+	keepAliveTime    = 2 * time.Second
+	keepAliveTimeout = 2 * time.Second
+)
+
 // ControlPlane is a node's part in the control plane: its etcd member, if it runs one, and its
 // client.
 type ControlPlane struct {
@@ -105,6 +114,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		cp.etcd = e
 	}
 	client, err := clientv3.New(clientv3.Config{Endpoints: clientURLs, TLS: cfg.TLS.Client(), DialTimeout: 5 * time.Second,
+		DialKeepAliveTime: keepAliveTime, DialKeepAliveTimeout: keepAliveTimeout, PermitWithoutStream: true,
 		MaxCallSendMsgSize: MaxRequestBytes + 1<<20, Logger: quietLogger()})
 	if err != nil {
 		cp.Close()
@@ -161,6 +171,8 @@ func startMember(cfg Config, initialCluster string) (*embed.Etcd, error) {
 	// one operation per container and user it deletes, and a container's record holds its
 	// scripts. Both limits are raised from etcd's defaults (128 operations, 1.5 MiB) to what
 	// the catalog may need.
+	ec.GRPCKeepAliveMinTime = keepAliveTime / 2 // the clients' pings are welcome
+	ec.GRPCKeepAliveInterval, ec.GRPCKeepAliveTimeout = keepAliveTime, keepAliveTimeout
 	ec.MaxTxnOps = MaxTxnOps
 	ec.MaxRequestBytes = MaxRequestBytes
 	ec.LogLevel = "warn"

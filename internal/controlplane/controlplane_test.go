@@ -175,3 +175,48 @@ func TestStartWithoutQuorumStops(t *testing.T) {
 		t.Fatal("a member without a quorum did not stop")
 	}
 }
+
+// A node whose lease lapses (here revoked, as etcd does when the lease is not renewed in
+// time: a control plane without a leader, the node paused or cut off) registers again by
+// itself, under a new lease, and says so; the directory of members keeps it all along.
+// Before, the first registration was the only one: such a node stayed unregistered, and
+// unaddressed by its peers, for the rest of its life.
+func TestRegistrationOutlivesItsLease(t *testing.T) {
+	cp := controlplanetest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n := controlplane.Node{Addr: "127.0.0.1:7001", API: "127.0.0.1:8081", ID: 7, Store: 9}
+	if err := cp.Register(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Register(ctx, n); err != controlplane.ErrRegistered {
+		t.Fatalf("a second Register: %v", err)
+	}
+	for round := range 3 {
+		leases, err := cp.Client().Leases(ctx)
+		if err != nil || len(leases.Leases) != 1 {
+			t.Fatalf("round %d: leases %v, %v; want the node's one", round, leases, err)
+		}
+		if _, err := cp.Client().Revoke(ctx, leases.Leases[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if nodes, err := cp.Nodes(ctx); err != nil || len(nodes) != 0 {
+			t.Fatalf("round %d: live nodes after the lease lapsed: %v, %v", round, nodes, err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			nodes, err := cp.Nodes(ctx)
+			if err == nil && len(nodes) == 1 && nodes[0] == n && cp.Registered().Live {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: not registered again 5 s after its lease lapsed: %v, %v, %+v", round, nodes, err, cp.Registered())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		members, err := cp.Members(ctx)
+		if err != nil || len(members) != 1 || members[0] != n {
+			t.Fatalf("round %d: members %v, %v", round, members, err)
+		}
+	}
+}

@@ -40,6 +40,11 @@ type Cluster struct {
 	// Nodes lists the live nodes: where partitions are replicated (placement.go), but for
 	// those being drained.
 	Nodes func(ctx context.Context) ([]ClusterNode, error)
+	// Members lists every node that ever registered, live or not (the control plane's
+	// directory), for status.
+	Members func(ctx context.Context) ([]ClusterNode, error)
+	// Registered reports whether this node is registered in the control plane now.
+	Registered func() bool
 	// Drain marks the node of cluster address addr as being drained, or no longer (on false).
 	Drain func(addr string, on bool) error
 	// DeadAfter is how long a node may be missing from Nodes before the leaders of its
@@ -263,18 +268,31 @@ func (e *Engine) follow() {
 		<-e.stop
 		cancel()
 	}()
+	var failing time.Time // since when the watch has been failing; zero while it works
 	for ctx.Err() == nil {
 		e.mu.RLock()
 		from := e.rev
 		e.mu.RUnlock()
+		watched := time.Now()
 		for ev := range e.cluster.Catalog.Watch(ctx, from) {
 			if ev.Err != nil {
-				if errors.Is(ev.Err, catalog.ErrCompacted) {
+				switch {
+				case errors.Is(ev.Err, catalog.ErrCompacted):
 					e.reloadCatalog()
-				} else if ctx.Err() == nil {
-					e.log.Warn("following the cluster's catalog", "err", ev.Err)
+				case ctx.Err() != nil:
+				case failing.IsZero() || time.Since(watched) > 5*time.Second:
+					// Once per outage: the watch is tried again every 100 ms meanwhile (a watch
+					// that ran for a while before it failed starts another).
+					failing = time.Now()
+					e.log.Warn("following the cluster's catalog failed; trying again until it answers", "err", ev.Err)
+				default:
+					e.log.Debug("following the cluster's catalog", "err", ev.Err)
 				}
 				break
+			}
+			if !failing.IsZero() {
+				e.log.Info("following the cluster's catalog again", "after", time.Since(failing).Round(time.Millisecond))
+				failing = time.Time{}
 			}
 			e.mu.Lock()
 			if ev.Revision > e.rev {

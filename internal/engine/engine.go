@@ -101,6 +101,10 @@ type Engine struct {
 	// closing storage; stop tells the purger to end.
 	background sync.WaitGroup
 	stop       chan struct{}
+	// ready is how far the node has caught up with its groups since it opened (ready.go);
+	// opened is when it did.
+	ready  readiness
+	opened time.Time
 	// stopped is canceled when stop closes: calls to the control plane made for background
 	// work give up at once then.
 	stopped context.Context
@@ -178,10 +182,12 @@ func Open(opts Options) (*Engine, error) {
 		db.Close()
 		return nil, err
 	}
+	e.opened = time.Now()
 	if e.cluster != nil {
-		e.background.Add(2)
+		e.background.Add(3)
 		go e.follow()
 		go e.placeLoop()
+		go e.catchUp()
 	}
 	e.background.Add(2)
 	go e.every(e.purgeEvery(), e.purgeLogsOnce)

@@ -186,3 +186,41 @@ func TestClusterPlacement(t *testing.T) {
 		readAll(id)
 	}
 }
+
+// A voter on a node missing from the control plane for longer than DeadAfter is removed only
+// when the leader no longer hears from it and the voters left are a majority that it hears
+// from: a node that answers its groups is not dead, whatever the control plane says (it may
+// have lost its registration while the control plane had no leader), and a removal is never
+// what leaves a group without a quorum.
+func TestNextChangeRemovesOnlyTheDead(t *testing.T) {
+	live := map[replication.NodeID]ClusterNode{1: {ID: 1, Store: 1}, 2: {ID: 2, Store: 2}}
+	status := func(active ...replication.ReplicaID) replication.Status {
+		st := replication.Status{Leading: true, Replica: 1, Commit: 10, Descriptor: replication.Descriptor{
+			Members: []replication.Member{{Replica: 1, Node: 1, Store: 1}, {Replica: 2, Node: 2, Store: 2}, {Replica: 3, Node: 3, Store: 3}},
+			Voters:  []replication.ReplicaID{1, 2, 3}}, Match: map[replication.ReplicaID]uint64{1: 10, 2: 10, 3: 10}, Active: map[replication.ReplicaID]bool{}}
+		for _, r := range active {
+			st.Active[r] = true
+		}
+		return st
+	}
+	gone := func(n replication.NodeID) bool { return n == 3 }
+	for _, tt := range []struct {
+		name   string
+		st     replication.Status
+		remove replication.ReplicaID // 0: no change
+	}{
+		{"node 3 unregistered but answering its group", status(1, 2, 3), 0},
+		{"node 3 dead, the others answering", status(1, 2), 3},
+		{"node 3 dead, node 2 live in the control plane but silent to the leader", status(1), 0},
+	} {
+		ch, to := nextChange(tt.st, live, gone, &placePolicy{})
+		switch {
+		case to != 0:
+			t.Errorf("%s: a leadership handed to %d", tt.name, to)
+		case tt.remove == 0 && ch != nil:
+			t.Errorf("%s: %s, want no change", tt.name, describeChange(*ch))
+		case tt.remove != 0 && (ch == nil || ch.Kind != replication.Remove || ch.Replica != tt.remove):
+			t.Errorf("%s: %v, want replica %d removed", tt.name, ch, tt.remove)
+		}
+	}
+}

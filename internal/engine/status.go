@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/partita-db/partita/internal/epk"
@@ -10,9 +11,17 @@ import (
 // NodeStatus is what a node says of itself and of its replicas (partita cluster status). On a
 // node alone Node is 0 and every partition is its own.
 type NodeStatus struct {
-	Node     uint64          `json:"node"`
-	Store    uint64          `json:"store"`
-	Nodes    []ClusterNode   `json:"nodes,omitempty"` // the live nodes, as the control plane knows them
+	Node  uint64 `json:"node"`
+	Store uint64 `json:"store"`
+	// Registered says whether this node is live in the control plane now (a node alive but
+	// not registered is not addressed by placement; it registers again by itself); Ready and
+	// NotReady are what GET /ready answers (Engine.Ready). A cluster's only.
+	Registered bool   `json:"registered,omitempty"`
+	Ready      bool   `json:"ready,omitempty"`
+	NotReady   string `json:"notReady,omitempty"`
+	// Nodes are every node of the cluster the control plane knows: the live ones, and those
+	// that registered once and are not live now (Down).
+	Nodes    []ClusterNode   `json:"nodes,omitempty"`
 	Replicas []ReplicaStatus `json:"replicas"`
 	// Elsewhere are the partitions this node holds no replica of (a cluster with --replicas),
 	// where their groups' records place them.
@@ -27,6 +36,9 @@ type ClusterNode struct {
 	API      string `json:"api"`   // Cosmos DB API address
 	CQL      string `json:"cql,omitempty"`
 	Draining bool   `json:"draining,omitempty"`
+	// Down is set by Status for a node that registered once and is not live now: stopped,
+	// paused, cut off from the control plane, or alive but not registered again yet.
+	Down bool `json:"down,omitempty"`
 }
 
 // ReplicaStatus is this node's replica of one physical partition.
@@ -40,7 +52,29 @@ type ReplicaStatus struct {
 	// group's membership (a cluster's only).
 	Voters   []uint64 `json:"voters,omitempty"`
 	Learners []uint64 `json:"learners,omitempty"`
+	// Members are the group's replicas as this replica knows them, those on nodes that are
+	// down included; on the leader each with how far it has caught up.
+	Members []GroupMember `json:"members,omitempty"`
+	// Quorum is, on the leader, how the group stands: "healthy", or "at risk" when the
+	// failure of one more voter would leave it without a majority; on a follower, "no leader"
+	// while it knows none.
+	Quorum string `json:"quorum,omitempty"`
 	PartitionStats
+}
+
+// GroupMember is one replica of a group.
+type GroupMember struct {
+	Node    uint64 `json:"node"`
+	Replica uint64 `json:"replica"`
+	Learner bool   `json:"learner,omitempty"`
+	// Down: its node is not live in the control plane.
+	Down bool `json:"down,omitempty"`
+	// On the leader only: Match is the last log index known to be on the replica, Lag how
+	// many committed entries it lacks, Active whether the leader heard from it within the
+	// last election timeout.
+	Match  uint64 `json:"match,omitempty"`
+	Lag    uint64 `json:"lag,omitempty"`
+	Active bool   `json:"active,omitempty"`
 }
 
 // ClusterNodes lists the live nodes of the cluster and this node's id; nothing on a node
@@ -56,13 +90,31 @@ func (e *Engine) ClusterNodes() (self uint64, nodes []ClusterNode, err error) {
 // Status describes this node and its replicas.
 func (e *Engine) Status() (NodeStatus, error) {
 	var st NodeStatus
+	live := map[uint64]bool{}
 	if e.cluster != nil {
 		st.Node, st.Store = uint64(e.cluster.Node), uint64(e.Store())
+		st.Registered = e.cluster.Registered == nil || e.cluster.Registered()
+		st.Ready, st.NotReady = e.Ready()
 		nodes, err := e.cluster.Nodes(e.stopped)
 		if err != nil {
 			return st, err
 		}
+		for _, n := range nodes {
+			live[n.ID] = true
+		}
 		st.Nodes = nodes
+		if e.cluster.Members != nil {
+			members, err := e.cluster.Members(e.stopped)
+			if err != nil {
+				return st, err
+			}
+			for _, m := range members {
+				if !live[m.ID] {
+					m.Down = true
+					st.Nodes = append(st.Nodes, m)
+				}
+			}
+		}
 	}
 	var elsewhere []replication.GroupID // of st.Elsewhere's partitions, in order
 	e.mu.RLock()
@@ -81,6 +133,7 @@ func (e *Engine) Status() (NodeStatus, error) {
 							continue // removed from this node (drained), or not received yet
 						}
 						r.Voters, r.Learners = nodesOf(gs.Descriptor, gs.Descriptor.Voters), nodesOf(gs.Descriptor, gs.Descriptor.Learners)
+						r.Members, r.Quorum = groupMembers(gs, live)
 					}
 				}
 				r.PartitionStats = statsOf(p)
@@ -106,6 +159,36 @@ func (e *Engine) Status() (NodeStatus, error) {
 	}
 	sort.SliceStable(st.Nodes, func(i, j int) bool { return st.Nodes[i].Addr < st.Nodes[j].Addr })
 	return st, nil
+}
+
+// groupMembers are the members of a group as its status gs shows them, live saying which
+// nodes are live, and how its quorum stands (see ReplicaStatus.Quorum).
+func groupMembers(gs replication.Status, live map[uint64]bool) ([]GroupMember, string) {
+	var out []GroupMember
+	up := 0 // voters the leader hears from
+	for _, m := range gs.Descriptor.Members {
+		gm := GroupMember{Node: uint64(m.Node), Replica: uint64(m.Replica), Down: !live[uint64(m.Node)],
+			Learner: slices.Contains(gs.Descriptor.Learners, m.Replica)}
+		if gs.Leading {
+			gm.Match, gm.Active = gs.Match[m.Replica], gs.Active[m.Replica]
+			if gs.Commit > gm.Match {
+				gm.Lag = gs.Commit - gm.Match
+			}
+			if gm.Active && slices.Contains(gs.Descriptor.Voters, m.Replica) {
+				up++
+			}
+		}
+		out = append(out, gm)
+	}
+	switch {
+	case gs.Leading && up-1 > len(gs.Descriptor.Voters)/2:
+		return out, "healthy"
+	case gs.Leading:
+		return out, "at risk"
+	case gs.Leader == 0:
+		return out, "no leader"
+	}
+	return out, ""
 }
 
 // nodesOf are the nodes of replicas, as d places them.

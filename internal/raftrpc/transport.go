@@ -74,11 +74,12 @@ const maxEnvelope = 2 << 30
 // reconnectAfter is how long a node whose stream failed is left alone before the next try.
 const reconnectAfter = 200 * time.Millisecond
 
-// reconnect is how a connection to a node that went away tries again: every second at most.
-// gRPC's default backoff grows to two minutes, so a node that was down for long stayed
-// unreachable from its peers for as long after it came back: their messages to it failed at
-// once while the connection waited out its backoff, its replicas heard from no leader, and
-// their catch-up took minutes. Raft traffic is cheap to retry; being unreachable is not.
+// reconnect is how a connection to a node that went away tries again: an attempt gives up
+// after 2 s, and the next comes within a second. With gRPC's defaults an attempt made while
+// the node was cut off (its packets vanish) waited 20 s before it failed, and the backoff
+// between attempts grows to two minutes: a node back from a cut could stay unreachable from
+// its peers for as long, its replicas hearing from no leader. Raft traffic is cheap to retry;
+// being unreachable is not.
 var reconnect = grpc.WithConnectParams(grpc.ConnectParams{
 	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
 	MinConnectTimeout: 2 * time.Second,

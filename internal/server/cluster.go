@@ -131,6 +131,17 @@ func (n *clusterNode) cluster() *engine.Cluster {
 			}
 			return out, err
 		},
+		Members: func(ctx context.Context) ([]engine.ClusterNode, error) {
+			ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			members, err := n.cp.Members(ctx)
+			var out []engine.ClusterNode
+			for _, nd := range members {
+				out = append(out, engine.ClusterNode{ID: nd.ID, Store: nd.Store, Addr: nd.Addr, API: nd.API, CQL: nd.CQL})
+			}
+			return out, err
+		},
+		Registered: func() bool { return n.cp.Registered().Live },
 		Drain: func(addr string, on bool) error {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

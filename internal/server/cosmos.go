@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,7 @@ type cosmosFrontend struct {
 // the routing before; matching its patterns cost 2% of a point read.)
 type tracked struct {
 	metrics, explorer, gateway http.Handler
+	engine                     *engine.Engine
 	wg                         sync.WaitGroup
 }
 
@@ -47,11 +49,31 @@ func (t *tracked) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.metrics.ServeHTTP(w, r)
 		return
 	}
+	if r.URL.Path == "/ready" && r.Method == http.MethodGet {
+		serveReady(w, t.engine)
+		return
+	}
 	if web.Serves(r.URL.Path) {
 		t.explorer.ServeHTTP(w, r)
 		return
 	}
 	t.gateway.ServeHTTP(w, r)
+}
+
+// serveReady answers GET /ready, unauthenticated as probes are: 200 once the node is ready to
+// serve (engine.Ready: registered in its cluster, and its replicas caught up with their
+// groups since it started), 503 with the reason before.
+func serveReady(w http.ResponseWriter, eng *engine.Engine) {
+	ok, why := eng.Ready()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(struct {
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason,omitempty"`
+	}{ok, why})
 }
 
 // newCosmosFrontend makes the Cosmos front end for eng. With TLS it loads or creates the
@@ -63,13 +85,13 @@ func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmo
 	if err != nil {
 		return nil, err
 	}
-	// /metrics is Prometheus's, unauthenticated as scrape endpoints are; /_explorer/ the
+	// /metrics is Prometheus's, unauthenticated as scrape endpoints are, and so is /ready; /_explorer/ the
 	// explorer's static files, which hold no data (the page signs its own requests to the
 	// gateway); everything else is the Cosmos gateway.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{engine: eng, log: log}, nodeCollector{engine: eng}, faultCollector{set: faults}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := &cosmosFrontend{log: log, tls: cfg.TLS}
-	f.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), explorer: web.Handler(), gateway: handler}
+	f.inflight = &tracked{metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), explorer: web.Handler(), gateway: handler, engine: eng}
 	f.http = &http.Server{
 		Handler:           f.inflight,
 		ReadHeaderTimeout: 30 * time.Second,
