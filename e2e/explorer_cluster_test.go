@@ -204,12 +204,15 @@ func TestExplorerClusterSingleNode(t *testing.T) {
 // explorerClusterStatus is what GET /_partita/cluster answers (engine.NodeStatus), as far as
 // the view shows it.
 type explorerClusterStatus struct {
-	Node  uint64 `json:"node"`
-	Nodes []struct {
+	Node       uint64 `json:"node"`
+	Registered bool   `json:"registered"`
+	Ready      bool   `json:"ready"`
+	Nodes      []struct {
 		ID       uint64 `json:"id"`
 		Addr     string `json:"addr"`
 		API      string `json:"api"`
 		Draining bool   `json:"draining"`
+		Down     bool   `json:"down"`
 	} `json:"nodes"`
 	// Replicas are the node's own; Elsewhere the partitions it holds no replica of.
 	Replicas  []explorerPartition `json:"replicas"`
@@ -223,6 +226,12 @@ type explorerPartition struct {
 	Leader    uint64   `json:"leader"`
 	Voters    []uint64 `json:"voters"`
 	Learners  []uint64 `json:"learners"`
+	Quorum    string   `json:"quorum"`
+	Members   []struct {
+		Node uint64 `json:"node"`
+		Down bool   `json:"down"`
+		Lag  uint64 `json:"lag"`
+	} `json:"members"`
 }
 
 // partitions are every partition the status describes, in the view's order.

@@ -107,7 +107,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		cp.log = slog.New(slog.DiscardHandler)
 	}
 	if slices.Contains(cfg.Join, cfg.Addr) {
-		e, err := startMember(cfg, strings.Join(initial, ","))
+		e, err := startFoundingMember(ctx, cfg, clientURLs, strings.Join(initial, ","), cp.log)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 }
 
 // startMember starts this node's etcd member.
-func startMember(cfg Config, initialCluster string) (*embed.Etcd, error) {
+func startMember(cfg Config, state, initialCluster string) (*embed.Etcd, error) {
 	peer, client, err := ports(cfg.Addr)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func startMember(cfg Config, initialCluster string) (*embed.Etcd, error) {
 	}
 	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{*peerURL}, []url.URL{*peerURL}
 	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{*clientURL}, []url.URL{*clientURL}
-	ec.InitialCluster = initialCluster
+	ec.InitialCluster, ec.ClusterState = initialCluster, state
 	// Nodes of another cluster, or started with another join list, do not form one with ours.
 	ec.InitialClusterToken = "partita-" + cfg.TLS.Authority()
 	ec.PeerTLSInfo.CertFile, ec.PeerTLSInfo.KeyFile, ec.PeerTLSInfo.TrustedCAFile = files.Cert, files.Key, files.Authority

@@ -1,4 +1,4 @@
-// The cluster: its live nodes, what each holds, and every physical partition's Raft group (its
+// The cluster: its nodes (live, draining, down), what each holds, and every physical partition's Raft group (its
 // leader, voters and learners), from GET /_partita/cluster every 2 s; a button drains a node or
 // cancels its drain. Everything is seen from the node that serves the page: it lists the live
 // nodes, and its replicas know their groups' members. The page may ask no other node (its
@@ -83,13 +83,13 @@ export function clusterView(el) {
 
   function draw(st) {
     const m = model(st, known, ranges);
-    const live = m.nodes.filter(n => n.state !== 'missing');
+    const live = m.nodes.filter(n => n.state !== 'missing' && n.state !== 'down');
     const draining = live.filter(n => n.draining).length;
     const missing = m.nodes.length - live.length;
     const me = known.get(m.self);
     summary.replaceChildren(...(m.single ? [h('strong', {}, 'A single node'), ` · ${m.partitions.length} partition${m.partitions.length === 1 ? '' : 's'}`] :
       [h('strong', {id: 'cluster-count'}, `${live.length} live node${live.length === 1 ? '' : 's'}`),
-        draining ? `, ${draining} draining` : '', missing ? `, ${missing} missing` : '',
+        draining ? `, ${draining} draining` : '', missing ? `, ${missing} down or missing` : '',
         ` · this node: ${me ? me.addr : hexId(m.self)} · ${m.partitions.length} partition${m.partitions.length === 1 ? '' : 's'}`]),
     ` · updated ${new Date().toLocaleTimeString()}`);
     const sig = JSON.stringify(m);
@@ -138,12 +138,13 @@ function model(st, known, ranges) {
   const norm = here => r => ({...r, here, leader: String(r.leader), voters: (r.voters || []).map(String), learners: (r.learners || []).map(String)});
   const reps = [...(st.replicas || []).map(norm(true)), ...(st.elsewhere || []).map(norm(false))]
     .sort((a, b) => a.database.localeCompare(b.database) || a.container.localeCompare(b.container) || a.partition - b.partition);
-  const live = (st.nodes || []).map(n => ({...n, id: String(n.id), state: n.draining ? 'live, draining' : 'live'}));
-  for (const n of live) known.set(n.id, n);
-  const ids = new Set(live.map(n => n.id));
+  // The nodes the control plane knows: live, or down (registered once, not live now).
+  const listed = (st.nodes || []).map(n => ({...n, id: String(n.id), state: n.down ? 'down' : n.draining ? 'live, draining' : 'live'}));
+  for (const n of listed) known.set(n.id, n);
+  const ids = new Set(listed.map(n => n.id));
   const missing = new Set([...known.keys()].filter(id => !ids.has(id)));
   for (const r of reps) for (const id of [...r.voters, ...r.learners]) if (!ids.has(id)) missing.add(id);
-  const nodes = [...live, ...[...missing].map(id => ({addr: '', api: '', ...known.get(id), id, draining: false, state: 'missing'}))];
+  const nodes = [...listed, ...[...missing].map(id => ({addr: '', api: '', ...known.get(id), id, draining: false, state: 'missing'}))];
   for (const n of nodes) {
     n.replicas = reps.filter(r => r.voters.includes(n.id) || r.learners.includes(n.id)).length;
     n.leaders = reps.filter(r => r.leader === n.id).length;
@@ -151,7 +152,7 @@ function model(st, known, ranges) {
   }
   const partitions = reps.map(r => ({database: r.database, container: r.container, id: r.partition,
     range: ranges.get(rangeKey(r.database, r.container))?.get(r.partition) || null,
-    leader: r.leader, voters: r.voters, learners: r.learners, here: r.here, lsn: r.LSN, items: r.Items, bytes: r.Bytes}));
+    leader: r.leader, voters: r.voters, learners: r.learners, quorum: r.quorum || '', here: r.here, lsn: r.LSN, items: r.Items, bytes: r.Bytes}));
   // A drained node's counts are unknown, not zero: it holds no replica to learn them from.
   const blind = reps.length === 0 && Boolean(known.get(self)?.draining);
   return {self, single: self === '0', blind, nodes, partitions};
@@ -164,27 +165,29 @@ function nodeTable(m, button) {
     h('tbody', {}, m.nodes.map(n => h('tr', {'data-id': hexId(n.id), 'data-addr': n.addr, class: n.id === m.self ? 'current' : ''},
       h('td', {class: 'node'}, h('code', {}, hexId(n.id)), n.id === m.self ? h('small', {}, ' (this node)') : ''),
       h('td', {class: 'addr'}, n.addr || '–'),
-      h('td', {class: 'api'}, n.api && n.id !== m.self && n.state !== 'missing' ?
+      h('td', {class: 'api'}, n.api && n.id !== m.self && n.state.startsWith('live') ?
         h('a', {href: `${location.protocol}//${n.api}/_explorer/#/cluster`, title: 'This view on that node (sign in there too)'}, n.api) : n.api || '–'),
       h('td', {}, n.cql || '–'),
-      h('td', {class: 'status ' + (n.state === 'live' ? 'ok' : n.state === 'missing' ? 'bad' : 'warn')}, n.state),
+      h('td', {class: 'status ' + (n.state === 'live' ? 'ok' : n.state.startsWith('live') ? 'warn' : 'bad')}, n.state),
       h('td', {class: 'n replicas'}, count(n.replicas)),
       h('td', {class: 'n leaders'}, count(n.leaders)),
       h('td', {class: 'n learners'}, count(n.learning)),
-      h('td', {class: 'actions'}, n.state === 'missing' ? '' : button(n, Boolean(n.draining)))))));
+      h('td', {class: 'actions'}, n.state.startsWith('live') ? button(n, Boolean(n.draining)) : ''))))));
 }
 
 function partitionTable(m, known) {
   const name = id => id === '0' ? 'none known' : (known.get(id)?.addr || hexId(id)) + (id === m.self ? ' (this node)' : '');
   const list = ids => ids.length ? ids.map((id, i) => [i ? ', ' : '', h('span', {class: 'nowrap'}, name(id))]) : '–';
   return h('table', {class: 'list', id: 'cluster-partitions'},
-    h('thead', {}, h('tr', {}, ['Database', 'Container', 'Partition', 'Range', 'Leader', 'Voters', 'Learners', 'LSN', 'Items', 'Bytes'].map(t => h('th', {}, t)))),
+    h('thead', {}, h('tr', {}, ['Database', 'Container', 'Partition', 'Range', 'Leader', 'Quorum', 'Voters', 'Learners', 'LSN', 'Items', 'Bytes'].map(t => h('th', {}, t)))),
     h('tbody', {}, m.partitions.map(p => h('tr', {'data-key': `${p.database}/${p.container}/${p.id}`},
       h('td', {}, p.database),
       h('td', {}, p.container),
       h('td', {class: 'n'}, String(p.id)),
       h('td', {class: 'nowrap'}, p.range ? h('code', {title: `[${p.range[0] || '""'}, ${p.range[1]})`}, `[${shortEPK(p.range[0])}, ${shortEPK(p.range[1])})`) : '–'),
       h('td', {class: 'leader' + (m.single ? '' : p.leader === '0' ? ' bad' : '')}, m.single ? 'this node' : name(p.leader)),
+      h('td', {class: 'quorum' + (p.quorum === 'healthy' || m.single ? '' : ' bad'), title: 'As the leader sees its group: healthy, or at risk when one more voter lost would leave it without a majority'},
+        m.single ? '–' : p.quorum || (p.leader === '0' ? 'no leader' : 'known to its leader')),
       h('td', {class: 'voters'}, list(p.voters)),
       h('td', {class: 'learners'}, list(p.learners)),
       ...(p.here ? [h('td', {class: 'n'}, num(p.lsn)), h('td', {class: 'n'}, num(p.items)), h('td', {class: 'n'}, bytes(p.bytes))] :
