@@ -292,8 +292,8 @@ type clusterViewNode struct {
 	Button   string `json:"button"`
 }
 
-// matches reports how the view differs from a status: every live node with its id, addresses
-// and liveness, what it holds by the status's groups, and every partition with its leader,
+// matches reports how the view differs from a status: every node with its id, addresses and
+// liveness, what it holds by the status's groups, and every partition with its leader,
 // voters and learners, named by their cluster addresses.
 func (v clusterViewRows) matches(st explorerClusterStatus) error {
 	addr := map[uint64]string{}
@@ -305,7 +305,10 @@ func (v clusterViewRows) matches(st explorerClusterStatus) error {
 	}
 	for i, n := range st.Nodes {
 		state := "live"
-		if n.Draining {
+		switch {
+		case n.Down:
+			state = "down"
+		case n.Draining:
 			state = "live, draining"
 		}
 		replicas, leaders, learners := 0, 0, 0
