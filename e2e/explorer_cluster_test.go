@@ -226,6 +226,7 @@ type explorerPartition struct {
 	Leader    uint64   `json:"leader"`
 	Voters    []uint64 `json:"voters"`
 	Learners  []uint64 `json:"learners"`
+	Leading   bool     `json:"leading"`
 	Quorum    string   `json:"quorum"`
 	Members   []struct {
 		Node uint64 `json:"node"`

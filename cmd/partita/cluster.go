@@ -82,6 +82,9 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 		fmt.Fprintln(w, "A node alone (not a member of a cluster).")
 	}
 	for _, st := range statuses {
+		if st.ControlPlane != "" {
+			fmt.Fprintf(w, "Node %x: %s\n", st.Node, st.ControlPlane)
+		}
 		if st.Node != 0 && !st.Registered {
 			fmt.Fprintf(w, "Node %x is alive but not registered in the control plane: it cannot reach a majority of the founding nodes, and registers again by itself.\n", st.Node)
 		}

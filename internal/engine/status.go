@@ -21,8 +21,11 @@ type NodeStatus struct {
 	NotReady   string `json:"notReady,omitempty"`
 	// Nodes are every node of the cluster the control plane knows: the live ones, and those
 	// that registered once and are not live now (Down).
-	Nodes    []ClusterNode   `json:"nodes,omitempty"`
-	Replicas []ReplicaStatus `json:"replicas"`
+	Nodes []ClusterNode `json:"nodes,omitempty"`
+	// ControlPlane says why the nodes, or where the partitions held elsewhere are, are missing:
+	// the control plane did not answer (the node still describes its own replicas).
+	ControlPlane string          `json:"controlPlane,omitempty"`
+	Replicas     []ReplicaStatus `json:"replicas"`
 	// Elsewhere are the partitions this node holds no replica of (a cluster with --replicas),
 	// where their groups' records place them.
 	Elsewhere []ReplicaStatus `json:"elsewhere,omitempty"`
@@ -96,18 +99,18 @@ func (e *Engine) Status() (NodeStatus, error) {
 		st.Registered = e.cluster.Registered == nil || e.cluster.Registered()
 		st.Ready, st.NotReady = e.Ready()
 		nodes, err := e.cluster.Nodes(e.stopped)
+		var members []ClusterNode
+		if err == nil && e.cluster.Members != nil {
+			members, err = e.cluster.Members(e.stopped)
+		}
 		if err != nil {
-			return st, err
-		}
-		for _, n := range nodes {
-			live[n.ID] = true
-		}
-		st.Nodes = nodes
-		if e.cluster.Members != nil {
-			members, err := e.cluster.Members(e.stopped)
-			if err != nil {
-				return st, err
+			st.ControlPlane = "The cluster's control plane did not answer: " + err.Error()
+			live = nil // not known
+		} else {
+			for _, n := range nodes {
+				live[n.ID] = true
 			}
+			st.Nodes = nodes
 			for _, m := range members {
 				if !live[m.ID] {
 					m.Down = true
@@ -150,7 +153,7 @@ func (e *Engine) Status() (NodeStatus, error) {
 		// Where their groups' records place them: read once, without the engine's lock.
 		recs, err := e.cluster.Groups.All(e.stopped)
 		if err != nil {
-			return st, err
+			st.ControlPlane = "The cluster's control plane did not answer: " + err.Error()
 		}
 		for i, g := range elsewhere {
 			rec := recs[g]
@@ -162,12 +165,12 @@ func (e *Engine) Status() (NodeStatus, error) {
 }
 
 // groupMembers are the members of a group as its status gs shows them, live saying which
-// nodes are live, and how its quorum stands (see ReplicaStatus.Quorum).
+// nodes are live (nil: not known), and how its quorum stands (see ReplicaStatus.Quorum).
 func groupMembers(gs replication.Status, live map[uint64]bool) ([]GroupMember, string) {
 	var out []GroupMember
 	up := 0 // voters the leader hears from
 	for _, m := range gs.Descriptor.Members {
-		gm := GroupMember{Node: uint64(m.Node), Replica: uint64(m.Replica), Down: !live[uint64(m.Node)],
+		gm := GroupMember{Node: uint64(m.Node), Replica: uint64(m.Replica), Down: live != nil && !live[uint64(m.Node)],
 			Learner: slices.Contains(gs.Descriptor.Learners, m.Replica)}
 		if gs.Leading {
 			gm.Match, gm.Active = gs.Match[m.Replica], gs.Active[m.Replica]

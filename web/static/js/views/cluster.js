@@ -172,7 +172,7 @@ function nodeTable(m, button) {
       h('td', {class: 'n replicas'}, count(n.replicas)),
       h('td', {class: 'n leaders'}, count(n.leaders)),
       h('td', {class: 'n learners'}, count(n.learning)),
-      h('td', {class: 'actions'}, n.state.startsWith('live') ? button(n, Boolean(n.draining)) : ''))))));
+      h('td', {class: 'actions'}, n.state.startsWith('live') ? button(n, Boolean(n.draining)) : '')))));
 }
 
 function partitionTable(m, known) {
