@@ -172,11 +172,42 @@ type placer struct {
 	// is not answering: each would wait for its timeout).
 	recorded   map[replication.GroupID]GroupRecord
 	unrecorded bool
+	// seen are the nodes this node has seen live, and whether they were live (and draining)
+	// at the last pass that could tell: their comings and goings are logged (noteNodes).
+	seen    map[replication.NodeID]ClusterNode
+	wasLive map[replication.NodeID]bool
+}
+
+// noteNodes logs, once each, the nodes that became live (for the first time since this node
+// started, or again) or stopped being live, and the drains that began or ended, as the
+// control plane lists them in a pass.
+func (e *Engine) noteNodes(pl *placer, live map[replication.NodeID]ClusterNode) {
+	for id, n := range live {
+		before, known := pl.seen[id]
+		switch {
+		case !known:
+			e.log.Info("cluster: a node is live", "node", fmt.Sprintf("%x", uint64(id)), "addr", n.Addr)
+		case !pl.wasLive[id]:
+			e.log.Info("cluster: a node is live again", "node", fmt.Sprintf("%x", uint64(id)), "addr", n.Addr)
+		case n.Draining && !before.Draining:
+			e.log.Info("cluster: a node is being drained", "node", fmt.Sprintf("%x", uint64(id)), "addr", n.Addr)
+		case !n.Draining && before.Draining:
+			e.log.Info("cluster: a node's drain ended", "node", fmt.Sprintf("%x", uint64(id)), "addr", n.Addr)
+		}
+		pl.seen[id], pl.wasLive[id] = n, true
+	}
+	for id, n := range pl.seen {
+		if _, ok := live[id]; !ok && pl.wasLive[id] {
+			e.log.Warn("cluster: a node is no longer live (stopped, paused, cut off, or not registered)", "node", fmt.Sprintf("%x", uint64(id)), "addr", n.Addr)
+			pl.wasLive[id] = false
+		}
+	}
 }
 
 // placeLoop runs the placement passes until the engine closes.
 func (e *Engine) placeLoop() {
-	pl := &placer{missing: map[replication.NodeID]time.Time{}, recorded: map[replication.GroupID]GroupRecord{}}
+	pl := &placer{missing: map[replication.NodeID]time.Time{}, recorded: map[replication.GroupID]GroupRecord{},
+		seen: map[replication.NodeID]ClusterNode{}, wasLive: map[replication.NodeID]bool{}}
 	e.every(placeEvery, func(now time.Time) { e.place(pl, now) })
 }
 
@@ -196,6 +227,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 		live[replication.NodeID(n.ID)] = n
 		delete(pl.missing, replication.NodeID(n.ID))
 	}
+	e.noteNodes(pl, live)
 	h := e.replicas.hostOf()
 	var cs []*Container
 	var led []replication.GroupID

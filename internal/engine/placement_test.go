@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -221,6 +223,49 @@ func TestNextChangeRemovesOnlyTheDead(t *testing.T) {
 			t.Errorf("%s: %s, want no change", tt.name, describeChange(*ch))
 		case tt.remove != 0 && (ch == nil || ch.Kind != replication.Remove || ch.Replica != tt.remove):
 			t.Errorf("%s: %v, want replica %d removed", tt.name, ch, tt.remove)
+		}
+	}
+}
+
+// A node logs the comings and goings of the others once each: first seen live, gone, live
+// again, drained, drain ended; a pass that changes nothing logs nothing.
+func TestNoteNodesLogsEachEventOnce(t *testing.T) {
+	var buf strings.Builder
+	e := &Engine{log: slog.New(slog.NewTextHandler(&buf, nil))}
+	pl := &placer{seen: map[replication.NodeID]ClusterNode{}, wasLive: map[replication.NodeID]bool{}}
+	a := ClusterNode{ID: 0xa, Addr: "a:1"}
+	b := ClusterNode{ID: 0xb, Addr: "b:1"}
+	drained := b
+	drained.Draining = true
+	for _, pass := range []struct {
+		live []ClusterNode
+		want []string
+	}{
+		{[]ClusterNode{a, b}, []string{"a node is live\" node=a", "a node is live\" node=b"}},
+		{[]ClusterNode{a, b}, nil},
+		{[]ClusterNode{a}, []string{"no longer live (stopped, paused, cut off, or not registered)\" node=b"}},
+		{[]ClusterNode{a}, nil},
+		{[]ClusterNode{a, b}, []string{"live again\" node=b"}},
+		{[]ClusterNode{a, drained}, []string{"being drained\" node=b"}},
+		{[]ClusterNode{a, b}, []string{"drain ended\" node=b"}},
+	} {
+		buf.Reset()
+		live := map[replication.NodeID]ClusterNode{}
+		for _, n := range pass.live {
+			live[replication.NodeID(n.ID)] = n
+		}
+		e.noteNodes(pl, live)
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if buf.Len() == 0 {
+			lines = nil
+		}
+		if len(lines) != len(pass.want) {
+			t.Fatalf("live %v: logged %q, want %q", pass.live, lines, pass.want)
+		}
+		for _, w := range pass.want {
+			if !strings.Contains(buf.String(), w) {
+				t.Fatalf("live %v: logged %q, want %q", pass.live, lines, w)
+			}
 		}
 	}
 }

@@ -86,7 +86,7 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 		},
 	})
 	go func() { n.served <- n.tr.Serve(n.ln) }()
-	log.Info("joining the cluster", "cluster-addr", cfg.ClusterAddr, "join", cfg.Join, "node", uint64(n.id))
+	log.Info("joining the cluster", "cluster-addr", cfg.ClusterAddr, "join", cfg.Join, "node", fmt.Sprintf("%x", uint64(n.id)))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	n.cp, err = controlplane.Start(ctx, controlplane.Config{Dir: filepath.Join(cfg.DataDir, "controlplane"), Addr: cfg.ClusterAddr, Join: cfg.Join, TLS: tlsID, Logger: log})
