@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -124,18 +123,7 @@ func TestClusterNetworkPartition(t *testing.T) {
 		nodes = append(nodes, l.startNode(i, join))
 	}
 	for _, n := range nodes {
-		deadline := time.Now().Add(time.Minute)
-		for {
-			c, err := net.DialTimeout("tcp", n.addr, 200*time.Millisecond)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not listen", n.addr)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitDial(t, n.addr, time.Minute)
 	}
 	cx := ctx(t)
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[0].sdk(t), 400) // node 1 leads every partition

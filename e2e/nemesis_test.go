@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -456,22 +455,6 @@ func nemesisStatus(cx context.Context, n *nemesisNode) (explorerClusterStatus, e
 	return st, json.Unmarshal(body.Bytes(), &st)
 }
 
-// waitDial waits until addr accepts connections.
-func waitDial(t *testing.T, addr string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not listen", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // nemesisCuts are the blackhole routes of the cuts in force, counted, since faults that
 // overlap may cut the same route: it goes once no cut needs it.

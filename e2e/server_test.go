@@ -155,22 +155,27 @@ func (s *server) listensWithin(timeout time.Duration) bool {
 	return false
 }
 
-// waitListening waits until the server listens, up to timeout.
-func (s *server) waitListening(t testing.TB, timeout time.Duration) {
+// waitDial waits until addr accepts connections, up to timeout.
+func waitDial(t testing.TB, addr string, timeout time.Duration) {
 	t.Helper()
-	addr := s.addr
 	deadline := time.Now().Add(timeout)
 	for {
-		conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
-			conn.Close()
-			break
+			c.Close()
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server did not listen on %s", addr)
+			t.Fatalf("nothing listens on %s", addr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitListening waits until the server listens, up to timeout.
+func (s *server) waitListening(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	waitDial(t, s.addr, timeout)
 	s.client = &http.Client{Timeout: 30 * time.Second}
 	if s.TLS {
 		s.client.Transport = &http.Transport{TLSClientConfig: s.tlsConfig(t)}

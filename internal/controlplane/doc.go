@@ -17,5 +17,15 @@
 // secret can neither join the etcd cluster nor read or write it.
 //
 // Liveness is a lease: a registered node's record lives as long as the node keeps the lease
-// alive (every LeaseTTL/3), and disappears LeaseTTL after it stops.
+// alive (every LeaseTTL/3), and disappears LeaseTTL after it stops. A lease that lapses while
+// the node runs (the control plane had no leader, the node was paused or cut off) is replaced:
+// the node registers again by itself, for as long as it runs (registration.go; Registered
+// tells whether it is registered now). Every node that ever registered is also kept in a
+// directory without leases (Members), by which peers address a node that is not live.
+//
+// A founding node that lost its member's data replaces its etcd member with a new one at the
+// same address (member.go), as etcd's runbook replaces a failed member.
+//
+// This package must never decide what a node's absence means for the data: it says who is
+// live, and the engine's placement decides (with what Raft itself knows) what to do about it.
 package controlplane
