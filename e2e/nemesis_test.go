@@ -455,7 +455,6 @@ func nemesisStatus(cx context.Context, n *nemesisNode) (explorerClusterStatus, e
 	return st, json.Unmarshal(body.Bytes(), &st)
 }
 
-
 // nemesisCuts are the blackhole routes of the cuts in force, counted, since faults that
 // overlap may cut the same route: it goes once no cut needs it.
 type nemesisCuts struct {
