@@ -196,8 +196,18 @@ func Open(opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// catalogLoadWait bounds how long a node of a cluster waits for the catalog at its start.
+const catalogLoadWait = 5 * time.Minute
+
 func (e *Engine) load() error {
 	recs, err := loadCatalog(e.catalog)
+	// A cluster's catalog is read from the control plane, which may not answer for a while (it
+	// is electing, or the connection to a member is dead): a node that starts then waits.
+	for deadline := time.Now().Add(catalogLoadWait); err != nil && e.cluster != nil && time.Now().Before(deadline); {
+		e.log.Warn("reading the cluster's catalog failed; trying again", "err", err)
+		time.Sleep(500 * time.Millisecond)
+		recs, err = loadCatalog(e.catalog)
+	}
 	if err != nil {
 		return err
 	}

@@ -96,18 +96,21 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 	}
 	// The replica count is the cluster's, fixed by the first node that starts. A cluster
 	// formed by a release without the setting kept a replica on every node, and keeps doing so.
-	proposed := cfg.Replicas
-	resp, err := n.cp.Client().Get(ctx, catalogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err == nil && resp.Count > 0 {
-		proposed = 0
-	}
-	fixed := ""
-	if err == nil {
-		fixed, err = n.cp.Setting(ctx, "replicas", strconv.Itoa(proposed))
-	}
-	if err == nil {
-		n.replicas, err = strconv.Atoi(fixed)
-	}
+	err = untilAnswered(ctx, func(ctx context.Context) error {
+		proposed := cfg.Replicas
+		resp, err := n.cp.Client().Get(ctx, catalogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil && resp.Count > 0 {
+			proposed = 0
+		}
+		fixed := ""
+		if err == nil {
+			fixed, err = n.cp.Setting(ctx, "replicas", strconv.Itoa(proposed))
+		}
+		if err == nil {
+			n.replicas, err = strconv.Atoi(fixed)
+		}
+		return err
+	})
 	if err != nil {
 		n.close()
 		return nil, fmt.Errorf("reading the cluster's replica count: %w", err)
@@ -116,6 +119,25 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 		log.Warn("the cluster's replica count was fixed when it formed; this node follows it, not --replicas", "cluster", n.replicas, "flag", cfg.Replicas)
 	}
 	return n, nil
+}
+
+// untilAnswered calls ask, each call given a few seconds, until it succeeds or ctx ends: a
+// node starting while the control plane loses its leader, or while the connection to one of
+// its members is dead, waits for it rather than exit.
+func untilAnswered(ctx context.Context, ask func(context.Context) error) error {
+	for {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := ask(c)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // cluster is what the engine needs of the cluster.
@@ -164,9 +186,11 @@ func (n *clusterNode) cluster() *engine.Cluster {
 // open.
 func (n *clusterNode) register(e *engine.Engine, api, cql string) error {
 	n.engine.Store(e)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return n.cp.Register(ctx, controlplane.Node{Addr: n.cfg.ClusterAddr, API: api, CQL: cql, ID: uint64(n.id), Store: uint64(e.Store())})
+	return untilAnswered(ctx, func(ctx context.Context) error {
+		return n.cp.Register(ctx, controlplane.Node{Addr: n.cfg.ClusterAddr, API: api, CQL: cql, ID: uint64(n.id), Store: uint64(e.Store())})
+	})
 }
 
 func (n *clusterNode) nodes(ctx context.Context) ([]controlplane.Node, error) {
