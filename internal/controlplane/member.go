@@ -31,22 +31,25 @@ import (
 // startFoundingMember starts the etcd member of a founding node. A member without data whose
 // cluster cannot tell yet whether it knew it (too few members answer) starts as the join list
 // says, which etcd refuses when a member that answers knows it was bootstrapped already: then
-// its data is gone, and the node waits for the members to answer, and replaces it.
+// its data is gone, and the node waits for the members to answer, and replaces it. A
+// replacement that fails (the members stopped answering meanwhile) is tried again, until ctx
+// ends.
 func startFoundingMember(ctx context.Context, cfg Config, clientURLs []string, initialCluster string, log *slog.Logger) (*embed.Etcd, error) {
 	if memberDataExists(cfg.Dir) {
 		return startMember(cfg, "new", initialCluster)
 	}
 	for {
 		state, initial, err := replaceLostMember(ctx, cfg, clientURLs, initialCluster, log)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			var e *embed.Etcd
+			if e, err = startMember(cfg, state, initial); err == nil || !strings.Contains(err.Error(), "has already been bootstrapped") {
+				return e, err
+			}
+			log.Warn("this founding node has no control-plane data, and its member is known to the cluster: waiting for a majority of the founding nodes to replace it", "err", err)
+			os.RemoveAll(filepath.Join(cfg.Dir, "etcd")) // what the refused start left
+		} else {
+			log.Warn("replacing this founding node's lost control-plane member failed; trying again", "err", err)
 		}
-		e, err := startMember(cfg, state, initial)
-		if err == nil || !strings.Contains(err.Error(), "has already been bootstrapped") {
-			return e, err
-		}
-		log.Warn("this founding node has no control-plane data, and its member is known to the cluster: waiting for a majority of the founding nodes to replace it", "err", err)
-		os.RemoveAll(filepath.Join(cfg.Dir, "etcd")) // what the refused start left
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("controlplane: replacing this node's lost member: %w", err)
@@ -106,6 +109,9 @@ func replaceLostMember(ctx context.Context, cfg Config, clientURLs []string, ini
 	if i >= 0 {
 		if err := untilAccepted(change, func(ctx context.Context) error {
 			_, err := c.MemberRemove(ctx, members.Members[i].ID)
+			if errors.Is(err, rpctypes.ErrMemberNotFound) {
+				return nil // removed by a try whose answer was lost
+			}
 			return err
 		}); err != nil {
 			return "", "", fmt.Errorf("controlplane: removing this node's lost etcd member: %w", err)
