@@ -23,14 +23,14 @@ import (
 
 // The nemesis: three `partita serve` processes, each in its own network namespace, under a
 // randomized, seeded schedule of faults (kills and restarts, wiped data directories, pauses,
-// cuts of one node from its peers or from everyone, one-way cuts), with Go SDK clients writing and reading registers
-// through random nodes at Strong all along. Once the last fault is healed, the cluster must
-// recover by itself within recoveryBound: every node sees every node live, every partition
-// has a leader, and every node serves every key, its Strong read and its Eventual read alike
-// (no replica left behind); and porcupine must find every key's history linearizable.
+// cuts of one node from its peers or from everyone, one-way cuts), with clients through
+// random nodes all along (a workload: nemesis_workload_test.go). Once the last fault is
+// healed, the cluster must be whole again within recoveryBound: every node registered and
+// seeing every node live, every partition led, and every node serving the workload from its
+// own replicas too; then the workload's histories are checked.
 //
 // PARTITA_NEMESIS_SEEDS (a comma-separated list, or a range a-b) and PARTITA_NEMESIS_FAULTS
-// (how many faults a schedule has) run longer campaigns; docs/nemesis.md records them.
+// (how many faults a schedule has) run longer campaigns; docs/fault-testing.md records them.
 
 // nemesisNode is one node of the nemesis's cluster: its process, restarted on the same
 // directory (or an emptied one) as the schedule says.
