@@ -106,7 +106,8 @@ func TestNextChangeWeighsReplicas(t *testing.T) {
 		{load: map[replication.NodeID]float64{1: 6, 2: 2, 3: 2}, weight: 1, to: 2},
 	} {
 		pol := placePolicy{replicas: 1, load: tt.load, weight: tt.weight, moves: 1}
-		ch, _ := nextChange(st, live, never, &pol)
+		chs, _ := nextChange(st, live, never, &pol)
+		ch := first(chs)
 		switch {
 		case tt.to == 0 && ch != nil:
 			t.Errorf("load %v, weight %v: %s, want no change", tt.load, tt.weight, describeChange(*ch))

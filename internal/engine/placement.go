@@ -297,17 +297,17 @@ func (e *Engine) place(pl *placer, now time.Time) {
 		}
 		e.recordGroup(pl, g, st)
 		pol.weight = e.figures.Load().weight(g)
-		ch, to := nextChange(st, live, gone, &pol)
+		chs, to := nextChange(st, live, gone, &pol)
 		switch {
 		case to != 0:
 			if err := h.TransferLeader(g, to); err != nil {
 				e.log.Debug("placement: handing a leadership away", "group", g, "err", err)
 			}
-		case ch != nil:
-			if _, err := h.ChangeMembers(g, []replication.Change{*ch}); err != nil {
-				e.log.Warn("placement: changing a group's replicas", "group", g, "change", describeChange(*ch), "err", err)
+		case len(chs) > 0:
+			if _, err := h.ChangeMembers(g, chs); err != nil {
+				e.log.Warn("placement: changing a group's replicas", "group", g, "change", describeChanges(chs), "err", err)
 			} else {
-				e.log.Info("placement: group's replicas changed", "group", g, "change", describeChange(*ch))
+				e.log.Info("placement: group's replicas changed", "group", g, "change", describeChanges(chs))
 			}
 		default:
 			stable = append(stable, ledGroup{g, st})
@@ -404,7 +404,7 @@ type placePolicy struct {
 // nextChange is the next change of a group's membership that its leader should make, given
 // the live nodes and which of the missing ones are gone for good: a change, a replica to hand
 // the leadership to first, or neither when the group is as it should be.
-func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, gone func(replication.NodeID) bool, pol *placePolicy) (*replication.Change, replication.ReplicaID) {
+func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, gone func(replication.NodeID) bool, pol *placePolicy) ([]replication.Change, replication.ReplicaID) {
 	d := st.Descriptor
 	if d.AutoLeave || len(d.VotersOutgoing) > 0 {
 		return nil, 0 // a joint configuration, which the leader leaves by itself
@@ -441,10 +441,24 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 	}
 	for _, l := range d.Learners {
 		if !wanted(memberOf[l]) {
-			return &replication.Change{Kind: replication.Remove, Replica: l}, 0
+			return []replication.Change{{Kind: replication.Remove, Replica: l}}, 0
 		}
 		if m, ok := st.Match[l]; ok && m > 0 && m+promoteLag >= st.Commit {
-			return &replication.Change{Kind: replication.AddVoter, Replica: l}, 0
+			promote := replication.Change{Kind: replication.AddVoter, Replica: l}
+			// A voter the newcomer replaces (on a wiped store, a drained node, a node gone for
+			// good) leaves in the same change, a joint configuration: promoted first and removed
+			// later, the group would run with one voter too many, a dead one among them, and
+			// one more failure before the removal would leave it without a quorum for good.
+			for _, v := range d.Voters {
+				rest := append(slices.DeleteFunc(slices.Clone(d.Voters), func(r replication.ReplicaID) bool { return r == v }), l)
+				if v != st.Replica && !kept(memberOf[v]) && quorate(rest) {
+					if pol.load != nil {
+						pol.load[memberOf[v].Node] -= pol.weight
+					}
+					return []replication.Change{promote, {Kind: replication.Remove, Replica: v}}, 0
+				}
+			}
+			return []replication.Change{promote}, 0
 		}
 	}
 	if len(d.Learners) > 0 {
@@ -459,11 +473,11 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 		candidates = append(candidates, id)
 	}
 	slices.SortFunc(candidates, cmp.Compare[replication.NodeID])
-	addOn := func(id replication.NodeID) *replication.Change {
+	addOn := func(id replication.NodeID) []replication.Change {
 		if pol.load != nil {
 			pol.load[id] += pol.weight
 		}
-		return &replication.Change{Kind: replication.AddLearner, Node: id, Store: replication.StoreID(live[id].Store)}
+		return []replication.Change{{Kind: replication.AddLearner, Node: id, Store: replication.StoreID(live[id].Store)}}
 	}
 	// lightest is the least loaded candidate.
 	lightest := func() replication.NodeID {
@@ -496,7 +510,7 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 			if ch != nil && pol.load != nil {
 				pol.load[memberOf[v].Node] -= pol.weight
 			}
-			return ch, to
+			return one(ch), to
 		}
 	}
 	if pol.replicas == 0 {
@@ -519,7 +533,7 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 			if ch != nil {
 				pol.load[memberOf[v].Node] -= pol.weight
 			}
-			return ch, to
+			return one(ch), to
 		}
 		return nil, 0
 	}
@@ -534,6 +548,14 @@ func nextChange(st replication.Status, live map[replication.NodeID]ClusterNode, 
 		}
 	}
 	return nil, 0
+}
+
+// one is a change as a list, or none.
+func one(ch *replication.Change) []replication.Change {
+	if ch == nil {
+		return nil
+	}
+	return []replication.Change{*ch}
 }
 
 // removeVoter is the change that removes voter v of a group (its status st), or the replica
@@ -601,6 +623,14 @@ func (e *Engine) balanceLeaders(stable []ledGroup, live map[replication.NodeID]C
 			}
 		}
 	}
+}
+
+func describeChanges(cs []replication.Change) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, describeChange(c))
+	}
+	return strings.Join(out, ", and ")
 }
 
 func describeChange(c replication.Change) string {
