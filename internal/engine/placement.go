@@ -37,7 +37,10 @@ import (
 //     node that leads fewest.
 //
 // New replicas come before removals, so that a group replacing a wiped replica never runs
-// with fewer than it had. With Replicas, a node serves the partitions it holds no replica of
+// with fewer than it had; and a newcomer that has caught up is promoted in the same joint
+// change that removes the voter it replaces, so that the group never runs with a voter more
+// than it should either, a dead one among them (one more failure would then leave it
+// without a quorum for good). With Replicas, a node serves the partitions it holds no replica of
 // through the nodes that do (remote.go); without, a node that holds no replica of a container
 // yet (it joined after the container was created, or its replicas were removed) waits for
 // them (Engine.await) and answers 503 for that container until they have come.
