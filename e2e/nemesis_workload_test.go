@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +106,9 @@ func newRegisters() *registers {
 }
 
 func (*registers) level() string { return "Strong" }
+
+// keys are every register, the SDK's and CQL's.
+func (w *registers) keys() []string { return append(slices.Clone(w.sdkKeys), w.cqlKeys...) }
 
 func (w *registers) setup(t *testing.T, cx context.Context, nodes []*nemesisNode) {
 	w.sdk = nemesisContainers(t, cx, nodes)
@@ -224,7 +228,7 @@ func (w *registers) op(cx context.Context, c int, r *rand.Rand) {
 // equals its Strong one; the clients have stopped).
 func (w *registers) whole(cx context.Context) error {
 	for n := range w.sdk {
-		for _, k := range append(append([]string(nil), w.sdkKeys...), w.cqlKeys...) {
+		for _, k := range w.keys() {
 			strong, err := w.read(cx, n, k, false)
 			if err != nil {
 				return fmt.Errorf("node %d: a Strong read of %s: %w", n+1, k, err)
@@ -243,7 +247,7 @@ func (w *registers) whole(cx context.Context) error {
 
 func (w *registers) check(t *testing.T, cx context.Context) {
 	for n := range w.sdk {
-		for _, k := range append(append([]string(nil), w.sdkKeys...), w.cqlKeys...) {
+		for _, k := range w.keys() {
 			called := time.Now()
 			out, err := w.read(cx, n, k, false)
 			if err != nil {

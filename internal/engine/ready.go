@@ -20,10 +20,10 @@ import (
 // readiness is what the engine knows of its catching up.
 type readiness struct {
 	mu sync.Mutex
-	// behind are the partitions held at the start that have not caught up yet; caughtUp is
-	// when the last one did (zero while some are behind).
+	// behind are the partitions held at the start that have not caught up yet (nil before
+	// catching up began); caughtUp is set once none is left.
 	behind   map[*partition.Partition]string
-	caughtUp time.Time
+	caughtUp bool
 }
 
 // readyEvery is the pause between two rounds of read barriers while some replica is behind.
@@ -52,9 +52,7 @@ func (e *Engine) catchUp() {
 		}
 		e.ready.mu.Lock()
 		done := len(e.ready.behind) == 0
-		if done {
-			e.ready.caughtUp = time.Now()
-		}
+		e.ready.caughtUp = done
 		e.ready.mu.Unlock()
 		if done {
 			e.log.Info("this node's replicas have caught up with their groups", "since-start", time.Since(e.opened).Round(time.Millisecond))
@@ -93,7 +91,7 @@ func (e *Engine) Ready() (bool, string) {
 	}
 	e.ready.mu.Lock()
 	defer e.ready.mu.Unlock()
-	if e.ready.caughtUp.IsZero() {
+	if !e.ready.caughtUp {
 		n, some := len(e.ready.behind), ""
 		for _, name := range e.ready.behind {
 			some = name

@@ -90,8 +90,9 @@ func (e *Engine) ClusterNodes() (self uint64, nodes []ClusterNode, err error) {
 	return uint64(e.cluster.Node), nodes, err
 }
 
-// Status describes this node and its replicas.
-func (e *Engine) Status() (NodeStatus, error) {
+// Status describes this node and its replicas; what the control plane did not answer is left
+// out, and NodeStatus.ControlPlane says why.
+func (e *Engine) Status() NodeStatus {
 	var st NodeStatus
 	live := map[uint64]bool{}
 	if e.cluster != nil {
@@ -161,7 +162,7 @@ func (e *Engine) Status() (NodeStatus, error) {
 		}
 	}
 	sort.SliceStable(st.Nodes, func(i, j int) bool { return st.Nodes[i].Addr < st.Nodes[j].Addr })
-	return st, nil
+	return st
 }
 
 // groupMembers are the members of a group as its status gs shows them, live saying which

@@ -17,8 +17,10 @@ import (
 // signature, as for any Cosmos request); the read-only key may only read, and resource tokens
 // are refused. Fault rules never apply to it.
 //
-//	GET    /_partita/cluster       this node, the live  signed: type "cluster", link ""
-//	                               nodes, its replicas  (engine.NodeStatus)
+//	GET    /_partita/cluster       this node, every     signed: type "cluster", link ""
+//	                               node (down ones
+//	                               marked), its
+//	                               replicas             (engine.NodeStatus)
 //	POST   /_partita/cluster/drain drain a node, or     signed: type "cluster", link "cluster/drain"
 //	                               cancel its drain:
 //	                               {"node": "<cluster address or hex id>", "cancel": false}
@@ -106,11 +108,7 @@ func (c *call) dispatchManagement() error {
 		}
 	case "cluster":
 		if m == http.MethodGet {
-			st, err := c.h.engine.Status()
-			if err != nil {
-				return fault.New(fault.Unavailable, "The cluster's membership did not answer: %v", err)
-			}
-			return c.replyJSON(http.StatusOK, st)
+			return c.replyJSON(http.StatusOK, c.h.engine.Status())
 		}
 	case "cluster/*":
 		if c.res.segs[1] != "drain" {
