@@ -85,10 +85,11 @@ type clusterNode struct {
 	dir  string
 	args []string
 	tls  bool
+	bin  string // the partita binary it runs
 }
 
 func (n *clusterNode) restart(t *testing.T) {
-	n.server = launchServer(t, n.dir, n.tls, n.args...)
+	n.server = launchServerOf(t, n.bin, n.dir, n.tls, n.args...)
 	n.waitListening(t, time.Minute)
 }
 
@@ -113,6 +114,12 @@ const clusterSecret = "the e2e cluster's shared secret"
 // when useTLS.
 func launchCluster(t testing.TB, n int, useTLS bool, extra ...func(i int) []string) []*clusterNode {
 	t.Helper()
+	return launchClusterOf(t, partitaBin, n, useTLS, extra...)
+}
+
+// launchClusterOf is launchCluster with the partita binary bin (another release's).
+func launchClusterOf(t testing.TB, bin string, n int, useTLS bool, extra ...func(i int) []string) []*clusterNode {
+	t.Helper()
 	var addrs []string
 	for range n {
 		addrs = append(addrs, controlplanetest.FreeAddr(t))
@@ -124,7 +131,7 @@ func launchCluster(t testing.TB, n int, useTLS bool, extra ...func(i int) []stri
 		for _, x := range extra {
 			args = append(args, x(i)...)
 		}
-		nodes = append(nodes, &clusterNode{server: launchServer(t, dir, useTLS, args...), dir: dir, args: args, tls: useTLS})
+		nodes = append(nodes, &clusterNode{server: launchServerOf(t, bin, dir, useTLS, args...), dir: dir, args: args, tls: useTLS, bin: bin})
 	}
 	for _, nd := range nodes {
 		// Its API port was free when chosen; an outgoing connection of another node may have
@@ -138,7 +145,7 @@ func launchCluster(t testing.TB, n int, useTLS bool, extra ...func(i int) []stri
 				t.Fatalf("a node did not start:\n%s", nd.Logs())
 			}
 			nd.cmd.Wait() // it exited: its cleanup has nothing to stop
-			nd.server = launchServer(t, nd.dir, useTLS, nd.args...)
+			nd.server = launchServerOf(t, bin, nd.dir, useTLS, nd.args...)
 		}
 	}
 	return nodes

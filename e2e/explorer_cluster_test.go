@@ -213,7 +213,9 @@ type explorerClusterStatus struct {
 		API      string `json:"api"`
 		Draining bool   `json:"draining"`
 		Down     bool   `json:"down"`
+		Version  uint32 `json:"version"`
 	} `json:"nodes"`
+	ClusterVersion uint32 `json:"clusterVersion"`
 	// Replicas are the node's own; Elsewhere the partitions it holds no replica of.
 	Replicas  []explorerPartition `json:"replicas"`
 	Elsewhere []explorerPartition `json:"elsewhere"`

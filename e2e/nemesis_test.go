@@ -304,12 +304,14 @@ func runNemesis(t *testing.T, seed uint64, faults []fault, w nemesisWorkload) {
 		}
 		wg.Wait()
 		if t.Failed() {
-			// The logs, kept where the test's temporary directories are not.
+			// The logs and data, kept where the test's temporary directories are not.
 			keep := filepath.Join(os.TempDir(), fmt.Sprintf("partita-nemesis-seed%d-%d", seed, time.Now().Unix()))
 			os.MkdirAll(keep, 0o755)
 			for _, n := range nodes {
 				b, _ := os.ReadFile(n.log)
 				os.WriteFile(filepath.Join(keep, filepath.Base(n.log)), b, 0o644)
+				// The data directory too: some failures are read from its files.
+				os.CopyFS(filepath.Join(keep, fmt.Sprintf("node%d-data", n.i)), os.DirFS(n.dir))
 				t.Logf("node %d's log, its end (all of it in %s):\n%s", n.i, keep, n.tail(40))
 			}
 		}

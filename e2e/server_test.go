@@ -108,13 +108,19 @@ func startServerIn(t testing.TB, dataDir string, useTLS bool, extraArgs ...strin
 // (nodes of a cluster listen only once a majority of them is up).
 func launchServer(t testing.TB, dataDir string, useTLS bool, extraArgs ...string) *server {
 	t.Helper()
+	return launchServerOf(t, partitaBin, dataDir, useTLS, extraArgs...)
+}
+
+// launchServerOf is launchServer with the partita binary bin (another release's).
+func launchServerOf(t testing.TB, bin, dataDir string, useTLS bool, extraArgs ...string) *server {
+	t.Helper()
 	// Not a port of the kernel's choosing: those are in the ephemeral range, where another
 	// server launched meanwhile may be given the same one, or a connection may take it.
 	addr := controlplanetest.FreeAddr(t)
 	// --cql-addr= keeps parallel servers off the Cassandra API's fixed default port; a test
 	// that wants it passes its own --cql-addr in extraArgs (the last value wins).
 	args := append([]string{"serve", "--data", dataDir, "--addr", addr, "--cql-addr=", fmt.Sprintf("--tls=%v", useTLS), "--log-level", "warn"}, extraArgs...)
-	cmd := exec.Command(partitaBin, args...)
+	cmd := exec.Command(bin, args...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -92,10 +92,14 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 			fmt.Fprintf(w, "Node %x is not ready: %s\n", st.Node, st.NotReady)
 		}
 	}
+	if first.Node != 0 {
+		// A node of a release before versions states none: it runs at Base, v1.
+		fmt.Fprintf(w, "Cluster version v%d (node %x's release knows up to v%d).\n", max(first.ClusterVersion, 1), first.Node, max(first.KnownVersion, 1))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	name := map[uint64]string{}
 	if len(first.Nodes) > 0 {
-		fmt.Fprintln(tw, "NODE\tCLUSTER ADDRESS\tAPI\tCQL\tSTATUS")
+		fmt.Fprintln(tw, "NODE\tCLUSTER ADDRESS\tAPI\tCQL\tRELEASE\tSTATUS")
 		for _, n := range first.Nodes {
 			name[n.ID] = n.Addr
 			state := "live"
@@ -108,7 +112,7 @@ func printClusterStatus(w io.Writer, first *engine.NodeStatus, statuses map[uint
 			if err := failed[n.ID]; err != nil {
 				state = "live, but its API did not answer: " + err.Error()
 			}
-			fmt.Fprintf(tw, "%x\t%s\t%s\t%s\t%s\n", n.ID, n.Addr, n.API, n.CQL, state)
+			fmt.Fprintf(tw, "%x\t%s\t%s\t%s\tknows v%d\t%s\n", n.ID, n.Addr, n.API, n.CQL, max(n.Version, 1), state)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/x509"
 	"fmt"
 	"os"
 	"strconv"
@@ -15,20 +16,33 @@ import (
 )
 
 // connFlags are the flags every tool that talks to a server shares (as `partita partitions`
-// has them): where the server is, its key, whether to trust its self-signed certificate.
+// has them): where the server is, its key, and how to trust its certificate: the authority
+// in a file (a node's DATA/tls-ca.pem, which serves every node of a cluster), or not at all.
 type connFlags struct {
-	endpoint, key string
-	insecure      bool
+	endpoint, key, caFile string
+	insecure              bool
 }
 
 func (c *connFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&c.endpoint, "endpoint", "https://127.0.0.1:8081/", "the server's endpoint")
 	f.StringVar(&c.key, "key", server.EmulatorKey, "account key (base64)")
-	f.BoolVar(&c.insecure, "insecure", false, "do not verify the server's TLS certificate (for the self-signed one)")
+	f.StringVar(&c.caFile, "ca-file", "", "PEM file of the authority to trust the server's TLS certificate by, instead of the system's: a node's DATA/"+server.CAFile+" (in a cluster, any node's serves every node)")
+	f.BoolVar(&c.insecure, "insecure", false, "do not verify the server's TLS certificate (overrides --ca-file)")
 }
 
 func (c *connFlags) client(opts client.Options) (*client.Client, error) {
 	opts.Key, opts.Insecure = c.key, c.insecure
+	// --insecure wins: a shell that exports PARTITA_CA_FILE may still pass it once.
+	if c.caFile != "" && !c.insecure {
+		pem, err := os.ReadFile(c.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		opts.RootCAs = x509.NewCertPool()
+		if !opts.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", c.caFile)
+		}
+	}
 	return client.New(c.endpoint, opts)
 }
 

@@ -23,12 +23,22 @@ func nodeCommand() *cobra.Command {
 		Use:   "drain NODE",
 		Short: "Move every replica and leadership off a node, so that it can be stopped with nothing lost",
 		Long: `Mark NODE (its cluster address, or its id in hex as 'partita cluster status' shows it)
-as being drained, through the node at --endpoint. The leaders of its partitions move its
-leaderships to other nodes and remove its replicas, which the other nodes hold already; no
-new container places a replica on it. With --wait (the default), wait until no partition has
-a replica on it. A drain that would leave fewer than three nodes holding replicas is refused.
+as being drained, through the node at --endpoint. For each partition with a replica on it,
+the partition's leader adds a replica on another node (the least loaded one that holds none),
+hands its leadership away if NODE holds it, and removes NODE's replica; no new container
+places a replica on it. NODE still serves requests meanwhile, through the nodes that hold the
+partitions. With --wait (the default), wait until no partition has a replica on it.
+
+A drain must leave at least as many live nodes holding replicas as each partition has
+replicas (the cluster's --replicas, 3 by default), and never fewer than three; otherwise it
+is refused (400) and nothing changes. So with the default of three replicas, no node of a
+three-node cluster can be drained (there is no fourth node for its replicas): start a fourth
+node first, and the drained node's replicas move onto it. With --replicas 0 (a replica on
+every node) the other nodes hold every partition already, and the drain only removes NODE's.
+
 The drain outlives the node: a drained node that starts again holds nothing until the drain
-is cancelled (--cancel), after which it receives a replica of every partition again.`,
+is cancelled (--cancel). Then replicas move back onto it as onto a new node (with
+--replicas 0, it receives a replica of every partition).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, err := conn.client(client.Options{Timeout: 10 * time.Second})

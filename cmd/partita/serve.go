@@ -87,7 +87,10 @@ environment as PARTITA_<FLAG>, e.g. PARTITA_DATA=/var/lib/partita.`,
 	// One listen address per front end (internal/server).
 	f.StringVar(&cfg.CosmosAddr, "addr", "127.0.0.1:8081", "address the Cosmos DB API listens on, HOST:PORT")
 	f.StringVar(&cfg.CQLAddr, "cql-addr", "127.0.0.1:9042", "address the Cassandra API (CQL native protocol v4) listens on, HOST:PORT; empty: not served. Drivers sign in with username \""+server.AccountName+"\" and an account key as password")
-	f.BoolVar(&cfg.TLS, "tls", true, "serve HTTPS (and the Cassandra API over TLS) with a self-signed certificate kept in the data directory; --tls=false serves plain HTTP and CQL")
+	f.BoolVar(&cfg.TLS, "tls", true, "serve HTTPS (and the Cassandra API over TLS) with a certificate kept in the data directory: self-signed on a node alone, issued by the cluster's authority in a cluster; clients trust DATA/tls-ca.pem. --tls=false serves plain HTTP and CQL")
+	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM file of the certificate to serve instead of the one the node makes (the node's first, then any intermediates); needs --tls-key")
+	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM file of --tls-cert's private key")
+	f.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the authority that issued --tls-cert: checked against it, and copied to DATA/tls-ca.pem for clients")
 	f.StringVar(&cfg.Key, "key", server.EmulatorKey, "account key (base64); the default is the emulator's public key")
 	f.StringVar(&cfg.ReadOnlyKey, "read-only-key", "", "optional second key that may only read")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,9 @@ type Options struct {
 	Key string // the account key, base64
 	// Insecure skips verifying the server's TLS certificate (for the self-signed one).
 	Insecure bool
+	// RootCAs, when set, are the only authorities the server's certificate may be issued by
+	// (a node's tls-ca.pem, which serves every node of its cluster); nil: the system's.
+	RootCAs *x509.CertPool
 	// Timeout bounds one HTTP exchange; zero means 60 s.
 	Timeout time.Duration
 	// MaxThrottleRetries is how many times a throttled request is retried before its 429 is
@@ -63,6 +67,8 @@ func New(endpoint string, opts Options) (*Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if opts.Insecure {
 		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+	} else if opts.RootCAs != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs}
 	}
 	tr.MaxIdleConnsPerHost = 64
 	return &Client{

@@ -32,6 +32,11 @@ type Config struct {
 	TLS  *nodetls.Identity
 	// Logger tells the operator when this node's registration lapses and comes back.
 	Logger *slog.Logger
+	// HasData asks the node of cluster address addr whether its etcd member has data: how a
+	// founding node without data tells a cluster that is forming (no founding node has data)
+	// from one whose running members it cannot reach (member.go). It answers only from a
+	// process that runs, before its member starts; nil: never known.
+	HasData func(ctx context.Context, addr string) (bool, error)
 }
 
 // The etcd members' limits on one transaction: operations, and bytes.
@@ -192,6 +197,9 @@ type Node struct {
 	// ID and Store are the node's replication identity: its node id and its store's.
 	ID    uint64 `json:"id,omitempty"`
 	Store uint64 `json:"store,omitempty"`
+	// Version is the newest cluster version the node's release knows (package
+	// clusterversion); 0 in the records of releases that kept none.
+	Version uint32 `json:"version,omitempty"`
 	// Draining is set by Nodes for a node an operator is draining (Drain); it is not part of
 	// the node's own record.
 	Draining bool `json:"-"`
@@ -207,8 +215,13 @@ const (
 
 // Nodes lists the live nodes, by cluster address, each marked when it is being drained.
 func (cp *ControlPlane) Nodes(ctx context.Context) ([]Node, error) {
-	// One transaction: the nodes and the drains as of one revision.
-	resp, err := cp.client.Txn(ctx).Then(clientv3.OpGet(nodesPrefix, clientv3.WithPrefix()),
+	return cp.records(ctx, nodesPrefix)
+}
+
+// records reads the node records under prefix and the drains as of one revision, and marks
+// each node being drained.
+func (cp *ControlPlane) records(ctx context.Context, prefix string) ([]Node, error) {
+	resp, err := cp.client.Txn(ctx).Then(clientv3.OpGet(prefix, clientv3.WithPrefix()),
 		clientv3.OpGet(drainingPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())).Commit()
 	if err != nil {
 		return nil, err
@@ -217,8 +230,9 @@ func (cp *ControlPlane) Nodes(ctx context.Context) ([]Node, error) {
 	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
 		draining[strings.TrimPrefix(string(kv.Key), drainingPrefix)] = true
 	}
-	var out []Node
-	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	out := make([]Node, 0, len(kvs))
+	for _, kv := range kvs {
 		var n Node
 		if err := json.Unmarshal(kv.Value, &n); err != nil {
 			return nil, fmt.Errorf("controlplane: node record %s: %w", kv.Key, err)

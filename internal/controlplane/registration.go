@@ -160,19 +160,7 @@ func (cp *ControlPlane) keepRegistered(kctx context.Context, r *registration, ch
 }
 
 // Members lists every node that ever registered, live or not, by cluster address: the
-// directory kept without leases.
+// directory kept without leases. Each is marked when it is being drained, as Nodes does.
 func (cp *ControlPlane) Members(ctx context.Context) ([]Node, error) {
-	resp, err := cp.client.Get(ctx, membersPrefix, clientv3.WithPrefix())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Node, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		var n Node
-		if err := json.Unmarshal(kv.Value, &n); err != nil {
-			return nil, fmt.Errorf("controlplane: member record %s: %w", kv.Key, err)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return cp.records(ctx, membersPrefix)
 }

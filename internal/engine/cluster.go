@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/partita-db/partita/internal/clusterversion"
 	"slices"
 	"time"
 
@@ -58,6 +59,17 @@ type Cluster struct {
 	Replicas int
 	// Groups records where each partition's replicas are; needed when Replicas is set.
 	Groups GroupMap
+	// Active is the cluster's active version (package clusterversion): what the nodes may use
+	// of what releases added. nil: Base.
+	Active func() clusterversion.Version
+}
+
+// active is the cluster's active version as this node knows it.
+func (c *Cluster) active() clusterversion.Version {
+	if c.Active == nil {
+		return clusterversion.Base
+	}
+	return c.Active()
 }
 
 // ReplicaSetSize is how many replicas each partition has: one on a node alone, the cluster's

@@ -110,7 +110,7 @@ func TestNextChangeWeighsReplicas(t *testing.T) {
 		ch := first(chs)
 		switch {
 		case tt.to == 0 && ch != nil:
-			t.Errorf("load %v, weight %v: %s, want no change", tt.load, tt.weight, describeChange(*ch))
+			t.Errorf("load %v, weight %v: %s, want no change", tt.load, tt.weight, describeChange(*ch, nil))
 		case tt.to != 0 && (ch == nil || ch.Kind != replication.AddLearner || ch.Node != tt.to):
 			t.Errorf("load %v, weight %v: %v, want a learner on node %d", tt.load, tt.weight, ch, tt.to)
 		}

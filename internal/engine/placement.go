@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"github.com/partita-db/partita/internal/clusterversion"
 	"maps"
 	"slices"
 	"strconv"
@@ -58,8 +59,8 @@ const placeEvery = time.Second
 // promoteLag is how many entries a learner may lag behind the leader's commit and be promoted.
 const promoteLag = 64
 
-// placement gives a new container's ranges their replicas: every live node not being drained,
-// or with Cluster.Replicas set, this node and the least loaded others (replicaLoad); replica
+// placement gives a new container's ranges their replicas: every live node not being drained
+// (nor of a release older than the cluster's version), or with Cluster.Replicas set, this node and the least loaded others (replicaLoad); replica
 // ids from 1 in the order of their nodes' ids. This node is always one of them: it campaigns
 // at once in the new groups (createContainer). Callers hold e.mu.
 func (e *Engine) placement() ([]replication.Member, error) {
@@ -76,7 +77,7 @@ func (e *Engine) placement() ([]replication.Member, error) {
 			}
 			self = true
 		}
-		if n.ID != 0 && n.Store != 0 && !n.Draining {
+		if n.ID != 0 && n.Store != 0 && !n.Draining && clusterversion.Of(n.Version) >= e.cluster.active() {
 			ms = append(ms, replication.Member{Node: replication.NodeID(n.ID), Store: replication.StoreID(n.Store)})
 		}
 	}
@@ -179,6 +180,33 @@ type placer struct {
 	// at the last pass that could tell: their comings and goings are logged (noteNodes).
 	seen    map[replication.NodeID]ClusterNode
 	wasLive map[replication.NodeID]bool
+	// leading are the groups this node's replicas led at the last pass, by name: leaderships
+	// gained and lost are logged (noteLeaderships).
+	leading map[replication.GroupID]string
+}
+
+// noteLeaderships logs, once each, the partitions whose leadership this node's replicas
+// gained or lost since the last pass, naming the node that leads a lost one now when it is
+// known.
+func (e *Engine) noteLeaderships(pl *placer, led []replication.GroupID, names map[replication.GroupID]string) {
+	now := make(map[replication.GroupID]string, len(led))
+	for _, g := range led {
+		now[g] = names[g]
+		if _, ok := pl.leading[g]; !ok {
+			e.log.Info("cluster: this node leads a partition now", "partition", names[g])
+		}
+	}
+	for g, name := range pl.leading {
+		if _, ok := now[g]; ok {
+			continue
+		}
+		if n := e.replicas.leaderNode(g); n != 0 && n != e.cluster.Node {
+			e.log.Info("cluster: this node no longer leads a partition", "partition", name, "leader", fmt.Sprintf("%x", uint64(n)))
+		} else {
+			e.log.Info("cluster: this node no longer leads a partition", "partition", name)
+		}
+	}
+	pl.leading = now
 }
 
 // noteNodes logs, once each, the nodes that became live (for the first time since this node
@@ -226,7 +254,11 @@ func (e *Engine) place(pl *placer, now time.Time) {
 		return
 	}
 	live := map[replication.NodeID]ClusterNode{}
+	active := e.cluster.active()
 	for _, n := range nodes {
+		if clusterversion.Of(n.Version) < active {
+			continue // a release older than the cluster's: its peers refuse it (clusterversion)
+		}
 		live[replication.NodeID(n.ID)] = n
 		delete(pl.missing, replication.NodeID(n.ID))
 	}
@@ -235,12 +267,14 @@ func (e *Engine) place(pl *placer, now time.Time) {
 	var cs []*Container
 	var led []replication.GroupID
 	leads := map[replication.NodeID]int{} // leaderships per node, of the groups this node holds
+	names := map[replication.GroupID]string{}
 	e.mu.RLock()
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
 			cs = append(cs, c)
 			for _, p := range c.routes.Load().parts {
 				g := groupOf(c.num, p.ID())
+				names[g] = fmt.Sprintf("%s/%s #%d", d.rec.ID, c.id, p.ID())
 				if p.Leading() {
 					led = append(led, g)
 				}
@@ -251,6 +285,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 		}
 	}
 	e.mu.RUnlock()
+	e.noteLeaderships(pl, led, names)
 	for _, c := range cs {
 		e.upkeep(c)
 	}
@@ -308,9 +343,9 @@ func (e *Engine) place(pl *placer, now time.Time) {
 			}
 		case len(chs) > 0:
 			if _, err := h.ChangeMembers(g, chs); err != nil {
-				e.log.Warn("placement: changing a group's replicas", "group", g, "change", describeChanges(chs), "err", err)
+				e.log.Warn("placement: changing a partition's replicas", "partition", names[g], "change", describeChanges(chs, st.Descriptor.Members), "err", err)
 			} else {
-				e.log.Info("placement: group's replicas changed", "group", g, "change", describeChanges(chs))
+				e.log.Info("placement: a partition's replicas changed", "partition", names[g], "change", describeChanges(chs, st.Descriptor.Members))
 			}
 		default:
 			stable = append(stable, ledGroup{g, st})
@@ -628,22 +663,27 @@ func (e *Engine) balanceLeaders(stable []ledGroup, live map[replication.NodeID]C
 	}
 }
 
-func describeChanges(cs []replication.Change) string {
+func describeChanges(cs []replication.Change, members []replication.Member) string {
 	var out []string
 	for _, c := range cs {
-		out = append(out, describeChange(c))
+		out = append(out, describeChange(c, members))
 	}
 	return strings.Join(out, ", and ")
 }
 
-func describeChange(c replication.Change) string {
+// describeChange says what c does, naming the node of each replica that members place.
+func describeChange(c replication.Change, members []replication.Member) string {
+	on := ""
+	if i := slices.IndexFunc(members, func(m replication.Member) bool { return m.Replica == c.Replica }); i >= 0 {
+		on = fmt.Sprintf(" on node %x", uint64(members[i].Node))
+	}
 	switch c.Kind {
 	case replication.AddLearner:
 		return fmt.Sprintf("add a learner on node %x", uint64(c.Node))
 	case replication.AddVoter:
-		return fmt.Sprintf("promote replica %d", c.Replica)
+		return fmt.Sprintf("promote replica %d%s", c.Replica, on)
 	default:
-		return fmt.Sprintf("remove replica %d", c.Replica)
+		return fmt.Sprintf("remove replica %d%s", c.Replica, on)
 	}
 }
 

@@ -218,9 +218,9 @@ func TestNextChangeRemovesOnlyTheDead(t *testing.T) {
 		case to != 0:
 			t.Errorf("%s: a leadership handed to %d", tt.name, to)
 		case len(chs) > 1:
-			t.Errorf("%s: %s, want one change", tt.name, describeChanges(chs))
+			t.Errorf("%s: %s, want one change", tt.name, describeChanges(chs, nil))
 		case tt.remove == 0 && ch != nil:
-			t.Errorf("%s: %s, want no change", tt.name, describeChange(*ch))
+			t.Errorf("%s: %s, want no change", tt.name, describeChange(*ch, nil))
 		case tt.remove != 0 && (ch == nil || ch.Kind != replication.Remove || ch.Replica != tt.remove):
 			t.Errorf("%s: %v, want replica %d removed", tt.name, ch, tt.remove)
 		}
@@ -299,12 +299,12 @@ func TestNextChangeSwapsANewcomerForTheVoterItReplaces(t *testing.T) {
 	never := func(replication.NodeID) bool { return false }
 	chs, _ := nextChange(st(2, 3, 4), live, never, &placePolicy{replicas: 3})
 	if len(chs) != 2 || chs[0] != (replication.Change{Kind: replication.AddVoter, Replica: 4}) || chs[1] != (replication.Change{Kind: replication.Remove, Replica: 1}) {
-		t.Fatalf("the newcomer for a wiped store's voter: %s, want it promoted and replica 1 removed at once", describeChanges(chs))
+		t.Fatalf("the newcomer for a wiped store's voter: %s, want it promoted and replica 1 removed at once", describeChanges(chs, nil))
 	}
 	// Nodes 1 and 3 silent to the leader: {2, 3, 4} is no quorum it hears from; the
 	// promotion alone.
 	chs, _ = nextChange(st(2), live, never, &placePolicy{replicas: 3})
 	if len(chs) != 1 || chs[0].Kind != replication.AddVoter {
-		t.Fatalf("with nodes 1 and 3 silent: %s, want the promotion alone", describeChanges(chs))
+		t.Fatalf("with nodes 1 and 3 silent: %s, want the promotion alone", describeChanges(chs, nil))
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/partita-db/partita/internal/clusterversion"
 	"slices"
 	"sort"
 
@@ -24,8 +25,12 @@ type NodeStatus struct {
 	Nodes []ClusterNode `json:"nodes,omitempty"`
 	// ControlPlane says why the nodes, or where the partitions held elsewhere are, are missing:
 	// the control plane did not answer (the node still describes its own replicas).
-	ControlPlane string          `json:"controlPlane,omitempty"`
-	Replicas     []ReplicaStatus `json:"replicas"`
+	ControlPlane string `json:"controlPlane,omitempty"`
+	// ClusterVersion is the cluster's active version as this node last read it, and
+	// KnownVersion the newest this node's release knows (package clusterversion).
+	ClusterVersion uint32          `json:"clusterVersion,omitempty"`
+	KnownVersion   uint32          `json:"knownVersion,omitempty"`
+	Replicas       []ReplicaStatus `json:"replicas"`
 	// Elsewhere are the partitions this node holds no replica of (a cluster with --replicas),
 	// where their groups' records place them.
 	Elsewhere []ReplicaStatus `json:"elsewhere,omitempty"`
@@ -39,6 +44,9 @@ type ClusterNode struct {
 	API      string `json:"api"`   // Cosmos DB API address
 	CQL      string `json:"cql,omitempty"`
 	Draining bool   `json:"draining,omitempty"`
+	// Version is the newest cluster version the node's release knows (package
+	// clusterversion); 0 for a release that states none (Base).
+	Version uint32 `json:"version,omitempty"`
 	// Down is set by Status for a node that registered once and is not live now: stopped,
 	// paused, cut off from the control plane, or alive but not registered again yet.
 	Down bool `json:"down,omitempty"`
@@ -99,6 +107,7 @@ func (e *Engine) Status() NodeStatus {
 		st.Node, st.Store = uint64(e.cluster.Node), uint64(e.Store())
 		st.Registered = e.cluster.Registered == nil || e.cluster.Registered()
 		st.Ready, st.NotReady = e.Ready()
+		st.ClusterVersion, st.KnownVersion = uint32(e.cluster.active()), uint32(clusterversion.Latest)
 		nodes, err := e.cluster.Nodes(e.stopped)
 		var members []ClusterNode
 		if err == nil && e.cluster.Members != nil {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/controlplane"
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/nodetls"
@@ -40,6 +43,8 @@ type clusterNode struct {
 	ln  net.Listener
 	// engine is set once it is open: envelopes and calls that come before are dropped.
 	engine atomic.Pointer[engine.Engine]
+	// cpUp is set once cp is: the transport resolves addresses before, from the join list.
+	cpUp atomic.Bool
 	// addrs caches the live nodes' cluster addresses by node id (resolve).
 	mu      sync.Mutex
 	addrs   map[replication.NodeID]string
@@ -47,6 +52,9 @@ type clusterNode struct {
 	served  chan error
 	// replicas is the cluster's replica count (Config.Replicas as the cluster fixed it).
 	replicas int
+	// gate is the cluster's active version as this node follows it; stopGate ends that.
+	gate     *clusterversion.Gate
+	stopGate context.CancelFunc
 }
 
 // nodeID is a node's id in the cluster: a hash of its cluster address, so that a node keeps
@@ -69,6 +77,9 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 		return nil, err
 	}
 	n := &clusterNode{cfg: cfg, log: log, id: nodeID(cfg.ClusterAddr), addrs: map[replication.NodeID]string{}, served: make(chan error, 1)}
+	for _, a := range cfg.Join { // addressed before the control plane answers (hasData)
+		n.addrs[nodeID(a)] = a
+	}
 	if n.ln, err = net.Listen("tcp", cfg.ClusterAddr); err != nil {
 		return nil, err
 	}
@@ -79,6 +90,9 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 			}
 		},
 		Serve: func(req []byte) []byte {
+			if bytes.Equal(req, hasDataProbe) {
+				return n.answerHasData()
+			}
 			if e := n.engine.Load(); e != nil {
 				return e.Serve(req)
 			}
@@ -89,11 +103,13 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 	log.Info("joining the cluster", "cluster-addr", cfg.ClusterAddr, "join", cfg.Join, "node", fmt.Sprintf("%x", uint64(n.id)))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	n.cp, err = controlplane.Start(ctx, controlplane.Config{Dir: filepath.Join(cfg.DataDir, "controlplane"), Addr: cfg.ClusterAddr, Join: cfg.Join, TLS: tlsID, Logger: log})
+	n.cp, err = controlplane.Start(ctx, controlplane.Config{Dir: n.controlPlaneDir(), Addr: cfg.ClusterAddr, Join: cfg.Join, TLS: tlsID, Logger: log,
+		HasData: n.hasData})
 	if err != nil {
 		n.tr.Close()
 		return nil, err
 	}
+	n.cpUp.Store(true)
 	// The replica count is the cluster's, fixed by the first node that starts. A cluster
 	// formed by a release without the setting kept a replica on every node, and keeps doing so.
 	err = untilAnswered(ctx, func(ctx context.Context) error {
@@ -114,6 +130,24 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 	if err != nil {
 		n.close()
 		return nil, fmt.Errorf("reading the cluster's replica count: %w", err)
+	}
+	// A node of a release older than the cluster's active version is refused before it opens
+	// anything: its peers send what it does not know.
+	n.gate = clusterversion.NewGate(versionStore{n.cp}, log)
+	var tooOld error
+	err = untilAnswered(ctx, func(ctx context.Context) error {
+		err := n.gate.Step(ctx)
+		if errors.As(err, new(*clusterversion.TooOldError)) {
+			tooOld, err = err, nil
+		}
+		return err
+	})
+	if err == nil {
+		err = tooOld
+	}
+	if err != nil {
+		n.close()
+		return nil, fmt.Errorf("reading the cluster's version: %w", err)
 	}
 	if n.replicas != cfg.Replicas {
 		log.Warn("the cluster's replica count was fixed when it formed; this node follows it, not --replicas", "cluster", n.replicas, "flag", cfg.Replicas)
@@ -149,7 +183,7 @@ func (n *clusterNode) cluster() *engine.Cluster {
 			nodes, err := n.nodes(ctx)
 			var out []engine.ClusterNode
 			for _, nd := range nodes {
-				out = append(out, engine.ClusterNode{ID: nd.ID, Store: nd.Store, Addr: nd.Addr, API: nd.API, CQL: nd.CQL, Draining: nd.Draining})
+				out = append(out, engine.ClusterNode{ID: nd.ID, Store: nd.Store, Addr: nd.Addr, API: nd.API, CQL: nd.CQL, Draining: nd.Draining, Version: nd.Version})
 			}
 			return out, err
 		},
@@ -159,7 +193,7 @@ func (n *clusterNode) cluster() *engine.Cluster {
 			members, err := n.cp.Members(ctx)
 			var out []engine.ClusterNode
 			for _, nd := range members {
-				out = append(out, engine.ClusterNode{ID: nd.ID, Store: nd.Store, Addr: nd.Addr, API: nd.API, CQL: nd.CQL})
+				out = append(out, engine.ClusterNode{ID: nd.ID, Store: nd.Store, Addr: nd.Addr, API: nd.API, CQL: nd.CQL, Draining: nd.Draining, Version: nd.Version})
 			}
 			return out, err
 		},
@@ -172,6 +206,7 @@ func (n *clusterNode) cluster() *engine.Cluster {
 		DeadAfter: n.cfg.DeadAfter,
 		Replicas:  n.replicas,
 		Groups:    groupMap{n.cp},
+		Active:    n.gate.Active,
 		Forward: func(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error) {
 			out, err := n.tr.Call(ctx, node, req)
 			if errors.Is(err, raftrpc.ErrNotSent) {
@@ -188,10 +223,22 @@ func (n *clusterNode) register(e *engine.Engine, api, cql string) error {
 	n.engine.Store(e)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return untilAnswered(ctx, func(ctx context.Context) error {
-		return n.cp.Register(ctx, controlplane.Node{Addr: n.cfg.ClusterAddr, API: api, CQL: cql, ID: uint64(n.id), Store: uint64(e.Store())})
+	err := untilAnswered(ctx, func(ctx context.Context) error {
+		return n.cp.Register(ctx, controlplane.Node{Addr: n.cfg.ClusterAddr, API: api, CQL: cql, ID: uint64(n.id), Store: uint64(e.Store()),
+			Version: uint32(clusterversion.Latest)})
 	})
+	if err != nil {
+		return err
+	}
+	gctx, stop := context.WithCancel(context.Background())
+	n.stopGate = stop
+	go n.gate.Run(gctx, versionInterval, func(err error) { n.log.Error("cluster version", "err", err) })
+	return nil
 }
+
+// versionInterval is how often a node reads the cluster's active version and tries to raise
+// it: an upgrade's last node brings the new version into use within about this long.
+const versionInterval = 2 * time.Second
 
 func (n *clusterNode) nodes(ctx context.Context) ([]controlplane.Node, error) {
 	// Short: the placement loop asks every second, and a node that stops waits for it (its
@@ -221,7 +268,7 @@ func (n *clusterNode) resolve(id replication.NodeID) (string, bool) {
 	addr, ok := n.addrs[id]
 	stale := time.Since(n.fetched) > time.Second
 	n.mu.Unlock()
-	if ok || !stale {
+	if ok || !stale || !n.cpUp.Load() {
 		return addr, ok
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -242,8 +289,42 @@ func (n *clusterNode) resolve(id replication.NodeID) (string, bool) {
 	return addr, ok
 }
 
+// hasDataProbe asks a node's process whether its control-plane member has data
+// (controlplane.Config.HasData); it comes before the engine's requests, even before the node's
+// control plane or engine started. A node of a release that does not know it answers as to a
+// forwarded request, which tells nothing.
+var hasDataProbe = []byte(`{"probe":"control-plane-data"}`)
+
+type hasDataAnswer struct {
+	Probe   string `json:"probe"` // "control-plane-data": an answer to the probe
+	HasData bool   `json:"hasData"`
+}
+
+func (n *clusterNode) controlPlaneDir() string { return filepath.Join(n.cfg.DataDir, "controlplane") }
+
+func (n *clusterNode) answerHasData() []byte {
+	b, _ := json.Marshal(hasDataAnswer{Probe: "control-plane-data", HasData: controlplane.HasMemberData(n.controlPlaneDir())}) // cannot fail
+	return b
+}
+
+// hasData asks the node of cluster address addr whether its control-plane member has data.
+func (n *clusterNode) hasData(ctx context.Context, addr string) (bool, error) {
+	b, err := n.tr.Call(ctx, nodeID(addr), hasDataProbe)
+	if err != nil {
+		return false, err
+	}
+	var ans hasDataAnswer
+	if err := json.Unmarshal(b, &ans); err != nil || ans.Probe != "control-plane-data" {
+		return false, fmt.Errorf("node %s does not answer whether it has control-plane data (an older release?)", addr)
+	}
+	return ans.HasData, nil
+}
+
 // close leaves the cluster: the transport stops, and the node's record goes with its lease.
 func (n *clusterNode) close() {
+	if n.stopGate != nil {
+		n.stopGate()
+	}
 	n.tr.Close()
 	<-n.served
 	n.cp.Close()

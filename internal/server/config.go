@@ -24,7 +24,14 @@ type Config struct {
 	Key        string // the account's primary (read-write) key, base64
 	// ReadOnlyKey, when set, is a second key that may only read.
 	ReadOnlyKey string
-	LogLevel    slog.Level
+	// TLSCert and TLSKey, when set, are the certificate (PEM: the node's, then intermediates)
+	// and key both APIs serve with TLS instead of the one the node makes (--tls-cert,
+	// --tls-key); TLSCA is the authority that issued them (--tls-ca), copied to
+	// DataDir/tls-ca.pem for clients (cert.go).
+	TLSCert  string
+	TLSKey   string
+	TLSCA    string
+	LogLevel slog.Level
 	// CacheSize is the read cache in bytes (hot items and storage blocks).
 	CacheSize int64
 	// MaxLogicalPartitionBytes caps one logical partition.

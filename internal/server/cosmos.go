@@ -2,14 +2,12 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -97,15 +95,9 @@ func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmo
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
-	if cfg.TLS {
-		cert, created, err := loadOrCreateCert(cfg.DataDir)
-		if err != nil {
-			return nil, err
-		}
-		if created {
-			log.Info("created a self-signed TLS certificate", "file", filepath.Join(cfg.DataDir, CertFile))
-		}
-		f.http.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	// The certificate (cert.go): nil with --tls=false.
+	if f.http.TLSConfig, err = serverTLS(cfg, log); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

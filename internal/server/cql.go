@@ -30,13 +30,12 @@ func newCQLFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cqlFront
 		o.Peers = exec.Peers // TOPOLOGY_CHANGE and STATUS_CHANGE events
 	}
 	f := &cqlFrontend{srv: apicql.New(exec, o)}
-	if cfg.TLS {
-		cert, _, err := loadOrCreateCert(cfg.DataDir) // the Cosmos front end, made first, created it
-		if err != nil {
-			return nil, err
-		}
-		f.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	// The Cosmos front end's certificate (cert.go), which it made first; nil with --tls=false.
+	tlsConf, err := serverTLS(cfg, log)
+	if err != nil {
+		return nil, err
 	}
+	f.tls = tlsConf
 	return f, nil
 }
 

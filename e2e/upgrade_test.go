@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// previousRelease is the commit of the release before this one: every release runs in a
+// cluster of its predecessor's nodes and upgrades from it node by node. 4a8e4d4 kept no
+// cluster version (it runs at Base).
+const previousRelease = "4a8e4d4"
+
+// previousBinary builds the previous release's partita from this repository's history (or
+// takes PARTITA_PREVIOUS_BIN), and skips the test when the history does not hold it, but for
+// CI, where that is a failure.
+func previousBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("PARTITA_PREVIOUS_BIN"); bin != "" {
+		return bin
+	}
+	if err := exec.Command("git", "cat-file", "-e", previousRelease+"^{commit}").Run(); err != nil {
+		msg := fmt.Sprintf("the previous release %s is not in this checkout's history (a shallow clone?): fetch it, or set PARTITA_PREVIOUS_BIN", previousRelease)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	src := t.TempDir()
+	archive := exec.Command("sh", "-c", fmt.Sprintf("git archive %s | tar -x -C %s", previousRelease, src))
+	archive.Dir = ".." // the repository's root: archived from a subdirectory, git takes that one only
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("extracting %s: %v\n%s", previousRelease, err, out)
+	}
+	bin := filepath.Join(t.TempDir(), "partita-"+previousRelease)
+	build := exec.Command("go", "build", "-o", bin, "./cmd/partita")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", previousRelease, err, out)
+	}
+	return bin
+}
+
+// A cluster of the previous release is upgraded to this one node by node (stop, start the new
+// binary on the same data directory, wait for it to be ready) while writers create items
+// through the Go SDK on the nodes that run. No write fails beyond the SDK's own retries, none
+// acknowledged is lost, the cluster's version is raised once the last node runs this release
+// (not before), and a node of the previous release is then refused.
+func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
+	old := previousBinary(t)
+	t.Setenv("PARTITA_CLUSTER_SECRET", clusterSecret)
+	nodes := launchClusterOf(t, old, 3, false, func(int) []string { return []string{"--consistency", "Strong"} })
+	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000) // two partitions (the previous release has no /ready)
+
+	// Writers, each on the nodes that are up: a client of a deployment is pointed at those.
+	var down atomic.Int32 // 1 + the index of the node being upgraded; 0: none
+	cx, stop := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	acked := map[string]string{}
+	var failures []string
+	var wg sync.WaitGroup
+	clients := make([]*azcosmos.ContainerClient, 3)
+	refresh := func(i int) {
+		c, err := defaultRetrySDK(t, nodes[i].server).NewContainer("db", "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		clients[i] = c
+		mu.Unlock()
+	}
+	for i := range nodes {
+		refresh(i)
+	}
+	for w := range 4 {
+		wg.Go(func() {
+			for n := 0; cx.Err() == nil; n++ {
+				i := (w + n) % 3
+				if int(down.Load()) == i+1 {
+					continue
+				}
+				mu.Lock()
+				c := clients[i]
+				mu.Unlock()
+				id, pk := fmt.Sprintf("w%d-%d", w, n), fmt.Sprintf("k%d", n%7)
+				body, _ := json.Marshal(map[string]any{"id": id, "pk": pk})
+				_, err := c.CreateItem(cx, azcosmos.NewPartitionKeyString(pk), body, nil)
+				mu.Lock()
+				switch {
+				case err == nil:
+					acked[id] = pk
+				case cx.Err() == nil && int(down.Load()) != i+1: // not the node being stopped under it
+					failures = append(failures, fmt.Sprintf("%s through node %d: %v", id, i+1, err))
+				}
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+
+	for i, n := range nodes {
+		time.Sleep(2 * time.Second) // writes through the mixed cluster
+		if v := clusterStatusOf(t, nodes[(i+1)%3].server).ClusterVersion; i > 0 && v > 1 {
+			t.Fatalf("the cluster's version is v%d with %d of 3 nodes upgraded", v, i)
+		}
+		down.Store(int32(i + 1))
+		n.stop(t)
+		n.bin = partitaBin
+		n.restart(t)
+		waitReady(t, n.server)
+		refresh(i)
+		down.Store(0)
+		t.Logf("node %d runs this release", i+1)
+	}
+	retrying(t, "the cluster's version raised", func() error {
+		for i, n := range nodes {
+			if v := clusterStatusOf(t, n.server).ClusterVersion; v < 2 {
+				return fmt.Errorf("node %d reads the cluster's version as v%d", i+1, v)
+			}
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second) // writes at the new version
+	stop()
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d writes failed beyond the SDK's retries, the first: %s", len(failures), failures[0])
+	}
+	if len(acked) < 50 {
+		t.Fatalf("only %d writes acknowledged", len(acked))
+	}
+	c := containersOn(t, nodes[2:])[0]
+	for id, pk := range acked {
+		if _, err := c.ReadItem(ctx(t), azcosmos.NewPartitionKeyString(pk), id, nil); err != nil {
+			t.Fatalf("acknowledged item %s: %v", id, err)
+		}
+	}
+	t.Logf("%d items written through the upgrade, every one read back", len(acked))
+}
+
+// waitReady waits until the node answers GET /ready with 200.
+func waitReady(t *testing.T, s *server) {
+	t.Helper()
+	retrying(t, "the node ready", func() error {
+		code, body, err := readyOf(s)
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("GET /ready: %d %s", code, body)
+		}
+		return err
+	})
+}
+
+// defaultRetrySDK is a Go SDK client of s with the SDK's default retries.
+func defaultRetrySDK(t *testing.T, s *server) *azcosmos.Client {
+	t.Helper()
+	cred, err := azcosmos.NewKeyCredential(emulatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azcosmos.NewClientWithKey(s.Endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: s.client}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,35 @@
+package clusterversion
+
+import "fmt"
+
+// Version is a cluster version. Versions only grow; each release knows those up to Latest.
+type Version uint32
+
+// The cluster versions, each with what it lets the cluster use.
+const (
+	// Base is the version of the releases that kept no version (up to 4a8e4d4): a node whose
+	// record states no version runs one of them.
+	Base Version = 1
+	// V2 lets the nodes stream snapshots over a stream of their own (StreamedSnapshots), and
+	// share a partition's request-unit budget between its replicas (PartitionBudgets).
+	V2 Version = 2
+
+	// Latest is the newest version this release knows.
+	Latest = V2
+)
+
+// Features, each the version that introduced it.
+const (
+	StreamedSnapshots = V2
+	PartitionBudgets  = V2
+)
+
+func (v Version) String() string { return fmt.Sprintf("v%d", uint32(v)) }
+
+// Of is the version a node's record states: Base for a record that states none.
+func Of(stated uint32) Version {
+	if stated == 0 {
+		return Base
+	}
+	return Version(stated)
+}
