@@ -171,15 +171,15 @@ func startMember(cfg Config, state, initialCluster string) (*embed.Etcd, error) 
 	ec.PeerTLSInfo.ClientCertAuth = true
 	ec.ClientTLSInfo.CertFile, ec.ClientTLSInfo.KeyFile, ec.ClientTLSInfo.TrustedCAFile = files.Cert, files.Key, files.Authority
 	ec.ClientTLSInfo.ClientCertAuth = true
-	// etcd's own log, warnings and errors, stays beside its data for the operator.
+	ec.GRPCKeepAliveMinTime = keepAliveTime / 2 // the clients' pings are welcome
+	ec.GRPCKeepAliveInterval, ec.GRPCKeepAliveTimeout = keepAliveTime, keepAliveTimeout
 	// The catalog's changes are transactions (internal/catalog): a database's deletion holds
 	// one operation per container and user it deletes, and a container's record holds its
 	// scripts. Both limits are raised from etcd's defaults (128 operations, 1.5 MiB) to what
 	// the catalog may need.
-	ec.GRPCKeepAliveMinTime = keepAliveTime / 2 // the clients' pings are welcome
-	ec.GRPCKeepAliveInterval, ec.GRPCKeepAliveTimeout = keepAliveTime, keepAliveTimeout
 	ec.MaxTxnOps = MaxTxnOps
 	ec.MaxRequestBytes = MaxRequestBytes
+	// etcd's own log, warnings and errors, stays beside its data for the operator.
 	ec.LogLevel = "warn"
 	ec.LogOutputs = []string{cfg.Dir + "/etcd.log"}
 	e, err := embed.StartEtcd(ec)

@@ -24,7 +24,12 @@
 // directory without leases (Members), by which peers address a node that is not live.
 //
 // A founding node that lost its member's data replaces its etcd member with a new one at the
-// same address (member.go), as etcd's runbook replaces a failed member.
+// same address (member.go), as etcd's runbook replaces a failed member; it starts no member
+// before another founding node tells it whether the cluster formed (Config.HasData and the
+// members' own views), since a member started as the one it was, without its log and votes,
+// would break the control plane's Raft. The cluster's active version (package clusterversion)
+// is kept here too (ClusterVersion, RaiseClusterVersion), with the version each node's record
+// states.
 //
 // This package must never decide what a node's absence means for the data: it says who is
 // live, and the engine's placement decides (with what Raft itself knows) what to do about it.
