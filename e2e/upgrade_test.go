@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
 // previousRelease is the commit of the release before this one: every release runs in a
@@ -147,6 +150,58 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 		}
 	}
 	t.Logf("%d items written through the upgrade, every one read back", len(acked))
+
+	// A node of the previous release that joins now is refused by its peers, which say so,
+	// and given no replica.
+	join := make([]string, len(nodes))
+	for i, n := range nodes {
+		join[i] = argAfter(n.args, "--cluster-addr")
+	}
+	addr4 := controlplanetest.FreeAddr(t)
+	fourth := launchServerOf(t, old, t.TempDir(), false, "--cluster-addr", addr4, "--join", strings.Join(join, ","), "--log-level", "warn")
+	fourth.waitListening(t, time.Minute)
+	retrying(t, "the node of the previous release refused", func() error {
+		for _, n := range nodes {
+			if strings.Contains(n.Logs(), "refusing a node of an older release") {
+				return nil
+			}
+		}
+		// It is refused when it calls: a write through it is forwarded to a leader.
+		c, err := fourth.sdk(t).NewContainer("db", "c")
+		if err != nil {
+			return err
+		}
+		c.UpsertItem(cx, azcosmos.NewPartitionKeyString("k0"), []byte(`{"id":"from-the-old-node","pk":"k0"}`), nil)
+		return fmt.Errorf("no node logged a refusal")
+	})
+	st := clusterStatusOf(t, nodes[0].server)
+	var id4 uint64
+	for _, n := range st.Nodes {
+		if n.Addr == addr4 {
+			if n.Version != 0 {
+				t.Fatalf("the node of the previous release is listed as knowing v%d", n.Version)
+			}
+			id4 = n.ID
+		}
+	}
+	if id4 == 0 {
+		t.Fatalf("the node of the previous release is not listed: %+v", st.Nodes)
+	}
+	for _, r := range st.Replicas {
+		if slices.Contains(r.Voters, id4) || slices.Contains(r.Learners, id4) {
+			t.Fatalf("partition %d has a replica on the node of the previous release", r.Partition)
+		}
+	}
+}
+
+// argAfter is the value of flag in args.
+func argAfter(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // waitReady waits until the node answers GET /ready with 200.

@@ -18,8 +18,13 @@ import (
 
 // Replicas of a partition on four nodes that talk over loopback TCP with mutual TLS: three
 // replicate writes, and a fourth added as a learner after the log was compacted catches up by
-// a snapshot sent over the wire.
+// a snapshot sent over the wire: inline in its envelope, or streamed once the cluster allows.
 func TestReplicasOverTLS(t *testing.T) {
+	t.Run("inline", func(t *testing.T) { replicasOverTLS(t, false) })
+	t.Run("streamed", func(t *testing.T) { replicasOverTLS(t, true) })
+}
+
+func replicasOverTLS(t *testing.T, stream bool) {
 	var (
 		mu         sync.Mutex
 		addrs      = map[replication.NodeID]string{}
@@ -40,7 +45,8 @@ func TestReplicasOverTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := raftrpc.New(raftrpc.Config{Node: node, TLS: id, Resolve: resolve, Deliver: deliver})
+		tr := raftrpc.New(raftrpc.Config{Node: node, TLS: id, Resolve: resolve, Deliver: deliver,
+			StreamSnapshots: func() bool { return stream }})
 		go tr.Serve(l)
 		mu.Lock()
 		addrs[node] = l.Addr().String()
@@ -111,5 +117,13 @@ func TestReplicasOverTLS(t *testing.T) {
 	}
 	if _, installed := learner.Host.Snapshots(); installed == 0 {
 		t.Fatal("the learner caught up without a snapshot")
+	}
+	var streamed uint64
+	for _, tr := range transports {
+		_, received, _ := tr.StreamedSnapshots()
+		streamed += received
+	}
+	if (streamed > 0) != stream {
+		t.Fatalf("%d snapshots streamed with StreamSnapshots %v", streamed, stream)
 	}
 }

@@ -36,8 +36,19 @@ type Config struct {
 	// Deliver hands an envelope that arrived to this node's host (replication.Host.Deliver).
 	Deliver func(*replication.Envelope)
 	// Serve answers another node's Call (the engine's forwarded writes); nil refuses calls.
-	Serve  func(req []byte) []byte
-	Logger *slog.Logger
+	Serve func(req []byte) []byte
+	// StreamSnapshots, when set and true, sends snapshots on a stream of their own
+	// (snapstream.go), rather than inline in their MsgSnap's envelope. A node of an earlier
+	// release takes them only inline, so a cluster turns streams on once every node runs a
+	// release that receives them (its active version). nil or false: inline. Streamed or not,
+	// every node of this release receives both.
+	StreamSnapshots func() bool
+	// Version is the newest cluster version this node's release knows, which every stream and
+	// call it opens carries (version.go); Admit, when set, refuses a sender of an older one
+	// with the error it returns.
+	Version uint32
+	Admit   func(peerVersion uint32) error
+	Logger  *slog.Logger
 }
 
 // Transport carries replication envelopes between the nodes of a cluster: Send queues an
@@ -54,6 +65,21 @@ type Transport struct {
 	calls  map[replication.NodeID]*callConn // the connections Call uses, by node
 	closed bool
 	wg     sync.WaitGroup
+
+	// inlineOnly are the nodes that answered a snapshot's stream with Unimplemented, and until
+	// when their snapshots go inline (snapstream.go). Guarded by mu.
+	inlineOnly map[replication.NodeID]time.Time
+	// snapConns are the connections snapshots are streamed on, by node. Guarded by mu.
+	snapConns map[replication.NodeID]*callConn
+	// streamsOut and streamsIn hold a token per snapshot streamed, and received, now.
+	streamsOut, streamsIn chan struct{}
+	// snapSent and snapReceived count the snapshots streamed whole; maxChunk is the largest
+	// chunk of one sent or received.
+	snapSent, snapReceived atomic.Uint64
+	maxChunk               atomic.Int64
+
+	// refusals rate-limits the log of refused peers (version.go).
+	refusals refusals
 
 	// Dropped counts envelopes that were not sent: a full queue, an unknown or unreachable
 	// node. Raft sends again what it still needs.
@@ -85,18 +111,33 @@ var reconnect = grpc.WithConnectParams(grpc.ConnectParams{
 	MinConnectTimeout: 2 * time.Second,
 })
 
+// dial makes a connection to a node: with the cluster's TLS, reconnecting soon after an
+// outage, every stream and call carrying this node's version (version.go), and opts.
+func (t *Transport) dial(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(t.cfg.TLS.Client())), reconnect,
+		t.versioned(), t.versionedCalls()}, opts...)...)
+}
+
+// pinged keeps a connection whose packets vanish from being held for long: it is found dead
+// by its pings.
+var pinged = grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 5 * time.Second, PermitWithoutStream: true})
+
 // New returns a transport; Serve makes it accept other nodes' streams.
 func New(cfg Config) *Transport {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &Transport{cfg: cfg, ctx: ctx, cancel: cancel, peers: map[replication.NodeID]*peer{}, calls: map[replication.NodeID]*callConn{}}
+	t := &Transport{cfg: cfg, ctx: ctx, cancel: cancel, peers: map[replication.NodeID]*peer{}, calls: map[replication.NodeID]*callConn{},
+		inlineOnly: map[replication.NodeID]time.Time{}, snapConns: map[replication.NodeID]*callConn{},
+		streamsOut: make(chan struct{}, maxStreamsOut), streamsIn: make(chan struct{}, maxStreamsIn)}
 	t.srv = grpc.NewServer(
 		grpc.Creds(credentials.NewTLS(cfg.TLS.Server())),
 		grpc.MaxRecvMsgSize(maxCall), grpc.MaxSendMsgSize(maxCall),
+		grpc.InitialWindowSize(serverWindow), grpc.InitialConnWindowSize(serverWindow),
 		grpc.ForceServerCodecV2(frameCodec{}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		t.admitting(), t.admittingCalls(),
 	)
 	t.srv.RegisterService(&serviceDesc, t)
 	return t
@@ -145,7 +186,10 @@ func (t *Transport) Close() {
 	for _, c := range t.calls {
 		c.conn.Close()
 	}
-	t.calls = nil
+	for _, c := range t.snapConns {
+		c.conn.Close()
+	}
+	t.calls, t.snapConns = nil, nil
 	t.mu.Unlock()
 	t.cancel()
 	t.srv.Stop()
@@ -195,8 +239,7 @@ func (p *peer) run() {
 					conn.Close()
 				}
 				var err error
-				conn, err = grpc.NewClient(a, grpc.WithTransportCredentials(credentials.NewTLS(p.t.cfg.TLS.Client())), reconnect,
-					grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 5 * time.Second, PermitWithoutStream: true}))
+				conn, err = p.t.dial(a, pinged)
 				if err != nil {
 					p.t.cfg.Logger.Warn("raftrpc: a node's address", "node", p.node, "addr", a, "err", err)
 					conn, retry = nil, time.Now().Add(reconnectAfter)
@@ -309,8 +352,7 @@ func (t *Transport) Call(ctx context.Context, node replication.NodeID, req []byt
 		if c != nil {
 			c.conn.Close()
 		}
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(t.cfg.TLS.Client())), reconnect,
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxCall), grpc.MaxCallSendMsgSize(maxCall)))
+		conn, err := t.dial(addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxCall), grpc.MaxCallSendMsgSize(maxCall)))
 		if err != nil {
 			t.mu.Unlock()
 			return nil, err
@@ -334,10 +376,13 @@ func (t *Transport) Call(ctx context.Context, node replication.NodeID, req []byt
 // node received the request.
 var ErrNotSent = errors.New("raftrpc: the call was not sent")
 
-// The service: one client stream of frames per sending node, and calls of one frame each way.
+// The service: one client stream of frames per sending node, calls of one frame each way, and
+// a stream per streamed snapshot (snapstream.go; a node of an earlier release answers it with
+// Unimplemented).
 const (
-	sendMethod = "/partita.raft.v1.Raft/Send"
-	callMethod = "/partita.raft.v1.Raft/Call"
+	sendMethod     = "/partita.raft.v1.Raft/Send"
+	callMethod     = "/partita.raft.v1.Raft/Call"
+	snapshotMethod = "/partita.raft.v1.Raft/Snapshot"
 )
 
 var serviceDesc = grpc.ServiceDesc{
@@ -345,16 +390,22 @@ var serviceDesc = grpc.ServiceDesc{
 	HandlerType: (*any)(nil),
 	Methods: []grpc.MethodDesc{{
 		MethodName: "Call",
-		Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		Handler: func(srv any, ctx context.Context, dec func(any) error, intercept grpc.UnaryServerInterceptor) (any, error) {
 			t := srv.(*Transport)
 			var f frame
 			if err := dec(&f); err != nil {
 				return nil, err
 			}
-			if t.cfg.Serve == nil {
-				return nil, errors.New("raftrpc: this node takes no calls")
+			serve := func(context.Context, any) (any, error) {
+				if t.cfg.Serve == nil {
+					return nil, errors.New("raftrpc: this node takes no calls")
+				}
+				return &frame{data: t.cfg.Serve(f.data)}, nil
 			}
-			return &frame{data: t.cfg.Serve(f.data)}, nil
+			if intercept == nil {
+				return serve(ctx, &f)
+			}
+			return intercept(ctx, &f, &grpc.UnaryServerInfo{Server: srv, FullMethod: callMethod}, serve)
 		},
 	}},
 	Streams: []grpc.StreamDesc{{
@@ -362,6 +413,13 @@ var serviceDesc = grpc.ServiceDesc{
 		ClientStreams: true,
 		Handler: func(srv any, s grpc.ServerStream) error {
 			return srv.(*Transport).receive(s)
+		},
+	}, {
+		StreamName:    "Snapshot",
+		ClientStreams: true,
+		ServerStreams: true,
+		Handler: func(srv any, s grpc.ServerStream) error {
+			return srv.(*Transport).receiveSnapshot(s)
 		},
 	}},
 }

@@ -64,6 +64,12 @@ type node struct {
 // startNodes starts transports for the given secrets, each able to reach the others.
 func startNodes(t *testing.T, secrets ...string) []*node {
 	t.Helper()
+	return startNodesWith(t, nil, secrets...)
+}
+
+// startNodesWith is startNodes with node i's configuration changed by tweak, when set.
+func startNodesWith(t *testing.T, tweak func(i int, c *Config), secrets ...string) []*node {
+	t.Helper()
 	addrs := map[replication.NodeID]string{}
 	var mu sync.Mutex
 	resolve := func(id replication.NodeID) (string, bool) {
@@ -83,8 +89,12 @@ func startNodes(t *testing.T, secrets ...string) []*node {
 			t.Fatal(err)
 		}
 		n := &node{id: replication.NodeID(i + 1), in: newInbox(), addr: l.Addr().String(), serve: make(chan error, 1)}
-		n.t = New(Config{Node: n.id, TLS: id, Resolve: resolve, Deliver: n.in.deliver,
-			Serve: func(req []byte) []byte { return append([]byte(fmt.Sprintf("node %d answers ", n.id)), req...) }})
+		cfg := Config{Node: n.id, TLS: id, Resolve: resolve, Deliver: n.in.deliver,
+			Serve: func(req []byte) []byte { return append([]byte(fmt.Sprintf("node %d answers ", n.id)), req...) }}
+		if tweak != nil {
+			tweak(i, &cfg)
+		}
+		n.t = New(cfg)
 		mu.Lock()
 		addrs[n.id] = n.addr
 		mu.Unlock()

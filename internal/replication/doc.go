@@ -53,11 +53,29 @@
 //
 // A follower whose leader's log no longer holds what it needs (a new replica, a wiped one, one
 // far behind: logs are truncated once every follower that is not far behind has an entry)
-// receives a snapshot: one sstable per key span of the state machine, written from a Pebble
-// snapshot taken where the state machine had applied, and sent with Raft's MsgSnap. The
-// receiver ingests them, with one more that replaces its Raft state, in one atomic ingestion,
-// and reopens the state machine on them. A snapshot that overlaps another replica the node
-// holds is refused (it comes again later).
+// receives a snapshot: sstables of the state machine's key spans, written from a Pebble
+// snapshot taken where the state machine had applied. Raft's MsgSnap carries only the
+// snapshot's index, term, configuration and the state machine's meta; the sstables go one of
+// two ways (snapshot.go):
+//
+//   - streamed, when the transport streams to the receiving node (SnapshotStreamer; raftrpc's
+//     Config.StreamSnapshots, on once every node of the cluster runs a release that receives
+//     streams): the sender writes sstables of at most 32 MB as it iterates, and the transport
+//     carries their bytes in chunks on a stream of its own, with flow control holding the
+//     sender back while the receiver is behind; the receiver checks the MsgSnap first (the
+//     stream's header), then appends the chunks to files in a directory of its store
+//     (storage.SSTDir). Each end holds a few megabytes of it, whatever the replica's size,
+//     and the envelopes between the two nodes do not wait behind it (snapstream.go);
+//   - inline, one sstable per span built in memory and sent inside the MsgSnap's envelope:
+//     what every release understands, and what a node of the release before receives.
+//
+// Once all of it arrived, the receiver steps the MsgSnap; when Raft hands the snapshot over
+// it ingests the sstables, with one more that replaces its Raft state, in one atomic
+// ingestion, and reopens the state machine on them. Nothing is ever half-applied: a stream
+// that breaks, a sender or receiver that stops, a snapshot refused or made stale, removes
+// the files received, and the sender reports the snapshot failed to Raft, which sends it
+// again later; files a process that died left are removed when a host opens the store (New).
+// A snapshot that overlaps another replica the node holds is refused (it comes again later).
 //
 // # Membership
 //

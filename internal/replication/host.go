@@ -79,6 +79,9 @@ type Host struct {
 	// snapshots the snapshots sent and installed.
 	proposals, syncs           atomic.Uint64
 	snapshotsSent, snapshotsIn atomic.Uint64
+	// streaming counts the snapshots being streamed to other nodes (snapstream.go): Close waits
+	// for them, which end once gone is closed, before the store may close under their reads.
+	streaming sync.WaitGroup
 
 	stop, stopped chan struct{}
 }
@@ -107,6 +110,11 @@ func New(cfg Config) (*Host, error) {
 	h := &Host{cfg: cfg, self: Member{Node: cfg.Node, Store: store}, wake: make(chan struct{}, 1), gone: make(chan struct{}),
 		groups: map[GroupID]*group{}, dirty: map[GroupID]bool{}, awake: map[GroupID]bool{}, early: map[GroupID][]earlyVote{}}
 	h.live.init()
+	// Sstables of streamed snapshots that were arriving when the process stopped: never
+	// ingested, and of no use now (the leaders send again).
+	if err := cfg.DB.RemoveSSTDirs(); err != nil {
+		return nil, err
+	}
 	if err := h.loadGroups(); err != nil {
 		h.closeGroups()
 		return nil, err
@@ -237,6 +245,7 @@ func (h *Host) Close() {
 		close(h.stop)
 		<-h.stopped
 	}
+	h.streaming.Wait()
 	h.closeGroups()
 }
 
@@ -272,6 +281,10 @@ func (h *Host) enqueue(fn func()) error {
 
 // Deliver hands the host an envelope from another host (the transport's receiving side).
 func (h *Host) Deliver(env *Envelope) {
+	if env.Snapshot != nil && env.Snapshot.Stream != nil {
+		h.deliverStreamed(env) // its sstables are still to come
+		return
+	}
 	h.enqueue(func() { h.receive(env) })
 }
 
@@ -332,6 +345,9 @@ func (h *Host) handleReadies() bool {
 				h.fatal(rds[i].gr, err)
 			}
 		}
+		// A snapshot stepped since the last Ready and not handed over in this one was stale:
+		// Raft ignored it.
+		h.dropIncoming(rds[i].gr)
 	}
 	b := h.cfg.DB.NewBatch()
 	sync := false

@@ -15,15 +15,20 @@ import (
 // Snapshots. When a follower needs entries its leader's log no longer holds (it is new, wiped,
 // or fell far behind), Raft asks the leader's storage for a snapshot. The host answers with
 // the state machine's applied index, term and configuration, and takes a Pebble snapshot at
-// that point; when Raft sends the MsgSnap, the host writes one sstable per key span of the
-// state machine from the Pebble snapshot (off its goroutine) and sends them with it.
+// that point; the MsgSnap that Raft then emits carries only those and the state machine's
+// meta. The host sends the state machine's key spans with it, as sstables written from the
+// Pebble snapshot off its goroutine, in one of two ways: inline, one sstable per span built in
+// memory and sent inside the MsgSnap's envelope (what every release understands), or streamed,
+// written as the sender iterates and sent in chunks on a stream of their own (snapstream.go),
+// once the transport says the receiving node takes streams.
 //
 // The receiver refuses a snapshot whose spans overlap another replica it holds (a split's
 // child arriving before the local parent split): the leader sends it again later. Otherwise it
 // steps the message; when Raft hands the snapshot over in a Ready, the host ingests the
 // state machine's sstables and one more that replaces the replica's Raft state (log, hard
 // state, truncated state, replica record) in one ingestion, so a crash keeps all of it or
-// none, and reopens the state machine on what it ingested.
+// none, and reopens the state machine on what it ingested. A snapshot that Raft did not hand
+// over in the Ready after it was stepped (it was stale) is dropped.
 
 // makeSnapshot is the group's raft.Storage.Snapshot.
 func (h *Host) makeSnapshot(gr *group) (*pb.Snapshot, error) {
@@ -50,6 +55,10 @@ func (h *Host) sendSnapshot(gr *group, env *Envelope) {
 	to := uint64(env.To.Replica)
 	if snap == nil || gr.sm == nil {
 		gr.rn.ReportSnapshot(to, raft.SnapshotFailure)
+		return
+	}
+	if st, ok := h.cfg.Transport.(SnapshotStreamer); ok && st.StreamsSnapshots(env.To.Node) {
+		h.streamSnapshot(st, gr, env, snap)
 		return
 	}
 	spans, meta := gr.sm.Spans(), gr.meta
@@ -83,38 +92,75 @@ func (h *Host) sendSnapshot(gr *group, env *Envelope) {
 	}()
 }
 
-// releaseOutgoing closes the Pebble snapshots taken for snapshots that were not sent.
+// releaseOutgoing closes the Pebble snapshots taken for snapshots that were not sent; and, as
+// whoever lets a replica go calls it, drops the snapshot it received and did not install.
 func (h *Host) releaseOutgoing(gr *group) {
 	for i, s := range gr.outgoing {
 		s.Close()
 		delete(gr.outgoing, i)
 	}
+	h.dropIncoming(gr)
+}
+
+// dropIncoming forgets the snapshot gr received and did not install, and removes its files.
+func (h *Host) dropIncoming(gr *group) {
+	if gr.incoming != nil && gr.incoming.dir != nil {
+		if err := gr.incoming.dir.Remove(); err != nil {
+			h.cfg.Logger.Warn("replication: removing a snapshot's files", "group", gr.id, "err", err)
+		}
+	}
+	gr.incoming = nil
 }
 
 // acceptSnapshot checks an incoming snapshot before Raft steps it, and keeps its data for the
 // Ready that installs it.
 func (h *Host) acceptSnapshot(gr *group, env *Envelope) bool {
 	data := env.Snapshot
-	if data == nil || len(data.SSTs) != len(data.Spans) {
+	switch {
+	case data == nil:
+		return false
+	case data.Stream != nil && data.dir == nil: // streamed, and not read: never stepped so
+		return false
+	case data.Stream == nil && len(data.SSTs) != len(data.Spans):
 		return false
 	}
-	if h.cfg.CanOpen != nil && !h.cfg.CanOpen(gr.id, data.Meta) {
-		h.cfg.Logger.Debug("replication: a snapshot this node cannot open yet", "group", gr.id)
+	index := env.Msg.GetSnapshot().GetMetadata().GetIndex()
+	if gr.incoming != nil && gr.incoming.index >= index {
+		// Stepped in this round already, and not older: Raft ignores this one, and the Ready
+		// must find the data of the one it took.
+		return false
+	}
+	refused, drop := h.snapshotRefused(gr.id, data)
+	if refused != "" {
+		h.cfg.Logger.Debug("replication: a snapshot refused", "group", gr.id, "why", refused)
 		return false // Raft sends it again
 	}
-	for _, other := range h.groups {
-		if other == gr || other.sm == nil || !overlap(data.Spans, other.sm.Spans()) {
-			continue
-		}
-		if !h.stranded(other, gr) {
-			h.cfg.Logger.Debug("replication: snapshot overlaps another replica", "group", gr.id, "other", other.id)
-			return false
-		}
+	for _, other := range drop {
 		h.cfg.Logger.Info("replication: a replica its group's split left behind is dropped for a child's snapshot", "group", other.id, "child", gr.id)
 		h.destroy(other)
 	}
+	h.dropIncoming(gr)
+	data.index = index
 	gr.incoming = data
 	return true
+}
+
+// snapshotRefused says why this node cannot take a snapshot of g now ("" if it can), and which
+// replicas it must drop to take it (stranded ones).
+func (h *Host) snapshotRefused(g GroupID, data *SnapshotData) (why string, drop []*group) {
+	if h.cfg.CanOpen != nil && !h.cfg.CanOpen(g, data.Meta) {
+		return "this node cannot open it yet", nil
+	}
+	for _, other := range h.groups {
+		if other.id == g || other.sm == nil || !overlap(data.Spans, other.sm.Spans()) {
+			continue
+		}
+		if !h.stranded(other, g) {
+			return fmt.Sprintf("it overlaps the replica of group %d", other.id), nil
+		}
+		drop = append(drop, other)
+	}
+	return "", drop
 }
 
 // overlap reports whether a span of a meets a span of b.
@@ -143,8 +189,8 @@ const strandedTicks = 30
 // children's leaders, which count old's replica among theirs, can only bring it up to date
 // with their snapshots. A snapshot of an ancestor (the smaller id) is the stale one, and is
 // refused.
-func (h *Host) stranded(old, child *group) bool {
-	if old.id >= child.id {
+func (h *Host) stranded(old *group, child GroupID) bool {
+	if old.id >= child {
 		return false
 	}
 	if old.overlapped == nil || old.overlapped.applied != old.applied {
@@ -158,11 +204,11 @@ func (h *Host) stranded(old, child *group) bool {
 func (h *Host) installSnapshot(gr *group, snap *pb.Snapshot) error {
 	data := gr.incoming
 	gr.incoming = nil
-	if data == nil {
-		return fmt.Errorf("a snapshot without its data")
-	}
 	md := snap.GetMetadata()
 	index, term := md.GetIndex(), md.GetTerm()
+	if data == nil || data.index != index {
+		return fmt.Errorf("a snapshot without its data")
+	}
 	hard := proto.Clone(gr.log.hard).(*pb.HardState)
 	hard.Commit = new(max(hard.GetCommit(), index))
 	hv, err := proto.Marshal(hard)
@@ -186,7 +232,15 @@ func (h *Host) installSnapshot(gr *group, snap *pb.Snapshot) error {
 		gr.sm.Discard()
 		gr.sm = nil
 	}
-	if err := h.cfg.DB.Ingest(append(append([][]byte(nil), data.SSTs...), raftSST)); err != nil {
+	if data.dir != nil {
+		err = data.dir.Ingest([][]byte{raftSST})
+		if rerr := data.dir.Remove(); rerr != nil {
+			h.cfg.Logger.Warn("replication: removing a snapshot's files", "group", gr.id, "err", rerr)
+		}
+	} else {
+		err = h.cfg.DB.Ingest(append(append([][]byte(nil), data.SSTs...), raftSST))
+	}
+	if err != nil {
 		return err
 	}
 	// The row cache may hold items as this node last had them: a replica that was here

@@ -83,7 +83,10 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 	if n.ln, err = net.Listen("tcp", cfg.ClusterAddr); err != nil {
 		return nil, err
 	}
+	n.gate = clusterversion.NewGate(versionStore{n}, log)
 	n.tr = raftrpc.New(raftrpc.Config{Node: n.id, TLS: tlsID, Resolve: n.resolve, Logger: log,
+		Version: uint32(clusterversion.Latest), Admit: n.admitPeer,
+		StreamSnapshots: func() bool { return n.gate.Enabled(clusterversion.StreamedSnapshots) },
 		Deliver: func(env *replication.Envelope) {
 			if e := n.engine.Load(); e != nil {
 				e.Deliver(env)
@@ -133,7 +136,6 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 	}
 	// A node of a release older than the cluster's active version is refused before it opens
 	// anything: its peers send what it does not know.
-	n.gate = clusterversion.NewGate(versionStore{n.cp}, log)
 	var tooOld error
 	err = untilAnswered(ctx, func(ctx context.Context) error {
 		err := n.gate.Step(ctx)

@@ -2,16 +2,17 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/partita-db/partita/internal/clusterversion"
-	"github.com/partita-db/partita/internal/controlplane"
 )
 
-// versionStore is the control plane's side of the cluster's versions (clusterversion.Store).
-type versionStore struct{ cp *controlplane.ControlPlane }
+// versionStore is the control plane's side of the cluster's versions (clusterversion.Store):
+// the node's, once its control plane started (the gate steps only then).
+type versionStore struct{ n *clusterNode }
 
 func (s versionStore) Active(ctx context.Context) (clusterversion.Version, error) {
-	v, err := s.cp.ClusterVersion(ctx)
+	v, err := s.n.cp.ClusterVersion(ctx)
 	return clusterversion.Of(v), err
 }
 
@@ -21,7 +22,7 @@ func (s versionStore) Raise(ctx context.Context, from, to clusterversion.Version
 	if from == clusterversion.Base {
 		f = 0
 	}
-	return s.cp.RaiseClusterVersion(ctx, f, uint32(to))
+	return s.n.cp.RaiseClusterVersion(ctx, f, uint32(to))
 }
 
 // Nodes lists the nodes that count: the live ones, the directory's, and the holders of the
@@ -29,15 +30,15 @@ func (s versionStore) Raise(ctx context.Context, from, to clusterversion.Version
 // holder with no record at all counts at Base: a node of a release that wrote no directory
 // record, down now, that holds replicas will come back.
 func (s versionStore) Nodes(ctx context.Context) ([]clusterversion.Node, error) {
-	live, err := s.cp.Nodes(ctx)
+	live, err := s.n.cp.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	members, err := s.cp.Members(ctx)
+	members, err := s.n.cp.Members(ctx)
 	if err != nil {
 		return nil, err
 	}
-	groups, err := s.cp.Groups(ctx)
+	groups, err := s.n.cp.Groups(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -68,4 +69,14 @@ func (s versionStore) Nodes(ctx context.Context) ([]clusterversion.Node, error) 
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// admitPeer refuses a peer whose release knows only versions older than the cluster's active
+// one (raftrpc.Config.Admit).
+func (n *clusterNode) admitPeer(peer uint32) error {
+	if active := n.gate.Active(); clusterversion.Of(peer) < active {
+		return fmt.Errorf("this cluster's active version is %s, and the node calling runs a release that knows up to %s: "+
+			"it cannot join a cluster that went past it; start it with this cluster's release", active, clusterversion.Of(peer))
+	}
+	return nil
 }
