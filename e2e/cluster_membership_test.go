@@ -74,7 +74,7 @@ func TestClusterMembershipProcesses(t *testing.T) {
 
 	// A fourth node joins: its --join names the founding nodes, of which it is not one.
 	join := nodes[0].args[3]
-	fourth := &clusterNode{dir: t.TempDir(), args: []string{"--cluster-addr", controlplanetest.FreeAddr(t), "--join", join, "--log-level", "warn"}, bin: partitaBin}
+	fourth := &clusterNode{dir: t.TempDir(), args: []string{"--cluster-addr", controlplanetest.FreeAddr(t), "--join", join, "--log-level", "warn"}}
 	fourth.restart(t)
 	joined := time.Now()
 	readAll(fourth)

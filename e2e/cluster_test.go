@@ -85,11 +85,15 @@ type clusterNode struct {
 	dir  string
 	args []string
 	tls  bool
-	bin  string // the partita binary it runs
+	bin  string // the partita binary it runs; "": this one's
 }
 
 func (n *clusterNode) restart(t *testing.T) {
-	n.server = launchServerOf(t, n.bin, n.dir, n.tls, n.args...)
+	bin := n.bin
+	if bin == "" {
+		bin = partitaBin
+	}
+	n.server = launchServerOf(t, bin, n.dir, n.tls, n.args...)
 	n.waitListening(t, time.Minute)
 }
 

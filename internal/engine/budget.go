@@ -13,26 +13,51 @@ func (t Throughput) rate() float64 {
 // refreshBudgets divides provisioned throughput among physical partitions: a container's own
 // throughput among its partitions, a database's shared throughput among the partitions of all
 // its containers that have none of their own. Callers hold e.mu or own the engine.
+//
+// Each replica's budget is set to its partition's whole share; in a cluster whose version
+// shares budgets, its replicas then divide that share between them (shares.go).
 func (e *Engine) refreshBudgets() {
 	for _, d := range e.dbs {
-		shared := 0
+		shared := sharedPartitions(d)
 		for _, c := range d.containers {
-			if c.rec.Throughput == nil {
-				shared += len(c.routes.Load().parts)
-			}
-		}
-		for _, c := range d.containers {
-			parts := c.routes.Load().parts
-			var per float64
-			switch {
-			case c.rec.Throughput != nil:
-				per = c.rec.Throughput.rate() / float64(len(parts))
-			case d.rec.Throughput != nil && shared > 0:
-				per = d.rec.Throughput.rate() / float64(shared)
-			}
-			for _, p := range parts {
+			per := partitionRate(c, shared)
+			for _, p := range c.routes.Load().parts {
 				p.Budget().SetRate(per)
 			}
 		}
 	}
 }
+
+// partitionRate is the RU/s each physical partition of c has, when the partitions sharing its
+// database's throughput are shared: 0 for none (unlimited). Callers hold e.mu or own the
+// engine.
+func partitionRate(c *Container, shared int) float64 {
+	switch {
+	case c.rec.Throughput != nil:
+		return c.rec.Throughput.rate() / float64(max(partitionCount(c), 1))
+	case c.db.rec.Throughput != nil && shared > 0:
+		return c.db.rec.Throughput.rate() / float64(shared)
+	}
+	return 0
+}
+
+// sharedPartitions counts the partitions of d's containers that share its throughput.
+func sharedPartitions(d *Database) int {
+	n := 0
+	for _, c := range d.containers {
+		if c.rec.Throughput == nil {
+			n += partitionCount(c)
+		}
+	}
+	return n
+}
+
+// partitionCount is how many partitions c has: those held on other nodes too
+// (routing.remote), so that every node gives a partition the same budget.
+func partitionCount(c *Container) int {
+	rt := c.routes.Load()
+	return len(rt.parts) + len(rt.remote)
+}
+
+// partitionRate is the RU/s each physical partition of c has. Callers hold e.mu.
+func (c *Container) partitionRate() float64 { return partitionRate(c, sharedPartitions(c.db)) }

@@ -52,6 +52,11 @@ type containerRecord struct {
 	// full-text indexes. A container without it was created before: its partitions rebuild
 	// those entries unless their own record says they hold them (partition.Config.OlderFullText).
 	FullTextTerms bool `json:"fullTextTerms,omitempty"`
+	// SystemPaths is set at creation by a build whose partitions index id and _ts whatever
+	// the indexing policy says (indexing.AlwaysIndexed). A container without it was created
+	// before: its partitions rebuild those entries unless their own record says they hold
+	// them (partition.Config.OlderSystemPaths).
+	SystemPaths bool `json:"systemPaths,omitempty"`
 	// Scripts are the container's stored procedures, triggers and user-defined functions, in
 	// creation order (scripts.go). They live here so that they are loaded, split and deleted
 	// with the container; every change to the record (splits, policies) carries them along.

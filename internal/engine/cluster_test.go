@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/controlplane"
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 	"github.com/partita-db/partita/internal/document"
@@ -42,6 +43,10 @@ type testCluster struct {
 	// isolated are the nodes cut off from the others: no replication message reaches them or
 	// leaves them (forwarded requests still do).
 	isolated map[int]bool
+	// active is the nodes' Cluster.Active (0: none, Base); rateLimit their
+	// Options.RateLimit.
+	active    clusterversion.Version
+	rateLimit bool
 }
 
 // memGroups is a GroupMap in memory, shared by a test cluster's nodes.
@@ -128,7 +133,11 @@ func (tc *testCluster) start(id int) {
 			return e.Serve(req), nil
 		},
 	}
-	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, MaxPartitionBytes: tc.maxPartitionBytes, Staleness: tc.staleness, Logger: testLogger(id)})
+	if v := tc.active; v != 0 {
+		cl.Active = func() clusterversion.Version { return v }
+	}
+	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, MaxPartitionBytes: tc.maxPartitionBytes, Staleness: tc.staleness,
+		RateLimit: tc.rateLimit, Logger: testLogger(id)})
 	if err != nil {
 		tc.t.Fatal(err)
 	}
@@ -162,7 +171,8 @@ func (tc *testCluster) live(context.Context) ([]ClusterNode, error) {
 		}
 		addr := fmt.Sprint(i + 1)
 		tc.mu.Lock()
-		out = append(out, ClusterNode{ID: uint64(i + 1), Store: uint64(h.Store()), Addr: addr, Draining: tc.draining[addr]})
+		out = append(out, ClusterNode{ID: uint64(i + 1), Store: uint64(h.Store()), Addr: addr, Draining: tc.draining[addr],
+			Version: uint32(clusterversion.Latest)})
 		tc.mu.Unlock()
 	}
 	return out, nil

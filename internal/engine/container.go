@@ -51,6 +51,9 @@ type Container struct {
 	index atomic.Pointer[indexing.Policy]
 	// reindexing is set while a goroutine rebuilds the container's index (reindex.go).
 	reindexing atomic.Bool
+	// olderSystemPaths is set for a container created before partitions indexed id and _ts
+	// whatever the policy (containerRecord.SystemPaths): its partitions rebuild those entries.
+	olderSystemPaths bool
 	// unique is the unique key policy; fixed at creation, nil for none.
 	unique *uniquekey.Policy
 	// search are the vector embedding and full-text policies; fixed at creation.
@@ -171,11 +174,26 @@ func (c *Container) info() ContainerInfo {
 		info.Partitions = append(info.Partitions, PartitionInfo{ID: p.ID(), Range: p.Range(), Parents: parents[p.ID()], PartitionStats: statsOf(p)})
 	}
 	if len(rt.remote) > 0 {
-		// Held on other nodes: their figures are theirs.
+		// Held on other nodes: their figures are theirs (below, once gathered).
 		for _, rr := range rt.remote {
 			info.Partitions = append(info.Partitions, PartitionInfo{ID: rr.id, Range: rr.r, Parents: parents[rr.id]})
 		}
 		slices.SortFunc(info.Partitions, func(a, b PartitionInfo) int { return cmp.Compare(a.Range.Min, b.Range.Min) })
+	}
+	if f := c.e.clusterFigures(); f != nil {
+		// Sizes as every node reports them (x-ms-resource-usage); the LSN of a partition held
+		// here stays its replica's, which this node's reads and session tokens go by.
+		for i := range info.Partitions {
+			pi := &info.Partitions[i]
+			pf := f.parts[groupOf(c.num, pi.ID)]
+			if pf == nil {
+				continue
+			}
+			pi.Items, pi.Bytes = pf.Items, pf.Bytes
+			if rt.lookup(pi.Range.Min) == nil {
+				pi.LSN = pf.LSN
+			}
+		}
 	}
 	return info
 }
@@ -262,6 +280,7 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		Indexing: spec.Indexing, TS: now(), Version: e.nextVersion(), DefaultTTL: spec.DefaultTTL,
 		UniqueKeys: uniqueKeys, Meta: spec.Meta,
 		VectorPolicy: search.vectors.JSON(), FullTextPolicy: search.fullText.JSON(), FullTextTerms: true,
+		SystemPaths: true,
 	}
 	var members []replication.Member
 	if e.cluster != nil {
@@ -343,6 +362,7 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 	if err != nil {
 		return nil, err
 	}
+	pol = tablePolicy(rec, pol) // rows.go
 	if c.unique, err = uniquekey.Parse(rec.UniqueKeys); err != nil {
 		return nil, err
 	}
@@ -350,6 +370,7 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 		return nil, err
 	}
 	c.search.olderFullText = !rec.FullTextTerms
+	c.olderSystemPaths = !rec.SystemPaths
 	c.index.Store(pol)
 	c.scripts.Store(c.newScriptSet(rec.Scripts))
 	for _, p := range rec.PartitionKey.Paths {
@@ -474,16 +495,20 @@ func (c *Container) partitionConfig(r rangeRecord) (partition.Config, error) {
 	}
 	return partition.Config{
 		DB: c.e.db, Container: c.num, ID: r.ID, Range: er, ContainerRID: c.rid,
-		SelfPrefix:      "dbs/" + c.db.rid.String() + "/colls/" + c.rid.String() + "/docs/",
-		MaxLogicalBytes: c.e.opts.MaxLogicalPartitionBytes,
-		Index:           c.policy(),
-		KeepImages:      c.e.opts.ChangeFeedRetention > 0,
-		DefaultTTL:      c.ttl.Load(),
-		Now:             c.e.unixClock(),
-		Unique:          c.unique,
-		Vectors:         c.search.vectors,
-		FullText:        c.search.fullText,
-		OlderFullText:   c.search.olderFullText,
+		SelfPrefix:       "dbs/" + c.db.rid.String() + "/colls/" + c.rid.String() + "/docs/",
+		MaxLogicalBytes:  c.e.opts.MaxLogicalPartitionBytes,
+		Index:            c.policy(),
+		KeepImages:       c.e.opts.ChangeFeedRetention > 0,
+		DefaultTTL:       c.ttl.Load(),
+		Now:              c.e.unixClock(),
+		Unique:           c.unique,
+		Vectors:          c.search.vectors,
+		FullText:         c.search.fullText,
+		OlderFullText:    c.search.olderFullText,
+		OlderSystemPaths: c.olderSystemPaths,
+		// A node of the earlier build may lead the partition's group in a cluster that is
+		// upgraded node by node (partition.Partition.IndexTrusted).
+		DistrustSystemPaths: c.olderSystemPaths && c.e.cluster != nil,
 	}, nil
 }
 

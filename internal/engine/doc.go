@@ -18,7 +18,10 @@
 // With Options.Replicated every partition is a Raft group on the node's replication host
 // (replicas.go); otherwise each partition is its own log. With Options.Cluster the engine is
 // one node of a cluster (cluster.go): its catalog is the cluster's, its partitions have replicas
-// on other nodes, and writes run on the node that leads their partition (forward.go).
+// on other nodes, and writes run on the node that leads their partition (forward.go). Once
+// the cluster's version allows it, a partition's replicas share its request-unit budget, its
+// leader dividing it between them (shares.go), and every node describes every partition from
+// the figures it gathers from the others (figures.go).
 //
 // It owns the catalog's records (kept in a catalog.Store: the node's own, or the cluster's)
 // and the rules for partition key definitions and throughput. It must never know about HTTP

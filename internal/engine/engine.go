@@ -134,9 +134,14 @@ type Engine struct {
 	readsLeading, readsFollowing atomic.Uint64
 	// groups caches where the partitions this node holds no replica of are (remote.go).
 	groups groupCache
-	// figures are the cluster's load figures as the placement loop last gathered them
-	// (load.go); nil before it did.
-	figures atomic.Pointer[loadFigures]
+	// figures are the cluster's load figures as the placement loop, or the loop that keeps
+	// the figures of every partition (figures.go), last gathered them (load.go); nil before
+	// either did. gathering is held while they are gathered, so that both do not at once.
+	figures   atomic.Pointer[loadFigures]
+	gathering sync.Mutex
+	// shares are the budgets of the partitions held here as their replicas share them
+	// (shares.go).
+	shares shareTable
 }
 
 // Open opens the engine on opts.Dir, loading the catalog and opening every partition.
@@ -184,10 +189,12 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.opened = time.Now()
 	if e.cluster != nil {
-		e.background.Add(3)
+		e.background.Add(5)
 		go e.follow()
 		go e.placeLoop()
 		go e.catchUp()
+		go e.shareLoop()
+		go e.figuresLoop()
 	}
 	e.background.Add(2)
 	go e.every(e.purgeEvery(), e.purgeLogsOnce)

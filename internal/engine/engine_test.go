@@ -668,9 +668,16 @@ func TestReplaceContainerPolicy(t *testing.T) {
 	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: nil}); err != nil {
 		t.Fatalf("replace without a policy: %v", err)
 	}
+	// Excluding every path still indexes id and _ts (indexing.AlwaysIndexed): the other
+	// entries go in a rebuild. Mode none drops the index at once.
 	lean := json.RawMessage(`{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`)
 	info, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: lean})
-	if err != nil || string(info.Indexing) != string(lean) || info.IndexProgress != 100 {
+	if err != nil || string(info.Indexing) != string(lean) {
+		t.Fatalf("replace that excludes every path: %s %v", info.Indexing, err)
+	}
+	none := json.RawMessage(`{"indexingMode":"none"}`)
+	info, err = e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: none})
+	if err != nil || string(info.Indexing) != string(none) || info.IndexProgress != 100 {
 		t.Fatalf("replace that stops indexing: %s %d%% %v", info.Indexing, info.IndexProgress, err)
 	}
 	if _, err := e.ReplaceContainer("db", "c", ContainerReplace{PartitionKey: pk, Indexing: json.RawMessage(`{"indexingMode":"sometimes"}`)}); !errors.Is(err, fault.BadRequest) {

@@ -292,11 +292,20 @@ func (e *Engine) Serve(req []byte) []byte {
 // serve decodes a forwarded request and runs it in a span of the request's trace, and logs
 // what it did under the request's activity id.
 func (e *Engine) serve(raw []byte) forwardedAnswer {
-	e.served.Add(1)
 	var req forwarded
 	if err := json.Unmarshal(raw, &req); err != nil {
+		e.served.Add(1)
 		return failedForward(fault.New(fault.BadRequest, "A forwarded write that does not decode: %v", err))
 	}
+	// The nodes' own upkeep, several times a second between every two nodes: no client's
+	// request, so neither counted, traced nor logged as one.
+	switch {
+	case req.Figures:
+		return forwardedAnswer{Index: -1, Figures: e.localFigures()}
+	case req.Shares != nil:
+		return forwardedAnswer{Index: -1, Shares: e.serveShares(req.Shares)}
+	}
+	e.served.Add(1)
 	ctx, span := tracing.Start(tracing.Extract(context.Background(), req.Trace), "partita.forwarded", trace.SpanKindServer,
 		attribute.Int64("partita.container", int64(req.Container)), attribute.Int("partita.operations", len(req.Ops)))
 	defer span.End()
@@ -328,9 +337,6 @@ func failedForward(err error) forwardedAnswer {
 
 func (e *Engine) serveRequest(ctx context.Context, req forwarded) forwardedAnswer {
 	fail := failedForward
-	if req.Figures {
-		return forwardedAnswer{Index: -1, Figures: e.localFigures()}
-	}
 	c, err := missFresh(e, func() (*Container, error) { return e.containerNumbered(req.Container) })
 	if err != nil {
 		return fail(err)
@@ -427,6 +433,10 @@ type forwarded struct {
 	Read *remoteRead    `json:"read,omitempty"`
 	// Figures asks for the load figures of the node's replicas (load.go).
 	Figures bool `json:"figures,omitempty"`
+	// Shares, from a follower, asks the node that leads some of its partitions for their
+	// budgets' grants (shares.go). Sent only once the cluster's version is
+	// clusterversion.PartitionBudgets: an older node would take it for a write.
+	Shares *shareAsk `json:"shares,omitempty"`
 }
 
 // forwardedOp is one operation: the item as the client sent it, and the index and unique key
@@ -456,6 +466,8 @@ type forwardedAnswer struct {
 	Read  *readAnswer `json:"read,omitempty"`
 	// Figures are the node's replicas' load figures, when asked for (load.go).
 	Figures []replicaFigure `json:"figures,omitempty"`
+	// Shares are the grants asked for with forwarded.Shares (shares.go).
+	Shares *shareAnswer `json:"shares,omitempty"`
 }
 
 type forwardedResult struct {

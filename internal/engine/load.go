@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/ru"
 )
 
 // Load, for placement with Cluster.Replicas. A node's load is what the replicas it holds
@@ -20,8 +21,10 @@ import (
 // Weighing by bytes and RU as well as by count moves replicas off a node that holds a large
 // or busy partition, which counting alone would leave as loaded as the others in number.
 
-// figuresEvery is how old a node's figures may be before its placement pass asks again.
-const figuresEvery = 5 * time.Second
+// figuresEvery is how old a node's figures may be before they are asked for again: by its
+// placement pass, and, once the cluster's version shares budgets, by the loop that keeps the
+// figures of every partition for the node's metrics (figures.go).
+const figuresEvery = 2 * time.Second
 
 // figuresTimeout bounds the wait for one node's figures; a node that does not answer in
 // time is left out of that pass's figures (its groups weigh by their other replicas').
@@ -35,11 +38,44 @@ const (
 	minMeanRU    = 60 // a request unit a second, over the minute figures cover
 )
 
-// replicaFigure is one replica's size and the request units charged to it in the last minute.
+// replicaFigure is one replica's size and the request units charged to it in the last minute,
+// and, from a node of clusterversion.PartitionBudgets or later, what the node's metrics show
+// of its partition (figures.go). A node of an older release sends the first three only, and
+// ignores the others; Full says they are there.
 type replicaFigure struct {
 	Group replication.GroupID `json:"g"`
 	Bytes int64               `json:"b"`
 	RU    float64             `json:"ru"`
+
+	Full      bool    `json:"full,omitempty"`
+	Leading   bool    `json:"lead,omitempty"`
+	Items     int64   `json:"i,omitempty"`
+	LSN       uint64  `json:"lsn,omitempty"`
+	Total     float64 `json:"t,omitempty"`  // RUs charged since the replica opened
+	Throttled uint64  `json:"th,omitempty"` // requests it refused
+	// Seconds are what it spent in each second of the last minute, by its node's clock.
+	Seconds []ru.SecondSpent `json:"s,omitempty"`
+	Trend   []trendFigure    `json:"tr,omitempty"`
+	// Hottest are its hottest logical partitions, at most figuresHottest.
+	Hottest []logicalFigure `json:"h,omitempty"`
+}
+
+// figuresHottest bounds the hottest logical partitions a replica's figures name: the metrics
+// of a partition held elsewhere name at most that many per replica (the advisor asks for
+// more of a partition held here).
+const figuresHottest = 32
+
+// trendFigure is a ru.TrendPoint as it travels.
+type trendFigure struct {
+	Start      int64   `json:"w"` // Unix time
+	PeakRU     float64 `json:"p"`
+	Normalized float64 `json:"n"`
+}
+
+// logicalFigure is a logical partition's request units as they travel: its EPK in hex.
+type logicalFigure struct {
+	EPK string  `json:"e"`
+	RU  float64 `json:"ru"`
 }
 
 // loadFigures are the groups' figures one pass gathered: each group's size (the largest of
@@ -51,6 +87,9 @@ type loadFigures struct {
 	ru    map[replication.GroupID]float64
 	// meanBytes and meanRU are the groups' means, at least minMeanBytes and minMeanRU.
 	meanBytes, meanRU float64
+	// parts are the partitions' figures, their replicas' put together, for the groups of
+	// which some node sent full figures (figures.go).
+	parts map[replication.GroupID]*partitionFigures
 }
 
 // newLoadFigures sums the replicas' figures by group.
@@ -67,6 +106,7 @@ func newLoadFigures(at time.Time, fs []replicaFigure) *loadFigures {
 	}
 	n := float64(max(1, len(f.bytes)))
 	f.meanBytes, f.meanRU = math.Max(bytes/n, minMeanBytes), math.Max(ru/n, minMeanRU)
+	f.parts = mergeFigures(fs)
 	return f
 }
 
@@ -83,12 +123,24 @@ func (f *loadFigures) weight(g replication.GroupID) float64 {
 // localFigures are the figures of the replicas this node holds.
 func (e *Engine) localFigures() []replicaFigure {
 	var out []replicaFigure
+	now := time.Now()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
 			for _, p := range c.routes.Load().parts {
-				out = append(out, replicaFigure{Group: groupOf(c.num, p.ID()), Bytes: p.Stats().Bytes, RU: p.Budget().Stats().LastMinute})
+				b, s := p.Budget(), p.Stats()
+				bs := b.StatsAt(now)
+				f := replicaFigure{Group: groupOf(c.num, p.ID()), Bytes: s.Bytes, RU: bs.LastMinute,
+					Full: true, Leading: p.Leading(), Items: s.Items, LSN: s.LSN, Total: bs.Total, Throttled: bs.Throttled,
+					Seconds: b.Seconds(now)}
+				for _, t := range b.Trend(now) {
+					f.Trend = append(f.Trend, trendFigure{Start: t.Start.Unix(), PeakRU: t.PeakRU, Normalized: t.Normalized})
+				}
+				for _, l := range p.Hottest(figuresHottest) {
+					f.Hottest = append(f.Hottest, logicalFigure{EPK: l.EPK.Hex(), RU: l.RU})
+				}
+				out = append(out, f)
 			}
 		}
 	}
@@ -96,8 +148,11 @@ func (e *Engine) localFigures() []replicaFigure {
 }
 
 // gatherFigures asks every live node for its replicas' figures (this node's own are read
-// here) and keeps them for the passes of the next figuresEvery.
+// here) and keeps them for the next figuresEvery: for placement's passes, and for the
+// metrics of every partition (figures.go), whichever asks first.
 func (e *Engine) gatherFigures(live map[replication.NodeID]ClusterNode, now time.Time) {
+	e.gathering.Lock()
+	defer e.gathering.Unlock()
 	if f := e.figures.Load(); f != nil && now.Sub(f.at) < figuresEvery {
 		return
 	}

@@ -137,7 +137,13 @@ func (e *Engine) ContainerMetrics(dbID, id string, top int) ([]PartitionMetrics,
 	return c.metrics(top)
 }
 
+// metrics describes c's partitions: every one by the figures gathered from the cluster once
+// its version shares budgets (figures.go), else those this node holds a replica of, by their
+// replicas. Callers hold e.mu.
 func (c *Container) metrics(top int) ([]PartitionMetrics, error) {
+	if f := c.e.clusterFigures(); f != nil {
+		return c.clusterMetrics(f, top)
+	}
 	parents := map[uint32][]uint32{}
 	for _, r := range c.rec.Ranges {
 		parents[r.ID] = r.Parents

@@ -354,11 +354,12 @@ func (s *partitionSource) ScanIndex(ir query.IndexRange, from *query.Resume, fn 
 }
 
 // scanIndex reads, from rd (a reader of p), the items of ranges from the sequence start that
-// the index range ir holds: all of them when p does not trust its index for the path.
+// the index range ir holds: all those a query may read when p does not trust its index for
+// the path (not the items kept out of the index, which a query reads from neither).
 func scanIndex(rd partition.Reader, p *partition.Partition, ir *query.IndexRange, ranges []epk.Range, start uint64, f func(partition.Doc) bool) error {
 	switch {
 	case !p.IndexTrusted(ir.Path):
-		return rd.Scan(ranges, start, f)
+		return rd.ScanIndexed(ranges, start, f)
 	case ir.Values != nil:
 		return rd.IndexScanValues(ir.Path, ir.Values, ranges, start, f)
 	default:

@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/value"
@@ -27,6 +28,28 @@ import (
 // Cosmos DB's limit for the Cassandra API (a logical partition's cap is 20 GB, as for
 // containers).
 const MaxTablePartitionBytes = 30 << 30
+
+// tableIndex is a table's indexing policy: none. Rows are found by their position alone; a
+// table keeps no secondary index, not even the entries of id and _ts that every container's
+// policy has (indexing.AlwaysIndexed). Tables of builds before those entries were recorded
+// with a policy that excludes every path, which indexed nothing then: they get this one too,
+// and nothing to rebuild.
+var tableIndex = func() *indexing.Policy {
+	p, err := indexing.Parse([]byte(`{"indexingMode":"none"}`))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// tablePolicy is the indexing policy of the container of rec, which the record says is pol:
+// tableIndex for a table.
+func tablePolicy(rec containerRecord, pol *indexing.Policy) *indexing.Policy {
+	if rec.PartitionKey.Kind == TableKind {
+		return tableIndex
+	}
+	return pol
+}
 
 // IsTable reports whether the container is a CQL table.
 func (c *Container) IsTable() bool { return c.def.Kind == TableKind }

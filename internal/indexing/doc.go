@@ -9,7 +9,8 @@
 // "/\"quoted name\"/?") and are matched against the index's term paths (value.Terms). Of the
 // included and excluded paths that match, the most precise decides: the one with more
 // segments, and at equal length "/?" (the value at that path) over "/*" (the subtree); an
-// excluded path wins a tie. A path no rule matches is indexed.
+// excluded path wins a tie. A path no rule matches is indexed. The system paths /id and /_ts
+// are indexed whatever the rules say, as on the service (systempaths.go).
 //
 // Composite indexes (composite.go) decide which ORDER BY over several expressions a query may
 // use, as in Cosmos; spatial indexes (spatial.go) are validated and kept. With automatic

@@ -24,6 +24,10 @@ type Policy struct {
 	spatial    []Spatial
 	vectors    []VectorIndex   // search.go
 	fullText   []FullTextIndex // search.go
+	// legacy marks the policy as a build before system paths applied it (systempaths.go):
+	// _ts never indexed, id only by the rules. Only the index records of partitions hold such
+	// policies, for the entries those builds wrote.
+	legacy bool
 	// raw is the JSON the policy was parsed from; nil for the default.
 	raw json.RawMessage
 }
@@ -44,6 +48,12 @@ type rule struct {
 
 // Parse reads a policy as Cosmos's indexingPolicy JSON; nil or empty gives the default.
 func Parse(raw []byte) (*Policy, error) {
+	return parse(raw, false)
+}
+
+// parse is Parse; record says that raw comes from a partition's index record, where a policy
+// may be marked legacy (ParseRecord).
+func parse(raw []byte, record bool) (*Policy, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return &Policy{}, nil
 	}
@@ -60,11 +70,12 @@ func Parse(raw []byte) (*Policy, error) {
 		Spatial    []spatialJSON         `json:"spatialIndexes"`
 		Vectors    []vectorIndexJSON     `json:"vectorIndexes"`
 		FullText   []FullTextIndex       `json:"fullTextIndexes"`
+		Legacy     bool                  `json:"partitaLegacySystemPaths"` // systempaths.go
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fault.New(fault.BadRequest, "The indexing policy is not valid: %v", err)
 	}
-	p := &Policy{raw: append(json.RawMessage(nil), raw...)}
+	p := &Policy{raw: append(json.RawMessage(nil), raw...), legacy: record && doc.Legacy}
 	if doc.Mode != nil {
 		switch strings.ToLower(*doc.Mode) {
 		case "consistent", "lazy":
@@ -188,6 +199,27 @@ func (p *Policy) Indexes(path string) bool {
 	if p.none {
 		return false
 	}
+	if AlwaysIndexed(path) {
+		if !p.legacy {
+			return true
+		}
+		if path == "/_ts" {
+			return false // earlier builds left every system property out
+		}
+	}
+	return p.IndexesByRules(path)
+}
+
+// IndexesByRules reports whether the policy's included and excluded paths index path, as
+// Indexes does for every path but the system paths (AlwaysIndexed), which earlier builds
+// indexed by the rules too (id; _ts was left out).
+func (p *Policy) IndexesByRules(path string) bool {
+	if p == nil {
+		return true
+	}
+	if p.none {
+		return false
+	}
 	best, bestLen, bestExact, found := true, -1, false, false
 	var buf [16]string // a term path's segments, without allocating: this runs for every term written
 	segs := buf[:0]
@@ -237,6 +269,9 @@ func (p *Policy) IndexesNothing() bool {
 	if p.none {
 		return true
 	}
+	if !p.legacy {
+		return false // the system paths, whatever the rules say
+	}
 	if p.manual {
 		return false // Include writes index by the rules; the others are marked unindexed
 	}
@@ -258,11 +293,13 @@ func (p *Policy) IndexesNothing() bool {
 }
 
 // Equal reports whether two policies index the same paths, whatever their JSON looked like:
-// the order of the paths does not matter, nor rules on system properties (never indexed),
-// nor an explicit "/*" that nothing else qualifies (Cosmos's default, and an empty policy).
+// the order of the paths does not matter, nor rules on system properties (indexed or not
+// whatever the rules say), nor an explicit "/*" that nothing else qualifies (Cosmos's
+// default, and an empty policy). A legacy policy (systempaths.go) equals none of this
+// build's, unless both index nothing.
 func (p *Policy) Equal(q *Policy) bool {
 	a, b := p.canonical(), q.canonical()
-	if a.none != b.none || a.manual != b.manual || len(a.rules) != len(b.rules) ||
+	if a.none != b.none || a.manual != b.manual || a.legacy != b.legacy || len(a.rules) != len(b.rules) ||
 		!slices.EqualFunc(a.composites, b.composites, Composite.equal) ||
 		!slices.EqualFunc(a.spatial, b.spatial, Spatial.equal) ||
 		!equalAnyOrder(a.vectors, b.vectors, VectorIndex.equal) ||
@@ -294,15 +331,16 @@ func (r rule) key() string {
 	return fmt.Sprintf("%v %v %s", r.include, r.exact, strings.Join(r.segs, "/"))
 }
 
-// canonical is the policy with its rules sorted, without those on system properties, and
-// without a lone root inclusion, which changes nothing.
+// canonical is the policy with its rules sorted, without those on system properties and
+// (unless legacy) the paths always indexed, and without a lone root inclusion, which changes
+// nothing.
 func (p *Policy) canonical() Policy {
 	if p == nil {
 		return Policy{}
 	}
-	out := Policy{none: p.none, manual: p.manual, composites: p.composites, spatial: p.spatial, vectors: p.vectors, fullText: p.fullText}
+	out := Policy{none: p.none, manual: p.manual, legacy: p.legacy && !p.none, composites: p.composites, spatial: p.spatial, vectors: p.vectors, fullText: p.fullText}
 	for _, r := range p.rules {
-		if len(r.segs) == 1 && document.IsSystemProperty(r.segs[0]) {
+		if len(r.segs) == 1 && (document.IsSystemProperty(r.segs[0]) || !p.legacy && AlwaysIndexed("/"+r.segs[0])) {
 			continue
 		}
 		out.rules = append(out.rules, r)

@@ -41,9 +41,10 @@ func TestIndexes(t *testing.T) {
 func TestIndexesNothing(t *testing.T) {
 	for policy, want := range map[string]bool{
 		``: false,
-		`{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`:                true,
+		`{"includedPaths":[],"excludedPaths":[{"path":"/*"}]}`: false, // id and _ts
+
 		`{"includedPaths":[{"path":"/a/?"}],"excludedPaths":[{"path":"/*"}]}`: false,
-		`{"indexingMode":"none"}`:                                             true,
+		`{"indexingMode":"none"}`: true,
 		`{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/a/?"}]}`: false,
 	} {
 		p, err := Parse([]byte(policy))

@@ -218,5 +218,5 @@ func (p *Policy) WithoutFullText() (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(raw)
+	return parse(raw, p.legacy)
 }

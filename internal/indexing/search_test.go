@@ -69,7 +69,7 @@ func TestFullTextTermPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if without.Indexes(ft) || !without.IndexesNothing() || len(without.FullTextIndexes()) != 0 {
+	if without.Indexes(ft) || without.Indexes("/text") || !without.Indexes("/_ts") || len(without.FullTextIndexes()) != 0 {
 		t.Errorf("without full text: %s", without.JSON())
 	}
 	again, err := Parse(without.JSON())

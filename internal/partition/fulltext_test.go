@@ -52,7 +52,7 @@ func newFTFixture(t *testing.T) *ftFixture {
 func (f *ftFixture) open(ft *searchpolicy.FullTextPolicy, older bool) {
 	f.t.Helper()
 	p, err := Open(Config{DB: f.db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30, Index: f.pol,
-		FullText: ft, OlderFullText: older})
+		FullText: ft, OlderFullText: older, OlderSystemPaths: older})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -212,12 +212,16 @@ func TestFullTextTermsOfOlderData(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFTFixture(t)
-			// Without the full-text policy, the writer computes no full-text terms, as the
-			// older build did; a new container's items have them from the start.
+			// Without the full-text policy, the writer computes no full-text terms, and under
+			// the legacy form of the policy none for _ts, as the older build did; a new
+			// container's items have them from the start.
 			if c.trust {
 				f.open(f.ft, false)
 			} else {
+				pol := f.pol
+				f.pol, _ = pol.Legacy()
 				f.open(nil, false)
+				f.pol = pol
 			}
 			f.write(Create, "a", "cat")
 			f.write(Create, "b", "dog")

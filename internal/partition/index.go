@@ -16,11 +16,12 @@ import (
 	"github.com/partita-db/partita/internal/value"
 )
 
-// IndexTerms returns the range index terms of an item body under an indexing policy: one per
-// primitive value at each path the policy indexes (see value.Terms), and the full-text terms
-// of each path with a full-text index (fullTextTerms), whose language ft (the container's
-// full-text policy, which never changes) gives; encoded as storage.IndexTerm, sorted and
-// without duplicates. System properties are not indexed.
+// IndexTerms returns the range index terms of a stored item (body, system properties
+// included) under an indexing policy: one per primitive value at each path the policy indexes
+// (see value.Terms), and the full-text terms of each path with a full-text index
+// (fullTextTerms), whose language ft (the container's full-text policy, which never changes)
+// gives; encoded as storage.IndexTerm, sorted and without duplicates. Of the system
+// properties only _ts is indexed (withTS), as the policy says.
 func IndexTerms(body []byte, pol *indexing.Policy, ft *searchpolicy.FullTextPolicy) ([][]byte, error) {
 	if pol.IndexesNothing() {
 		return nil, nil
@@ -29,11 +30,17 @@ func IndexTerms(body []byte, pol *indexing.Policy, ft *searchpolicy.FullTextPoli
 	if err != nil {
 		return nil, err
 	}
-	return TermsOf(v, pol, ft), nil
+	terms := TermsOf(v, pol, ft)
+	if isNotIndexed(terms) {
+		return terms, nil
+	}
+	return withTS(terms, v.Get("_ts"), pol), nil
 }
 
-// TermsOf is IndexTerms of an item already parsed. Under a manual policy an item is kept out
-// of the index unless its write says otherwise (IncludedTerms).
+// TermsOf is IndexTerms of an item body as a client sent it, whose _ts is not yet decided
+// (and whose system properties, if it carries any, are not the item's): the writer adds the
+// _ts it stamps (withTS). Under a manual policy an item is kept out of the index unless its
+// write says otherwise (IncludedTerms).
 func TermsOf(v value.Value, pol *indexing.Policy, ft *searchpolicy.FullTextPolicy) [][]byte {
 	if pol.Manual() {
 		return NotIndexed()
@@ -99,7 +106,35 @@ func appendFullTextTerms(terms [][]byte, v value.Value, fi indexing.FullTextInde
 	return append(terms, storage.IndexTerm(nil, path, indexing.FullTextLength(n)))
 }
 
-// isSystemPath reports whether a term path is a system property, which is not indexed.
+// tsPath is the term path of an item's _ts, the one system property the index records.
+const tsPath = "/_ts"
+
+// withTS returns terms (sorted, as IndexTerms gives them) with the entry of the item's _ts
+// ts added in its place, when pol indexes _ts (every policy of this build but indexingMode
+// none); a new slice, terms unchanged. The writer adds it to the terms the caller computed
+// from the body a client sent (TermsOf), the _ts the write stamps; IndexTerms adds it from a
+// stored item's JSON: both make the same entry of the same second.
+func withTS(terms [][]byte, ts value.Value, pol *indexing.Policy) [][]byte {
+	if ts.Kind() != value.Number || !pol.Indexes(tsPath) {
+		return terms
+	}
+	// The term is the escaped path and the value's encoding (storage.IndexTerm), built in one
+	// allocation: this runs for every write.
+	t, ok := value.AppendIndexed(storage.IndexTerm(make([]byte, 0, 24), tsPath, nil), ts)
+	if !ok {
+		return terms
+	}
+	i, found := slices.BinarySearchFunc(terms, t, bytes.Compare)
+	if found {
+		return terms
+	}
+	out := make([][]byte, 0, len(terms)+1)
+	out = append(append(append(out, terms[:i]...), t), terms[i:]...)
+	return out
+}
+
+// isSystemPath reports whether a term path is a system property: not in the walk of an item's
+// values (value.Terms); withTS adds the one the index records.
 func isSystemPath(path string) bool {
 	return strings.HasPrefix(path, "/_") && strings.Count(path, "/") == 1 && document.IsSystemProperty(path[1:])
 }

@@ -56,6 +56,13 @@ type Config struct {
 	// a partition whose indexing record does not say its entries hold them rebuilds them
 	// (loadIndexState) before queries trust them.
 	OlderFullText bool
+	// OlderSystemPaths is set for a container created by a build whose entries left out _ts,
+	// and id when the rules did: a partition whose indexing record does not say its entries
+	// hold them rebuilds them (loadIndexState) before queries trust them.
+	OlderSystemPaths bool
+	// DistrustSystemPaths is set for a replica, in a cluster, of such a container: the index
+	// is never trusted for the system paths the earlier build left out (IndexTrusted).
+	DistrustSystemPaths bool
 	// OnSplit, when set, adds to the batch of a split's commit what the partition's host keeps
 	// of the two children (a replication group's first state), on every replica.
 	OnSplit func(b *storage.Batch, children [2]Child) error
@@ -75,8 +82,12 @@ type Partition struct {
 	maxLogical int64
 	// ix is the indexing policy the index follows, and the rebuild in flight (reindex.go);
 	// stored only when an entry that changes it is applied.
-	ix         atomic.Pointer[indexState]
-	keepImages bool
+	ix atomic.Pointer[indexState]
+	// mixedSystemPaths: a replica of a container created before the system paths were
+	// indexed, whose group may have been led by a node of that build (Config.
+	// DistrustSystemPaths, IndexTrusted).
+	mixedSystemPaths bool
+	keepImages       bool
 
 	// log is where the writer's entries go to be made durable and applied: the single node's
 	// batch (locallog.go) or a replication group.
@@ -148,22 +159,23 @@ type Partition struct {
 // a split are written by the split's commit, and need none).
 func Open(cfg Config) (*Partition, error) {
 	p := &Partition{
-		db:         cfg.DB,
-		container:  cfg.Container,
-		id:         cfg.ID,
-		rng:        cfg.Range,
-		rid:        cfg.ContainerRID,
-		selfPrefix: cfg.SelfPrefix,
-		maxLogical: cfg.MaxLogicalBytes,
-		keepImages: cfg.KeepImages,
-		unique:     cfg.Unique,
-		vectors:    cfg.Vectors,
-		fullText:   cfg.FullText,
-		queue:      make(chan *request, 1024),
-		stopped:    make(chan struct{}),
-		closing:    make(chan struct{}),
-		clock:      cfg.Now,
-		onSplit:    cfg.OnSplit,
+		db:               cfg.DB,
+		container:        cfg.Container,
+		id:               cfg.ID,
+		rng:              cfg.Range,
+		rid:              cfg.ContainerRID,
+		selfPrefix:       cfg.SelfPrefix,
+		maxLogical:       cfg.MaxLogicalBytes,
+		keepImages:       cfg.KeepImages,
+		unique:           cfg.Unique,
+		vectors:          cfg.Vectors,
+		fullText:         cfg.FullText,
+		mixedSystemPaths: cfg.DistrustSystemPaths,
+		queue:            make(chan *request, 1024),
+		stopped:          make(chan struct{}),
+		closing:          make(chan struct{}),
+		clock:            cfg.Now,
+		onSplit:          cfg.OnSplit,
 	}
 	if cfg.ID > MaxID {
 		return nil, fault.New(fault.Internal, "partition id %d is above the largest, %d", cfg.ID, MaxID)
@@ -173,7 +185,7 @@ func Open(cfg Config) (*Partition, error) {
 		p.log = newReplicatedLog(p, cfg.Replica)
 	}
 	p.defaultTTL.Store(cfg.DefaultTTL)
-	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index, cfg.OlderFullText)
+	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index, cfg.OlderFullText, cfg.OlderSystemPaths)
 	if err != nil {
 		return nil, err
 	}

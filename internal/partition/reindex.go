@@ -55,18 +55,25 @@ type indexingRecord struct {
 	Prevs  []json.RawMessage `json:"prevs,omitempty"`
 	Cursor uint64            `json:"cursor,omitempty"`
 	Done   int64             `json:"done,omitempty"`
-	// Terms is what the policies stand for: termsFullText, every record this build writes,
-	// when a full-text index has entries; 0 (absent) in a record of an earlier build, whose
-	// entries have none, whatever its policies say (olderTerms).
+	// Terms is what the policies stand for, which every record this build writes states as
+	// termsSystemPaths: entries follow the policies as this build applies them. A record of an
+	// earlier build states less, and its entries lack what came after (olderTerms).
 	Terms int `json:"terms,omitempty"`
 }
 
-// termsFullText is the Terms of a record whose policies' full-text indexes have entries.
-const termsFullText = 1
+// The Terms of indexing records, each what the builds from then on write.
+const (
+	// termsFullText: the policies' full-text indexes have entries; 0 (absent) in records of
+	// the builds before, whose entries have none, whatever their policies say.
+	termsFullText = 1
+	// termsSystemPaths: the entries of id and _ts are there whatever the rules say
+	// (indexing.AlwaysIndexed); the builds before indexed _ts never and id by the rules.
+	termsSystemPaths = 2
+)
 
 // put adds the record of s for partition id to b.
 func (s *indexState) put(b *storage.Batch, container, id uint32) error {
-	v, err := json.Marshal(indexingRecord{Policy: s.polJSON, Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done, Terms: termsFullText})
+	v, err := json.Marshal(indexingRecord{Policy: s.polJSON, Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done, Terms: termsSystemPaths})
 	if err != nil {
 		return err
 	}
@@ -74,31 +81,68 @@ func (s *indexState) put(b *storage.Batch, container, id uint32) error {
 }
 
 // loadIndexState reads the index state of a partition; without a record, it follows cfg.
-// older says that the container's partitions were written by a build without full-text
-// terms (Config.OlderFullText), so that a partition without a record has none.
-func loadIndexState(db *storage.DB, container, id uint32, cfg *indexing.Policy, older bool) (*indexState, error) {
+// The container's partitions were written by a build without full-text terms when
+// olderFullText (Config.OlderFullText), or without the system paths' entries when
+// olderSystem (Config.OlderSystemPaths), so that a partition without a record lacks them.
+func loadIndexState(db *storage.DB, container, id uint32, cfg *indexing.Policy, olderFullText, olderSystem bool) (*indexState, error) {
 	v, err := db.GetCopy(nil, storage.IndexingKey(container, id))
-	if storage.IsNotFound(err) {
-		st := &indexState{pol: cfg, polJSON: cfg.JSON()}
-		if older {
-			return st.olderTerms()
+	terms := termsSystemPaths
+	var st *indexState
+	switch {
+	case storage.IsNotFound(err):
+		st = &indexState{pol: cfg, polJSON: cfg.JSON()}
+		if olderFullText {
+			terms = 0
+		} else if olderSystem {
+			terms = termsFullText
 		}
-		return st, nil
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
-	}
-	st, terms, err := decodeIndexState(v, id)
-	if err != nil {
-		return nil, err
-	}
-	if st.pol.Equal(cfg) {
-		st.pol = cfg
+	default:
+		if st, terms, err = decodeIndexState(v, id); err != nil {
+			return nil, err
+		}
+		if st.pol.Equal(cfg) {
+			st.pol = cfg
+		}
 	}
 	if terms < termsFullText {
-		return st.olderTerms()
+		if st, err = st.olderTerms(); err != nil {
+			return nil, err
+		}
+	}
+	if terms < termsSystemPaths {
+		return st.olderSystemPaths()
 	}
 	return st, nil
+}
+
+// olderSystemPaths is the state of a partition whose entries a build without the system
+// paths' entries wrote: they follow the Legacy form of st's policies (_ts never indexed, id
+// by the rules). Those join the earlier policies, in place of the ones they stand for, and
+// the rebuild starts again from the first item, which adds the missing entries (the
+// reindexing machinery, with nothing of its own: the engine resumes rebuilds in flight at
+// every start, and a crash mid-rebuild resumes from the cursor its record kept, which this
+// build wrote with termsSystemPaths). Until it is done, queries do not trust the index for
+// id or _ts (IndexTrusted). Every replica derives the same state from the same record.
+func (st *indexState) olderSystemPaths() (*indexState, error) {
+	c := *st
+	c.prevs, c.prevJSON = nil, nil
+	for _, p := range append(slices.Clone(st.prevs), st.pol) {
+		l, err := p.Legacy()
+		if err != nil {
+			return nil, err
+		}
+		if !indexing.ContainsEqual(c.prevs, l) {
+			c.prevs = append(c.prevs, l)
+			c.prevJSON = append(c.prevJSON, l.JSON())
+		}
+	}
+	if len(c.prevs) == 1 && c.prevs[0].Equal(c.pol) {
+		return st, nil // a policy that indexes nothing, as it did before: nothing to rebuild
+	}
+	c.cursor, c.done = 0, 0
+	return &c, nil
 }
 
 // olderTerms is the state of a partition whose entries a build without full-text terms
@@ -138,7 +182,7 @@ func decodeIndexState(v []byte, id uint32) (*indexState, int, error) {
 	}
 	st := &indexState{pol: pol, polJSON: pol.JSON(), cursor: rec.Cursor, done: rec.Done, recorded: true}
 	for _, raw := range rec.Prevs {
-		prev, err := indexing.Parse(raw)
+		prev, err := indexing.ParseRecord(raw) // a Legacy form among them (olderSystemPaths)
 		if err != nil {
 			return nil, 0, fmt.Errorf("partition %d: indexing record: %w", id, err)
 		}
@@ -157,8 +201,18 @@ func (p *Partition) PolicyJSON() json.RawMessage { return p.ix.Load().polJSON }
 // IndexTrusted reports whether the range index holds every value at path of every item, so a
 // query may read it instead of scanning: the policy indexes path and no rebuild is changing
 // that.
+//
+// A replica of a container created before the system paths were indexed (mixedSystemPaths)
+// never trusts the index for those the earlier build left out. In a cluster upgraded node by
+// node, a leader of that build may write an item (after the rebuild passed it, or carrying on
+// a rebuild step as its own state says) without their entries, and nothing in its entries
+// tells this build so; queries on them read the items instead, exactly. Single nodes and
+// containers created by this build are not affected.
 func (p *Partition) IndexTrusted(path string) bool {
 	st := p.ix.Load()
+	if p.mixedSystemPaths && indexing.AlwaysIndexed(path) && (path == tsPath || !st.pol.IndexesByRules(path)) {
+		return false
+	}
 	return st.pol.Indexes(path) && indexing.IndexedByAll(path, st.prevs...)
 }
 

@@ -95,7 +95,7 @@ func TestReindexWithConcurrentWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, terms, err := decodeIndexState(v, 0); err != nil || terms != termsFullText || !st.settled() || !st.pol.Equal(newPol) {
+	if st, terms, err := decodeIndexState(v, 0); err != nil || terms != termsSystemPaths || !st.settled() || !st.pol.Equal(newPol) {
 		t.Fatalf("the record after the rebuild: %s, %v", v, err)
 	}
 }

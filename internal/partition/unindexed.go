@@ -48,7 +48,7 @@ func (p *Partition) storedTerms(json []byte, seq uint64, pol *indexing.Policy) (
 	if err != nil {
 		return nil, err
 	}
-	return termsOf(v, pol, p.fullText), nil
+	return withTS(termsOf(v, pol, p.fullText), v.Get("_ts"), pol), nil
 }
 
 // isUnindexed reports whether item seq carries the marker, as get (of the database or of a

@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
+	"github.com/partita-db/partita/internal/value"
 )
 
 // OpKind is what an Operation does.
@@ -699,6 +700,8 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			if newTerms, err = IndexTerms(res.Doc.JSON, ix.pol, p.fullText); err != nil {
 				return Change{}, Result{}, fault.New(fault.Internal, "stamped item is not valid JSON: %w", err)
 			}
+		} else if !isNotIndexed(newTerms) {
+			newTerms = withTS(newTerms, value.Num(float64(now)), ix.pol) // the caller's lack the _ts stamped here
 		}
 		ch.terms = newTerms
 	}

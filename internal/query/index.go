@@ -113,11 +113,12 @@ func (p *Prepared) findIndexPreds() {
 	visit(q.Where)
 }
 
-// rootPath returns the property names of alias.a.b or alias["a"]["b"]. System properties
-// are not indexed, so paths to them are refused.
+// rootPath returns the property names of alias.a.b or alias["a"]["b"]. Of the system
+// properties the index records _ts alone (indexing.AlwaysIndexed), so paths to the others are
+// refused.
 func rootPath(e Expr, alias string) ([]string, bool) {
 	segs, ok := propertyPath(e, alias)
-	if ok && len(segs) == 1 && document.IsSystemProperty(segs[0]) {
+	if ok && len(segs) == 1 && segs[0] != "_ts" && document.IsSystemProperty(segs[0]) {
 		return nil, false
 	}
 	return segs, ok

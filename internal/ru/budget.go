@@ -26,13 +26,34 @@ type Budget struct {
 	trend     [trendLen]trendPoint
 	total     float64 // RUs charged since start
 	throttled uint64  // requests refused
+	// refusedAt is the last second in which a request was refused: the replica wanted more
+	// than it had (Demand).
+	refusedAt int64
+	// replicas, when above one, is how many replicas share the partition's budget
+	// (share.go): this one spends at most its limit of each second, slots[second %
+	// slotLen] when that slot is the second's, and its fallback, perSecond/replicas,
+	// otherwise. At one or zero the budget is this replica's alone (a node alone, or a
+	// cluster whose version does not share budgets yet) and the slots are empty.
+	replicas int
+	slots    [slotLen]slot
 }
 
-// SetRate sets the RU/s this budget allows.
+// SetRate sets the RU/s this budget allows: the partition's, however many replicas share it.
+// A change of rate forgets the shares of the old one: the slots held figures of it.
 func (b *Budget) SetRate(perSecond float64) {
 	b.mu.Lock()
+	if perSecond != b.perSecond {
+		b.slots = [slotLen]slot{}
+	}
 	b.perSecond = perSecond
 	b.mu.Unlock()
+}
+
+// Rate is the RU/s the budget allows: the partition's.
+func (b *Budget) Rate() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.perSecond
 }
 
 func (b *Budget) roll(now time.Time) {
@@ -47,10 +68,11 @@ func (b *Budget) Admit(now time.Time) (ok bool, retryAfter time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.roll(now)
-	if b.perSecond <= 0 || b.spent < b.perSecond {
+	if b.perSecond <= 0 || b.spent < b.limit(b.second) {
 		return true, 0
 	}
 	b.throttled++
+	b.refusedAt = b.second
 	next := time.Unix(b.second+1, 0)
 	return false, max(next.Sub(now), time.Millisecond)
 }
@@ -98,6 +120,51 @@ func (b *Budget) StatsAt(now time.Time) BudgetStats {
 		}
 		if h.second > cur-60 && h.second <= cur {
 			s.LastMinute += h.spent
+		}
+	}
+	return s
+}
+
+// SecondSpent is what a budget spent in one second.
+type SecondSpent struct {
+	Second int64   `json:"s"` // Unix time
+	RU     float64 `json:"ru"`
+}
+
+// Seconds returns the seconds of the last minute, as of now, in which anything was spent,
+// oldest first: what the replicas of a partition spent, added second by second, is what the
+// partition spent (StatsOf).
+func (b *Budget) Seconds(now time.Time) []SecondSpent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur := now.Unix()
+	var out []SecondSpent
+	for s := cur - 59; s <= cur; s++ {
+		if h := b.history[uint64(s)%60]; h.second == s && h.spent > 0 {
+			out = append(out, SecondSpent{Second: s, RU: h.spent})
+		}
+	}
+	return out
+}
+
+// StatsOf are the figures of a budget of perSecond RU/s as of the second now from what it
+// spent in each second of the last minute (those of all its replicas, in any order; a second
+// may come more than once). Total and Throttled are not in them.
+func StatsOf(perSecond float64, seconds []SecondSpent, now int64) BudgetStats {
+	s := BudgetStats{PerSecond: perSecond}
+	by := map[int64]float64{}
+	for _, x := range seconds {
+		if x.Second > now-60 && x.Second <= now {
+			by[x.Second] += x.RU
+		}
+	}
+	for sec, spent := range by {
+		s.LastMinute += spent
+		if sec == now-1 {
+			s.LastSecond = spent
+		}
+		if perSecond > 0 {
+			s.NormalizedUse = math.Max(s.NormalizedUse, spent/perSecond)
 		}
 	}
 	return s

@@ -39,3 +39,23 @@ func TestBudget(t *testing.T) {
 		t.Fatal("an unset budget never refuses")
 	}
 }
+
+// A partition's figures are its replicas' added second by second.
+func TestStatsOf(t *testing.T) {
+	var a, b Budget
+	a.SetRate(100)
+	b.SetRate(100)
+	t0 := time.Unix(2000, 0)
+	a.Spend(t0, 40)
+	b.Spend(t0, 50) // the same second on another replica: 90 in all
+	a.Spend(t0.Add(time.Second), 30)
+	a.Spend(t0.Add(-90*time.Second), 1000) // long gone
+	now := t0.Add(2 * time.Second)
+	s := StatsOf(100, append(a.Seconds(now), b.Seconds(now)...), now.Unix())
+	if s.LastSecond != 30 || s.LastMinute != 120 || s.NormalizedUse != 0.9 || s.PerSecond != 100 {
+		t.Fatalf("stats %+v", s)
+	}
+	if got := a.Seconds(now); len(got) != 2 || got[0] != (SecondSpent{Second: 2000, RU: 40}) {
+		t.Fatalf("seconds %+v", got)
+	}
+}

@@ -5,6 +5,9 @@
 // The model is anchored on the published figures of Azure Cosmos DB: a 1 KB point read costs
 // 1 RU and a 100 KB one 10 RU; a 1 KB indexed insert costs about 5.5 RU, a replace about twice
 // an insert. Writes pay for the index entries they write, so the indexing policy matters. It must never depend on timing or load, only on the work a request asks for.
+//
+// It also keeps the budgets that charges are spent from (budget.go), and the arithmetic by
+// which a partition's replicas in a cluster divide one budget between them (share.go).
 package ru
 
 import (

@@ -3,7 +3,8 @@ package ru
 import "time"
 
 // Spare is what the budget leaves unused, for background work that must never take request
-// units from users (deleting expired items): the per-second rate less what the busier of the
+// units from users (deleting expired items): the per-second rate (this replica's share of it,
+// when replicas share the budget) less what the busier of the
 // last complete second and the current one spent, and nothing once either spent it all. An
 // unlimited budget spares unlimited.
 //
@@ -20,7 +21,7 @@ func (b *Budget) Spare(now time.Time) float64 {
 	if h := b.history[(b.second-1)%60]; h.second == b.second-1 {
 		busiest = max(busiest, h.spent)
 	}
-	return max(b.perSecond-busiest, 0)
+	return max(b.limit(b.second)-busiest, 0)
 }
 
 // unlimitedSpare is what an unlimited budget spares per call: enough for background work to

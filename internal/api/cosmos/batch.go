@@ -66,7 +66,7 @@ func (c *call) batch() error {
 		if results, failed, err = ct.ExecuteBatch(c.ctx, o.PartitionKey, ops); err != nil {
 			return err
 		}
-		c.w.Header()["x-ms-session-token"] = []string{sessionToken(ct.Session(o.PartitionKey))}
+		c.w.Header()["x-ms-session-token"] = []string{c.sessionToken(ct.Session(o.PartitionKey))}
 	} else {
 		if len(ops) > engine.MaxBatchOperations {
 			return fault.New(fault.BadRequest, "A bulk request has at most %d operations; got %d", engine.MaxBatchOperations, len(ops))

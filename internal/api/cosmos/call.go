@@ -140,6 +140,9 @@ func (c *call) ifMatch() string { return unquoted(c.r.Header.Get("If-Match")) }
 // fail writes err as a Cosmos error response.
 func (c *call) fail(err error) {
 	w, e := toWire(err)
+	if e.Kind == fault.NotFound && w.substatus == 0 {
+		w.substatus = c.notFound() // notfound.go
+	}
 	activity := tracing.Activity(c.ctx)
 	if w.status >= 500 {
 		c.h.log.Error("request failed", "method", c.r.Method, "path", c.r.URL.Path, "err", e.Message, "activity", activity)

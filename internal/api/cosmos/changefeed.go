@@ -66,7 +66,7 @@ func (c *call) changeFeed(aim string) error {
 	}
 	h := c.w.Header()
 	h["etag"] = []string{quoted(strconv.FormatUint(page.Through, 10))}
-	h["x-ms-session-token"] = []string{sessionToken(page.Partition, page.LSN)}
+	h["x-ms-session-token"] = []string{c.sessionToken(page.Partition, page.LSN)}
 	h["x-ms-content-path"] = []string{ct.RID()}
 	h["x-ms-item-count"] = []string{strconv.Itoa(len(page.Changes))}
 	if len(page.Changes) == 0 {

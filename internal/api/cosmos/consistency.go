@@ -1,7 +1,6 @@
 package cosmos
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/partita-db/partita/internal/engine"
@@ -10,19 +9,11 @@ import (
 
 // Consistency. A request may ask for its account's default level or a weaker one, never a
 // stronger one; what each level lets a replica serve is the engine's (engine/consistency.go).
-// Session tokens are "<range id>:<version>#<LSN>", one per partition key range a response
-// read or wrote. The version is -1, as in the service's tokens of a single-region account
-// (the LSN carries the guarantee: a replica-set change does not renumber it); the LSN is the
-// partition's, which a split's children continue, so a
-// token handed out before a split holds after it, and the engine reads a child's token from
-// its ancestors' too.
+// At Session, the request's session tokens (sessiontoken.go) say what it must see; the engine
+// reads a child's token from its ancestors' too.
 
 // ConsistencyRank is the strength of a level (0 strongest), or -1 when level is not one.
 func ConsistencyRank(level string) int { return int(engine.LevelOf(level)) - 1 }
-
-// anyRange keys an old-form session token (a bare LSN, which names no range) in
-// engine.ReadConsistency.Session: the engine reads it as every range's.
-const anyRange = engine.AnyRange
 
 // checkConsistency refuses a request that asks for an unknown consistency level, one stronger
 // than the account's default, or that carries a malformed session token.
@@ -65,67 +56,4 @@ func (c *call) readConsistency() engine.ReadConsistency {
 		rc.Session[id] = max(rc.Session[id], lsn)
 	}
 	return rc
-}
-
-// parseSessionToken reads one session token (validSessionTokens checked its form): its range
-// (anyRange for a bare LSN) and its global LSN.
-func parseSessionToken(t string) (rangeID uint32, lsn uint64, ok bool) {
-	if n, err := strconv.ParseUint(t, 10, 64); err == nil {
-		return anyRange, n, true
-	}
-	r, rest, ok := strings.Cut(t, ":")
-	if !ok {
-		return 0, 0, false
-	}
-	id, err := strconv.ParseUint(r, 10, 32)
-	if err != nil {
-		return 0, 0, false
-	}
-	_, rest, _ = strings.Cut(rest, "#")    // the version
-	global, _, _ := strings.Cut(rest, "#") // region entries follow
-	n, err := strconv.ParseUint(global, 10, 64)
-	if err != nil {
-		return 0, 0, false
-	}
-	return uint32(id), n, true
-}
-
-// validSessionTokens reports whether h is a comma-separated list of session tokens of the forms
-// Cosmos hands out and SDKs merge: "<range id>:<version>#<LSN>", optionally followed by
-// "#<region>=<LSN>" entries, or a bare "<LSN>" (the oldest form).
-func validSessionTokens(h string) bool {
-	for _, t := range strings.Split(h, ",") {
-		t = strings.Trim(t, " \t") // HTTP whitespace only
-		if digits(t) {
-			continue
-		}
-		rangeID, rest, ok := strings.Cut(t, ":")
-		if !ok || !digits(rangeID) {
-			return false
-		}
-		version, rest, ok := strings.Cut(rest, "#")
-		// A version may be negative (-1 before any split) but carries no plus sign.
-		if !ok || !digits(strings.TrimPrefix(version, "-")) {
-			return false
-		}
-		for i, f := range strings.Split(rest, "#") {
-			if i > 0 {
-				region, lsn, ok := strings.Cut(f, "=")
-				if !ok || !digits(region) {
-					return false
-				}
-				f = lsn
-			}
-			if !digits(f) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// digits reports whether s is a decimal number without a sign.
-func digits(s string) bool {
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
 }

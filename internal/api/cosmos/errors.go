@@ -19,6 +19,7 @@ type wireError struct {
 const (
 	subPartitionKeyRangeGone   = 1002 // 410: the range was split; re-read /pkranges
 	subReadSessionNotAvailable = 1002 // 404: the replica is behind the session token; retry
+	subOwnerResourceNotFound   = 1003 // 404: the database or container of what was asked is missing
 	subPartitionFull           = 1014 // 403: the logical partition reached its size cap
 	subRequestRateTooLarge     = 3200 // 429: the partition's RU budget for this second is spent
 )

@@ -99,11 +99,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		res = h.byRID(res)
-		c.res = res
 		if tracing.Enabled() {
 			trace.SpanFromContext(c.ctx).SetName("cosmos " + r.Method + " " + res.shape())
 		}
-		err = h.keys.authenticate(r, res, h.now())
+		res, err = h.authenticate(r, res)
+		c.res = res
 	}
 	if err == nil && res.byRID {
 		err = c.resolveRIDs()

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/fault"
@@ -33,10 +32,6 @@ func isTrue(v string) bool {
 
 func preferMinimal(r *http.Request) bool { return r.Header.Get("Prefer") == "return=minimal" }
 
-func sessionToken(partition uint32, lsn uint64) string {
-	return strconv.FormatUint(uint64(partition), 10) + ":-1#" + strconv.FormatUint(lsn, 10)
-}
-
 // setLSNs writes the LSN headers of a point operation's response, as the service's replicas
 // send them: the partition's LSN the operation saw (lsn), which a quorum of its replicas has
 // (every LSN a replica applied is committed), and the item version's; the global committed
@@ -50,15 +45,6 @@ func (c *call) setLSNs(lsn, item uint64) {
 	}
 	c.set("x-ms-global-committed-lsn", "-1")
 	c.set("x-ms-number-of-read-regions", "0")
-}
-
-// sessionTokens joins the tokens of the partitions a feed or query page read.
-func sessionTokens(partitions map[uint32]uint64) string {
-	tokens := make([]string, 0, len(partitions))
-	for id, lsn := range partitions {
-		tokens = append(tokens, sessionToken(id, lsn))
-	}
-	return strings.Join(tokens, ",")
 }
 
 // setQuota writes the resource quota and usage headers of a container, in KB as Cosmos

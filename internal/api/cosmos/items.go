@@ -101,7 +101,7 @@ func (c *call) itemReply(ct *engine.Container, code int, r engine.ItemResult, wi
 	if r.ETag != "" {
 		c.set("etag", quoted(r.ETag))
 	}
-	c.set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
+	c.set("x-ms-session-token", c.sessionToken(r.PartitionID, r.LSN))
 	c.setLSNs(r.LSN, r.ItemLSN)
 	c.set("x-ms-content-path", ct.RID())
 	c.setQuota(ct.Usage())

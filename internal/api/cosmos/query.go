@@ -81,7 +81,7 @@ func (c *call) queryItems() error {
 	if res.Next != "" {
 		hdr["x-ms-continuation"] = []string{res.Next}
 	}
-	hdr["x-ms-session-token"] = []string{sessionTokens(res.Partitions)}
+	hdr["x-ms-session-token"] = []string{c.sessionTokens(res.Partitions)}
 	hdr["x-ms-content-path"] = []string{ct.RID()}
 	hdr["x-ms-item-count"] = []string{strconv.Itoa(len(res.Results))}
 	hdr["x-ms-documentdb-query-metrics"] = []string{queryMetrics(res.Stats, prepared, time.Since(started))}

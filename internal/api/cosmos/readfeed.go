@@ -32,7 +32,7 @@ func (c *call) readFeed() error {
 	if page.Next != "" {
 		c.w.Header()["x-ms-continuation"] = []string{page.Next}
 	}
-	c.w.Header()["x-ms-session-token"] = []string{sessionTokens(page.Partitions)}
+	c.w.Header()["x-ms-session-token"] = []string{c.sessionTokens(page.Partitions)}
 	c.w.Header()["x-ms-content-path"] = []string{ct.RID()}
 	c.w.Header()["x-ms-item-count"] = []string{strconv.Itoa(len(page.Docs))}
 	c.reply(http.StatusOK, documentList(ct.RID(), page.Docs))

@@ -1,9 +1,12 @@
 package cosmos
 
 import (
+	"errors"
+	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/rid"
 )
 
@@ -17,7 +20,10 @@ import (
 // it identifies, so that the rest of the gateway serves the request as if it named them.
 
 // byRID marks res as rid-based when its database segment is the resource id of a database,
-// and sets the link its signature covers.
+// and sets the link its signature covers. A segment shaped like a resource id that is neither
+// a database's id nor a database's name is a link to a deleted resource, or a name that names
+// nothing: res keeps the name reading and the rid link beside it, and the signature decides
+// (authenticate).
 func (h *Handler) byRID(res resource) resource {
 	s := res.segs
 	if len(s) < 2 || s[0] != "dbs" || len(s[1]) != 8 {
@@ -27,20 +33,50 @@ func (h *Handler) byRID(res resource) resource {
 		return res
 	}
 	if _, err := h.engine.DatabaseByRID(s[1]); err != nil {
+		if _, err := h.engine.Database(s[1]); err != nil {
+			res.ridLink = ridLinkOf(s)
+		}
 		return res // a database named like a resource id, or none: by name
 	}
-	last := len(s) - 1 // the id of what the path names, or of a feed's parent
-	if len(s)%2 == 1 {
-		last--
-	}
-	res.link, res.byRID = strings.ToLower(s[last]), true
+	res.link, res.byRID = ridLinkOf(s), true
 	return res
 }
 
+// ridLinkOf is the link a request for an rid-based path is signed over: the resource id of
+// what the path names, or of a feed's parent, in lower case.
+func ridLinkOf(s []string) string {
+	last := len(s) - 1
+	if len(s)%2 == 1 {
+		last--
+	}
+	return strings.ToLower(s[last])
+}
+
+// authenticate checks the request's signature (keyring.authenticate) and returns the path as
+// it is to be read. A path whose rid-shaped database segment names no database (res.ridLink)
+// is read by resource id when the request is signed over the rid link, as clients sign the
+// _self links they kept: resolveRIDs then answers 404, as the service does for a deleted
+// resource's link, where the name reading would refuse the signature with 401.
+func (h *Handler) authenticate(r *http.Request, res resource) (resource, error) {
+	now := h.now()
+	err := h.keys.authenticate(r, res, now)
+	if err == nil || res.ridLink == "" || !errors.Is(err, fault.Unauthorized) {
+		return res, err
+	}
+	alt := res
+	alt.link, alt.byRID, alt.ridLink = res.ridLink, true, ""
+	if h.keys.authenticate(r, alt, now) == nil {
+		return alt, nil
+	}
+	return res, err
+}
+
 // resolveRIDs replaces the resource ids of an rid-based path by the names of the resources
-// they identify: 404 when one identifies none under its parent.
+// they identify: 404 when one identifies none under its parent. The segments are replaced as
+// they resolve, so that a 404 can tell which owner is missing (notfound.go).
 func (c *call) resolveRIDs() error {
 	s := slices.Clone(c.res.segs)
+	c.res.segs = s
 	eng := c.h.engine
 	var err error
 	if s[1], err = eng.DatabaseByRID(s[1]); err != nil {
@@ -82,6 +118,5 @@ func (c *call) resolveRIDs() error {
 			}
 		}
 	}
-	c.res.segs = s
 	return nil
 }

@@ -16,6 +16,10 @@ type resource struct {
 	// byRID: the path names resources by resource id (ridpath.go); segs hold their names
 	// once resolveRIDs has run.
 	byRID bool
+	// ridLink, for a path whose database segment is shaped like a resource id but names no
+	// database by id or by name, is the link a signature over the path read by resource id
+	// covers (ridpath.go): a deleted resource's _self link, signed as the SDKs sign it.
+	ridLink string
 }
 
 // parseResource reads the escaped URL path. A feed (odd number of segments, e.g.

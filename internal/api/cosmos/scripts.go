@@ -201,7 +201,7 @@ func (c *call) executeProcedure() error {
 	if err != nil {
 		return err
 	}
-	c.set("x-ms-session-token", sessionToken(r.PartitionID, r.LSN))
+	c.set("x-ms-session-token", c.sessionToken(r.PartitionID, r.LSN))
 	c.setLSNs(r.LSN, 0)
 	c.set("x-ms-content-path", ct.RID())
 	c.reply(http.StatusOK, r.Body)

@@ -89,7 +89,9 @@ export function clusterView(el) {
     const me = known.get(m.self);
     summary.replaceChildren(...(m.single ? [h('strong', {}, 'A single node'), ` · ${m.partitions.length} partition${m.partitions.length === 1 ? '' : 's'}`] :
       [h('strong', {id: 'cluster-count'}, `${live.length} live node${live.length === 1 ? '' : 's'}`),
-        draining ? `, ${draining} draining` : '', missing ? `, ${missing} down or missing` : '',
+        // The draining nodes are among the live ones: "4 live nodes, 1 draining" read as five.
+        draining ? ` (${draining === live.length ? (live.length === 1 ? 'draining' : 'all draining') : `${draining} of them draining`})` : '',
+        missing ? `, ${missing} down or missing` : '',
         ` · this node: ${me ? me.addr : hexId(m.self)} · ${m.partitions.length} partition${m.partitions.length === 1 ? '' : 's'}`]),
     ` · updated ${new Date().toLocaleTimeString()}`);
     const sig = JSON.stringify(m);
