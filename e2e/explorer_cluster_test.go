@@ -231,9 +231,10 @@ type explorerPartition struct {
 	Leading   bool     `json:"leading"`
 	Quorum    string   `json:"quorum"`
 	Members   []struct {
-		Node uint64 `json:"node"`
-		Down bool   `json:"down"`
-		Lag  uint64 `json:"lag"`
+		Node   uint64 `json:"node"`
+		Down   bool   `json:"down"`
+		Lag    uint64 `json:"lag"`
+		Active bool   `json:"active"`
 	} `json:"members"`
 }
 

@@ -334,6 +334,25 @@ func runNemesis(t *testing.T, seed uint64, faults []fault, w nemesisWorkload) {
 		})
 	}
 
+	// A wiped node's replicas are lost for good: its groups go on with the others until the
+	// leaders replace them. A second wipe before that could take a second replica of a group
+	// of three, and no replicated store survives losing a majority of a group's copies (it is
+	// outside what the cluster promises), so a wipe waits for the cluster to have been healthy
+	// since the last one (every replica of every partition live and heard from its leader), and
+	// is made a kill if it has not.
+	var healthySinceWipe atomic.Bool
+	healthySinceWipe.Store(true)
+	watch, stopWatch := context.WithCancel(cx)
+	defer stopWatch()
+	go func() {
+		for watch.Err() == nil {
+			if !healthySinceWipe.Load() && nemesisHealthy(watch, nodes) == nil {
+				healthySinceWipe.Store(true)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
+
 	// The faults, each healed after its time; a fault starts at its time, whatever runs.
 	cuts := &nemesisCuts{lab: lab, on: map[[2]int]int{}}
 	began := time.Now()
@@ -341,7 +360,12 @@ func runNemesis(t *testing.T, seed uint64, faults []fault, w nemesisWorkload) {
 	for _, f := range faults {
 		time.Sleep(time.Until(began.Add(f.At)))
 		n := nodes[f.Node-1]
-		t.Logf("%5.1fs %s node %d", time.Since(began).Seconds(), f.Kind, f.Node)
+		if f.Kind == "wipe" && !healthySinceWipe.CompareAndSwap(true, false) {
+			f.Kind = "kill"
+			t.Logf("%5.1fs kill node %d (a wipe, made a kill: the last wipe's replicas are not all replaced yet)", time.Since(began).Seconds(), f.Node)
+		} else {
+			t.Logf("%5.1fs %s node %d", time.Since(began).Seconds(), f.Kind, f.Node)
+		}
 		fw.Go(func() {
 			switch f.Kind {
 			case "kill", "wipe":
@@ -431,6 +455,32 @@ func nemesisStatusWhole(cx context.Context, nodes []*nemesisNode) error {
 		for _, r := range st.Replicas {
 			if r.Leader == 0 {
 				return fmt.Errorf("node %d: partition %d has no leader", i+1, r.Partition)
+			}
+		}
+	}
+	return nil
+}
+
+// nemesisHealthy is nil when the cluster is whole (nemesisStatusWhole) and every replica of
+// every partition is live and heard from by its leader: a wiped node's lost replicas have
+// been replaced.
+func nemesisHealthy(cx context.Context, nodes []*nemesisNode) error {
+	if err := nemesisStatusWhole(cx, nodes); err != nil {
+		return err
+	}
+	for i, n := range nodes {
+		st, err := nemesisStatus(cx, n)
+		if err != nil {
+			return err
+		}
+		for _, r := range st.Replicas {
+			if !r.Leading {
+				continue
+			}
+			for _, m := range r.Members {
+				if m.Down || !m.Active || len(r.Learners) > 0 {
+					return fmt.Errorf("node %d: partition %d's replica on node %x is not live", i+1, r.Partition, m.Node)
+				}
 			}
 		}
 	}
