@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/partita-db/partita/bench/procfs"
 	"os"
 	"strconv"
 	"strings"
@@ -28,28 +29,6 @@ func cpuSeconds(pid int) (float64, error) {
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) / clkTck, nil
-}
-
-// memKB returns VmRSS and VmHWM of process pid, in kB.
-func memKB(pid int) (rss, hwm float64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
-	}
-	return rss, hwm, nil
 }
 
 // ProcWatch measures a process's CPU use and peak RSS (sampled every 100 ms) over a run.
@@ -89,7 +68,7 @@ func watch(pid int) *ProcWatch {
 }
 
 func (w *ProcWatch) sample() {
-	rss, _, err := memKB(w.pid)
+	rss, _, err := procfs.Memory(w.pid)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -111,7 +90,7 @@ func (w *ProcWatch) Finish(s *Summary) error {
 	if err != nil {
 		return err
 	}
-	rss, hwm, _ := memKB(w.pid)
+	rss, hwm, _ := procfs.Memory(w.pid)
 	s.CPU = cpu1 - w.cpu0
 	s.RSSMB = rss / 1024
 	s.RSSPeakMB = w.peakRSS / 1024

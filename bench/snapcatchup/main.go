@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/partita-db/partita/bench/procfs"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -133,16 +134,16 @@ func run() error {
 			return err
 		}
 		r := result{mode: mode}
-		_, r.sendBase, _ = memKB(n1.cmd.Process.Pid)
-		_, r.recvBase, _ = memKB(n2.cmd.Process.Pid)
+		_, r.sendBase, _ = procfs.Memory(n1.cmd.Process.Pid)
+		_, r.recvBase, _ = procfs.Memory(n2.cmd.Process.Pid)
 		fmt.Printf("%s: adding a learner on node 2\n", mode)
 		took, err := n1.ask(fmt.Sprintf("add 2 %s", n2.store))
 		if err != nil {
 			return err
 		}
 		r.took = took
-		_, r.sendHWM, _ = memKB(n1.cmd.Process.Pid)
-		_, r.recvHWM, _ = memKB(n2.cmd.Process.Pid)
+		_, r.sendHWM, _ = procfs.Memory(n1.cmd.Process.Pid)
+		_, r.recvHWM, _ = procfs.Memory(n2.cmd.Process.Pid)
 		s1, err := n1.ask("state")
 		if err != nil {
 			return err
@@ -265,28 +266,6 @@ func (c *child) quit() {
 	c.ask("quit")
 	c.in.Close()
 	c.cmd.Wait()
-}
-
-// memKB returns VmRSS and VmHWM of process pid, in kB.
-func memKB(pid int) (rss, hwm float64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
-	}
-	return rss, hwm, nil
 }
 
 // The node process.

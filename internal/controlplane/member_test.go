@@ -124,6 +124,21 @@ func (c *cluster3) memberID(i, j int) uint64 {
 	}
 }
 
+// keep writes the key readKept reads, and returns node 2's member id before it is wiped.
+func (c *cluster3) keep() uint64 {
+	if _, err := c.cps[0].Client().Put(c.ctx, "/test/before", "kept"); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.memberID(2, 0)
+}
+
+// replaced fails the test unless wiped node 2's member has another id than old.
+func (c *cluster3) replaced(old uint64) {
+	if id := c.memberID(2, 0); id == old {
+		c.t.Fatalf("the wiped node's member kept its id %x: it came back as the member it was, without its log", id)
+	}
+}
+
 // readKept waits until node i reads the key written before, with what answers now.
 func (c *cluster3) readKept(i int) {
 	deadline := time.Now().Add(30 * time.Second)
@@ -149,18 +164,13 @@ func TestFoundingMemberReplacedAfterWipe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := formCluster3(t, ctx)
-	if _, err := c.cps[0].Client().Put(ctx, "/test/before", "kept"); err != nil {
-		t.Fatal(err)
-	}
-	old := c.memberID(2, 0)
+	old := c.keep()
 	c.stop(2)
 	c.dirs[2] = t.TempDir() // the same address, no data
 	if err := c.start(2); err != nil {
 		t.Fatalf("the wiped node: %v", err)
 	}
-	if id := c.memberID(2, 0); id == old {
-		t.Fatalf("the wiped node's member kept its id %x: it came back as the member it was, without its log", id)
-	}
+	c.replaced(old)
 	// The replaced member has the data, and with it and node 0 the cluster has a quorum
 	// without node 1.
 	c.stop(1)
@@ -177,10 +187,7 @@ func TestWipedFoundingMemberWaitsForTheOthers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := formCluster3(t, ctx)
-	if _, err := c.cps[0].Client().Put(ctx, "/test/before", "kept"); err != nil {
-		t.Fatal(err)
-	}
-	old := c.memberID(2, 0)
+	old := c.keep()
 	c.stop(0)
 	c.stop(1)
 	c.stop(2)
@@ -209,9 +216,7 @@ func TestWipedFoundingMemberWaitsForTheOthers(t *testing.T) {
 	if err := <-started; err != nil {
 		t.Fatalf("the wiped node: %v", err)
 	}
-	if id := c.memberID(2, 0); id == old {
-		t.Fatalf("the wiped node's member kept its id %x: it came back as the member it was, without its log", id)
-	}
+	c.replaced(old)
 	c.stop(0)
 	c.readKept(2)
 }

@@ -95,21 +95,26 @@ func (db *DB) Ingest(ssts [][]byte) error {
 	}()
 	for _, b := range ssts {
 		path := db.fs.PathJoin(db.dir, fmt.Sprintf("ingest-%d.sst", db.ingests.Add(1)))
-		f, err := db.fs.Create(path, vfs.WriteCategoryUnspecified)
-		if err != nil {
-			return err
-		}
-		_, err = f.Write(b)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := db.writeFile(path, b); err != nil {
 			return err
 		}
 		paths = append(paths, path)
 	}
 	return db.db.Ingest(context.Background(), paths)
+}
+
+// writeFile writes b to a new file at path, synced: an sstable to ingest.
+func (db *DB) writeFile(path string, b []byte) error {
+	f, err := db.fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -154,18 +154,7 @@ func (d *SSTDir) Ingest(more [][]byte) error {
 	paths := append([]string(nil), d.files...)
 	for i, b := range more {
 		path := d.db.fs.PathJoin(d.path, fmt.Sprintf("more-%06d.sst", i))
-		f, err := d.db.fs.Create(path, vfs.WriteCategoryUnspecified)
-		if err != nil {
-			return err
-		}
-		_, err = f.Write(b)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := d.db.writeFile(path, b); err != nil {
 			return err
 		}
 		paths = append(paths, path)
