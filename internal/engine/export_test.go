@@ -13,6 +13,10 @@ func Upgrade(db *storage.DB, o partition.UpgradeOptions) error {
 	return upgrade(db, slog.New(slog.DiscardHandler), o)
 }
 
+// Fixture3Files are the files of the data directory an earlier build wrote (testdata/format3),
+// by their path in it.
+var Fixture3Files = fixture3Files
+
 // StartTestCluster starts a cluster of n nodes in this process (cluster_test.go), for the
 // tests of packages above the engine; they stop when the test ends.
 func StartTestCluster(t *testing.T, n int) []*Engine {

@@ -17,9 +17,8 @@ import (
 	"github.com/partita-db/partita/internal/value"
 )
 
-// loadFixture3 copies the data directory an earlier build wrote (testdata/format3) into a
-// MemFS under /data.
-func loadFixture3(t *testing.T) *storage.MemFS {
+// fixture3Files are the fixture's files, by their path in the data directory.
+func fixture3Files(t *testing.T) map[string][]byte {
 	t.Helper()
 	f, err := os.Open("testdata/format3/data.tar.gz")
 	if err != nil {
@@ -30,12 +29,12 @@ func loadFixture3(t *testing.T) *storage.MemFS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := storage.NewMemFS()
 	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return mem
+			return files
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -47,10 +46,21 @@ func loadFixture3(t *testing.T) *storage.MemFS {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := mem.WriteFile(filepath.Join("/data", h.Name), b); err != nil {
+		files[filepath.Clean(h.Name)] = b
+	}
+}
+
+// loadFixture3 copies the data directory an earlier build wrote (testdata/format3) into a
+// MemFS under /data.
+func loadFixture3(t *testing.T) *storage.MemFS {
+	t.Helper()
+	mem := storage.NewMemFS()
+	for name, b := range fixture3Files(t) {
+		if err := mem.WriteFile(filepath.Join("/data", name), b); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return mem
 }
 
 // tsQuery runs SELECT VALUE c.id ... WHERE c._ts > t over c to its end, with or without the

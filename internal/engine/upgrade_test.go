@@ -1,11 +1,8 @@
 package engine_test
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -28,39 +25,6 @@ var fixture3Clock = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 func fixture3Options(dir string, fs *storage.MemFS) engine.Options {
 	return engine.Options{Dir: dir, FS: fs, ChangeFeedRetention: 24 * time.Hour, ManualReindex: true,
 		Now: func() time.Time { return fixture3Clock }}
-}
-
-// fixture3Files are the fixture's files, by their path in the data directory.
-func fixture3Files(t *testing.T) map[string][]byte {
-	t.Helper()
-	f, err := os.Open("testdata/format3/data.tar.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	files := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[filepath.Clean(h.Name)] = b
-	}
 }
 
 // checkFixture3 opens the engine and compares what it reads with the golden dump.
@@ -96,7 +60,7 @@ func checkFixture3(t *testing.T, o engine.Options) {
 // exactly as it did; opened again, it is not upgraded twice.
 func TestUpgradeFromFormat3(t *testing.T) {
 	dir := t.TempDir()
-	for name, b := range fixture3Files(t) {
+	for name, b := range engine.Fixture3Files(t) {
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -112,7 +76,7 @@ func TestUpgradeFromFormat3(t *testing.T) {
 // The upgrade cut short by a power loss after any of its batches, keeping none or some of
 // what was not synced, finishes at the next start and reads exactly as the fixture did.
 func TestUpgradeSurvivesPowerLoss(t *testing.T) {
-	files := fixture3Files(t)
+	files := engine.Fixture3Files(t)
 	load := func() *storage.MemFS {
 		mem := storage.NewMemFS()
 		for name, b := range files {
