@@ -64,6 +64,9 @@ func TestClusterPartitionBudgetAcrossReplicas(t *testing.T) {
 				s.at, s.ru, budgetRU, 100*(budgetTolerance-1), r)
 		}
 	}
+	if r.mean > budgetRU*meanTolerance {
+		t.Fatalf("the replicas served %.0f RU/s together, over the %d RU/s budget (and %.0f%%): %s", r.mean, budgetRU, 100*(meanTolerance-1), r)
+	}
 	if r.mean < budgetRU/3 {
 		t.Fatalf("the replicas served %.0f RU/s of the %d they may spend together: %s", r.mean, budgetRU, r)
 	}
@@ -91,12 +94,16 @@ func TestClusterPartitionBudgetAcrossReplicas(t *testing.T) {
 }
 
 // budgetRU is the container's throughput in TestClusterPartitionBudgetAcrossReplicas (one
-// partition), and budgetTolerance how far over it a second's charges may be seen by the
-// clients: a request admitted just before a second ends is answered, and counted, in the
-// next; and one that crosses its replica's limit still completes.
+// partition); budgetTolerance is how far over it a second's charges may be seen by the
+// clients, and meanTolerance the run's mean. A request admitted just before a second ends is
+// answered, and counted, in the next, and one that crosses its replica's limit still
+// completes; on a busy machine a client paused for a moment counts a burst of answers in one
+// second. Both bounds are under what a budget per replica let through (a mean of 470 RU/s and
+// a second of 750 in the same run, docs/benchmarks.md).
 const (
 	budgetRU        = 400
-	budgetTolerance = 1.15
+	budgetTolerance = 1.5
+	meanTolerance   = 1.1
 )
 
 // budgetClient is a client of container "c" of database "db" through s that counts the 429s
