@@ -111,16 +111,8 @@ const (
 // to nine times).
 func budgetClient(t *testing.T, s *server, throttled *atomic.Int64) *azcosmos.ContainerClient {
 	t.Helper()
-	cred, _ := azcosmos.NewKeyCredential(emulatorKey)
-	client, err := azcosmos.NewClientWithKey(s.Endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport:        s.client,
-		Retry:            policy.RetryOptions{MaxRetries: 9},
-		PerRetryPolicies: []policy.Policy{count429{throttled}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.NewContainer("db", "c")
+	c, err := s.sdkWith(t, azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: 9},
+		PerRetryPolicies: []policy.Policy{count429{throttled}}}).NewContainer("db", "c")
 	if err != nil {
 		t.Fatal(err)
 	}

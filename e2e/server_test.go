@@ -223,17 +223,22 @@ func (s *server) stop(t testing.TB) {
 	}
 }
 
-// sdk returns an azcosmos client for the server.
+// sdk returns an azcosmos client for the server, which retries twice.
 func (s *server) sdk(t testing.TB) *azcosmos.Client {
+	t.Helper()
+	return s.sdkWith(t, azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: 2}})
+}
+
+// sdkWith returns an azcosmos client for the server with opts, over the server's transport
+// (a zero Retry: the SDK's default retries).
+func (s *server) sdkWith(t testing.TB, o azcore.ClientOptions) *azcosmos.Client {
 	t.Helper()
 	cred, err := azcosmos.NewKeyCredential(emulatorKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: s.client,
-		Retry:     policy.RetryOptions{MaxRetries: 2},
-	}}
+	o.Transport = s.client
+	opts := &azcosmos.ClientOptions{ClientOptions: o}
 	c, err := azcosmos.NewClientWithKey(s.Endpoint, cred, opts)
 	if err != nil {
 		t.Fatal(err)

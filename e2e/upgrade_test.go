@@ -75,7 +75,7 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 	var wg sync.WaitGroup
 	clients := make([]*azcosmos.ContainerClient, 3)
 	refresh := func(i int) {
-		c, err := defaultRetrySDK(t, nodes[i].server).NewContainer("db", "c")
+		c, err := nodes[i].sdkWith(t, azcore.ClientOptions{}).NewContainer("db", "c") // the SDK's default retries
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,18 +214,4 @@ func waitReady(t *testing.T, s *server) {
 		}
 		return err
 	})
-}
-
-// defaultRetrySDK is a Go SDK client of s with the SDK's default retries.
-func defaultRetrySDK(t *testing.T, s *server) *azcosmos.Client {
-	t.Helper()
-	cred, err := azcosmos.NewKeyCredential(emulatorKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := azcosmos.NewClientWithKey(s.Endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: s.client}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }

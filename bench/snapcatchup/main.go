@@ -20,10 +20,10 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"github.com/partita-db/partita/bench/procfs"
+	"github.com/partita-db/partita/internal/replication/replicationtest"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -381,7 +381,7 @@ func (n *node) do(f []string) (string, error) {
 	switch f[0] {
 	case "bootstrap":
 		m := replication.Member{Replica: 1, Node: n.id, Store: n.host.Store()}
-		if err := n.host.Bootstrap(group, metaOf(epk.All), []replication.Member{m}, 1); err != nil {
+		if err := n.host.Bootstrap(group, replicationtest.MetaOf(partID, epk.All), []replication.Member{m}, 1); err != nil {
 			return "", err
 		}
 		return n.lead()
@@ -557,32 +557,13 @@ func (n *node) addLearner(node replication.NodeID, store replication.StoreID) (s
 // The partition as a replica's state machine, as the engine and the replication tests' harness
 // open it.
 
-type meta struct {
-	ID  uint32 `json:"id"`
-	Min string `json:"min"`
-	Max string `json:"max"`
-}
-
-func metaOf(r epk.Range) []byte {
-	b, _ := json.Marshal(meta{ID: partID, Min: r.Min.Hex(), Max: r.Max.Hex()})
-	return b
-}
-
 func (n *node) open(g replication.GroupID, raw []byte, hd *replication.Handle) (replication.StateMachine, error) {
-	var m meta
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	lo, err := epk.ParseHex(m.Min)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := epk.ParseHex(m.Max)
+	id, r, err := replicationtest.ParseMeta(raw)
 	if err != nil {
 		return nil, err
 	}
 	p, err := partition.Open(partition.Config{
-		DB: n.db, Container: container, ID: m.ID, Range: epk.Range{Min: lo, Max: hi}, ContainerRID: containerRID,
+		DB: n.db, Container: container, ID: id, Range: r, ContainerRID: containerRID,
 		SelfPrefix:      "dbs/" + rid.ForDatabase(databaseNo).String() + "/colls/" + containerRID.String() + "/docs/",
 		MaxLogicalBytes: 1 << 40, Replica: hd,
 	})

@@ -18,7 +18,7 @@ import (
 func TestNodesOfAnOlderReleaseAreRefused(t *testing.T) {
 	var active atomic.Uint32
 	active.Store(1)
-	versions := []uint32{2, 0, 1} // node 2: a release before versions
+	versions := []uint32{2, 0, 1, 2} // node 2: a release before versions
 	nodes := startNodesWith(t, func(i int, c *Config) {
 		c.Version = versions[i]
 		c.Admit = func(peer uint32) error {
@@ -27,8 +27,8 @@ func TestNodesOfAnOlderReleaseAreRefused(t *testing.T) {
 			}
 			return nil
 		}
-	}, "one cluster's secret", "one cluster's secret", "one cluster's secret")
-	a, old, v1 := nodes[0], nodes[1], nodes[2]
+	}, "one cluster's secret", "one cluster's secret", "one cluster's secret", "one cluster's secret")
+	a, old, v1, v2 := nodes[0], nodes[1], nodes[2], nodes[3]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, n := range []*node{old, v1} {
@@ -43,16 +43,20 @@ func TestNodesOfAnOlderReleaseAreRefused(t *testing.T) {
 			t.Fatalf("node %d of an older release, at v2: %v", n.id, err)
 		}
 	}
-	// Its envelopes are refused too: none arrives.
+	// Its envelopes are refused too: of one sent by it and one sent after by a node of this
+	// release, only the second arrives.
 	old.t.Send(to(old, a, 7))
 	if ans, err := a.t.Call(ctx, v1.id, []byte("hello")); err != nil || !strings.HasPrefix(string(ans), "node 3 answers") {
 		t.Fatalf("node 1 (v2) calling node 3: a release that knows the active version is admitted: %q, %v", ans, err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // the refused stream's envelope, had it been taken, would be first
+	v2.t.Send(to(v2, a, 8))
+	got := a.in.wait(t, 1)
+	time.Sleep(100 * time.Millisecond)
 	a.in.mu.Lock()
-	got := len(a.in.envs)
+	got = append(got[:0:0], a.in.envs...)
 	a.in.mu.Unlock()
-	if got != 0 {
-		t.Fatalf("%d envelopes of a refused node arrived", got)
+	if len(got) != 1 || got[0].Group != 8 {
+		t.Fatalf("envelopes that arrived: %d, the first of group %d; want only node 4's, of group 8", len(got), got[0].Group)
 	}
 }

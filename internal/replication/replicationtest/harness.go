@@ -365,27 +365,19 @@ func (node *Node) Replica(g replication.GroupID) *partition.Partition {
 
 // open is the node's replication.Opener: it opens a partition replica.
 func (node *Node) open(g replication.GroupID, raw []byte, hd *replication.Handle) (replication.StateMachine, error) {
-	var m meta
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	lo, err := epk.ParseHex(m.Min)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := epk.ParseHex(m.Max)
+	id, r, err := ParseMeta(raw)
 	if err != nil {
 		return nil, err
 	}
 	h := node.h
 	p, err := partition.Open(partition.Config{
-		DB: node.db, Container: Container, ID: m.ID, Range: epk.Range{Min: lo, Max: hi}, ContainerRID: containerRID,
+		DB: node.db, Container: Container, ID: id, Range: r, ContainerRID: containerRID,
 		SelfPrefix:      "dbs/" + rid.ForDatabase(databaseNo).String() + "/colls/" + containerRID.String() + "/docs/",
 		MaxLogicalBytes: 1 << 30, KeepImages: true, Now: h.Clock.Load, Replica: hd,
 		OnSplit: func(b *storage.Batch, children [2]partition.Child) error {
 			var cs []replication.ChildGroup
 			for _, c := range children {
-				cs = append(cs, replication.ChildGroup{Group: Group(c.ID), Meta: metaOf(c.ID, c.Range)})
+				cs = append(cs, replication.ChildGroup{Group: Group(c.ID), Meta: MetaOf(c.ID, c.Range)})
 			}
 			_, _, err := node.Host.SplitGroup(b, g, cs)
 			return err
@@ -425,9 +417,26 @@ func (node *Node) forget(g replication.GroupID, p *partition.Partition) {
 	node.mu.Unlock()
 }
 
-func metaOf(id uint32, r epk.Range) []byte {
-	b, _ := json.Marshal(meta{ID: id, Min: r.Min.Hex(), Max: r.Max.Hex()})
+// MetaOf is what opens a replica of partition id of range r (replication.Host.Bootstrap's
+// meta); ParseMeta reads it back.
+func MetaOf(id uint32, r epk.Range) []byte {
+	b, _ := json.Marshal(meta{ID: id, Min: r.Min.Hex(), Max: r.Max.Hex()}) // cannot fail
 	return b
+}
+
+// ParseMeta reads what MetaOf wrote.
+func ParseMeta(raw []byte) (id uint32, r epk.Range, err error) {
+	var m meta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, epk.Range{}, err
+	}
+	if r.Min, err = epk.ParseHex(m.Min); err != nil {
+		return 0, epk.Range{}, err
+	}
+	if r.Max, err = epk.ParseHex(m.Max); err != nil {
+		return 0, epk.Range{}, err
+	}
+	return m.ID, r, nil
 }
 
 // Bootstrap creates a group for partition id over r on nodes, replicas 1, 2... in that order.
@@ -440,7 +449,7 @@ func (h *Harness) Bootstrap(id uint32, r epk.Range, nodes ...replication.NodeID)
 		members = append(members, m)
 	}
 	for i, n := range nodes {
-		if err := h.Node(n).Host.Bootstrap(Group(id), metaOf(id, r), members, replication.ReplicaID(i+1)); err != nil {
+		if err := h.Node(n).Host.Bootstrap(Group(id), MetaOf(id, r), members, replication.ReplicaID(i+1)); err != nil {
 			return err
 		}
 	}
