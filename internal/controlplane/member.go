@@ -52,9 +52,9 @@ func startFoundingMember(ctx context.Context, cfg Config, clientURLs []string, i
 	if memberDataExists(cfg.Dir) {
 		return startMember(cfg, "new", initialCluster)
 	}
-	waiting := false
+	var told time.Time // when the wait was last logged
 	for {
-		state, initial, err := startWithoutData(ctx, cfg, clientURLs, initialCluster, log)
+		state, initial, why, err := startWithoutData(ctx, cfg, clientURLs, initialCluster, log)
 		if err == nil && state != "" {
 			var e *embed.Etcd
 			if e, err = startMember(cfg, state, initial); err == nil || !strings.Contains(err.Error(), "has already been bootstrapped") {
@@ -64,12 +64,15 @@ func startFoundingMember(ctx context.Context, cfg Config, clientURLs []string, i
 		}
 		if err != nil {
 			log.Warn("this founding node has no control-plane data, and starting its member failed; trying again", "err", err)
-		} else if state == "" && !waiting {
-			waiting = true
-			log.Warn("this founding node has no control-plane data, and no other founding node answers yet; waiting for one to tell whether the cluster formed")
+		} else if state == "" && time.Since(told) > waitLogEvery {
+			told = time.Now()
+			log.Warn("this founding node has no control-plane data, and no other founding node has told yet whether the cluster formed; waiting", "why", why)
 		}
 		select {
 		case <-ctx.Done():
+			if err == nil && why != nil {
+				err = fmt.Errorf("%w; the other founding nodes: %w", ctx.Err(), why)
+			}
 			return nil, fmt.Errorf("controlplane: starting this founding node's member without data: %w", cmp.Or(err, ctx.Err()))
 		case <-time.After(time.Second):
 		}
@@ -87,48 +90,53 @@ func memberDataExists(dir string) bool {
 }
 
 // askTimeout bounds each question to another founding node; replaceTimeout the wait for the
-// running members' answers during a replacement.
+// running members' answers during a replacement; waitLogEvery how often a founding node that
+// cannot tell yet says so, and why.
 const (
 	askTimeout     = time.Second
 	replaceTimeout = 3 * time.Second
+	waitLogEvery   = 30 * time.Second
 )
 
 // startWithoutData returns how the member of a founding node without data starts (see above):
 // the etcd cluster state ("new" or "existing") and the initial cluster, or no state while it
-// cannot tell yet.
-func startWithoutData(ctx context.Context, cfg Config, clientURLs []string, initialCluster string, log *slog.Logger) (string, string, error) {
+// cannot tell yet, and why (what the other founding nodes answered).
+func startWithoutData(ctx context.Context, cfg Config, clientURLs []string, initialCluster string, log *slog.Logger) (state, initial string, why error, err error) {
 	peer, _, err := ports(cfg.Addr)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if len(cfg.Join) == 1 {
-		return "new", initialCluster, nil // a cluster of one: nobody to ask, nobody to forget
+		return "new", initialCluster, nil, nil // a cluster of one: nobody to ask, nobody to forget
 	}
 	self := "https://" + peer
 	views := 0
 	var added []viewMember
+	var answers []error
 	for _, a := range cfg.Join {
 		if a == cfg.Addr {
 			continue
 		}
 		view, err := membershipView(ctx, cfg, a)
 		if err != nil {
+			answers = append(answers, fmt.Errorf("%s's membership: %w", a, err))
 			continue
 		}
 		views++
 		i := slices.IndexFunc(view, func(m viewMember) bool { return slices.Contains(m.PeerURLs, self) })
 		switch {
 		case i < 0 || len(view[i].ClientURLs) > 0:
-			return replaceLostMember(ctx, cfg, clientURLs, log)
+			state, initial, err := replaceLostMember(ctx, cfg, clientURLs, log)
+			return state, initial, nil, err
 		case view[i].Name == "":
 			added = view
 		}
 	}
 	if added != nil {
-		return "existing", initialOf(added, self, memberName(cfg.Addr)), nil
+		return "existing", initialOf(added, self, memberName(cfg.Addr)), nil, nil
 	}
 	if views > 0 {
-		return "new", initialCluster, nil
+		return "new", initialCluster, nil, nil
 	}
 	if cfg.HasData != nil {
 		for _, a := range cfg.Join {
@@ -138,12 +146,17 @@ func startWithoutData(ctx context.Context, cfg Config, clientURLs []string, init
 			c, cancel := context.WithTimeout(ctx, askTimeout)
 			has, err := cfg.HasData(c, a)
 			cancel()
-			if err == nil && !has {
-				return "new", initialCluster, nil
+			switch {
+			case err != nil:
+				answers = append(answers, fmt.Errorf("%s's process: %w", a, err))
+			case !has:
+				return "new", initialCluster, nil, nil
+			default:
+				answers = append(answers, fmt.Errorf("%s has control-plane data, but its member does not answer", a))
 			}
 		}
 	}
-	return "", "", nil
+	return "", "", errors.Join(answers...), nil
 }
 
 // viewMember is a member as a running member's peer port lists it.

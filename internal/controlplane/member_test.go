@@ -12,6 +12,7 @@ import (
 
 	"github.com/partita-db/partita/internal/controlplane"
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
+	"github.com/partita-db/partita/internal/nodetls"
 )
 
 // founders stands in for the founding nodes' processes as Config.HasData asks them: a node
@@ -219,4 +220,60 @@ func TestWipedFoundingMemberWaitsForTheOthers(t *testing.T) {
 	c.replaced(old)
 	c.stop(0)
 	c.readKept(2)
+}
+
+// Founding nodes on several addresses of one host, each with a certificate that names its own:
+// their connections to each other all leave from the host's first address, and are known by
+// the cluster's authority, not by that address. (Before, etcd refused a connection whose
+// certificate did not name the address it came from, so a node that started after the others
+// could never read their membership and waited for good: a CI run's cluster of three nodes on
+// 127.0.0.1-3.)
+func TestFoundingNodesOnSeveralAddresses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	hosts := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
+	var join []string
+	for _, h := range hosts {
+		join = append(join, strings.Replace(controlplanetest.FreeAddr(t), "127.0.0.1", h, 1))
+	}
+	var f founders
+	start := func(i int, ctx context.Context) (*controlplane.ControlPlane, error) {
+		id, err := nodetls.New([]byte("the cluster's shared secret"), hosts[i])
+		if err != nil {
+			return nil, err
+		}
+		dir := t.TempDir()
+		f.up(join[i], dir)
+		cp, err := controlplane.Start(ctx, controlplane.Config{Dir: dir, Addr: join[i], Join: join, TLS: id, HasData: f.hasData})
+		if err == nil {
+			t.Cleanup(cp.Close)
+		}
+		return cp, err
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { _, errs[i] = start(i, ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i, err)
+		}
+	}
+	// The last one asks the others for their membership, from 127.0.0.1 with a certificate
+	// for 127.0.0.3, and starts as the cluster's third member.
+	late, cancelLate := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelLate()
+	cp, err := start(2, late)
+	if err != nil {
+		t.Fatalf("the last founding node: %v", err)
+	}
+	members, err := cp.Client().MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(members.Members) != 3 {
+		t.Fatalf("%d members, want 3", len(members.Members))
+	}
 }
