@@ -178,3 +178,21 @@ func TestReplicationAndPartitionAreApart(t *testing.T) {
 		}
 	}
 }
+
+// Placement decides and does nothing else: of Partita it imports only internal/replication
+// (for the types of a group's status and of a change), and nothing that reads a network, a
+// disk or the control plane, so that every decision can be tested over a view written by hand.
+func TestPlacementIsPure(t *testing.T) {
+	p, ok := packages(t)[module+"/internal/placement"]
+	if !ok {
+		t.Fatal("internal/placement not found")
+	}
+	for _, imp := range p.Imports {
+		if strings.HasPrefix(imp, module+"/") && imp != module+"/internal/replication" {
+			t.Errorf("internal/placement imports %s: it may import only internal/replication", imp)
+		}
+		if strings.HasPrefix(imp, "net") || imp == "os" || strings.HasPrefix(imp, "go.etcd.io/") {
+			t.Errorf("internal/placement imports %s", imp)
+		}
+	}
+}

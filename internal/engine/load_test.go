@@ -86,37 +86,6 @@ func TestClusterBalancesByBytes(t *testing.T) {
 	}
 }
 
-// A replica moves from its group's busiest node to the least busy one only when they differ
-// by more than it weighs (and a tenth): by count alone, by two; a heavy replica stays where a
-// move would only make another node as busy.
-func TestNextChangeWeighsReplicas(t *testing.T) {
-	live := map[replication.NodeID]ClusterNode{1: {ID: 1, Store: 1}, 2: {ID: 2, Store: 2}, 3: {ID: 3, Store: 3}}
-	st := replication.Status{Leading: true, Replica: 1, Descriptor: replication.Descriptor{
-		Members: []replication.Member{{Replica: 1, Node: 1, Store: 1}}, Voters: []replication.ReplicaID{1}}}
-	never := func(replication.NodeID) bool { return false }
-	for _, tt := range []struct {
-		load   map[replication.NodeID]float64
-		weight float64
-		to     replication.NodeID // 0: no move
-	}{
-		{load: map[replication.NodeID]float64{1: 2, 2: 1, 3: 1}, weight: 1},
-		{load: map[replication.NodeID]float64{1: 3, 2: 1, 3: 2}, weight: 1, to: 2},
-		{load: map[replication.NodeID]float64{1: 6, 2: 2, 3: 2}, weight: 5},
-		{load: map[replication.NodeID]float64{1: 6, 2: 3, 3: 0.4}, weight: 5, to: 3},
-		{load: map[replication.NodeID]float64{1: 6, 2: 2, 3: 2}, weight: 1, to: 2},
-	} {
-		pol := placePolicy{replicas: 1, load: tt.load, weight: tt.weight, moves: 1}
-		chs, _ := nextChange(st, live, never, &pol)
-		ch := first(chs)
-		switch {
-		case tt.to == 0 && ch != nil:
-			t.Errorf("load %v, weight %v: %s, want no change", tt.load, tt.weight, describeChange(*ch, nil))
-		case tt.to != 0 && (ch == nil || ch.Kind != replication.AddLearner || ch.Node != tt.to):
-			t.Errorf("load %v, weight %v: %v, want a learner on node %d", tt.load, tt.weight, ch, tt.to)
-		}
-	}
-}
-
 // Figures weigh a group by its bytes (the largest replica's) and its RU (all replicas'), each
 // over the mean group's, never less than the floors: idle, empty groups weigh one.
 func TestLoadFiguresWeight(t *testing.T) {

@@ -186,47 +186,6 @@ func TestClusterPlacement(t *testing.T) {
 	}
 }
 
-// A voter on a node missing from the control plane for longer than DeadAfter is removed only
-// when the leader no longer hears from it and the voters left are a majority that it hears
-// from: a node that answers its groups is not dead, whatever the control plane says (it may
-// have lost its registration while the control plane had no leader), and a removal is never
-// what leaves a group without a quorum.
-func TestNextChangeRemovesOnlyTheDead(t *testing.T) {
-	live := map[replication.NodeID]ClusterNode{1: {ID: 1, Store: 1}, 2: {ID: 2, Store: 2}}
-	status := func(active ...replication.ReplicaID) replication.Status {
-		st := replication.Status{Leading: true, Replica: 1, Commit: 10, Descriptor: replication.Descriptor{
-			Members: []replication.Member{{Replica: 1, Node: 1, Store: 1}, {Replica: 2, Node: 2, Store: 2}, {Replica: 3, Node: 3, Store: 3}},
-			Voters:  []replication.ReplicaID{1, 2, 3}}, Match: map[replication.ReplicaID]uint64{1: 10, 2: 10, 3: 10}, Active: map[replication.ReplicaID]bool{}}
-		for _, r := range active {
-			st.Active[r] = true
-		}
-		return st
-	}
-	gone := func(n replication.NodeID) bool { return n == 3 }
-	for _, tt := range []struct {
-		name   string
-		st     replication.Status
-		remove replication.ReplicaID // 0: no change
-	}{
-		{"node 3 unregistered but answering its group", status(1, 2, 3), 0},
-		{"node 3 dead, the others answering", status(1, 2), 3},
-		{"node 3 dead, node 2 live in the control plane but silent to the leader", status(1), 0},
-	} {
-		chs, to := nextChange(tt.st, live, gone, &placePolicy{})
-		ch := first(chs)
-		switch {
-		case to != 0:
-			t.Errorf("%s: a leadership handed to %d", tt.name, to)
-		case len(chs) > 1:
-			t.Errorf("%s: %s, want one change", tt.name, describeChanges(chs, nil))
-		case tt.remove == 0 && ch != nil:
-			t.Errorf("%s: %s, want no change", tt.name, describeChange(*ch, nil))
-		case tt.remove != 0 && (ch == nil || ch.Kind != replication.Remove || ch.Replica != tt.remove):
-			t.Errorf("%s: %v, want replica %d removed", tt.name, ch, tt.remove)
-		}
-	}
-}
-
 // A node logs the comings and goings of the others once each: first seen live, gone, live
 // again, drained, drain ended; a pass that changes nothing logs nothing.
 func TestNoteNodesLogsEachEventOnce(t *testing.T) {
@@ -267,44 +226,5 @@ func TestNoteNodesLogsEachEventOnce(t *testing.T) {
 				t.Fatalf("live %v: logged %q, want %q", pass.live, lines, w)
 			}
 		}
-	}
-}
-
-// first is the first of a pass's changes, or nil.
-func first(chs []replication.Change) *replication.Change {
-	if len(chs) == 0 {
-		return nil
-	}
-	return &chs[0]
-}
-
-// A learner that has caught up replaces the voter it was added for in one joint change: a
-// group whose replica on a wiped store is being replaced never runs with four voters, one of
-// them dead, where one more failure would leave it without a quorum for good (nemesis Session
-// seed 4: promoted, then its new node wiped again before the dead voter's removal, the group
-// had two live voters of four and elected no leader again). A learner added to spread the load
-// is promoted alone, and so is one whose swap would leave no quorum the leader hears from.
-func TestNextChangeSwapsANewcomerForTheVoterItReplaces(t *testing.T) {
-	live := map[replication.NodeID]ClusterNode{1: {ID: 1, Store: 11}, 2: {ID: 2, Store: 2}, 3: {ID: 3, Store: 3}}
-	st := func(active ...replication.ReplicaID) replication.Status {
-		s := replication.Status{Leading: true, Replica: 2, Commit: 10, Descriptor: replication.Descriptor{
-			Members: []replication.Member{{Replica: 1, Node: 1, Store: 1}, {Replica: 2, Node: 2, Store: 2}, {Replica: 3, Node: 3, Store: 3}, {Replica: 4, Node: 1, Store: 11}},
-			Voters:  []replication.ReplicaID{1, 2, 3}, Learners: []replication.ReplicaID{4}},
-			Match: map[replication.ReplicaID]uint64{1: 3, 2: 10, 3: 10, 4: 10}, Active: map[replication.ReplicaID]bool{}}
-		for _, r := range active {
-			s.Active[r] = true
-		}
-		return s
-	}
-	never := func(replication.NodeID) bool { return false }
-	chs, _ := nextChange(st(2, 3, 4), live, never, &placePolicy{replicas: 3})
-	if len(chs) != 2 || chs[0] != (replication.Change{Kind: replication.AddVoter, Replica: 4}) || chs[1] != (replication.Change{Kind: replication.Remove, Replica: 1}) {
-		t.Fatalf("the newcomer for a wiped store's voter: %s, want it promoted and replica 1 removed at once", describeChanges(chs, nil))
-	}
-	// Nodes 1 and 3 silent to the leader: {2, 3, 4} is no quorum it hears from; the
-	// promotion alone.
-	chs, _ = nextChange(st(2), live, never, &placePolicy{replicas: 3})
-	if len(chs) != 1 || chs[0].Kind != replication.AddVoter {
-		t.Fatalf("with nodes 1 and 3 silent: %s, want the promotion alone", describeChanges(chs, nil))
 	}
 }
