@@ -17,6 +17,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
@@ -128,13 +129,13 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 	}
 	retrying(t, "the cluster's version raised", func() error {
 		for i, n := range nodes {
-			if v := clusterStatusOf(t, n.server).ClusterVersion; v < 2 {
+			if v := clusterStatusOf(t, n.server).ClusterVersion; v < uint32(clusterversion.Latest) {
 				return fmt.Errorf("node %d reads the cluster's version as v%d", i+1, v)
 			}
 		}
 		return nil
 	})
-	time.Sleep(2 * time.Second) // writes at the new version
+	time.Sleep(2 * time.Second) // writes at the new version (typed messages between the nodes)
 	stop()
 	wg.Wait()
 	if len(failures) > 0 {

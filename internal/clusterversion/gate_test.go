@@ -65,7 +65,7 @@ func TestRaisedOnlyWhenEveryNodeKnowsIt(t *testing.T) {
 }
 
 func TestNeverLowered(t *testing.T) {
-	s := &fakeStore{active: V2, nodes: []Node{{1, Latest}}}
+	s := &fakeStore{active: V2, nodes: []Node{{1, Latest}, {3, V2}}} // node 3 of the release before
 	g := NewGate(s, quiet())
 	if err := g.Step(context.Background()); err != nil {
 		t.Fatal(err)

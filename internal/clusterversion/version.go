@@ -13,15 +13,19 @@ const (
 	// V2 lets the nodes stream snapshots over a stream of their own (StreamedSnapshots), and
 	// share a partition's request-unit budget between its replicas (PartitionBudgets).
 	V2 Version = 2
+	// V3 lets the nodes send each other typed messages (package nodemsg) where they sent
+	// JSON (NodeMessages).
+	V3 Version = 3
 
 	// Latest is the newest version this release knows.
-	Latest = V2
+	Latest = V3
 )
 
 // Features, each the version that introduced it.
 const (
 	StreamedSnapshots = V2
 	PartitionBudgets  = V2
+	NodeMessages      = V3
 )
 
 func (v Version) String() string { return fmt.Sprintf("v%d", uint32(v)) }

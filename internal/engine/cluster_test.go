@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodemsg"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -43,10 +46,12 @@ type testCluster struct {
 	// isolated are the nodes cut off from the others: no replication message reaches them or
 	// leaves them (forwarded requests still do).
 	isolated map[int]bool
-	// active is the nodes' Cluster.Active (0: none, Base); rateLimit their
-	// Options.RateLimit.
+	// active is the nodes' Cluster.Active (0: clusterversion.Latest, where a cluster of this
+	// release goes); rateLimit their Options.RateLimit.
 	active    clusterversion.Version
 	rateLimit bool
+	// typed and untyped count the requests forwarded as typed messages and as JSON.
+	typed, untyped atomic.Int64
 }
 
 // memGroups is a GroupMap in memory, shared by a test cluster's nodes.
@@ -130,12 +135,16 @@ func (tc *testCluster) start(id int) {
 			if e == nil {
 				return nil, fmt.Errorf("%w: node %d is down", ErrNotSent, node)
 			}
+			if nodemsg.Typed(req) {
+				tc.typed.Add(1)
+			} else {
+				tc.untyped.Add(1)
+			}
 			return e.Serve(req), nil
 		},
 	}
-	if v := tc.active; v != 0 {
-		cl.Active = func() clusterversion.Version { return v }
-	}
+	active := cmp.Or(tc.active, clusterversion.Latest)
+	cl.Active = func() clusterversion.Version { return active }
 	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, MaxPartitionBytes: tc.maxPartitionBytes, Staleness: tc.staleness,
 		RateLimit: tc.rateLimit, Logger: testLogger(id)})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodemsg"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/tracing"
@@ -177,7 +178,7 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 		}
 		req.Ops = append(req.Ops, fop)
 	}
-	body, err := json.Marshal(req)
+	body, err := c.e.encodeWrite(&req)
 	if err != nil {
 		return x, false, fault.New(fault.Internal, "%w", err)
 	}
@@ -192,8 +193,8 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 		// It may have been applied there before the answer was lost.
 		return x, false, partition.ErrAmbiguous
 	}
-	var ans forwardedAnswer
-	if err := json.Unmarshal(raw, &ans); err != nil {
+	ans, err := decodeWriteAnswer(raw)
+	if err != nil {
 		return x, false, fault.New(fault.Internal, "A node's answer to a forwarded write: %w", err)
 	}
 	x.charge, x.charges = ans.Charge, ans.Charges
@@ -279,8 +280,13 @@ func NotReady() []byte {
 	return b
 }
 
-// Serve runs a write another node forwarded (Cluster.Forward) and returns the answer.
+// Serve runs a request another node sent (Cluster.Forward) and returns the answer, in the
+// framing the request came in: a typed message (package nodemsg), or the JSON of the
+// releases before.
 func (e *Engine) Serve(req []byte) []byte {
+	if nodemsg.Typed(req) {
+		return e.serveTyped(req)
+	}
 	ans := e.serve(req)
 	b, err := json.Marshal(ans)
 	if err != nil {
@@ -289,14 +295,19 @@ func (e *Engine) Serve(req []byte) []byte {
 	return b
 }
 
-// serve decodes a forwarded request and runs it in a span of the request's trace, and logs
-// what it did under the request's activity id.
+// serve decodes a JSON request and serves it.
 func (e *Engine) serve(raw []byte) forwardedAnswer {
 	var req forwarded
 	if err := json.Unmarshal(raw, &req); err != nil {
 		e.served.Add(1)
 		return failedForward(fault.New(fault.BadRequest, "A forwarded write that does not decode: %v", err))
 	}
+	return e.serveForwarded(req)
+}
+
+// serveForwarded runs a request in a span of the request's trace, and logs what it did
+// under the request's activity id.
+func (e *Engine) serveForwarded(req forwarded) forwardedAnswer {
 	// The nodes' own upkeep, several times a second between every two nodes: no client's
 	// request, so neither counted, traced nor logged as one.
 	switch {

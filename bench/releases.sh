@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# releases.sh measures this tree against a previous release (PREV, a commit; default e902683)
+# on this machine, in one run with bench's alternating comparison (-compare-endpoint): one node
+# of each (creates and point reads), then two clusters of three nodes, one of each release,
+# through a node that forwards its writes to the partitions' leader (the node the container
+# was created through). The six cluster processes share the machine's cores; the alternation
+# runs one cluster's round while the other's idles.
+#
+#	bench/releases.sh
+#
+# Settings (environment): PREV, OUT (results directory, default ./bench-results), SECS (5),
+# ROUNDS (3), CONC (16), ITEMS (5000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PREV=${PREV:-e902683}
+OUT=${OUT:-$PWD/bench-results}
+SECS=${SECS:-5}
+ROUNDS=${ROUNDS:-3}
+CONC=${CONC:-16}
+ITEMS=${ITEMS:-5000}
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	git worktree remove --force "$WORK/prev" 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+mkdir -p "$OUT"
+git worktree add --detach "$WORK/prev" "$PREV" >/dev/null
+(cd "$WORK/prev" && go build -o "$WORK/partita-prev" ./cmd/partita)
+go build -o "$WORK/partita" ./cmd/partita
+go build -o "$WORK/bench" ./bench
+
+listening() {
+	for port in "$@"; do
+		for _ in $(seq 200); do
+			(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+}
+common=(--cql-addr= --tls=false --rate-limit=false --log-level warn)
+run() { "$WORK/bench" -mode raw -partitions 2 -items "$ITEMS" -concurrency "$CONC" -duration "${SECS}s" -rounds "$ROUNDS" -json "$OUT/releases.jsonl" "$@"; }
+
+"$WORK/partita-prev" serve --data "$WORK/one-prev" --addr 127.0.0.1:18481 "${common[@]}" &
+PIDS+=($!)
+"$WORK/partita" serve --data "$WORK/one" --addr 127.0.0.1:18482 "${common[@]}" &
+PIDS+=($!)
+listening 18481 18482
+echo "== one node: $PREV (A) against this tree (B)"
+run -endpoint http://127.0.0.1:18481/ -label "one-node-$PREV" -compare-endpoint http://127.0.0.1:18482/ -compare-label one-node-this -workload create,read
+for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+PIDS=()
+
+export PARTITA_CLUSTER_SECRET=bench-cluster-secret-of-enough-bytes
+for r in prev this; do
+	bin=$WORK/partita
+	base=17500
+	api=1859
+	if [ $r = prev ]; then
+		bin=$WORK/partita-prev
+		base=17600
+		api=1869
+	fi
+	join=127.0.0.1:$((base + 1)),127.0.0.1:$((base + 4)),127.0.0.1:$((base + 7))
+	for i in 1 2 3; do
+		"$bin" serve --data "$WORK/$r$i" --addr 127.0.0.1:$api$i --cluster-addr 127.0.0.1:$((base - 2 + 3 * i)) --join "$join" "${common[@]}" &
+		PIDS+=($!)
+	done
+done
+listening 18591 18592 18593 18691 18692 18693
+# The containers are created and loaded through each cluster's first node, which leads their
+# partitions; the writes measured go through the second.
+for port in 18591 18691; do
+	"$WORK/bench" -mode raw -partitions 2 -items "$ITEMS" -concurrency "$CONC" -duration 1s -rounds 1 -endpoint "http://127.0.0.1:$port/" -workload read >/dev/null
+done
+echo "== through a node that forwards its writes: $PREV (A) against this tree (B)"
+run -endpoint http://127.0.0.1:18692/ -label "cluster-follower-$PREV" -compare-endpoint http://127.0.0.1:18592/ -compare-label cluster-follower-this -workload create,read

@@ -1,0 +1,16 @@
+// Package nodemsg holds the typed messages between the nodes of a cluster (nodemsg.proto, one
+// message per kind of request, compiled by protoc-gen-go into nodemsg.pb.go) and their
+// framing on the cluster transport.
+//
+// The releases before these messages sent every node-to-node request as one JSON object, a
+// union of five kinds. A node of this release still reads and answers those, and sends them
+// itself until the cluster's version is clusterversion.NodeMessages: a node of the previous
+// release would not read a typed message. A typed message is framed by one byte, Marker,
+// before its protobuf encoding; a JSON object begins with '{', so a node tells the two apart
+// by the first byte, and answers in the framing it was asked in.
+//
+// After a change to nodemsg.proto, run go generate in this directory (protoc and
+// protoc-gen-go on the PATH); the generated file is committed, so a build needs neither.
+package nodemsg
+
+//go:generate protoc --go_out=. --go_opt=paths=source_relative nodemsg.proto
