@@ -1,8 +1,9 @@
 // Package engine is the account: the catalog of databases, containers, users and their
 // permissions, the partitions of each container and the routing of every item to the
 // partition that owns its effective partition key. It is the one entry point for the front
-// ends (Cosmos REST today, CQL next): they hand it parsed requests, items as JSON or as values
-// (document.Source), and get back results and *fault.Error failures, never storage errors.
+// ends (the Cosmos DB REST API and CQL): they hand it parsed requests, items as JSON or as
+// values (document.Source), and get back results and *fault.Error failures, never storage
+// errors.
 //
 // Every item operation goes through one pipeline (pipeline.go): route, admit (request units),
 // apply on the partition, charge, record, and maybe split. A new kind of request joins it by
@@ -18,10 +19,15 @@
 // With Options.Replicated every partition is a Raft group on the node's replication host
 // (replicas.go); otherwise each partition is its own log. With Options.Cluster the engine is
 // one node of a cluster (cluster.go): its catalog is the cluster's, its partitions have replicas
-// on other nodes, and writes run on the node that leads their partition (forward.go). Once
-// the cluster's version allows it, a partition's replicas share its request-unit budget, its
-// leader dividing it between them (shares.go), and every node describes every partition from
-// the figures it gathers from the others (figures.go).
+// on other nodes, and writes run on the node that leads their partition (forward.go, as typed
+// messages of package nodemsg once the cluster's version allows: writemsg.go). A node serves
+// the partitions it holds no replica of through the nodes that do (remote.go), and splits a
+// partition through its leader (clustersplit.go). The placement loop (placement.go) keeps each
+// group it leads where package placement decides, from a view of the cluster and the load
+// figures the nodes gather from each other (load.go). Once the cluster's version allows it, a
+// partition's replicas share its request-unit budget, its leader dividing it between them
+// (shares.go), and every node describes every partition from the figures it gathers from the
+// others (figures.go); status.go describes the cluster for `partita cluster status`.
 //
 // It owns the catalog's records (kept in a catalog.Store: the node's own, or the cluster's)
 // and the rules for partition key definitions and throughput. It must never know about HTTP

@@ -13,7 +13,7 @@ import (
 // change, a step of an index rebuild, a purge of old changes, and the three steps of a split.
 // Each is decided on the partition's writer against the state as of every entry applied so
 // far, and carries the lease it was decided under, so that an entry decided by a writer that
-// lost its lease meanwhile is refused where it is applied (lease.go).
+// lost its lease meanwhile is refused where it is applied (replicated.go).
 //
 // On a single node the log is the batch that applies them (locallog.go); a replicated
 // partition appends the encoded entries (codec.go) to its Raft group's log and applies them

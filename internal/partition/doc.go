@@ -8,8 +8,8 @@
 // commits them in groups: one synced batch, hence one fsync, for every command that arrived
 // while the previous group was syncing.
 //
-// Every change a command makes is logged in the command's batch (log.go): ReadLog serves the
-// change feed from it, in LSN order, through the logs of the partition's ancestors after a
+// Every change a command makes is logged in the command's batch (changelog.go): ReadLog serves
+// the change feed from it, in LSN order, through the logs of the partition's ancestors after a
 // split; PurgeLog applies retention to a container's logs.
 //
 // A partition also owns its own split (Split: start, backfill, commit or abort), so that the

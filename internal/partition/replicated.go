@@ -13,7 +13,7 @@ import (
 
 // A replicated partition is one replica of a Raft group (package replication hosts it). Its
 // writer runs on every replica, but only the leaseholder's decides: the replica that leads the
-// group and has applied a lease entry of its own term (lease.go). What it decides is encoded
+// group and has applied a lease entry of its own term (below). What it decides is encoded
 // (codec.go) and proposed to the group; every replica, the leaseholder included, applies the
 // committed entries in log order (ApplyLog), and the leaseholder answers each request once it
 // has applied the entry that carried it. Reads on the leaseholder wait for a read index

@@ -183,8 +183,8 @@ type state struct {
 	// Purged is the LSN up to which retention has removed the log's changes that no longer
 	// hold a current version (the all-versions feed cannot resume before it); 0 for none.
 	Purged uint64
-	// Epoch is the lease the writes are decided under (see lease.go): entries decided under
-	// another are refused when applied. Always 0 on a single node, which has no leases.
+	// Epoch is the lease the writes are decided under (replicated.go): entries decided
+	// under another are refused when applied. Always 0 on a single node, which has no leases.
 	Epoch uint64
 	// Split is the split in flight, started and neither committed nor aborted; nil for none.
 	Split *splitPlan

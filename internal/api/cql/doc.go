@@ -18,7 +18,7 @@
 //   - requests (query.go): QUERY, PREPARE, EXECUTE and BATCH run through an Executor
 //     (internal/cqlexec's, or a fake in tests), prepared statements shared by every connection
 //     in a bounded LRU cache (prepared.go); results turned into RESULT messages (result.go,
-//     types.go);
+//     with the encodings of package cqlvalue);
 //   - errors (errors.go): fault kinds and the CQL packages' errors mapped to CQL error codes;
 //   - events (events.go, topology.go): SCHEMA_CHANGE events pushed to the connections that
 //     REGISTERed; in a cluster (Options.Peers), TOPOLOGY_CHANGE and STATUS_CHANGE when other
