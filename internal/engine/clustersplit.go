@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync/atomic"
@@ -66,7 +65,7 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 			}
 		}
 		if node != 0 {
-			body, _ := json.Marshal(forwarded{Container: c.num, Split: &forwardedSplit{Parent: parentID, At: []byte(at)}}) // cannot fail
+			body, _ := e.encodeRequest(&forwarded{Container: c.num, Split: &forwardedSplit{Parent: parentID, At: []byte(at)}}) // cannot fail
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			var raw []byte
 			e.forwarded.Add(1)
@@ -78,7 +77,7 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 			case err != nil:
 				retry = false
 			default:
-				if err = json.Unmarshal(raw, &ans); err == nil && ans.Err != nil {
+				if ans, err = decodeAnswer(raw); err == nil && ans.Err != nil {
 					retry, err = ans.Retry, ans.Err
 				} else if err == nil && ans.Moved {
 					err = partition.ErrNotLeaseholder

@@ -178,7 +178,7 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 		}
 		req.Ops = append(req.Ops, fop)
 	}
-	body, err := c.e.encodeWrite(&req)
+	body, err := c.e.encodeRequest(&req)
 	if err != nil {
 		return x, false, fault.New(fault.Internal, "%w", err)
 	}
@@ -193,7 +193,7 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 		// It may have been applied there before the answer was lost.
 		return x, false, partition.ErrAmbiguous
 	}
-	ans, err := decodeWriteAnswer(raw)
+	ans, err := decodeAnswer(raw)
 	if err != nil {
 		return x, false, fault.New(fault.Internal, "A node's answer to a forwarded write: %w", err)
 	}

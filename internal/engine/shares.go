@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -231,7 +230,7 @@ func (e *Engine) budgetsHeld() []heldBudget {
 // askShares sends ask to node and returns its grants. An answer without grants (an older
 // answer, or a node that has not taken its leaderships yet) grants nothing.
 func (e *Engine) askShares(node replication.NodeID, ask *shareAsk) (shareAnswer, error) {
-	body, err := json.Marshal(forwarded{Shares: ask})
+	body, err := e.encodeRequest(&forwarded{Shares: ask})
 	if err != nil {
 		return shareAnswer{}, err
 	}
@@ -241,8 +240,8 @@ func (e *Engine) askShares(node replication.NodeID, ask *shareAsk) (shareAnswer,
 	if err != nil {
 		return shareAnswer{}, err
 	}
-	var ans forwardedAnswer
-	if err := json.Unmarshal(raw, &ans); err != nil {
+	ans, err := decodeAnswer(raw)
+	if err != nil {
 		return shareAnswer{}, err
 	}
 	if ans.Err != nil {

@@ -13,9 +13,17 @@ import (
 // Once the cluster's version shares budgets, a partition's replicas divide its rate between
 // them: reads through a follower are refused once it has spent its part, well before the
 // partition's whole rate, and every node describes every partition with the same figures.
+// The shares travel as JSON at the version that brought them, and as typed messages at this
+// release's.
 func TestClusterSharesBudgetsAndFigures(t *testing.T) {
+	for _, v := range []clusterversion.Version{clusterversion.PartitionBudgets, clusterversion.NodeMessages} {
+		t.Run(v.String(), func(t *testing.T) { testSharesBudgetsAndFigures(t, v) })
+	}
+}
+
+func testSharesBudgetsAndFigures(t *testing.T, v clusterversion.Version) {
 	tc := newTestCluster(t, 3)
-	tc.active, tc.rateLimit = clusterversion.PartitionBudgets, true
+	tc.active, tc.rateLimit = v, true
 	for i := range 3 {
 		tc.start(i + 1)
 	}
@@ -86,6 +94,9 @@ func TestClusterSharesBudgetsAndFigures(t *testing.T) {
 				t.Fatalf("the follower spent %v of the partition's %v RU/s before it was refused", spent, rate)
 			}
 			t.Logf("the follower was refused after %d reads, having spent %.0f of %.0f RU/s", i, spent, rate)
+			if typed := tc.typed.Load(); (v >= clusterversion.NodeMessages) != (typed > 0) {
+				t.Fatalf("at %s, %d typed requests (and %d JSON)", v, typed, tc.untyped.Load())
+			}
 			return
 		}
 		if err != nil {

@@ -34,6 +34,8 @@ type Request struct {
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*Request_Write
+	//	*Request_Split
+	//	*Request_Shares
 	Kind          isRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -92,6 +94,24 @@ func (x *Request) GetWrite() *Write {
 	return nil
 }
 
+func (x *Request) GetSplit() *Split {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_Split); ok {
+			return x.Split
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetShares() *ShareAsk {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_Shares); ok {
+			return x.Shares
+		}
+	}
+	return nil
+}
+
 type isRequest_Kind interface {
 	isRequest_Kind()
 }
@@ -100,7 +120,19 @@ type Request_Write struct {
 	Write *Write `protobuf:"bytes,2,opt,name=write,proto3,oneof"`
 }
 
+type Request_Split struct {
+	Split *Split `protobuf:"bytes,3,opt,name=split,proto3,oneof"`
+}
+
+type Request_Shares struct {
+	Shares *ShareAsk `protobuf:"bytes,4,opt,name=shares,proto3,oneof"`
+}
+
 func (*Request_Write) isRequest_Kind() {}
+
+func (*Request_Split) isRequest_Kind() {}
+
+func (*Request_Shares) isRequest_Kind() {}
 
 // Answer is the answer to a Request, of the same kind.
 type Answer struct {
@@ -108,6 +140,8 @@ type Answer struct {
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*Answer_Write
+	//	*Answer_Split
+	//	*Answer_Shares
 	Kind          isAnswer_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -159,6 +193,24 @@ func (x *Answer) GetWrite() *WriteAnswer {
 	return nil
 }
 
+func (x *Answer) GetSplit() *SplitAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Split); ok {
+			return x.Split
+		}
+	}
+	return nil
+}
+
+func (x *Answer) GetShares() *ShareAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Shares); ok {
+			return x.Shares
+		}
+	}
+	return nil
+}
+
 type isAnswer_Kind interface {
 	isAnswer_Kind()
 }
@@ -167,7 +219,19 @@ type Answer_Write struct {
 	Write *WriteAnswer `protobuf:"bytes,1,opt,name=write,proto3,oneof"`
 }
 
+type Answer_Split struct {
+	Split *SplitAnswer `protobuf:"bytes,2,opt,name=split,proto3,oneof"`
+}
+
+type Answer_Shares struct {
+	Shares *ShareAnswer `protobuf:"bytes,3,opt,name=shares,proto3,oneof"`
+}
+
 func (*Answer_Write) isAnswer_Kind() {}
+
+func (*Answer_Split) isAnswer_Kind() {}
+
+func (*Answer_Shares) isAnswer_Kind() {}
 
 // Write asks the node that leads a partition to apply operations on one logical partition of
 // a container.
@@ -600,21 +664,403 @@ func (x *Fault) GetColumn() int32 {
 	return 0
 }
 
+// Split asks the node that leads a partition of a container (or, for a partition this node
+// holds no replica of, a node that holds one) to split it at an EPK.
+type Split struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Parent        uint32                 `protobuf:"varint,2,opt,name=parent,proto3" json:"parent,omitempty"`
+	At            []byte                 `protobuf:"bytes,3,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Split) Reset() {
+	*x = Split{}
+	mi := &file_nodemsg_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Split) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Split) ProtoMessage() {}
+
+func (x *Split) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Split.ProtoReflect.Descriptor instead.
+func (*Split) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Split) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *Split) GetParent() uint32 {
+	if x != nil {
+		return x.Parent
+	}
+	return 0
+}
+
+func (x *Split) GetAt() []byte {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+// SplitAnswer says whether the split was made: its error and whether it may be tried again,
+// or that the node holds no replica of the partition (moved).
+type SplitAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Err           *Fault                 `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"`
+	Retry         bool                   `protobuf:"varint,2,opt,name=retry,proto3" json:"retry,omitempty"`
+	Moved         bool                   `protobuf:"varint,3,opt,name=moved,proto3" json:"moved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitAnswer) Reset() {
+	*x = SplitAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitAnswer) ProtoMessage() {}
+
+func (x *SplitAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitAnswer.ProtoReflect.Descriptor instead.
+func (*SplitAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SplitAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *SplitAnswer) GetRetry() bool {
+	if x != nil {
+		return x.Retry
+	}
+	return false
+}
+
+func (x *SplitAnswer) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+// ShareAsk, from a node whose replicas follow some partitions, asks the node that leads them
+// for their parts of the partitions' request-unit budgets (ru.Ask each).
+type ShareAsk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          uint64                 `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"` // the asking node
+	Groups        []*GroupAsk            `protobuf:"bytes,2,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShareAsk) Reset() {
+	*x = ShareAsk{}
+	mi := &file_nodemsg_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShareAsk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShareAsk) ProtoMessage() {}
+
+func (x *ShareAsk) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShareAsk.ProtoReflect.Descriptor instead.
+func (*ShareAsk) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ShareAsk) GetFrom() uint64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *ShareAsk) GetGroups() []*GroupAsk {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+// GroupAsk is one partition's ask: what its follower promised for the seconds from to to
+// (Unix time, the leader's clock), and what it wants.
+type GroupAsk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         uint64                 `protobuf:"varint,1,opt,name=group,proto3" json:"group,omitempty"`
+	From          int64                  `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            int64                  `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
+	Promise       float64                `protobuf:"fixed64,4,opt,name=promise,proto3" json:"promise,omitempty"`
+	Want          float64                `protobuf:"fixed64,5,opt,name=want,proto3" json:"want,omitempty"`
+	Hungry        bool                   `protobuf:"varint,6,opt,name=hungry,proto3" json:"hungry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupAsk) Reset() {
+	*x = GroupAsk{}
+	mi := &file_nodemsg_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupAsk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupAsk) ProtoMessage() {}
+
+func (x *GroupAsk) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupAsk.ProtoReflect.Descriptor instead.
+func (*GroupAsk) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GroupAsk) GetGroup() uint64 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
+}
+
+func (x *GroupAsk) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *GroupAsk) GetTo() int64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *GroupAsk) GetPromise() float64 {
+	if x != nil {
+		return x.Promise
+	}
+	return 0
+}
+
+func (x *GroupAsk) GetWant() float64 {
+	if x != nil {
+		return x.Want
+	}
+	return 0
+}
+
+func (x *GroupAsk) GetHungry() bool {
+	if x != nil {
+		return x.Hungry
+	}
+	return false
+}
+
+// ShareAnswer holds the grants of the partitions the node leads, or why it grants none.
+type ShareAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Grants        []*Grant               `protobuf:"bytes,1,rep,name=grants,proto3" json:"grants,omitempty"`
+	Err           *Fault                 `protobuf:"bytes,2,opt,name=err,proto3" json:"err,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShareAnswer) Reset() {
+	*x = ShareAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShareAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShareAnswer) ProtoMessage() {}
+
+func (x *ShareAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShareAnswer.ProtoReflect.Descriptor instead.
+func (*ShareAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ShareAnswer) GetGrants() []*Grant {
+	if x != nil {
+		return x.Grants
+	}
+	return nil
+}
+
+func (x *ShareAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+// Grant is what a follower may spend of a partition's budget in a second.
+type Grant struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         uint64                 `protobuf:"varint,1,opt,name=group,proto3" json:"group,omitempty"`
+	Second        int64                  `protobuf:"varint,2,opt,name=second,proto3" json:"second,omitempty"`
+	PerSecond     float64                `protobuf:"fixed64,3,opt,name=per_second,json=perSecond,proto3" json:"per_second,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Grant) Reset() {
+	*x = Grant{}
+	mi := &file_nodemsg_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Grant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Grant) ProtoMessage() {}
+
+func (x *Grant) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Grant.ProtoReflect.Descriptor instead.
+func (*Grant) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Grant) GetGroup() uint64 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
+}
+
+func (x *Grant) GetSecond() int64 {
+	if x != nil {
+		return x.Second
+	}
+	return 0
+}
+
+func (x *Grant) GetPerSecond() float64 {
+	if x != nil {
+		return x.PerSecond
+	}
+	return 0
+}
+
 var File_nodemsg_proto protoreflect.FileDescriptor
 
 const file_nodemsg_proto_rawDesc = "" +
 	"\n" +
-	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xbc\x01\n" +
+	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xa7\x02\n" +
 	"\aRequest\x12<\n" +
 	"\x05trace\x18\x01 \x03(\v2&.partita.nodemsg.v1.Request.TraceEntryR\x05trace\x121\n" +
-	"\x05write\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.WriteH\x00R\x05write\x1a8\n" +
+	"\x05write\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.WriteH\x00R\x05write\x121\n" +
+	"\x05split\x18\x03 \x01(\v2\x19.partita.nodemsg.v1.SplitH\x00R\x05split\x126\n" +
+	"\x06shares\x18\x04 \x01(\v2\x1c.partita.nodemsg.v1.ShareAskH\x00R\x06shares\x1a8\n" +
 	"\n" +
 	"TraceEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04kind\"I\n" +
+	"\x04kind\"\xbd\x01\n" +
 	"\x06Answer\x127\n" +
-	"\x05write\x18\x01 \x01(\v2\x1f.partita.nodemsg.v1.WriteAnswerH\x00R\x05writeB\x06\n" +
+	"\x05write\x18\x01 \x01(\v2\x1f.partita.nodemsg.v1.WriteAnswerH\x00R\x05write\x127\n" +
+	"\x05split\x18\x02 \x01(\v2\x1f.partita.nodemsg.v1.SplitAnswerH\x00R\x05split\x129\n" +
+	"\x06shares\x18\x03 \x01(\v2\x1f.partita.nodemsg.v1.ShareAnswerH\x00R\x06sharesB\x06\n" +
 	"\x04kind\"w\n" +
 	"\x05Write\x12\x1c\n" +
 	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x12\x10\n" +
@@ -653,7 +1099,33 @@ const file_nodemsg_proto_rawDesc = "" +
 	"\x11retry_after_nanos\x18\x03 \x01(\x03R\x0fretryAfterNanos\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\rR\x06reason\x12\x12\n" +
 	"\x04line\x18\x05 \x01(\x05R\x04line\x12\x16\n" +
-	"\x06column\x18\x06 \x01(\x05R\x06columnB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
+	"\x06column\x18\x06 \x01(\x05R\x06column\"M\n" +
+	"\x05Split\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x12\x16\n" +
+	"\x06parent\x18\x02 \x01(\rR\x06parent\x12\x0e\n" +
+	"\x02at\x18\x03 \x01(\fR\x02at\"f\n" +
+	"\vSplitAnswer\x12+\n" +
+	"\x03err\x18\x01 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\x12\x14\n" +
+	"\x05retry\x18\x02 \x01(\bR\x05retry\x12\x14\n" +
+	"\x05moved\x18\x03 \x01(\bR\x05moved\"T\n" +
+	"\bShareAsk\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\x04R\x04from\x124\n" +
+	"\x06groups\x18\x02 \x03(\v2\x1c.partita.nodemsg.v1.GroupAskR\x06groups\"\x8a\x01\n" +
+	"\bGroupAsk\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\x04R\x05group\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\x03R\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\x03R\x02to\x12\x18\n" +
+	"\apromise\x18\x04 \x01(\x01R\apromise\x12\x12\n" +
+	"\x04want\x18\x05 \x01(\x01R\x04want\x12\x16\n" +
+	"\x06hungry\x18\x06 \x01(\bR\x06hungry\"m\n" +
+	"\vShareAnswer\x121\n" +
+	"\x06grants\x18\x01 \x03(\v2\x19.partita.nodemsg.v1.GrantR\x06grants\x12+\n" +
+	"\x03err\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\"T\n" +
+	"\x05Grant\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\x04R\x05group\x12\x16\n" +
+	"\x06second\x18\x02 \x01(\x03R\x06second\x12\x1d\n" +
+	"\n" +
+	"per_second\x18\x03 \x01(\x01R\tperSecondB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
 
 var (
 	file_nodemsg_proto_rawDescOnce sync.Once
@@ -667,7 +1139,7 @@ func file_nodemsg_proto_rawDescGZIP() []byte {
 	return file_nodemsg_proto_rawDescData
 }
 
-var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_nodemsg_proto_goTypes = []any{
 	(*Request)(nil),     // 0: partita.nodemsg.v1.Request
 	(*Answer)(nil),      // 1: partita.nodemsg.v1.Answer
@@ -676,20 +1148,34 @@ var file_nodemsg_proto_goTypes = []any{
 	(*WriteAnswer)(nil), // 4: partita.nodemsg.v1.WriteAnswer
 	(*Result)(nil),      // 5: partita.nodemsg.v1.Result
 	(*Fault)(nil),       // 6: partita.nodemsg.v1.Fault
-	nil,                 // 7: partita.nodemsg.v1.Request.TraceEntry
+	(*Split)(nil),       // 7: partita.nodemsg.v1.Split
+	(*SplitAnswer)(nil), // 8: partita.nodemsg.v1.SplitAnswer
+	(*ShareAsk)(nil),    // 9: partita.nodemsg.v1.ShareAsk
+	(*GroupAsk)(nil),    // 10: partita.nodemsg.v1.GroupAsk
+	(*ShareAnswer)(nil), // 11: partita.nodemsg.v1.ShareAnswer
+	(*Grant)(nil),       // 12: partita.nodemsg.v1.Grant
+	nil,                 // 13: partita.nodemsg.v1.Request.TraceEntry
 }
 var file_nodemsg_proto_depIdxs = []int32{
-	7, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
-	2, // 1: partita.nodemsg.v1.Request.write:type_name -> partita.nodemsg.v1.Write
-	4, // 2: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
-	3, // 3: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
-	5, // 4: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
-	6, // 5: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	13, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
+	2,  // 1: partita.nodemsg.v1.Request.write:type_name -> partita.nodemsg.v1.Write
+	7,  // 2: partita.nodemsg.v1.Request.split:type_name -> partita.nodemsg.v1.Split
+	9,  // 3: partita.nodemsg.v1.Request.shares:type_name -> partita.nodemsg.v1.ShareAsk
+	4,  // 4: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
+	8,  // 5: partita.nodemsg.v1.Answer.split:type_name -> partita.nodemsg.v1.SplitAnswer
+	11, // 6: partita.nodemsg.v1.Answer.shares:type_name -> partita.nodemsg.v1.ShareAnswer
+	3,  // 7: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
+	5,  // 8: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
+	6,  // 9: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	6,  // 10: partita.nodemsg.v1.SplitAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	10, // 11: partita.nodemsg.v1.ShareAsk.groups:type_name -> partita.nodemsg.v1.GroupAsk
+	12, // 12: partita.nodemsg.v1.ShareAnswer.grants:type_name -> partita.nodemsg.v1.Grant
+	6,  // 13: partita.nodemsg.v1.ShareAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_nodemsg_proto_init() }
@@ -699,9 +1185,13 @@ func file_nodemsg_proto_init() {
 	}
 	file_nodemsg_proto_msgTypes[0].OneofWrappers = []any{
 		(*Request_Write)(nil),
+		(*Request_Split)(nil),
+		(*Request_Shares)(nil),
 	}
 	file_nodemsg_proto_msgTypes[1].OneofWrappers = []any{
 		(*Answer_Write)(nil),
+		(*Answer_Split)(nil),
+		(*Answer_Shares)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -709,7 +1199,7 @@ func file_nodemsg_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nodemsg_proto_rawDesc), len(file_nodemsg_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/partita-db/partita/internal/clusterversion"
+	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodemsg"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/tracing"
+)
+
+// Requests between nodes as typed messages (package nodemsg), once the cluster's version is
+// clusterversion.NodeMessages; JSON before, which a node of the previous release reads. Both
+// become the same forwarded request on the node that serves it (serveForwarded), and the same
+// answer on the node that asked: one path, two encodings. Typed so far: writes, splits and
+// budget shares; remote reads, delegated calls and load figures travel as JSON still.
+
+// encodeRequest is req as this cluster's nodes read it.
+func (e *Engine) encodeRequest(req *forwarded) ([]byte, error) {
+	if e.cluster.active() < clusterversion.NodeMessages {
+		return json.Marshal(req)
+	}
+	return typedRequest(req)
+}
+
+// typedRequest is req as a typed message, or as JSON for a kind that has none yet.
+func typedRequest(req *forwarded) ([]byte, error) {
+	m := &nodemsg.Request{Trace: req.Trace}
+	switch {
+	case req.Split != nil:
+		m.Kind = &nodemsg.Request_Split{Split: &nodemsg.Split{Container: req.Container, Parent: req.Split.Parent, At: req.Split.At}}
+	case req.Shares != nil:
+		a := &nodemsg.ShareAsk{From: uint64(req.Shares.From), Groups: make([]*nodemsg.GroupAsk, len(req.Shares.Groups))}
+		for i, g := range req.Shares.Groups {
+			a.Groups[i] = &nodemsg.GroupAsk{Group: uint64(g.Group), From: g.From, To: g.To, Promise: g.Promise, Want: g.Want, Hungry: g.Hungry}
+		}
+		m.Kind = &nodemsg.Request_Shares{Shares: a}
+	case req.Read != nil || req.Call != nil || req.Figures:
+		return json.Marshal(req)
+	default:
+		w := &nodemsg.Write{Container: req.Container, Epk: req.EPK, Admit: req.Admit, Ops: make([]*nodemsg.Op, len(req.Ops))}
+		for i, op := range req.Ops {
+			w.Ops[i] = &nodemsg.Op{Kind: uint32(op.Kind), Id: op.ID, Body: op.Body, IfMatch: op.IfMatch,
+				Terms: op.Terms, HasTerms: op.Terms != nil, Unique: op.Unique, HasUnique: op.Unique != nil, Lsn: op.LSN}
+		}
+		m.Kind = &nodemsg.Request_Write{Write: w}
+	}
+	return nodemsg.Encode(m)
+}
+
+// decodeRequest reads a typed request as the forwarded request it carries.
+func decodeRequest(raw []byte) (forwarded, error) {
+	r, err := nodemsg.DecodeRequest(raw)
+	if err != nil {
+		return forwarded{}, fault.New(fault.BadRequest, "A node-to-node request that does not decode: %v", err)
+	}
+	req := forwarded{Trace: tracing.Carrier(r.Trace)}
+	switch k := r.Kind.(type) {
+	case *nodemsg.Request_Write:
+		w := k.Write
+		req.Container, req.EPK, req.Admit, req.Ops = w.Container, w.Epk, w.Admit, make([]forwardedOp, len(w.Ops))
+		for i, op := range w.Ops {
+			if op == nil || op.Kind > math.MaxUint8 {
+				return forwarded{}, fault.New(fault.BadRequest, "A forwarded write with an operation of no known kind")
+			}
+			f := forwardedOp{Kind: partition.OpKind(op.Kind), ID: op.Id, Body: op.Body, IfMatch: op.IfMatch, LSN: op.Lsn}
+			if len(f.Body) == 0 {
+				f.Body = nil // proto3 does not tell an empty body from none: a write without an item
+			}
+			if op.HasTerms {
+				f.Terms = nonNil(op.Terms)
+			}
+			if op.HasUnique {
+				f.Unique = nonNil(op.Unique)
+			}
+			req.Ops[i] = f
+		}
+	case *nodemsg.Request_Split:
+		req.Container, req.Split = k.Split.Container, &forwardedSplit{Parent: k.Split.Parent, At: k.Split.At}
+	case *nodemsg.Request_Shares:
+		req.Shares = &shareAsk{From: replication.NodeID(k.Shares.From), Groups: make([]groupAsk, len(k.Shares.Groups))}
+		for i, g := range k.Shares.Groups {
+			if g == nil {
+				return forwarded{}, fault.New(fault.BadRequest, "A budget share's ask with an empty partition")
+			}
+			req.Shares.Groups[i] = groupAsk{Group: replication.GroupID(g.Group), From: g.From, To: g.To, Promise: g.Promise, Want: g.Want, Hungry: g.Hungry}
+		}
+	default:
+		// A kind of a later release, which a cluster at this release's version never sends.
+		return forwarded{}, fault.New(fault.BadRequest, "A node-to-node request of a kind this release does not know")
+	}
+	return req, nil
+}
+
+// serveTyped serves a typed request and answers in kind.
+func (e *Engine) serveTyped(raw []byte) []byte {
+	req, err := decodeRequest(raw)
+	var ans forwardedAnswer
+	if err != nil {
+		e.served.Add(1)
+		ans = failedForward(err)
+	} else {
+		ans = e.serveForwarded(req)
+	}
+	b, err := nodemsg.Encode(typedAnswer(req, ans))
+	if err != nil {
+		b, _ = nodemsg.Encode(typedAnswer(req, failedForward(fault.New(fault.Internal, "%v", err))))
+	}
+	return b
+}
+
+// typedAnswer is ans, the answer to req, as a typed message of req's kind.
+func typedAnswer(req forwarded, ans forwardedAnswer) *nodemsg.Answer {
+	switch {
+	case req.Split != nil:
+		return &nodemsg.Answer{Kind: &nodemsg.Answer_Split{Split: &nodemsg.SplitAnswer{Err: typedFault(ans.Err), Retry: ans.Retry, Moved: ans.Moved}}}
+	case req.Shares != nil:
+		a := &nodemsg.ShareAnswer{Err: typedFault(ans.Err)}
+		if ans.Shares != nil {
+			for _, g := range ans.Shares.Grants {
+				a.Grants = append(a.Grants, &nodemsg.Grant{Group: uint64(g.Group), Second: g.Second, PerSecond: g.PerSecond})
+			}
+		}
+		return &nodemsg.Answer{Kind: &nodemsg.Answer_Shares{Shares: a}}
+	}
+	wa := &nodemsg.WriteAnswer{Charges: ans.Charges, Charge: ans.Charge, Err: typedFault(ans.Err), Index: int32(ans.Index), Retry: ans.Retry}
+	for _, r := range ans.Results {
+		wa.Results = append(wa.Results, &nodemsg.Result{Json: r.JSON, Lsn: r.LSN, Created: r.Created,
+			PrevBytes: int64(r.PrevBytes), IndexTerms: int64(r.IndexTerms)})
+	}
+	return &nodemsg.Answer{Kind: &nodemsg.Answer_Write{Write: wa}}
+}
+
+// decodeAnswer reads a node's answer, in either framing: a node answers a typed request with
+// JSON when its engine is not open yet (NotReady).
+func decodeAnswer(raw []byte) (forwardedAnswer, error) {
+	ans := forwardedAnswer{Index: -1}
+	if !nodemsg.Typed(raw) {
+		return ans, json.Unmarshal(raw, &ans)
+	}
+	a, err := nodemsg.DecodeAnswer(raw)
+	if err != nil {
+		return ans, err
+	}
+	switch k := a.Kind.(type) {
+	case *nodemsg.Answer_Write:
+		w := k.Write
+		ans = forwardedAnswer{Charges: w.Charges, Charge: w.Charge, Err: faultOf(w.Err), Index: int(w.Index), Retry: w.Retry}
+		for _, r := range w.Results {
+			if r == nil {
+				return ans, errors.New("a write's answer with an empty result")
+			}
+			ans.Results = append(ans.Results, forwardedResult{JSON: r.Json, LSN: r.Lsn, Created: r.Created,
+				PrevBytes: int(r.PrevBytes), IndexTerms: int(r.IndexTerms)})
+		}
+	case *nodemsg.Answer_Split:
+		ans.Err, ans.Retry, ans.Moved = faultOf(k.Split.Err), k.Split.Retry, k.Split.Moved
+	case *nodemsg.Answer_Shares:
+		ans.Err, ans.Shares = faultOf(k.Shares.Err), &shareAnswer{}
+		for _, g := range k.Shares.Grants {
+			if g == nil {
+				return ans, errors.New("a budget share's answer with an empty grant")
+			}
+			ans.Shares.Grants = append(ans.Shares.Grants, groupGrant{Group: replication.GroupID(g.Group), Second: g.Second, PerSecond: g.PerSecond})
+		}
+	default:
+		return ans, errors.New("a typed answer of no kind this release knows")
+	}
+	return ans, nil
+}
+
+// nonNil is entries, never nil: entries that were sent, even none, are the sender's.
+func nonNil(entries [][]byte) [][]byte {
+	if entries == nil {
+		return [][]byte{}
+	}
+	return entries
+}
+
+func typedFault(f *fault.Error) *nodemsg.Fault {
+	if f == nil {
+		return nil
+	}
+	return &nodemsg.Fault{Kind: uint32(f.Kind), Message: f.Message, RetryAfterNanos: int64(f.RetryAfter), Reason: uint32(f.Reason),
+		Line: int32(f.Pos.Line), Column: int32(f.Pos.Column)}
+}
+
+func faultOf(f *nodemsg.Fault) *fault.Error {
+	if f == nil {
+		return nil
+	}
+	return &fault.Error{Kind: fault.Kind(f.Kind), Message: f.Message, RetryAfter: time.Duration(f.RetryAfterNanos), Reason: fault.Reason(f.Reason),
+		Pos: fault.Pos{Line: int(f.Line), Column: int(f.Column)}}
+}
