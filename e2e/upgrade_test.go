@@ -21,18 +21,33 @@ import (
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 )
 
-// previousRelease is the commit of the release before this one: every release runs in a
-// cluster of its predecessor's nodes and upgrades from it node by node. 4a8e4d4 kept no
-// cluster version (it runs at Base).
-const previousRelease = "4a8e4d4"
+// previousReleases are the commits of the releases before this one, each with the newest
+// cluster version it knows: every release runs in a cluster of its predecessor's nodes and
+// upgrades from it node by node. 4a8e4d4 kept no cluster version (it runs at Base), and is
+// kept as the oldest release a cluster upgrades from in one step.
+// Each is also named by the start of its commit's subject, by which it is found in a history
+// whose commits were rewritten.
+var previousReleases = []struct {
+	commit, subject string
+	knows           clusterversion.Version
+}{
+	{"4a8e4d4", "engine tests: keysChanged checks the keys a delete removed", clusterversion.Base},
+	{"e902683", "review: the replication harness's partition meta codec is exported", clusterversion.V2},
+}
 
-// previousBinary builds the previous release's partita from this repository's history (or
-// takes PARTITA_PREVIOUS_BIN), and skips the test when the history does not hold it, but for
-// CI, where that is a failure.
-func previousBinary(t *testing.T) string {
+// previousBinary builds the partita of previousRelease from this repository's history (or
+// takes PARTITA_PREVIOUS_BIN, for the newest), and skips the test when the history does not
+// hold it, but for CI, where that is a failure.
+func previousBinary(t *testing.T, previousRelease, subject string) string {
 	t.Helper()
-	if bin := os.Getenv("PARTITA_PREVIOUS_BIN"); bin != "" {
+	if bin := os.Getenv("PARTITA_PREVIOUS_BIN"); bin != "" && previousRelease == previousReleases[len(previousReleases)-1].commit {
 		return bin
+	}
+	if err := exec.Command("git", "cat-file", "-e", previousRelease+"^{commit}").Run(); err != nil {
+		out, _ := exec.Command("git", "log", "--all", "-1", "--format=%H", "--fixed-strings", "--grep", subject).Output()
+		if found := strings.TrimSpace(string(out)); found != "" {
+			previousRelease = found
+		}
 	}
 	if err := exec.Command("git", "cat-file", "-e", previousRelease+"^{commit}").Run(); err != nil {
 		msg := fmt.Sprintf("the previous release %s is not in this checkout's history (a shallow clone?): fetch it, or set PARTITA_PREVIOUS_BIN", previousRelease)
@@ -56,14 +71,20 @@ func previousBinary(t *testing.T) string {
 	return bin
 }
 
-// A cluster of the previous release is upgraded to this one node by node (stop, start the new
+// A cluster of a previous release is upgraded to this one node by node (stop, start the new
 // binary on the same data directory, wait for it to be ready) while writers create items
 // through the Go SDK on the nodes that run. No write fails beyond the SDK's own retries, none
 // acknowledged is lost, the cluster's version is raised once the last node runs this release
 // (not before), and a node of the previous release is then refused.
 func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
-	old := previousBinary(t)
 	t.Setenv("PARTITA_CLUSTER_SECRET", clusterSecret)
+	for _, prev := range previousReleases {
+		t.Run(prev.commit, func(t *testing.T) { testRollingUpgrade(t, prev.commit, prev.subject, prev.knows) })
+	}
+}
+
+func testRollingUpgrade(t *testing.T, previousRelease, subject string, knows clusterversion.Version) {
+	old := previousBinary(t, previousRelease, subject)
 	nodes := launchClusterOf(t, old, 3, false, func(int) []string { return []string{"--consistency", "Strong"} })
 	createDBAndContainer(t, nodes[0].sdk(t), nodes[1].sdk(t), 12000) // two partitions (the previous release has no /ready)
 
@@ -115,7 +136,7 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 
 	for i, n := range nodes {
 		time.Sleep(2 * time.Second) // writes through the mixed cluster
-		if v := clusterStatusOf(t, nodes[(i+1)%3].server).ClusterVersion; i > 0 && v > 1 {
+		if v := clusterStatusOf(t, nodes[(i+1)%3].server).ClusterVersion; i > 0 && v > uint32(knows) {
 			t.Fatalf("the cluster's version is v%d with %d of 3 nodes upgraded", v, i)
 		}
 		down.Store(int32(i + 1))
@@ -152,14 +173,28 @@ func TestRollingUpgradeFromThePreviousRelease(t *testing.T) {
 	}
 	t.Logf("%d items written through the upgrade, every one read back", len(acked))
 
-	// A node of the previous release that joins now is refused by its peers, which say so,
-	// and given no replica.
+	// A node of the previous release that joins now is refused: one of a release that knows
+	// versions stops, saying why; one of a release before versions is refused by its peers,
+	// which say so, and given no replica.
 	join := make([]string, len(nodes))
 	for i, n := range nodes {
 		join[i] = argAfter(n.args, "--cluster-addr")
 	}
 	addr4 := controlplanetest.FreeAddr(t)
 	fourth := launchServerOf(t, old, t.TempDir(), false, "--cluster-addr", addr4, "--join", strings.Join(join, ","), "--log-level", "warn")
+	if knows > clusterversion.Base {
+		exited := make(chan error, 1)
+		go func() { exited <- fourth.cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err == nil || !strings.Contains(fourth.Logs(), "knows cluster versions up to "+knows.String()) {
+				t.Fatalf("the node of %s exited (%v) without saying its release is too old:\n%s", previousRelease, err, fourth.Logs())
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("the node of %s still runs in a cluster at %s", previousRelease, clusterversion.Latest)
+		}
+		return
+	}
 	fourth.waitListening(t, time.Minute)
 	retrying(t, "the node of the previous release refused", func() error {
 		for _, n := range nodes {
