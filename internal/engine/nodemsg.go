@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/nodemsg"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/tracing"
 )
@@ -17,8 +18,8 @@ import (
 // Requests between nodes as typed messages (package nodemsg), once the cluster's version is
 // clusterversion.NodeMessages; JSON before, which a node of the previous release reads. Both
 // become the same forwarded request on the node that serves it (serveForwarded), and the same
-// answer on the node that asked: one path, two encodings. Typed so far: writes, splits and
-// budget shares; remote reads, delegated calls and load figures travel as JSON still.
+// answer on the node that asked: one path, two encodings. Typed so far: writes, splits, budget
+// shares and remote reads; delegated calls and load figures travel as JSON still.
 
 // encodeRequest is req as this cluster's nodes read it.
 func (e *Engine) encodeRequest(req *forwarded) ([]byte, error) {
@@ -40,7 +41,9 @@ func typedRequest(req *forwarded) ([]byte, error) {
 			a.Groups[i] = &nodemsg.GroupAsk{Group: uint64(g.Group), From: g.From, To: g.To, Promise: g.Promise, Want: g.Want, Hungry: g.Hungry}
 		}
 		m.Kind = &nodemsg.Request_Shares{Shares: a}
-	case req.Read != nil || req.Call != nil || req.Figures:
+	case req.Read != nil:
+		m.Kind = &nodemsg.Request_Read{Read: typedRead(req.Container, req.Read)}
+	case req.Call != nil || req.Figures:
 		return json.Marshal(req)
 	default:
 		w := &nodemsg.Write{Container: req.Container, Epk: req.EPK, Admit: req.Admit, Ops: make([]*nodemsg.Op, len(req.Ops))}
@@ -90,11 +93,62 @@ func decodeRequest(raw []byte) (forwarded, error) {
 			}
 			req.Shares.Groups[i] = groupAsk{Group: replication.GroupID(g.Group), From: g.From, To: g.To, Promise: g.Promise, Want: g.Want, Hungry: g.Hungry}
 		}
+	case *nodemsg.Request_Read:
+		req.Container, req.Read = k.Read.Container, readOf(k.Read)
 	default:
 		// A kind of a later release, which a cluster at this release's version never sends.
 		return forwarded{}, fault.New(fault.BadRequest, "A node-to-node request of a kind this release does not know")
 	}
 	return req, nil
+}
+
+// typedRead is rd, a read of container num, as a typed message.
+func typedRead(num uint32, rd *remoteRead) *nodemsg.Read {
+	m := &nodemsg.Read{Container: num, Partition: rd.Partition, All: rd.All, Count: rd.Count, Start: rd.Start,
+		Ranges: make([]*nodemsg.HexRange, len(rd.Ranges))}
+	for i, r := range rd.Ranges {
+		m.Ranges[i] = &nodemsg.HexRange{Lo: r[0], Hi: r[1]}
+	}
+	if ir := rd.Index; ir != nil {
+		m.Index = &nodemsg.IndexRange{Path: ir.Path, Lo: ir.Lo, HasLo: ir.Lo != nil, Hi: ir.Hi, HasHi: ir.Hi != nil, Values: ir.Values}
+	}
+	if r := rd.Rows; r != nil {
+		m.Rows = &nodemsg.RowsRead{LoEpk: r.LoEPK, LoId: r.LoID, HiEpk: r.HiEPK, HiId: r.HiID, Reverse: r.Reverse}
+	}
+	if g := rd.Get; g != nil {
+		m.Get = &nodemsg.ItemGet{Epk: g.EPK, Id: g.ID}
+	}
+	if rc := rd.Consistency; rc.Level != 0 || rc.Session != nil {
+		m.Consistency = &nodemsg.Consistency{Level: uint32(rc.Level), Session: rc.Session}
+	}
+	return m
+}
+
+// readOf reads a typed read back.
+func readOf(m *nodemsg.Read) *remoteRead {
+	rd := &remoteRead{Partition: m.Partition, All: m.All, Count: m.Count, Start: m.Start}
+	for _, r := range m.Ranges {
+		rd.Ranges = append(rd.Ranges, [2]string{r.GetLo(), r.GetHi()})
+	}
+	if ir := m.Index; ir != nil {
+		rd.Index = &query.IndexRange{Path: ir.Path, Values: ir.Values}
+		if ir.HasLo {
+			rd.Index.Lo = nonNilBytes(ir.Lo)
+		}
+		if ir.HasHi {
+			rd.Index.Hi = nonNilBytes(ir.Hi)
+		}
+	}
+	if r := m.Rows; r != nil {
+		rd.Rows = &rowsRead{LoEPK: r.LoEpk, LoID: r.LoId, HiEPK: r.HiEpk, HiID: r.HiId, Reverse: r.Reverse}
+	}
+	if g := m.Get; g != nil {
+		rd.Get = &itemGet{EPK: g.Epk, ID: g.Id}
+	}
+	if c := m.Consistency; c != nil && c.Level <= math.MaxUint8 {
+		rd.Consistency = ReadConsistency{Level: Level(c.Level), Session: c.Session}
+	}
+	return rd
 }
 
 // serveTyped serves a typed request and answers in kind.
@@ -127,6 +181,16 @@ func typedAnswer(req forwarded, ans forwardedAnswer) *nodemsg.Answer {
 			}
 		}
 		return &nodemsg.Answer{Kind: &nodemsg.Answer_Shares{Shares: a}}
+	case req.Read != nil:
+		a := &nodemsg.ReadAnswer{Err: typedFault(ans.Err), Retry: ans.Retry, Moved: ans.Moved}
+		if r := ans.Read; r != nil {
+			a.More, a.Lsn, a.Count, a.Counted = r.More, r.LSN, r.Count, r.Counted
+			a.Docs = make([]*nodemsg.Doc, len(r.Docs))
+			for i, d := range r.Docs {
+				a.Docs[i] = &nodemsg.Doc{Seq: d.Seq, Json: d.JSON, Epk: d.EPK, Id: d.ID}
+			}
+		}
+		return &nodemsg.Answer{Kind: &nodemsg.Answer_Read{Read: a}}
 	}
 	wa := &nodemsg.WriteAnswer{Charges: ans.Charges, Charge: ans.Charge, Err: typedFault(ans.Err), Index: int32(ans.Index), Retry: ans.Retry}
 	for _, r := range ans.Results {
@@ -168,10 +232,30 @@ func decodeAnswer(raw []byte) (forwardedAnswer, error) {
 			}
 			ans.Shares.Grants = append(ans.Shares.Grants, groupGrant{Group: replication.GroupID(g.Group), Second: g.Second, PerSecond: g.PerSecond})
 		}
+	case *nodemsg.Answer_Read:
+		r := k.Read
+		ans.Err, ans.Retry, ans.Moved = faultOf(r.Err), r.Retry, r.Moved
+		if ans.Err == nil && !ans.Moved {
+			ans.Read = &readAnswer{More: r.More, LSN: r.Lsn, Count: r.Count, Counted: r.Counted, Docs: make([]remoteDoc, len(r.Docs))}
+			for i, d := range r.Docs {
+				if d == nil {
+					return ans, errors.New("a read's answer with an empty item")
+				}
+				ans.Read.Docs[i] = remoteDoc{Seq: d.Seq, JSON: d.Json, EPK: d.Epk, ID: d.Id}
+			}
+		}
 	default:
 		return ans, errors.New("a typed answer of no kind this release knows")
 	}
 	return ans, nil
+}
+
+// nonNilBytes is b, never nil: a bound that was sent, even empty, is one.
+func nonNilBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // nonNil is entries, never nil: entries that were sent, even none, are the sender's.

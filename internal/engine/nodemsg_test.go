@@ -10,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/nodemsg"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/tracing"
 )
 
@@ -27,6 +28,12 @@ func TestTypedRequestsRoundTrip(t *testing.T) {
 			}},
 		{Container: 3, Split: &forwardedSplit{Parent: 2, At: []byte{0x1f, 0xff}}},
 		{Shares: &shareAsk{From: 0x91df, Groups: []groupAsk{{Group: 1<<32 | 4, From: 100, To: 101, Promise: 12.5, Want: 40, Hungry: true}, {Group: 9}}}},
+		{Container: 5, Read: &remoteRead{Partition: 3, Get: &itemGet{EPK: "05C1", ID: "a"}, Consistency: ReadConsistency{Level: Session, Session: map[uint32]uint64{3: 17, AnyRange: 2}}}},
+		{Container: 5, Read: &remoteRead{Partition: 1, Ranges: [][2]string{{"", "3F"}, {"40", "FF"}}, Start: 9,
+			Index: &query.IndexRange{Path: "/a", Lo: []byte{}, Hi: []byte{0x10}}, Consistency: ReadConsistency{Level: Strong}}},
+		{Container: 5, Read: &remoteRead{Ranges: [][2]string{{"", "FF"}}, Index: &query.IndexRange{Path: "/t", Values: [][]byte{[]byte("x"), []byte("y")}}}},
+		{Container: 5, Read: &remoteRead{Rows: &rowsRead{LoEPK: "01", LoID: "a", HiEPK: "02", Reverse: true}}},
+		{Container: 5, Read: &remoteRead{Ranges: [][2]string{{"", "FF"}}, Count: true, All: true}},
 	} {
 		b, err := typedRequest(&want)
 		if err != nil {
@@ -44,7 +51,7 @@ func TestTypedRequestsRoundTrip(t *testing.T) {
 		}
 	}
 	// The kinds without a message of their own yet go as JSON.
-	for _, req := range []forwarded{{Figures: true}, {Read: &remoteRead{Partition: 1}}, {Call: &delegatedCall{}}} {
+	for _, req := range []forwarded{{Figures: true}, {Call: &delegatedCall{}}} {
 		if b, err := typedRequest(&req); err != nil || nodemsg.Typed(b) {
 			t.Fatalf("%+v: %q, %v; want JSON", req, b, err)
 		}
@@ -63,6 +70,10 @@ func TestTypedAnswersRoundTrip(t *testing.T) {
 		{forwarded{Split: &forwardedSplit{}}, forwardedAnswer{Index: -1, Moved: true}},
 		{forwarded{Split: &forwardedSplit{}}, forwardedAnswer{Index: -1, Retry: true, Err: &fault.Error{Kind: fault.Unavailable, Message: "no lease"}}},
 		{forwarded{Shares: &shareAsk{}}, forwardedAnswer{Index: -1, Shares: &shareAnswer{Grants: []groupGrant{{Group: 4, Second: 1700000000, PerSecond: 133.3}}}}},
+		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Read: &readAnswer{More: true, LSN: 44, Docs: []remoteDoc{{Seq: 1, JSON: []byte(`{"id":"a"}`)}, {Seq: 2, JSON: []byte(`{}`), EPK: "0A", ID: "b"}}}}},
+		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Read: &readAnswer{Count: 12, Counted: true, LSN: 3, Docs: []remoteDoc{}}}},
+		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Moved: true}},
+		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Retry: true, Err: &fault.Error{Kind: fault.Unavailable, Message: "behind"}}},
 	} {
 		b, err := nodemsg.Encode(typedAnswer(c.req, c.want))
 		if err != nil {
@@ -85,7 +96,8 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{nodemsg.Marker})
 	f.Add([]byte{nodemsg.Marker, 0x12, 0x02, 0x1a, 0x00})
-	for _, req := range []forwarded{{Split: &forwardedSplit{Parent: 1, At: []byte{2}}}, {Shares: &shareAsk{From: 1, Groups: []groupAsk{{Group: 2, Want: 3}}}}} {
+	for _, req := range []forwarded{{Split: &forwardedSplit{Parent: 1, At: []byte{2}}}, {Shares: &shareAsk{From: 1, Groups: []groupAsk{{Group: 2, Want: 3}}}},
+		{Read: &remoteRead{Ranges: [][2]string{{"", "FF"}}, Index: &query.IndexRange{Path: "/a", Lo: []byte{1}}}}} {
 		b, _ := typedRequest(&req)
 		f.Add(b)
 	}

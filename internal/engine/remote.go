@@ -170,7 +170,7 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 	}
 	req.Container = c.num
 	req.Trace = tracing.Inject(ctx)
-	body, err := json.Marshal(req)
+	body, err := c.e.encodeRequest(req)
 	if err != nil {
 		return forwardedAnswer{}, fault.New(fault.Internal, "%w", err)
 	}
@@ -193,8 +193,8 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 			if err != nil {
 				return forwardedAnswer{}, partition.ErrAmbiguous
 			}
-			var ans forwardedAnswer
-			if err := json.Unmarshal(raw, &ans); err != nil {
+			ans, err := decodeAnswer(raw)
+			if err != nil {
 				return forwardedAnswer{}, fault.New(fault.Internal, "A node's answer to a delegated request: %w", err)
 			}
 			if ans.Moved {

@@ -36,6 +36,7 @@ type Request struct {
 	//	*Request_Write
 	//	*Request_Split
 	//	*Request_Shares
+	//	*Request_Read
 	Kind          isRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -112,6 +113,15 @@ func (x *Request) GetShares() *ShareAsk {
 	return nil
 }
 
+func (x *Request) GetRead() *Read {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_Read); ok {
+			return x.Read
+		}
+	}
+	return nil
+}
+
 type isRequest_Kind interface {
 	isRequest_Kind()
 }
@@ -128,11 +138,17 @@ type Request_Shares struct {
 	Shares *ShareAsk `protobuf:"bytes,4,opt,name=shares,proto3,oneof"`
 }
 
+type Request_Read struct {
+	Read *Read `protobuf:"bytes,5,opt,name=read,proto3,oneof"`
+}
+
 func (*Request_Write) isRequest_Kind() {}
 
 func (*Request_Split) isRequest_Kind() {}
 
 func (*Request_Shares) isRequest_Kind() {}
+
+func (*Request_Read) isRequest_Kind() {}
 
 // Answer is the answer to a Request, of the same kind.
 type Answer struct {
@@ -142,6 +158,7 @@ type Answer struct {
 	//	*Answer_Write
 	//	*Answer_Split
 	//	*Answer_Shares
+	//	*Answer_Read
 	Kind          isAnswer_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -211,6 +228,15 @@ func (x *Answer) GetShares() *ShareAnswer {
 	return nil
 }
 
+func (x *Answer) GetRead() *ReadAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Read); ok {
+			return x.Read
+		}
+	}
+	return nil
+}
+
 type isAnswer_Kind interface {
 	isAnswer_Kind()
 }
@@ -227,11 +253,17 @@ type Answer_Shares struct {
 	Shares *ShareAnswer `protobuf:"bytes,3,opt,name=shares,proto3,oneof"`
 }
 
+type Answer_Read struct {
+	Read *ReadAnswer `protobuf:"bytes,4,opt,name=read,proto3,oneof"`
+}
+
 func (*Answer_Write) isAnswer_Kind() {}
 
 func (*Answer_Split) isAnswer_Kind() {}
 
 func (*Answer_Shares) isAnswer_Kind() {}
+
+func (*Answer_Read) isAnswer_Kind() {}
 
 // Write asks the node that leads a partition to apply operations on one logical partition of
 // a container.
@@ -1042,25 +1074,643 @@ func (x *Grant) GetPerSecond() float64 {
 	return 0
 }
 
+// Read asks a node that holds a partition this node holds no replica of for some of its items,
+// in creation order from start: one item (get), a table's rows between two positions (rows),
+// the items an index range holds (index), every item of the ranges (all), or the indexed ones;
+// or the partition's item count (count), or, with none of these and no ranges, its LSN.
+type Read struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Partition     uint32                 `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Index         *IndexRange            `protobuf:"bytes,3,opt,name=index,proto3" json:"index,omitempty"`
+	All           bool                   `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
+	Ranges        []*HexRange            `protobuf:"bytes,5,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	Rows          *RowsRead              `protobuf:"bytes,6,opt,name=rows,proto3" json:"rows,omitempty"`
+	Get           *ItemGet               `protobuf:"bytes,7,opt,name=get,proto3" json:"get,omitempty"`
+	Count         bool                   `protobuf:"varint,8,opt,name=count,proto3" json:"count,omitempty"`
+	Start         uint64                 `protobuf:"varint,9,opt,name=start,proto3" json:"start,omitempty"`
+	Consistency   *Consistency           `protobuf:"bytes,10,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Read) Reset() {
+	*x = Read{}
+	mi := &file_nodemsg_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Read) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Read) ProtoMessage() {}
+
+func (x *Read) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Read.ProtoReflect.Descriptor instead.
+func (*Read) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Read) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *Read) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *Read) GetIndex() *IndexRange {
+	if x != nil {
+		return x.Index
+	}
+	return nil
+}
+
+func (x *Read) GetAll() bool {
+	if x != nil {
+		return x.All
+	}
+	return false
+}
+
+func (x *Read) GetRanges() []*HexRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
+}
+
+func (x *Read) GetRows() *RowsRead {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *Read) GetGet() *ItemGet {
+	if x != nil {
+		return x.Get
+	}
+	return nil
+}
+
+func (x *Read) GetCount() bool {
+	if x != nil {
+		return x.Count
+	}
+	return false
+}
+
+func (x *Read) GetStart() uint64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *Read) GetConsistency() *Consistency {
+	if x != nil {
+		return x.Consistency
+	}
+	return nil
+}
+
+// IndexRange is a range of an index's entries (query.IndexRange): the terms from lo to hi at
+// path, or, when values is set, those exact values. A bound not sent (has_lo, has_hi unset)
+// is none; one sent may be empty.
+type IndexRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Lo            []byte                 `protobuf:"bytes,2,opt,name=lo,proto3" json:"lo,omitempty"`
+	HasLo         bool                   `protobuf:"varint,3,opt,name=has_lo,json=hasLo,proto3" json:"has_lo,omitempty"`
+	Hi            []byte                 `protobuf:"bytes,4,opt,name=hi,proto3" json:"hi,omitempty"`
+	HasHi         bool                   `protobuf:"varint,5,opt,name=has_hi,json=hasHi,proto3" json:"has_hi,omitempty"`
+	Values        [][]byte               `protobuf:"bytes,6,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IndexRange) Reset() {
+	*x = IndexRange{}
+	mi := &file_nodemsg_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IndexRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IndexRange) ProtoMessage() {}
+
+func (x *IndexRange) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IndexRange.ProtoReflect.Descriptor instead.
+func (*IndexRange) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *IndexRange) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *IndexRange) GetLo() []byte {
+	if x != nil {
+		return x.Lo
+	}
+	return nil
+}
+
+func (x *IndexRange) GetHasLo() bool {
+	if x != nil {
+		return x.HasLo
+	}
+	return false
+}
+
+func (x *IndexRange) GetHi() []byte {
+	if x != nil {
+		return x.Hi
+	}
+	return nil
+}
+
+func (x *IndexRange) GetHasHi() bool {
+	if x != nil {
+		return x.HasHi
+	}
+	return false
+}
+
+func (x *IndexRange) GetValues() [][]byte {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// HexRange is an EPK range, its bounds in hex.
+type HexRange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Lo            string                 `protobuf:"bytes,1,opt,name=lo,proto3" json:"lo,omitempty"`
+	Hi            string                 `protobuf:"bytes,2,opt,name=hi,proto3" json:"hi,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HexRange) Reset() {
+	*x = HexRange{}
+	mi := &file_nodemsg_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HexRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HexRange) ProtoMessage() {}
+
+func (x *HexRange) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HexRange.ProtoReflect.Descriptor instead.
+func (*HexRange) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *HexRange) GetLo() string {
+	if x != nil {
+		return x.Lo
+	}
+	return ""
+}
+
+func (x *HexRange) GetHi() string {
+	if x != nil {
+		return x.Hi
+	}
+	return ""
+}
+
+// RowsRead reads a table's rows from lo (inclusive) to hi (exclusive), EPKs in hex.
+type RowsRead struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LoEpk         string                 `protobuf:"bytes,1,opt,name=lo_epk,json=loEpk,proto3" json:"lo_epk,omitempty"`
+	LoId          string                 `protobuf:"bytes,2,opt,name=lo_id,json=loId,proto3" json:"lo_id,omitempty"`
+	HiEpk         string                 `protobuf:"bytes,3,opt,name=hi_epk,json=hiEpk,proto3" json:"hi_epk,omitempty"`
+	HiId          string                 `protobuf:"bytes,4,opt,name=hi_id,json=hiId,proto3" json:"hi_id,omitempty"`
+	Reverse       bool                   `protobuf:"varint,5,opt,name=reverse,proto3" json:"reverse,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RowsRead) Reset() {
+	*x = RowsRead{}
+	mi := &file_nodemsg_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RowsRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RowsRead) ProtoMessage() {}
+
+func (x *RowsRead) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RowsRead.ProtoReflect.Descriptor instead.
+func (*RowsRead) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RowsRead) GetLoEpk() string {
+	if x != nil {
+		return x.LoEpk
+	}
+	return ""
+}
+
+func (x *RowsRead) GetLoId() string {
+	if x != nil {
+		return x.LoId
+	}
+	return ""
+}
+
+func (x *RowsRead) GetHiEpk() string {
+	if x != nil {
+		return x.HiEpk
+	}
+	return ""
+}
+
+func (x *RowsRead) GetHiId() string {
+	if x != nil {
+		return x.HiId
+	}
+	return ""
+}
+
+func (x *RowsRead) GetReverse() bool {
+	if x != nil {
+		return x.Reverse
+	}
+	return false
+}
+
+// ItemGet is a point read of one item, its EPK in hex.
+type ItemGet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epk           string                 `protobuf:"bytes,1,opt,name=epk,proto3" json:"epk,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemGet) Reset() {
+	*x = ItemGet{}
+	mi := &file_nodemsg_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemGet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemGet) ProtoMessage() {}
+
+func (x *ItemGet) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemGet.ProtoReflect.Descriptor instead.
+func (*ItemGet) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ItemGet) GetEpk() string {
+	if x != nil {
+		return x.Epk
+	}
+	return ""
+}
+
+func (x *ItemGet) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// Consistency is a client's read's: its level, and at Session the LSN it has seen of each
+// partition key range, by range id.
+type Consistency struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Level         uint32                 `protobuf:"varint,1,opt,name=level,proto3" json:"level,omitempty"`
+	Session       map[uint32]uint64      `protobuf:"bytes,2,rep,name=session,proto3" json:"session,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Consistency) Reset() {
+	*x = Consistency{}
+	mi := &file_nodemsg_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Consistency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Consistency) ProtoMessage() {}
+
+func (x *Consistency) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Consistency.ProtoReflect.Descriptor instead.
+func (*Consistency) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Consistency) GetLevel() uint32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *Consistency) GetSession() map[uint32]uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+// ReadAnswer is a batch of a partition's items in creation order (more: the partition has
+// more after them) and its LSN, or the count asked for (counted: it is exact); or why not
+// (err, retry), or that the node holds no replica of the partition (moved).
+type ReadAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Docs          []*Doc                 `protobuf:"bytes,1,rep,name=docs,proto3" json:"docs,omitempty"`
+	More          bool                   `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	Lsn           uint64                 `protobuf:"varint,3,opt,name=lsn,proto3" json:"lsn,omitempty"`
+	Count         int64                  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	Counted       bool                   `protobuf:"varint,5,opt,name=counted,proto3" json:"counted,omitempty"`
+	Err           *Fault                 `protobuf:"bytes,6,opt,name=err,proto3" json:"err,omitempty"`
+	Retry         bool                   `protobuf:"varint,7,opt,name=retry,proto3" json:"retry,omitempty"`
+	Moved         bool                   `protobuf:"varint,8,opt,name=moved,proto3" json:"moved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadAnswer) Reset() {
+	*x = ReadAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadAnswer) ProtoMessage() {}
+
+func (x *ReadAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadAnswer.ProtoReflect.Descriptor instead.
+func (*ReadAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReadAnswer) GetDocs() []*Doc {
+	if x != nil {
+		return x.Docs
+	}
+	return nil
+}
+
+func (x *ReadAnswer) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+func (x *ReadAnswer) GetLsn() uint64 {
+	if x != nil {
+		return x.Lsn
+	}
+	return 0
+}
+
+func (x *ReadAnswer) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *ReadAnswer) GetCounted() bool {
+	if x != nil {
+		return x.Counted
+	}
+	return false
+}
+
+func (x *ReadAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *ReadAnswer) GetRetry() bool {
+	if x != nil {
+		return x.Retry
+	}
+	return false
+}
+
+func (x *ReadAnswer) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+// Doc is an item as stored, with its creation sequence; its EPK (in hex) and id for rows.
+type Doc struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Json          []byte                 `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	Epk           string                 `protobuf:"bytes,3,opt,name=epk,proto3" json:"epk,omitempty"`
+	Id            string                 `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Doc) Reset() {
+	*x = Doc{}
+	mi := &file_nodemsg_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Doc) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Doc) ProtoMessage() {}
+
+func (x *Doc) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Doc.ProtoReflect.Descriptor instead.
+func (*Doc) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Doc) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *Doc) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+func (x *Doc) GetEpk() string {
+	if x != nil {
+		return x.Epk
+	}
+	return ""
+}
+
+func (x *Doc) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 var File_nodemsg_proto protoreflect.FileDescriptor
 
 const file_nodemsg_proto_rawDesc = "" +
 	"\n" +
-	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xa7\x02\n" +
+	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xd7\x02\n" +
 	"\aRequest\x12<\n" +
 	"\x05trace\x18\x01 \x03(\v2&.partita.nodemsg.v1.Request.TraceEntryR\x05trace\x121\n" +
 	"\x05write\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.WriteH\x00R\x05write\x121\n" +
 	"\x05split\x18\x03 \x01(\v2\x19.partita.nodemsg.v1.SplitH\x00R\x05split\x126\n" +
-	"\x06shares\x18\x04 \x01(\v2\x1c.partita.nodemsg.v1.ShareAskH\x00R\x06shares\x1a8\n" +
+	"\x06shares\x18\x04 \x01(\v2\x1c.partita.nodemsg.v1.ShareAskH\x00R\x06shares\x12.\n" +
+	"\x04read\x18\x05 \x01(\v2\x18.partita.nodemsg.v1.ReadH\x00R\x04read\x1a8\n" +
 	"\n" +
 	"TraceEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04kind\"\xbd\x01\n" +
+	"\x04kind\"\xf3\x01\n" +
 	"\x06Answer\x127\n" +
 	"\x05write\x18\x01 \x01(\v2\x1f.partita.nodemsg.v1.WriteAnswerH\x00R\x05write\x127\n" +
 	"\x05split\x18\x02 \x01(\v2\x1f.partita.nodemsg.v1.SplitAnswerH\x00R\x05split\x129\n" +
-	"\x06shares\x18\x03 \x01(\v2\x1f.partita.nodemsg.v1.ShareAnswerH\x00R\x06sharesB\x06\n" +
+	"\x06shares\x18\x03 \x01(\v2\x1f.partita.nodemsg.v1.ShareAnswerH\x00R\x06shares\x124\n" +
+	"\x04read\x18\x04 \x01(\v2\x1e.partita.nodemsg.v1.ReadAnswerH\x00R\x04readB\x06\n" +
 	"\x04kind\"w\n" +
 	"\x05Write\x12\x1c\n" +
 	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x12\x10\n" +
@@ -1125,7 +1775,60 @@ const file_nodemsg_proto_rawDesc = "" +
 	"\x05group\x18\x01 \x01(\x04R\x05group\x12\x16\n" +
 	"\x06second\x18\x02 \x01(\x03R\x06second\x12\x1d\n" +
 	"\n" +
-	"per_second\x18\x03 \x01(\x01R\tperSecondB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
+	"per_second\x18\x03 \x01(\x01R\tperSecond\"\x90\x03\n" +
+	"\x04Read\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\rR\tpartition\x124\n" +
+	"\x05index\x18\x03 \x01(\v2\x1e.partita.nodemsg.v1.IndexRangeR\x05index\x12\x10\n" +
+	"\x03all\x18\x04 \x01(\bR\x03all\x124\n" +
+	"\x06ranges\x18\x05 \x03(\v2\x1c.partita.nodemsg.v1.HexRangeR\x06ranges\x120\n" +
+	"\x04rows\x18\x06 \x01(\v2\x1c.partita.nodemsg.v1.RowsReadR\x04rows\x12-\n" +
+	"\x03get\x18\a \x01(\v2\x1b.partita.nodemsg.v1.ItemGetR\x03get\x12\x14\n" +
+	"\x05count\x18\b \x01(\bR\x05count\x12\x14\n" +
+	"\x05start\x18\t \x01(\x04R\x05start\x12A\n" +
+	"\vconsistency\x18\n" +
+	" \x01(\v2\x1f.partita.nodemsg.v1.ConsistencyR\vconsistency\"\x86\x01\n" +
+	"\n" +
+	"IndexRange\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x0e\n" +
+	"\x02lo\x18\x02 \x01(\fR\x02lo\x12\x15\n" +
+	"\x06has_lo\x18\x03 \x01(\bR\x05hasLo\x12\x0e\n" +
+	"\x02hi\x18\x04 \x01(\fR\x02hi\x12\x15\n" +
+	"\x06has_hi\x18\x05 \x01(\bR\x05hasHi\x12\x16\n" +
+	"\x06values\x18\x06 \x03(\fR\x06values\"*\n" +
+	"\bHexRange\x12\x0e\n" +
+	"\x02lo\x18\x01 \x01(\tR\x02lo\x12\x0e\n" +
+	"\x02hi\x18\x02 \x01(\tR\x02hi\"|\n" +
+	"\bRowsRead\x12\x15\n" +
+	"\x06lo_epk\x18\x01 \x01(\tR\x05loEpk\x12\x13\n" +
+	"\x05lo_id\x18\x02 \x01(\tR\x04loId\x12\x15\n" +
+	"\x06hi_epk\x18\x03 \x01(\tR\x05hiEpk\x12\x13\n" +
+	"\x05hi_id\x18\x04 \x01(\tR\x04hiId\x12\x18\n" +
+	"\areverse\x18\x05 \x01(\bR\areverse\"+\n" +
+	"\aItemGet\x12\x10\n" +
+	"\x03epk\x18\x01 \x01(\tR\x03epk\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"\xa7\x01\n" +
+	"\vConsistency\x12\x14\n" +
+	"\x05level\x18\x01 \x01(\rR\x05level\x12F\n" +
+	"\asession\x18\x02 \x03(\v2,.partita.nodemsg.v1.Consistency.SessionEntryR\asession\x1a:\n" +
+	"\fSessionEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xe8\x01\n" +
+	"\n" +
+	"ReadAnswer\x12+\n" +
+	"\x04docs\x18\x01 \x03(\v2\x17.partita.nodemsg.v1.DocR\x04docs\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\x12\x10\n" +
+	"\x03lsn\x18\x03 \x01(\x04R\x03lsn\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x03R\x05count\x12\x18\n" +
+	"\acounted\x18\x05 \x01(\bR\acounted\x12+\n" +
+	"\x03err\x18\x06 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\x12\x14\n" +
+	"\x05retry\x18\a \x01(\bR\x05retry\x12\x14\n" +
+	"\x05moved\x18\b \x01(\bR\x05moved\"M\n" +
+	"\x03Doc\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\x12\x10\n" +
+	"\x03epk\x18\x03 \x01(\tR\x03epk\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02idB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
 
 var (
 	file_nodemsg_proto_rawDescOnce sync.Once
@@ -1139,7 +1842,7 @@ func file_nodemsg_proto_rawDescGZIP() []byte {
 	return file_nodemsg_proto_rawDescData
 }
 
-var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_nodemsg_proto_goTypes = []any{
 	(*Request)(nil),     // 0: partita.nodemsg.v1.Request
 	(*Answer)(nil),      // 1: partita.nodemsg.v1.Answer
@@ -1154,28 +1857,47 @@ var file_nodemsg_proto_goTypes = []any{
 	(*GroupAsk)(nil),    // 10: partita.nodemsg.v1.GroupAsk
 	(*ShareAnswer)(nil), // 11: partita.nodemsg.v1.ShareAnswer
 	(*Grant)(nil),       // 12: partita.nodemsg.v1.Grant
-	nil,                 // 13: partita.nodemsg.v1.Request.TraceEntry
+	(*Read)(nil),        // 13: partita.nodemsg.v1.Read
+	(*IndexRange)(nil),  // 14: partita.nodemsg.v1.IndexRange
+	(*HexRange)(nil),    // 15: partita.nodemsg.v1.HexRange
+	(*RowsRead)(nil),    // 16: partita.nodemsg.v1.RowsRead
+	(*ItemGet)(nil),     // 17: partita.nodemsg.v1.ItemGet
+	(*Consistency)(nil), // 18: partita.nodemsg.v1.Consistency
+	(*ReadAnswer)(nil),  // 19: partita.nodemsg.v1.ReadAnswer
+	(*Doc)(nil),         // 20: partita.nodemsg.v1.Doc
+	nil,                 // 21: partita.nodemsg.v1.Request.TraceEntry
+	nil,                 // 22: partita.nodemsg.v1.Consistency.SessionEntry
 }
 var file_nodemsg_proto_depIdxs = []int32{
-	13, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
+	21, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
 	2,  // 1: partita.nodemsg.v1.Request.write:type_name -> partita.nodemsg.v1.Write
 	7,  // 2: partita.nodemsg.v1.Request.split:type_name -> partita.nodemsg.v1.Split
 	9,  // 3: partita.nodemsg.v1.Request.shares:type_name -> partita.nodemsg.v1.ShareAsk
-	4,  // 4: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
-	8,  // 5: partita.nodemsg.v1.Answer.split:type_name -> partita.nodemsg.v1.SplitAnswer
-	11, // 6: partita.nodemsg.v1.Answer.shares:type_name -> partita.nodemsg.v1.ShareAnswer
-	3,  // 7: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
-	5,  // 8: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
-	6,  // 9: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	6,  // 10: partita.nodemsg.v1.SplitAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	10, // 11: partita.nodemsg.v1.ShareAsk.groups:type_name -> partita.nodemsg.v1.GroupAsk
-	12, // 12: partita.nodemsg.v1.ShareAnswer.grants:type_name -> partita.nodemsg.v1.Grant
-	6,  // 13: partita.nodemsg.v1.ShareAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	13, // 4: partita.nodemsg.v1.Request.read:type_name -> partita.nodemsg.v1.Read
+	4,  // 5: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
+	8,  // 6: partita.nodemsg.v1.Answer.split:type_name -> partita.nodemsg.v1.SplitAnswer
+	11, // 7: partita.nodemsg.v1.Answer.shares:type_name -> partita.nodemsg.v1.ShareAnswer
+	19, // 8: partita.nodemsg.v1.Answer.read:type_name -> partita.nodemsg.v1.ReadAnswer
+	3,  // 9: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
+	5,  // 10: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
+	6,  // 11: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	6,  // 12: partita.nodemsg.v1.SplitAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	10, // 13: partita.nodemsg.v1.ShareAsk.groups:type_name -> partita.nodemsg.v1.GroupAsk
+	12, // 14: partita.nodemsg.v1.ShareAnswer.grants:type_name -> partita.nodemsg.v1.Grant
+	6,  // 15: partita.nodemsg.v1.ShareAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	14, // 16: partita.nodemsg.v1.Read.index:type_name -> partita.nodemsg.v1.IndexRange
+	15, // 17: partita.nodemsg.v1.Read.ranges:type_name -> partita.nodemsg.v1.HexRange
+	16, // 18: partita.nodemsg.v1.Read.rows:type_name -> partita.nodemsg.v1.RowsRead
+	17, // 19: partita.nodemsg.v1.Read.get:type_name -> partita.nodemsg.v1.ItemGet
+	18, // 20: partita.nodemsg.v1.Read.consistency:type_name -> partita.nodemsg.v1.Consistency
+	22, // 21: partita.nodemsg.v1.Consistency.session:type_name -> partita.nodemsg.v1.Consistency.SessionEntry
+	20, // 22: partita.nodemsg.v1.ReadAnswer.docs:type_name -> partita.nodemsg.v1.Doc
+	6,  // 23: partita.nodemsg.v1.ReadAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_nodemsg_proto_init() }
@@ -1187,11 +1909,13 @@ func file_nodemsg_proto_init() {
 		(*Request_Write)(nil),
 		(*Request_Split)(nil),
 		(*Request_Shares)(nil),
+		(*Request_Read)(nil),
 	}
 	file_nodemsg_proto_msgTypes[1].OneofWrappers = []any{
 		(*Answer_Write)(nil),
 		(*Answer_Split)(nil),
 		(*Answer_Shares)(nil),
+		(*Answer_Read)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1199,7 +1923,7 @@ func file_nodemsg_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nodemsg_proto_rawDesc), len(file_nodemsg_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
