@@ -3,8 +3,10 @@
 # on this machine, in one run with bench's alternating comparison (-compare-endpoint): one node
 # of each (creates and point reads), then two clusters of three nodes, one of each release,
 # through a node that forwards its writes to the partitions' leader (the node the container
-# was created through). The six cluster processes share the machine's cores; the alternation
-# runs one cluster's round while the other's idles.
+# was created through), and two clusters of four nodes with three replicas of each partition,
+# through the node that holds no replica of the container's one partition. The cluster
+# processes share the machine's cores; the alternation runs one cluster's round while the
+# other's idles.
 #
 #	bench/releases.sh
 #
@@ -79,3 +81,40 @@ for port in 18591 18691; do
 done
 echo "== through a node that forwards its writes: $PREV (A) against this tree (B)"
 run -endpoint http://127.0.0.1:18692/ -label "cluster-follower-$PREV" -compare-endpoint http://127.0.0.1:18592/ -compare-label cluster-follower-this -workload create,read
+for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+wait 2>/dev/null || true
+PIDS=()
+
+# Four nodes each, three replicas: the container's one partition is on three of them.
+for r in prev this; do
+	bin=$WORK/partita
+	base=17700
+	api=1879
+	if [ $r = prev ]; then
+		bin=$WORK/partita-prev
+		base=17800
+		api=1889
+	fi
+	join=127.0.0.1:$((base + 1)),127.0.0.1:$((base + 4)),127.0.0.1:$((base + 7))
+	for i in 1 2 3 4; do
+		"$bin" serve --data "$WORK/q$r$i" --addr 127.0.0.1:$api$i --cluster-addr 127.0.0.1:$((base - 2 + 3 * i)) --join "$join" --replicas 3 "${common[@]}" &
+		PIDS+=($!)
+	done
+done
+listening 18791 18792 18793 18794 18891 18892 18893 18894
+# elsewhere is the port of the node of a cluster (ports api1-api4) that holds no replica.
+elsewhere() {
+	for i in 2 3 4; do
+		if curl -s "http://127.0.0.1:$1$i/metrics" | grep -q '^partita_node_replicas 0$'; then
+			echo "$1$i"
+		fi
+	done
+}
+for api in 1879 1889; do
+	"$WORK/bench" -mode raw -partitions 1 -items "$ITEMS" -concurrency "$CONC" -duration 1s -rounds 1 -endpoint "http://127.0.0.1:${api}1/" -workload read >/dev/null
+done
+this=$(elsewhere 1879)
+prev=$(elsewhere 1889)
+echo "== through a node that holds no replica: $PREV (A, :$prev) against this tree (B, :$this)"
+"$WORK/bench" -mode raw -partitions 1 -items "$ITEMS" -concurrency "$CONC" -duration "${SECS}s" -rounds "$ROUNDS" -json "$OUT/releases.jsonl" \
+	-endpoint "http://127.0.0.1:$prev/" -label "cluster-elsewhere-$PREV" -compare-endpoint "http://127.0.0.1:$this/" -compare-label cluster-elsewhere-this -workload read,create
