@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"sync"
 	"time"
@@ -156,7 +155,7 @@ func (e *Engine) gatherFigures(live map[replication.NodeID]ClusterNode, now time
 	if f := e.figures.Load(); f != nil && now.Sub(f.at) < figuresEvery {
 		return
 	}
-	body, _ := json.Marshal(forwarded{Figures: true})
+	body, _ := e.encodeRequest(&forwarded{Figures: true}) // cannot fail
 	var mu sync.Mutex
 	all := e.localFigures()
 	var wg sync.WaitGroup
@@ -170,7 +169,7 @@ func (e *Engine) gatherFigures(live map[replication.NodeID]ClusterNode, now time
 			raw, err := e.cluster.Forward(ctx, id, body)
 			var ans forwardedAnswer
 			if err == nil {
-				err = json.Unmarshal(raw, &ans)
+				ans, err = decodeAnswer(raw)
 			}
 			if err != nil || ans.Err != nil {
 				e.log.Debug("placement: a node's load figures", "node", id, "err", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/tracing"
 )
 
@@ -19,7 +20,7 @@ import (
 // clusterversion.NodeMessages; JSON before, which a node of the previous release reads. Both
 // become the same forwarded request on the node that serves it (serveForwarded), and the same
 // answer on the node that asked: one path, two encodings. Typed so far: writes, splits, budget
-// shares and remote reads; delegated calls and load figures travel as JSON still.
+// shares, remote reads and load figures; delegated calls travel as JSON still.
 
 // encodeRequest is req as this cluster's nodes read it.
 func (e *Engine) encodeRequest(req *forwarded) ([]byte, error) {
@@ -43,7 +44,9 @@ func typedRequest(req *forwarded) ([]byte, error) {
 		m.Kind = &nodemsg.Request_Shares{Shares: a}
 	case req.Read != nil:
 		m.Kind = &nodemsg.Request_Read{Read: typedRead(req.Container, req.Read)}
-	case req.Call != nil || req.Figures:
+	case req.Figures:
+		m.Kind = &nodemsg.Request_Figures{Figures: &nodemsg.Figures{}}
+	case req.Call != nil:
 		return json.Marshal(req)
 	default:
 		w := &nodemsg.Write{Container: req.Container, Epk: req.EPK, Admit: req.Admit, Ops: make([]*nodemsg.Op, len(req.Ops))}
@@ -95,6 +98,8 @@ func decodeRequest(raw []byte) (forwarded, error) {
 		}
 	case *nodemsg.Request_Read:
 		req.Container, req.Read = k.Read.Container, readOf(k.Read)
+	case *nodemsg.Request_Figures:
+		req.Figures = true
 	default:
 		// A kind of a later release, which a cluster at this release's version never sends.
 		return forwarded{}, fault.New(fault.BadRequest, "A node-to-node request of a kind this release does not know")
@@ -181,6 +186,23 @@ func typedAnswer(req forwarded, ans forwardedAnswer) *nodemsg.Answer {
 			}
 		}
 		return &nodemsg.Answer{Kind: &nodemsg.Answer_Shares{Shares: a}}
+	case req.Figures:
+		a := &nodemsg.FiguresAnswer{Err: typedFault(ans.Err), Figures: make([]*nodemsg.ReplicaFigure, len(ans.Figures))}
+		for i, f := range ans.Figures {
+			t := &nodemsg.ReplicaFigure{Group: uint64(f.Group), Bytes: f.Bytes, Ru: f.RU, Full: f.Full, Leading: f.Leading, Items: f.Items,
+				Lsn: f.LSN, Total: f.Total, Throttled: f.Throttled}
+			for _, sp := range f.Seconds {
+				t.Seconds = append(t.Seconds, &nodemsg.SecondSpent{Second: sp.Second, Ru: sp.RU})
+			}
+			for _, p := range f.Trend {
+				t.Trend = append(t.Trend, &nodemsg.TrendPoint{Start: p.Start, PeakRu: p.PeakRU, Normalized: p.Normalized})
+			}
+			for _, h := range f.Hottest {
+				t.Hottest = append(t.Hottest, &nodemsg.LogicalFigure{Epk: h.EPK, Ru: h.RU})
+			}
+			a.Figures[i] = t
+		}
+		return &nodemsg.Answer{Kind: &nodemsg.Answer_Figures{Figures: a}}
 	case req.Read != nil:
 		a := &nodemsg.ReadAnswer{Err: typedFault(ans.Err), Retry: ans.Retry, Moved: ans.Moved}
 		if r := ans.Read; r != nil {
@@ -243,6 +265,25 @@ func decodeAnswer(raw []byte) (forwardedAnswer, error) {
 				}
 				ans.Read.Docs[i] = remoteDoc{Seq: d.Seq, JSON: d.Json, EPK: d.Epk, ID: d.Id}
 			}
+		}
+	case *nodemsg.Answer_Figures:
+		ans.Err = faultOf(k.Figures.Err)
+		for _, t := range k.Figures.Figures {
+			if t == nil {
+				return ans, errors.New("a figures answer with an empty replica")
+			}
+			f := replicaFigure{Group: replication.GroupID(t.Group), Bytes: t.Bytes, RU: t.Ru, Full: t.Full, Leading: t.Leading, Items: t.Items,
+				LSN: t.Lsn, Total: t.Total, Throttled: t.Throttled}
+			for _, sp := range t.Seconds {
+				f.Seconds = append(f.Seconds, ru.SecondSpent{Second: sp.GetSecond(), RU: sp.GetRu()})
+			}
+			for _, p := range t.Trend {
+				f.Trend = append(f.Trend, trendFigure{Start: p.GetStart(), PeakRU: p.GetPeakRu(), Normalized: p.GetNormalized()})
+			}
+			for _, h := range t.Hottest {
+				f.Hottest = append(f.Hottest, logicalFigure{EPK: h.GetEpk(), RU: h.GetRu()})
+			}
+			ans.Figures = append(ans.Figures, f)
 		}
 	default:
 		return ans, errors.New("a typed answer of no kind this release knows")

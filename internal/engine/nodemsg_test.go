@@ -11,6 +11,7 @@ import (
 	"github.com/partita-db/partita/internal/nodemsg"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/tracing"
 )
 
@@ -34,6 +35,7 @@ func TestTypedRequestsRoundTrip(t *testing.T) {
 		{Container: 5, Read: &remoteRead{Ranges: [][2]string{{"", "FF"}}, Index: &query.IndexRange{Path: "/t", Values: [][]byte{[]byte("x"), []byte("y")}}}},
 		{Container: 5, Read: &remoteRead{Rows: &rowsRead{LoEPK: "01", LoID: "a", HiEPK: "02", Reverse: true}}},
 		{Container: 5, Read: &remoteRead{Ranges: [][2]string{{"", "FF"}}, Count: true, All: true}},
+		{Figures: true},
 	} {
 		b, err := typedRequest(&want)
 		if err != nil {
@@ -50,8 +52,8 @@ func TestTypedRequestsRoundTrip(t *testing.T) {
 			t.Fatalf("read back as\n%+v\nwant\n%+v", got, want)
 		}
 	}
-	// The kinds without a message of their own yet go as JSON.
-	for _, req := range []forwarded{{Figures: true}, {Call: &delegatedCall{}}} {
+	// The kind without a message of its own yet goes as JSON.
+	for _, req := range []forwarded{{Call: &delegatedCall{}}} {
 		if b, err := typedRequest(&req); err != nil || nodemsg.Typed(b) {
 			t.Fatalf("%+v: %q, %v; want JSON", req, b, err)
 		}
@@ -73,6 +75,10 @@ func TestTypedAnswersRoundTrip(t *testing.T) {
 		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Read: &readAnswer{More: true, LSN: 44, Docs: []remoteDoc{{Seq: 1, JSON: []byte(`{"id":"a"}`)}, {Seq: 2, JSON: []byte(`{}`), EPK: "0A", ID: "b"}}}}},
 		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Read: &readAnswer{Count: 12, Counted: true, LSN: 3, Docs: []remoteDoc{}}}},
 		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Moved: true}},
+		{forwarded{Figures: true}, forwardedAnswer{Index: -1, Figures: []replicaFigure{{Group: 7, Bytes: 1 << 20, RU: 30},
+			{Group: 1<<32 | 2, Bytes: 5, RU: 1.5, Full: true, Leading: true, Items: 12, LSN: 99, Total: 4000, Throttled: 3,
+				Seconds: []ru.SecondSpent{{Second: 1700000000, RU: 2}}, Trend: []trendFigure{{Start: 1700000000, PeakRU: 9, Normalized: 0.5}},
+				Hottest: []logicalFigure{{EPK: "05C1", RU: 1}}}}}},
 		{forwarded{Read: &remoteRead{}}, forwardedAnswer{Index: -1, Retry: true, Err: &fault.Error{Kind: fault.Unavailable, Message: "behind"}}},
 	} {
 		b, err := nodemsg.Encode(typedAnswer(c.req, c.want))

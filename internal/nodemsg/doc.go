@@ -7,7 +7,9 @@
 // itself until the cluster's version is clusterversion.NodeMessages: a node of the previous
 // release would not read a typed message. A typed message is framed by one byte, Marker,
 // before its protobuf encoding; a JSON object begins with '{', so a node tells the two apart
-// by the first byte, and answers in the framing it was asked in.
+// by the first byte, and answers in the framing it was asked in. Delegated calls (a patch,
+// batch, procedure or change feed page run where a partition is held) have no message yet and
+// still travel as JSON.
 //
 // After a change to nodemsg.proto, run go generate in this directory (protoc and
 // protoc-gen-go on the PATH); the generated file is committed, so a build needs neither.

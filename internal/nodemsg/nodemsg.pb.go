@@ -37,6 +37,7 @@ type Request struct {
 	//	*Request_Split
 	//	*Request_Shares
 	//	*Request_Read
+	//	*Request_Figures
 	Kind          isRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -122,6 +123,15 @@ func (x *Request) GetRead() *Read {
 	return nil
 }
 
+func (x *Request) GetFigures() *Figures {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_Figures); ok {
+			return x.Figures
+		}
+	}
+	return nil
+}
+
 type isRequest_Kind interface {
 	isRequest_Kind()
 }
@@ -142,6 +152,10 @@ type Request_Read struct {
 	Read *Read `protobuf:"bytes,5,opt,name=read,proto3,oneof"`
 }
 
+type Request_Figures struct {
+	Figures *Figures `protobuf:"bytes,6,opt,name=figures,proto3,oneof"`
+}
+
 func (*Request_Write) isRequest_Kind() {}
 
 func (*Request_Split) isRequest_Kind() {}
@@ -149,6 +163,8 @@ func (*Request_Split) isRequest_Kind() {}
 func (*Request_Shares) isRequest_Kind() {}
 
 func (*Request_Read) isRequest_Kind() {}
+
+func (*Request_Figures) isRequest_Kind() {}
 
 // Answer is the answer to a Request, of the same kind.
 type Answer struct {
@@ -159,6 +175,7 @@ type Answer struct {
 	//	*Answer_Split
 	//	*Answer_Shares
 	//	*Answer_Read
+	//	*Answer_Figures
 	Kind          isAnswer_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -237,6 +254,15 @@ func (x *Answer) GetRead() *ReadAnswer {
 	return nil
 }
 
+func (x *Answer) GetFigures() *FiguresAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Figures); ok {
+			return x.Figures
+		}
+	}
+	return nil
+}
+
 type isAnswer_Kind interface {
 	isAnswer_Kind()
 }
@@ -257,6 +283,10 @@ type Answer_Read struct {
 	Read *ReadAnswer `protobuf:"bytes,4,opt,name=read,proto3,oneof"`
 }
 
+type Answer_Figures struct {
+	Figures *FiguresAnswer `protobuf:"bytes,5,opt,name=figures,proto3,oneof"`
+}
+
 func (*Answer_Write) isAnswer_Kind() {}
 
 func (*Answer_Split) isAnswer_Kind() {}
@@ -264,6 +294,8 @@ func (*Answer_Split) isAnswer_Kind() {}
 func (*Answer_Shares) isAnswer_Kind() {}
 
 func (*Answer_Read) isAnswer_Kind() {}
+
+func (*Answer_Figures) isAnswer_Kind() {}
 
 // Write asks the node that leads a partition to apply operations on one logical partition of
 // a container.
@@ -1690,27 +1722,420 @@ func (x *Doc) GetId() string {
 	return ""
 }
 
+// Figures asks a node for the load figures of its replicas.
+type Figures struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Figures) Reset() {
+	*x = Figures{}
+	mi := &file_nodemsg_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Figures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Figures) ProtoMessage() {}
+
+func (x *Figures) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Figures.ProtoReflect.Descriptor instead.
+func (*Figures) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{21}
+}
+
+// FiguresAnswer holds a node's replicas' figures, or why not.
+type FiguresAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Figures       []*ReplicaFigure       `protobuf:"bytes,1,rep,name=figures,proto3" json:"figures,omitempty"`
+	Err           *Fault                 `protobuf:"bytes,2,opt,name=err,proto3" json:"err,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FiguresAnswer) Reset() {
+	*x = FiguresAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FiguresAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FiguresAnswer) ProtoMessage() {}
+
+func (x *FiguresAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FiguresAnswer.ProtoReflect.Descriptor instead.
+func (*FiguresAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *FiguresAnswer) GetFigures() []*ReplicaFigure {
+	if x != nil {
+		return x.Figures
+	}
+	return nil
+}
+
+func (x *FiguresAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+// ReplicaFigure is one replica's size and the request units charged to it in the last minute,
+// and what the node's metrics show of its partition.
+type ReplicaFigure struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         uint64                 `protobuf:"varint,1,opt,name=group,proto3" json:"group,omitempty"`
+	Bytes         int64                  `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Ru            float64                `protobuf:"fixed64,3,opt,name=ru,proto3" json:"ru,omitempty"`
+	Full          bool                   `protobuf:"varint,4,opt,name=full,proto3" json:"full,omitempty"` // the fields below are set
+	Leading       bool                   `protobuf:"varint,5,opt,name=leading,proto3" json:"leading,omitempty"`
+	Items         int64                  `protobuf:"varint,6,opt,name=items,proto3" json:"items,omitempty"`
+	Lsn           uint64                 `protobuf:"varint,7,opt,name=lsn,proto3" json:"lsn,omitempty"`
+	Total         float64                `protobuf:"fixed64,8,opt,name=total,proto3" json:"total,omitempty"`        // request units charged since the replica opened
+	Throttled     uint64                 `protobuf:"varint,9,opt,name=throttled,proto3" json:"throttled,omitempty"` // requests it refused
+	Seconds       []*SecondSpent         `protobuf:"bytes,10,rep,name=seconds,proto3" json:"seconds,omitempty"`     // by the node's clock, oldest first
+	Trend         []*TrendPoint          `protobuf:"bytes,11,rep,name=trend,proto3" json:"trend,omitempty"`
+	Hottest       []*LogicalFigure       `protobuf:"bytes,12,rep,name=hottest,proto3" json:"hottest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicaFigure) Reset() {
+	*x = ReplicaFigure{}
+	mi := &file_nodemsg_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicaFigure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicaFigure) ProtoMessage() {}
+
+func (x *ReplicaFigure) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicaFigure.ProtoReflect.Descriptor instead.
+func (*ReplicaFigure) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ReplicaFigure) GetGroup() uint64 {
+	if x != nil {
+		return x.Group
+	}
+	return 0
+}
+
+func (x *ReplicaFigure) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ReplicaFigure) GetRu() float64 {
+	if x != nil {
+		return x.Ru
+	}
+	return 0
+}
+
+func (x *ReplicaFigure) GetFull() bool {
+	if x != nil {
+		return x.Full
+	}
+	return false
+}
+
+func (x *ReplicaFigure) GetLeading() bool {
+	if x != nil {
+		return x.Leading
+	}
+	return false
+}
+
+func (x *ReplicaFigure) GetItems() int64 {
+	if x != nil {
+		return x.Items
+	}
+	return 0
+}
+
+func (x *ReplicaFigure) GetLsn() uint64 {
+	if x != nil {
+		return x.Lsn
+	}
+	return 0
+}
+
+func (x *ReplicaFigure) GetTotal() float64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ReplicaFigure) GetThrottled() uint64 {
+	if x != nil {
+		return x.Throttled
+	}
+	return 0
+}
+
+func (x *ReplicaFigure) GetSeconds() []*SecondSpent {
+	if x != nil {
+		return x.Seconds
+	}
+	return nil
+}
+
+func (x *ReplicaFigure) GetTrend() []*TrendPoint {
+	if x != nil {
+		return x.Trend
+	}
+	return nil
+}
+
+func (x *ReplicaFigure) GetHottest() []*LogicalFigure {
+	if x != nil {
+		return x.Hottest
+	}
+	return nil
+}
+
+// SecondSpent is what a replica spent in a second (Unix time).
+type SecondSpent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Second        int64                  `protobuf:"varint,1,opt,name=second,proto3" json:"second,omitempty"`
+	Ru            float64                `protobuf:"fixed64,2,opt,name=ru,proto3" json:"ru,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecondSpent) Reset() {
+	*x = SecondSpent{}
+	mi := &file_nodemsg_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecondSpent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecondSpent) ProtoMessage() {}
+
+func (x *SecondSpent) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecondSpent.ProtoReflect.Descriptor instead.
+func (*SecondSpent) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SecondSpent) GetSecond() int64 {
+	if x != nil {
+		return x.Second
+	}
+	return 0
+}
+
+func (x *SecondSpent) GetRu() float64 {
+	if x != nil {
+		return x.Ru
+	}
+	return 0
+}
+
+// TrendPoint is a window of a replica's throughput trend, from start (Unix time).
+type TrendPoint struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Start         int64                  `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
+	PeakRu        float64                `protobuf:"fixed64,2,opt,name=peak_ru,json=peakRu,proto3" json:"peak_ru,omitempty"`
+	Normalized    float64                `protobuf:"fixed64,3,opt,name=normalized,proto3" json:"normalized,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrendPoint) Reset() {
+	*x = TrendPoint{}
+	mi := &file_nodemsg_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrendPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrendPoint) ProtoMessage() {}
+
+func (x *TrendPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrendPoint.ProtoReflect.Descriptor instead.
+func (*TrendPoint) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *TrendPoint) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *TrendPoint) GetPeakRu() float64 {
+	if x != nil {
+		return x.PeakRu
+	}
+	return 0
+}
+
+func (x *TrendPoint) GetNormalized() float64 {
+	if x != nil {
+		return x.Normalized
+	}
+	return 0
+}
+
+// LogicalFigure is a logical partition's request units, its EPK in hex.
+type LogicalFigure struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epk           string                 `protobuf:"bytes,1,opt,name=epk,proto3" json:"epk,omitempty"`
+	Ru            float64                `protobuf:"fixed64,2,opt,name=ru,proto3" json:"ru,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogicalFigure) Reset() {
+	*x = LogicalFigure{}
+	mi := &file_nodemsg_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogicalFigure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogicalFigure) ProtoMessage() {}
+
+func (x *LogicalFigure) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogicalFigure.ProtoReflect.Descriptor instead.
+func (*LogicalFigure) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *LogicalFigure) GetEpk() string {
+	if x != nil {
+		return x.Epk
+	}
+	return ""
+}
+
+func (x *LogicalFigure) GetRu() float64 {
+	if x != nil {
+		return x.Ru
+	}
+	return 0
+}
+
 var File_nodemsg_proto protoreflect.FileDescriptor
 
 const file_nodemsg_proto_rawDesc = "" +
 	"\n" +
-	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xd7\x02\n" +
+	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\x90\x03\n" +
 	"\aRequest\x12<\n" +
 	"\x05trace\x18\x01 \x03(\v2&.partita.nodemsg.v1.Request.TraceEntryR\x05trace\x121\n" +
 	"\x05write\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.WriteH\x00R\x05write\x121\n" +
 	"\x05split\x18\x03 \x01(\v2\x19.partita.nodemsg.v1.SplitH\x00R\x05split\x126\n" +
 	"\x06shares\x18\x04 \x01(\v2\x1c.partita.nodemsg.v1.ShareAskH\x00R\x06shares\x12.\n" +
-	"\x04read\x18\x05 \x01(\v2\x18.partita.nodemsg.v1.ReadH\x00R\x04read\x1a8\n" +
+	"\x04read\x18\x05 \x01(\v2\x18.partita.nodemsg.v1.ReadH\x00R\x04read\x127\n" +
+	"\afigures\x18\x06 \x01(\v2\x1b.partita.nodemsg.v1.FiguresH\x00R\afigures\x1a8\n" +
 	"\n" +
 	"TraceEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04kind\"\xf3\x01\n" +
+	"\x04kind\"\xb2\x02\n" +
 	"\x06Answer\x127\n" +
 	"\x05write\x18\x01 \x01(\v2\x1f.partita.nodemsg.v1.WriteAnswerH\x00R\x05write\x127\n" +
 	"\x05split\x18\x02 \x01(\v2\x1f.partita.nodemsg.v1.SplitAnswerH\x00R\x05split\x129\n" +
 	"\x06shares\x18\x03 \x01(\v2\x1f.partita.nodemsg.v1.ShareAnswerH\x00R\x06shares\x124\n" +
-	"\x04read\x18\x04 \x01(\v2\x1e.partita.nodemsg.v1.ReadAnswerH\x00R\x04readB\x06\n" +
+	"\x04read\x18\x04 \x01(\v2\x1e.partita.nodemsg.v1.ReadAnswerH\x00R\x04read\x12=\n" +
+	"\afigures\x18\x05 \x01(\v2!.partita.nodemsg.v1.FiguresAnswerH\x00R\afiguresB\x06\n" +
 	"\x04kind\"w\n" +
 	"\x05Write\x12\x1c\n" +
 	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x12\x10\n" +
@@ -1828,7 +2253,38 @@ const file_nodemsg_proto_rawDesc = "" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04json\x18\x02 \x01(\fR\x04json\x12\x10\n" +
 	"\x03epk\x18\x03 \x01(\tR\x03epk\x12\x0e\n" +
-	"\x02id\x18\x04 \x01(\tR\x02idB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
+	"\x02id\x18\x04 \x01(\tR\x02id\"\t\n" +
+	"\aFigures\"y\n" +
+	"\rFiguresAnswer\x12;\n" +
+	"\afigures\x18\x01 \x03(\v2!.partita.nodemsg.v1.ReplicaFigureR\afigures\x12+\n" +
+	"\x03err\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\"\x83\x03\n" +
+	"\rReplicaFigure\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\x04R\x05group\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x0e\n" +
+	"\x02ru\x18\x03 \x01(\x01R\x02ru\x12\x12\n" +
+	"\x04full\x18\x04 \x01(\bR\x04full\x12\x18\n" +
+	"\aleading\x18\x05 \x01(\bR\aleading\x12\x14\n" +
+	"\x05items\x18\x06 \x01(\x03R\x05items\x12\x10\n" +
+	"\x03lsn\x18\a \x01(\x04R\x03lsn\x12\x14\n" +
+	"\x05total\x18\b \x01(\x01R\x05total\x12\x1c\n" +
+	"\tthrottled\x18\t \x01(\x04R\tthrottled\x129\n" +
+	"\aseconds\x18\n" +
+	" \x03(\v2\x1f.partita.nodemsg.v1.SecondSpentR\aseconds\x124\n" +
+	"\x05trend\x18\v \x03(\v2\x1e.partita.nodemsg.v1.TrendPointR\x05trend\x12;\n" +
+	"\ahottest\x18\f \x03(\v2!.partita.nodemsg.v1.LogicalFigureR\ahottest\"5\n" +
+	"\vSecondSpent\x12\x16\n" +
+	"\x06second\x18\x01 \x01(\x03R\x06second\x12\x0e\n" +
+	"\x02ru\x18\x02 \x01(\x01R\x02ru\"[\n" +
+	"\n" +
+	"TrendPoint\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x17\n" +
+	"\apeak_ru\x18\x02 \x01(\x01R\x06peakRu\x12\x1e\n" +
+	"\n" +
+	"normalized\x18\x03 \x01(\x01R\n" +
+	"normalized\"1\n" +
+	"\rLogicalFigure\x12\x10\n" +
+	"\x03epk\x18\x01 \x01(\tR\x03epk\x12\x0e\n" +
+	"\x02ru\x18\x02 \x01(\x01R\x02ruB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
 
 var (
 	file_nodemsg_proto_rawDescOnce sync.Once
@@ -1842,62 +2298,75 @@ func file_nodemsg_proto_rawDescGZIP() []byte {
 	return file_nodemsg_proto_rawDescData
 }
 
-var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_nodemsg_proto_goTypes = []any{
-	(*Request)(nil),     // 0: partita.nodemsg.v1.Request
-	(*Answer)(nil),      // 1: partita.nodemsg.v1.Answer
-	(*Write)(nil),       // 2: partita.nodemsg.v1.Write
-	(*Op)(nil),          // 3: partita.nodemsg.v1.Op
-	(*WriteAnswer)(nil), // 4: partita.nodemsg.v1.WriteAnswer
-	(*Result)(nil),      // 5: partita.nodemsg.v1.Result
-	(*Fault)(nil),       // 6: partita.nodemsg.v1.Fault
-	(*Split)(nil),       // 7: partita.nodemsg.v1.Split
-	(*SplitAnswer)(nil), // 8: partita.nodemsg.v1.SplitAnswer
-	(*ShareAsk)(nil),    // 9: partita.nodemsg.v1.ShareAsk
-	(*GroupAsk)(nil),    // 10: partita.nodemsg.v1.GroupAsk
-	(*ShareAnswer)(nil), // 11: partita.nodemsg.v1.ShareAnswer
-	(*Grant)(nil),       // 12: partita.nodemsg.v1.Grant
-	(*Read)(nil),        // 13: partita.nodemsg.v1.Read
-	(*IndexRange)(nil),  // 14: partita.nodemsg.v1.IndexRange
-	(*HexRange)(nil),    // 15: partita.nodemsg.v1.HexRange
-	(*RowsRead)(nil),    // 16: partita.nodemsg.v1.RowsRead
-	(*ItemGet)(nil),     // 17: partita.nodemsg.v1.ItemGet
-	(*Consistency)(nil), // 18: partita.nodemsg.v1.Consistency
-	(*ReadAnswer)(nil),  // 19: partita.nodemsg.v1.ReadAnswer
-	(*Doc)(nil),         // 20: partita.nodemsg.v1.Doc
-	nil,                 // 21: partita.nodemsg.v1.Request.TraceEntry
-	nil,                 // 22: partita.nodemsg.v1.Consistency.SessionEntry
+	(*Request)(nil),       // 0: partita.nodemsg.v1.Request
+	(*Answer)(nil),        // 1: partita.nodemsg.v1.Answer
+	(*Write)(nil),         // 2: partita.nodemsg.v1.Write
+	(*Op)(nil),            // 3: partita.nodemsg.v1.Op
+	(*WriteAnswer)(nil),   // 4: partita.nodemsg.v1.WriteAnswer
+	(*Result)(nil),        // 5: partita.nodemsg.v1.Result
+	(*Fault)(nil),         // 6: partita.nodemsg.v1.Fault
+	(*Split)(nil),         // 7: partita.nodemsg.v1.Split
+	(*SplitAnswer)(nil),   // 8: partita.nodemsg.v1.SplitAnswer
+	(*ShareAsk)(nil),      // 9: partita.nodemsg.v1.ShareAsk
+	(*GroupAsk)(nil),      // 10: partita.nodemsg.v1.GroupAsk
+	(*ShareAnswer)(nil),   // 11: partita.nodemsg.v1.ShareAnswer
+	(*Grant)(nil),         // 12: partita.nodemsg.v1.Grant
+	(*Read)(nil),          // 13: partita.nodemsg.v1.Read
+	(*IndexRange)(nil),    // 14: partita.nodemsg.v1.IndexRange
+	(*HexRange)(nil),      // 15: partita.nodemsg.v1.HexRange
+	(*RowsRead)(nil),      // 16: partita.nodemsg.v1.RowsRead
+	(*ItemGet)(nil),       // 17: partita.nodemsg.v1.ItemGet
+	(*Consistency)(nil),   // 18: partita.nodemsg.v1.Consistency
+	(*ReadAnswer)(nil),    // 19: partita.nodemsg.v1.ReadAnswer
+	(*Doc)(nil),           // 20: partita.nodemsg.v1.Doc
+	(*Figures)(nil),       // 21: partita.nodemsg.v1.Figures
+	(*FiguresAnswer)(nil), // 22: partita.nodemsg.v1.FiguresAnswer
+	(*ReplicaFigure)(nil), // 23: partita.nodemsg.v1.ReplicaFigure
+	(*SecondSpent)(nil),   // 24: partita.nodemsg.v1.SecondSpent
+	(*TrendPoint)(nil),    // 25: partita.nodemsg.v1.TrendPoint
+	(*LogicalFigure)(nil), // 26: partita.nodemsg.v1.LogicalFigure
+	nil,                   // 27: partita.nodemsg.v1.Request.TraceEntry
+	nil,                   // 28: partita.nodemsg.v1.Consistency.SessionEntry
 }
 var file_nodemsg_proto_depIdxs = []int32{
-	21, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
+	27, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
 	2,  // 1: partita.nodemsg.v1.Request.write:type_name -> partita.nodemsg.v1.Write
 	7,  // 2: partita.nodemsg.v1.Request.split:type_name -> partita.nodemsg.v1.Split
 	9,  // 3: partita.nodemsg.v1.Request.shares:type_name -> partita.nodemsg.v1.ShareAsk
 	13, // 4: partita.nodemsg.v1.Request.read:type_name -> partita.nodemsg.v1.Read
-	4,  // 5: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
-	8,  // 6: partita.nodemsg.v1.Answer.split:type_name -> partita.nodemsg.v1.SplitAnswer
-	11, // 7: partita.nodemsg.v1.Answer.shares:type_name -> partita.nodemsg.v1.ShareAnswer
-	19, // 8: partita.nodemsg.v1.Answer.read:type_name -> partita.nodemsg.v1.ReadAnswer
-	3,  // 9: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
-	5,  // 10: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
-	6,  // 11: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	6,  // 12: partita.nodemsg.v1.SplitAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	10, // 13: partita.nodemsg.v1.ShareAsk.groups:type_name -> partita.nodemsg.v1.GroupAsk
-	12, // 14: partita.nodemsg.v1.ShareAnswer.grants:type_name -> partita.nodemsg.v1.Grant
-	6,  // 15: partita.nodemsg.v1.ShareAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	14, // 16: partita.nodemsg.v1.Read.index:type_name -> partita.nodemsg.v1.IndexRange
-	15, // 17: partita.nodemsg.v1.Read.ranges:type_name -> partita.nodemsg.v1.HexRange
-	16, // 18: partita.nodemsg.v1.Read.rows:type_name -> partita.nodemsg.v1.RowsRead
-	17, // 19: partita.nodemsg.v1.Read.get:type_name -> partita.nodemsg.v1.ItemGet
-	18, // 20: partita.nodemsg.v1.Read.consistency:type_name -> partita.nodemsg.v1.Consistency
-	22, // 21: partita.nodemsg.v1.Consistency.session:type_name -> partita.nodemsg.v1.Consistency.SessionEntry
-	20, // 22: partita.nodemsg.v1.ReadAnswer.docs:type_name -> partita.nodemsg.v1.Doc
-	6,  // 23: partita.nodemsg.v1.ReadAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	21, // 5: partita.nodemsg.v1.Request.figures:type_name -> partita.nodemsg.v1.Figures
+	4,  // 6: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
+	8,  // 7: partita.nodemsg.v1.Answer.split:type_name -> partita.nodemsg.v1.SplitAnswer
+	11, // 8: partita.nodemsg.v1.Answer.shares:type_name -> partita.nodemsg.v1.ShareAnswer
+	19, // 9: partita.nodemsg.v1.Answer.read:type_name -> partita.nodemsg.v1.ReadAnswer
+	22, // 10: partita.nodemsg.v1.Answer.figures:type_name -> partita.nodemsg.v1.FiguresAnswer
+	3,  // 11: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
+	5,  // 12: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
+	6,  // 13: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	6,  // 14: partita.nodemsg.v1.SplitAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	10, // 15: partita.nodemsg.v1.ShareAsk.groups:type_name -> partita.nodemsg.v1.GroupAsk
+	12, // 16: partita.nodemsg.v1.ShareAnswer.grants:type_name -> partita.nodemsg.v1.Grant
+	6,  // 17: partita.nodemsg.v1.ShareAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	14, // 18: partita.nodemsg.v1.Read.index:type_name -> partita.nodemsg.v1.IndexRange
+	15, // 19: partita.nodemsg.v1.Read.ranges:type_name -> partita.nodemsg.v1.HexRange
+	16, // 20: partita.nodemsg.v1.Read.rows:type_name -> partita.nodemsg.v1.RowsRead
+	17, // 21: partita.nodemsg.v1.Read.get:type_name -> partita.nodemsg.v1.ItemGet
+	18, // 22: partita.nodemsg.v1.Read.consistency:type_name -> partita.nodemsg.v1.Consistency
+	28, // 23: partita.nodemsg.v1.Consistency.session:type_name -> partita.nodemsg.v1.Consistency.SessionEntry
+	20, // 24: partita.nodemsg.v1.ReadAnswer.docs:type_name -> partita.nodemsg.v1.Doc
+	6,  // 25: partita.nodemsg.v1.ReadAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	23, // 26: partita.nodemsg.v1.FiguresAnswer.figures:type_name -> partita.nodemsg.v1.ReplicaFigure
+	6,  // 27: partita.nodemsg.v1.FiguresAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	24, // 28: partita.nodemsg.v1.ReplicaFigure.seconds:type_name -> partita.nodemsg.v1.SecondSpent
+	25, // 29: partita.nodemsg.v1.ReplicaFigure.trend:type_name -> partita.nodemsg.v1.TrendPoint
+	26, // 30: partita.nodemsg.v1.ReplicaFigure.hottest:type_name -> partita.nodemsg.v1.LogicalFigure
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_nodemsg_proto_init() }
@@ -1910,12 +2379,14 @@ func file_nodemsg_proto_init() {
 		(*Request_Split)(nil),
 		(*Request_Shares)(nil),
 		(*Request_Read)(nil),
+		(*Request_Figures)(nil),
 	}
 	file_nodemsg_proto_msgTypes[1].OneofWrappers = []any{
 		(*Answer_Write)(nil),
 		(*Answer_Split)(nil),
 		(*Answer_Shares)(nil),
 		(*Answer_Read)(nil),
+		(*Answer_Figures)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1923,7 +2394,7 @@ func file_nodemsg_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nodemsg_proto_rawDesc), len(file_nodemsg_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
