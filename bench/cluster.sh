@@ -15,6 +15,7 @@
 # directory, default ./bench-results), SECS (5), ROUNDS (2), CONC (16), ITEMS (5000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 OUT=${OUT:-$PWD/bench-results}
 SECS=${SECS:-5}
 ROUNDS=${ROUNDS:-2}
@@ -23,8 +24,7 @@ ITEMS=${ITEMS:-5000}
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
+	stop_all
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -35,15 +35,6 @@ if [ -z "${BIN:-}" ]; then
 fi
 go build -o "$WORK/bench" ./bench
 
-# listening waits until something listens on each of the ports given (20 s at most each).
-listening() {
-	for port in "$@"; do
-		for _ in $(seq 200); do
-			(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-			sleep 0.1
-		done
-	done
-}
 common=(--cql-addr= --tls=false --rate-limit=false --log-level warn)
 "$BIN" serve --data "$WORK/one" --addr 127.0.0.1:18181 "${common[@]}" &
 PIDS+=($!)
@@ -61,9 +52,7 @@ echo "== the cluster's leader node (A) against a node that forwards its writes (
 run -endpoint http://127.0.0.1:18191/ -label cluster-leader -compare-endpoint http://127.0.0.1:18192/ -compare-label cluster-follower -workload create,read,count
 
 # Four nodes, three replicas: the container's one partition is on three of them.
-for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-wait 2>/dev/null || true
-PIDS=()
+stop_all
 join=127.0.0.1:17301,127.0.0.1:17304,127.0.0.1:17307
 for i in 1 2 3 4; do
 	"$BIN" serve --data "$WORK/m$i" --addr 127.0.0.1:1828$i --cluster-addr 127.0.0.1:$((17298 + 3 * i)) --join $join --replicas 3 "${common[@]}" &
@@ -86,9 +75,7 @@ echo "== a node holding the partition (A) against a node holding none (B, 127.0.
 # loaded through the first (which leads its partitions); reads spread over all three nodes in
 # turn, at Strong (each read a ReadIndex from the leader first) against Bounded Staleness (a
 # ReadIndex per replica every 2.5 s), Session and Eventual (each node's own replica at once).
-for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-wait 2>/dev/null || true
-PIDS=()
+stop_all
 join=127.0.0.1:17401,127.0.0.1:17404,127.0.0.1:17407
 for i in 1 2 3; do
 	"$BIN" serve --data "$WORK/s$i" --addr 127.0.0.1:1838$i --cluster-addr 127.0.0.1:$((17398 + 3 * i)) --join $join --consistency Strong "${common[@]}" &

@@ -14,6 +14,7 @@
 # ROUNDS (3), CONC (16), ITEMS (5000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 PREV=${PREV:-e902683}
 OUT=${OUT:-$PWD/bench-results}
 SECS=${SECS:-5}
@@ -23,8 +24,7 @@ ITEMS=${ITEMS:-5000}
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
+	stop_all
 	git worktree remove --force "$WORK/prev" 2>/dev/null || true
 	rm -rf "$WORK"
 }
@@ -35,14 +35,6 @@ git worktree add --detach "$WORK/prev" "$PREV" >/dev/null
 go build -o "$WORK/partita" ./cmd/partita
 go build -o "$WORK/bench" ./bench
 
-listening() {
-	for port in "$@"; do
-		for _ in $(seq 200); do
-			(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-			sleep 0.1
-		done
-	done
-}
 common=(--cql-addr= --tls=false --rate-limit=false --log-level warn)
 run() { "$WORK/bench" -mode raw -partitions 2 -items "$ITEMS" -concurrency "$CONC" -duration "${SECS}s" -rounds "$ROUNDS" -json "$OUT/releases.jsonl" "$@"; }
 
@@ -53,26 +45,25 @@ PIDS+=($!)
 listening 18481 18482
 echo "== one node: $PREV (A) against this tree (B)"
 run -endpoint http://127.0.0.1:18481/ -label "one-node-$PREV" -compare-endpoint http://127.0.0.1:18482/ -compare-label one-node-this -workload create,read
-for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-wait 2>/dev/null || true
-PIDS=()
+stop_all
 
 export PARTITA_CLUSTER_SECRET=bench-cluster-secret-of-enough-bytes
-for r in prev this; do
-	bin=$WORK/partita
-	base=17500
-	api=1859
-	if [ $r = prev ]; then
-		bin=$WORK/partita-prev
-		base=17600
-		api=1869
-	fi
-	join=127.0.0.1:$((base + 1)),127.0.0.1:$((base + 4)),127.0.0.1:$((base + 7))
-	for i in 1 2 3; do
-		"$bin" serve --data "$WORK/$r$i" --addr 127.0.0.1:$api$i --cluster-addr 127.0.0.1:$((base - 2 + 3 * i)) --join "$join" "${common[@]}" &
+# cluster starts N nodes of release R (prev or this) as one cluster, the first three founding
+# it: cluster addresses from BASE+1 (three ports each), API ports APIi, data under NAME; the
+# arguments after N are the nodes' own.
+cluster() {
+	local name=$1 r=$2 base=$3 api=$4 n=$5
+	shift 5
+	local bin=$WORK/partita
+	[ "$r" = prev ] && bin=$WORK/partita-prev
+	local join=127.0.0.1:$((base + 1)),127.0.0.1:$((base + 4)),127.0.0.1:$((base + 7))
+	for i in $(seq "$n"); do
+		"$bin" serve --data "$WORK/$name$i" --addr 127.0.0.1:$api$i --cluster-addr 127.0.0.1:$((base - 2 + 3 * i)) --join "$join" "${common[@]}" "$@" &
 		PIDS+=($!)
 	done
-done
+}
+cluster this this 17500 1859 3
+cluster prev prev 17600 1869 3
 listening 18591 18592 18593 18691 18692 18693
 # The containers are created and loaded through each cluster's first node, which leads their
 # partitions; the writes measured go through the second.
@@ -81,26 +72,11 @@ for port in 18591 18691; do
 done
 echo "== through a node that forwards its writes: $PREV (A) against this tree (B)"
 run -endpoint http://127.0.0.1:18692/ -label "cluster-follower-$PREV" -compare-endpoint http://127.0.0.1:18592/ -compare-label cluster-follower-this -workload create,read
-for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-wait 2>/dev/null || true
-PIDS=()
+stop_all
 
 # Four nodes each, three replicas: the container's one partition is on three of them.
-for r in prev this; do
-	bin=$WORK/partita
-	base=17700
-	api=1879
-	if [ $r = prev ]; then
-		bin=$WORK/partita-prev
-		base=17800
-		api=1889
-	fi
-	join=127.0.0.1:$((base + 1)),127.0.0.1:$((base + 4)),127.0.0.1:$((base + 7))
-	for i in 1 2 3 4; do
-		"$bin" serve --data "$WORK/q$r$i" --addr 127.0.0.1:$api$i --cluster-addr 127.0.0.1:$((base - 2 + 3 * i)) --join "$join" --replicas 3 "${common[@]}" &
-		PIDS+=($!)
-	done
-done
+cluster qthis this 17700 1879 4 --replicas 3
+cluster qprev prev 17800 1889 4 --replicas 3
 listening 18791 18792 18793 18794 18891 18892 18893 18894
 # elsewhere is the port of the node of a cluster (ports api1-api4) that holds no replica.
 elsewhere() {
