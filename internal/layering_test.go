@@ -125,23 +125,6 @@ func TestOnlyToolsImportTheClient(t *testing.T) {
 	}
 }
 
-// The CQL language package is pure: of Partita it imports only internal/fault, so that the
-// parser can be used (and fuzzed) without an engine, and no part of the engine leaks into it.
-func TestCQLLanguageIsPure(t *testing.T) {
-	p, ok := packages(t)[module+"/internal/cql"]
-	if !ok {
-		t.Fatal("internal/cql not found")
-	}
-	for _, imp := range p.Imports {
-		if strings.HasPrefix(imp, module+"/") && imp != module+"/internal/fault" {
-			t.Errorf("internal/cql imports %s: it may import only internal/fault", imp)
-		}
-		if strings.HasPrefix(imp, "net") {
-			t.Errorf("internal/cql imports %s", imp)
-		}
-	}
-}
-
 // The front ends see the engine's types only: what a physical partition is inside (its
 // operations, statistics, log records) stays behind the engine, which may change it, or
 // replicate it, without the front ends knowing.
@@ -179,20 +162,28 @@ func TestReplicationAndPartitionAreApart(t *testing.T) {
 	}
 }
 
-// Placement decides and does nothing else: of Partita it imports only internal/replication
-// (for the types of a group's status and of a change), and nothing that reads a network, a
-// disk or the control plane, so that every decision can be tested over a view written by hand.
-func TestPlacementIsPure(t *testing.T) {
-	p, ok := packages(t)[module+"/internal/placement"]
-	if !ok {
-		t.Fatal("internal/placement not found")
-	}
-	for _, imp := range p.Imports {
-		if strings.HasPrefix(imp, module+"/") && imp != module+"/internal/replication" {
-			t.Errorf("internal/placement imports %s: it may import only internal/replication", imp)
+// Some packages are pure: of Partita each imports only the one package named, and nothing
+// that reads a network (or, for placement, a disk or the control plane).
+//
+//   - The CQL language package imports only internal/fault, so that the parser can be used
+//     (and fuzzed) without an engine, and no part of the engine leaks into it.
+//   - Placement decides and does nothing else: it imports only internal/replication (for the
+//     types of a group's status and of a change), so that every decision can be tested over a
+//     view written by hand.
+func TestPurePackages(t *testing.T) {
+	pkgs := packages(t)
+	for pkg, allowed := range map[string]string{"internal/cql": "internal/fault", "internal/placement": "internal/replication"} {
+		p, ok := pkgs[module+"/"+pkg]
+		if !ok {
+			t.Fatalf("%s not found", pkg)
 		}
-		if strings.HasPrefix(imp, "net") || imp == "os" || strings.HasPrefix(imp, "go.etcd.io/") {
-			t.Errorf("internal/placement imports %s", imp)
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/") && imp != module+"/"+allowed {
+				t.Errorf("%s imports %s: it may import only %s", pkg, imp, allowed)
+			}
+			if strings.HasPrefix(imp, "net") || imp == "os" || strings.HasPrefix(imp, "go.etcd.io/") {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
 		}
 	}
 }
