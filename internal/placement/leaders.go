@@ -51,8 +51,8 @@ func LeaderTransfers(v View, self replication.NodeID, settled []Led, leads map[r
 			if m.Replica == st.Replica || !ok || n.Draining || !slices.Contains(st.Descriptor.Voters, m.Replica) {
 				continue
 			}
-			if l := leads[m.Node]; l < bestLeads {
-				best, bestLeads = m.Replica, l
+			if n := leads[m.Node]; n < bestLeads {
+				best, bestLeads = m.Replica, n
 			}
 		}
 		if best != 0 {
