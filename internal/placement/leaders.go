@@ -51,8 +51,8 @@ func LeaderTransfers(v View, self replication.NodeID, settled []Led, leads map[r
 			if m.Replica == st.Replica || !ok || n.Draining || !slices.Contains(st.Descriptor.Voters, m.Replica) {
 				continue
 			}
-			if n := leads[m.Node]; n < bestLeads {
-				best, bestLeads = m.Replica, n
+			if led := leads[m.Node]; led < bestLeads {
+				best, bestLeads = m.Replica, led
 			}
 		}
 		if best != 0 {
