@@ -79,10 +79,10 @@ func decodeRequest(raw []byte) (forwarded, error) {
 				f.Body = nil // proto3 does not tell an empty body from none: a write without an item
 			}
 			if op.HasTerms {
-				f.Terms = nonNil(op.Terms)
+				f.Terms = sent(op.Terms)
 			}
 			if op.HasUnique {
-				f.Unique = nonNil(op.Unique)
+				f.Unique = sent(op.Unique)
 			}
 			req.Ops[i] = f
 		}
@@ -97,6 +97,10 @@ func decodeRequest(raw []byte) (forwarded, error) {
 			req.Shares.Groups[i] = groupAsk{Group: replication.GroupID(g.Group), From: g.From, To: g.To, Promise: g.Promise, Want: g.Want, Hungry: g.Hungry}
 		}
 	case *nodemsg.Request_Read:
+		if c := k.Read.Consistency; c != nil && c.Level > uint32(Eventual) {
+			// Read at the node's default instead, it could be weaker than the client asked.
+			return forwarded{}, fault.New(fault.BadRequest, "A remote read at a consistency level this release does not know")
+		}
 		req.Container, req.Read = k.Read.Container, readOf(k.Read)
 	case *nodemsg.Request_Figures:
 		req.Figures = true
@@ -138,10 +142,10 @@ func readOf(m *nodemsg.Read) *remoteRead {
 	if ir := m.Index; ir != nil {
 		rd.Index = &query.IndexRange{Path: ir.Path, Values: ir.Values}
 		if ir.HasLo {
-			rd.Index.Lo = nonNilBytes(ir.Lo)
+			rd.Index.Lo = sent(ir.Lo)
 		}
 		if ir.HasHi {
-			rd.Index.Hi = nonNilBytes(ir.Hi)
+			rd.Index.Hi = sent(ir.Hi)
 		}
 	}
 	if r := m.Rows; r != nil {
@@ -150,7 +154,7 @@ func readOf(m *nodemsg.Read) *remoteRead {
 	if g := m.Get; g != nil {
 		rd.Get = &itemGet{EPK: g.Epk, ID: g.Id}
 	}
-	if c := m.Consistency; c != nil && c.Level <= math.MaxUint8 {
+	if c := m.Consistency; c != nil { // its level is checked by decodeRequest
 		rd.Consistency = ReadConsistency{Level: Level(c.Level), Session: c.Session}
 	}
 	return rd
@@ -291,20 +295,13 @@ func decodeAnswer(raw []byte) (forwardedAnswer, error) {
 	return ans, nil
 }
 
-// nonNilBytes is b, never nil: a bound that was sent, even empty, is one.
-func nonNilBytes(b []byte) []byte {
-	if b == nil {
-		return []byte{}
+// sent is s, never nil: what was sent, even empty, is the sender's (a bound, or entries),
+// where nil means none was sent.
+func sent[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return b
-}
-
-// nonNil is entries, never nil: entries that were sent, even none, are the sender's.
-func nonNil(entries [][]byte) [][]byte {
-	if entries == nil {
-		return [][]byte{}
-	}
-	return entries
+	return s
 }
 
 func typedFault(f *fault.Error) *nodemsg.Fault {
@@ -315,10 +312,16 @@ func typedFault(f *fault.Error) *nodemsg.Fault {
 		Line: int32(f.Pos.Line), Column: int32(f.Pos.Column)}
 }
 
+// faultOf reads a typed fault back; a kind beyond any release's is an Internal one, with
+// its message.
 func faultOf(f *nodemsg.Fault) *fault.Error {
 	if f == nil {
 		return nil
 	}
-	return &fault.Error{Kind: fault.Kind(f.Kind), Message: f.Message, RetryAfter: time.Duration(f.RetryAfterNanos), Reason: fault.Reason(f.Reason),
+	kind := fault.Kind(f.Kind)
+	if f.Kind > math.MaxUint8 {
+		kind = fault.Internal
+	}
+	return &fault.Error{Kind: kind, Message: f.Message, RetryAfter: time.Duration(f.RetryAfterNanos), Reason: fault.Reason(f.Reason),
 		Pos: fault.Pos{Line: int(f.Line), Column: int(f.Column)}}
 }

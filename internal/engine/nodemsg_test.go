@@ -192,3 +192,16 @@ func TestForwardedWritesByClusterVersion(t *testing.T) {
 		})
 	}
 }
+
+// A remote read at a consistency level no release knows is refused, not read at the node's
+// default, which could be weaker than the client asked for.
+func TestTypedReadOfUnknownLevelRefused(t *testing.T) {
+	b, err := nodemsg.Encode(&nodemsg.Request{Kind: &nodemsg.Request_Read{Read: &nodemsg.Read{Container: 1,
+		Get: &nodemsg.ItemGet{Epk: "00", Id: "a"}, Consistency: &nodemsg.Consistency{Level: 300}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeRequest(b); fault.KindOf(err) != fault.BadRequest {
+		t.Fatalf("read at level 300: %v, want a BadRequest", err)
+	}
+}
