@@ -67,7 +67,7 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	if rr, ok := c.remoteOf(e); ok {
-		return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "patch", Key: key, ID: id, IfMatch: o.IfMatch, Patch: patchToWire(patch)})
+		return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: callPatch, Key: key, ID: id, IfMatch: o.IfMatch, Patch: patchToWire(patch)})
 	}
 	return c.executeOne(o.ctx(), e, nil, c.patchOp(e, id, patch, o.IfMatch))
 }

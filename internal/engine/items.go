@@ -154,7 +154,7 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 	if triggered && len(c.routes.Load().remote) > 0 {
 		if _, e, err := c.parse(src, o.PartitionKey); err == nil {
 			if rr, ok := c.remoteOf(e); ok {
-				return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "write", Kind: kind, Key: o.PartitionKey, ID: id, Body: src.JSON(),
+				return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: callWrite, Kind: kind, Key: o.PartitionKey, ID: id, Body: src.JSON(),
 					IfMatch: o.IfMatch, IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
 			}
 		}
@@ -251,7 +251,7 @@ func (c *Container) readItem(dst []byte, key epk.Key, id string, rc ReadConsiste
 	var r ItemResult
 	for attempt := 0; ; attempt++ {
 		if rr, ok := c.remoteOf(e); ok {
-			r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: "read", Key: key, ID: id, Consistency: rc})
+			r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: callRead, Key: key, ID: id, Consistency: rc})
 			r.Doc = append(dst, r.Doc...)
 			return r, err
 		}
@@ -272,7 +272,7 @@ func (c *Container) readItem(dst []byte, key epk.Key, id string, rc ReadConsiste
 	if elsewhere && p != nil && errors.Is(err, partition.ErrSessionNotAvailable) {
 		// This replica cannot catch up with the session soon enough: another replica serves
 		// the read, as the service's gateway tries the next one.
-		call := &delegatedCall{Method: "read", Key: key, ID: id, Consistency: rc}
+		call := &delegatedCall{Method: callRead, Key: key, ID: id, Consistency: rc}
 		r2, err2 := c.delegateItem(context.Background(), remoteRange{id: p.ID(), r: p.Range()}, call)
 		if err2 == nil || errors.Is(err2, fault.NotFound) {
 			r2.Doc = append(dst, r2.Doc...)
@@ -297,7 +297,7 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 	}
 	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
 		if rr, ok := c.remoteOf(e); ok {
-			return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: "delete", Key: key, ID: id, IfMatch: o.IfMatch,
+			return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: callDelete, Key: key, ID: id, IfMatch: o.IfMatch,
 				PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
 		}
 		return c.deleteTriggered(e, id, o)

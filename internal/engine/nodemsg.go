@@ -19,8 +19,8 @@ import (
 // Requests between nodes as typed messages (package nodemsg), once the cluster's version is
 // clusterversion.NodeMessages; JSON before, which a node of the previous release reads. Both
 // become the same forwarded request on the node that serves it (serveForwarded), and the same
-// answer on the node that asked: one path, two encodings. Typed so far: writes, splits, budget
-// shares, remote reads and load figures; delegated calls travel as JSON still.
+// answer on the node that asked: one path, two encodings. Every kind is typed: writes, splits,
+// budget shares, remote reads, load figures, and delegated calls (callmsg.go).
 
 // encodeRequest is req as this cluster's nodes read it.
 func (e *Engine) encodeRequest(req *forwarded) ([]byte, error) {
@@ -47,7 +47,9 @@ func typedRequest(req *forwarded) ([]byte, error) {
 	case req.Figures:
 		m.Kind = &nodemsg.Request_Figures{Figures: &nodemsg.Figures{}}
 	case req.Call != nil:
-		return json.Marshal(req)
+		if err := typedCall(m, req.Container, req.Call); err != nil {
+			return nil, err
+		}
 	default:
 		w := &nodemsg.Write{Container: req.Container, Epk: req.EPK, Admit: req.Admit, Ops: make([]*nodemsg.Op, len(req.Ops))}
 		for i, op := range req.Ops {
@@ -66,6 +68,13 @@ func decodeRequest(raw []byte) (forwarded, error) {
 		return forwarded{}, fault.New(fault.BadRequest, "A node-to-node request that does not decode: %v", err)
 	}
 	req := forwarded{Trace: tracing.Carrier(r.Trace)}
+	if num, call, ok, err := callOf(r); ok {
+		if err != nil {
+			return forwarded{}, fault.New(fault.BadRequest, "A delegated call that does not decode: %v", err)
+		}
+		req.Container, req.Call = num, call
+		return req, nil
+	}
 	switch k := r.Kind.(type) {
 	case *nodemsg.Request_Write:
 		w := k.Write
@@ -97,11 +106,12 @@ func decodeRequest(raw []byte) (forwarded, error) {
 			req.Shares.Groups[i] = groupAsk{Group: replication.GroupID(g.Group), From: g.From, To: g.To, Promise: g.Promise, Want: g.Want, Hungry: g.Hungry}
 		}
 	case *nodemsg.Request_Read:
-		if c := k.Read.Consistency; c != nil && c.Level > uint32(Eventual) {
-			// Read at the node's default instead, it could be weaker than the client asked.
-			return forwarded{}, fault.New(fault.BadRequest, "A remote read at a consistency level this release does not know")
+		rc, err := consistencyOf(k.Read.Consistency)
+		if err != nil {
+			return forwarded{}, err
 		}
 		req.Container, req.Read = k.Read.Container, readOf(k.Read)
+		req.Read.Consistency = rc
 	case *nodemsg.Request_Figures:
 		req.Figures = true
 	default:
@@ -127,9 +137,7 @@ func typedRead(num uint32, rd *remoteRead) *nodemsg.Read {
 	if g := rd.Get; g != nil {
 		m.Get = &nodemsg.ItemGet{Epk: g.EPK, Id: g.ID}
 	}
-	if rc := rd.Consistency; rc.Level != 0 || rc.Session != nil {
-		m.Consistency = &nodemsg.Consistency{Level: uint32(rc.Level), Session: rc.Session}
-	}
+	m.Consistency = typedConsistency(rd.Consistency)
 	return m
 }
 
@@ -154,10 +162,7 @@ func readOf(m *nodemsg.Read) *remoteRead {
 	if g := m.Get; g != nil {
 		rd.Get = &itemGet{EPK: g.Epk, ID: g.Id}
 	}
-	if c := m.Consistency; c != nil { // its level is checked by decodeRequest
-		rd.Consistency = ReadConsistency{Level: Level(c.Level), Session: c.Session}
-	}
-	return rd
+	return rd // its consistency read by decodeRequest
 }
 
 // serveTyped serves a typed request and answers in kind.
@@ -180,6 +185,8 @@ func (e *Engine) serveTyped(raw []byte) []byte {
 // typedAnswer is ans, the answer to req, as a typed message of req's kind.
 func typedAnswer(req forwarded, ans forwardedAnswer) *nodemsg.Answer {
 	switch {
+	case req.Call != nil:
+		return typedCallAnswer(req.Call, ans)
 	case req.Split != nil:
 		return &nodemsg.Answer{Kind: &nodemsg.Answer_Split{Split: &nodemsg.SplitAnswer{Err: typedFault(ans.Err), Retry: ans.Retry, Moved: ans.Moved}}}
 	case req.Shares != nil:
@@ -290,7 +297,11 @@ func decodeAnswer(raw []byte) (forwardedAnswer, error) {
 			ans.Figures = append(ans.Figures, f)
 		}
 	default:
-		return ans, errors.New("a typed answer of no kind this release knows")
+		var ok bool
+		if ans, ok, err = callAnswerOf(a); !ok {
+			return ans, errors.New("a typed answer of no kind this release knows")
+		}
+		return ans, err
 	}
 	return ans, nil
 }

@@ -53,7 +53,7 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 		return ProcedureResult{Charge: ru.Miss()}, err
 	}
 	if rr, ok := c.remoteOf(e); ok {
-		ans, err := c.delegate(o.ctx(), rr, &delegatedCall{Method: "procedure", Key: o.PartitionKey, ID: id, Args: args, Log: o.Log, Headers: o.Headers})
+		ans, err := c.delegate(o.ctx(), rr, &delegatedCall{Method: callProcedure, Key: o.PartitionKey, ID: id, Args: args, Log: o.Log, Headers: o.Headers})
 		if ans.Procedure == nil {
 			return ProcedureResult{PartitionID: rr.id}, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -176,7 +177,7 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 	}
 	// A read that got no answer may be asked of another holder; a write may have been
 	// applied where its answer was lost.
-	read := req.Read != nil || req.Call != nil && (req.Call.Method == "read" || req.Call.Method == "changefeed")
+	read := req.Read != nil || req.Call != nil && (req.Call.Method == callRead || req.Call.Method == callFeed)
 	deadline := time.Now().Add(forwardTimeout)
 	for {
 		for _, node := range c.holders(rr) {
@@ -213,11 +214,11 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 // delegatedCall is a call on one logical partition, for a node that holds its partition: the
 // method's arguments as its front end gave them.
 type delegatedCall struct {
-	Method string  `json:"method"` // read, write, delete, patch, batch, procedure, changefeed
-	Key    epk.Key `json:"key,omitempty"`
-	ID     string  `json:"id,omitempty"`
-	Kind   OpKind  `json:"kind,omitempty"`
-	Body   []byte  `json:"body,omitempty"`
+	Method callKind `json:"method"`
+	Key    epk.Key  `json:"key,omitempty"`
+	ID     string   `json:"id,omitempty"`
+	Kind   OpKind   `json:"kind,omitempty"`
+	Body   []byte   `json:"body,omitempty"`
 
 	IfMatch                   string   `json:"ifMatch,omitempty"`
 	IndexingDirective         string   `json:"indexing,omitempty"`
@@ -232,6 +233,43 @@ type delegatedCall struct {
 	Args  []byte         `json:"args,omitempty"`
 	// Consistency is a read's or a change feed page's.
 	Consistency ReadConsistency `json:"consistency,omitzero"`
+}
+
+// callKind is a delegated call's kind. Before the typed messages (clusterversion.NodeMessages)
+// calls travelled as JSON with their kind named by a method string, which a node of the
+// previous release still sends and reads: callKind marshals to and from those names.
+type callKind uint8
+
+const (
+	callUnknown callKind = iota // a method of no kind this release knows
+	callRead
+	callWrite
+	callDelete
+	callPatch
+	callBatch
+	callProcedure
+	callFeed
+)
+
+var callMethods = [...]string{callRead: "read", callWrite: "write", callDelete: "delete", callPatch: "patch",
+	callBatch: "batch", callProcedure: "procedure", callFeed: "changefeed"}
+
+func (k callKind) String() string {
+	if int(k) < len(callMethods) && k != callUnknown {
+		return callMethods[k]
+	}
+	return fmt.Sprintf("call(%d)", uint8(k))
+}
+
+func (k callKind) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
+
+func (k *callKind) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*k = callKind(max(0, slices.Index(callMethods[:], s))) // "" is index 0: unknown too
+	return nil
 }
 
 // wirePatch is a Patch as it travels: its condition as text.
@@ -289,7 +327,7 @@ type wireFeedQuery struct {
 // delegateFeed reads a page of the change feed of a range held on other nodes from one that
 // holds it.
 func (c *Container) delegateFeed(rr remoteRange, q FeedQuery) (FeedPage, error) {
-	ans, err := c.delegate(context.Background(), rr, &delegatedCall{Method: "changefeed",
+	ans, err := c.delegate(context.Background(), rr, &delegatedCall{Method: callFeed,
 		Feed:        &wireFeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: q.Start, AllVersions: q.AllVersions, Max: q.Max},
 		Consistency: q.Consistency})
 	if ans.Feed == nil {
@@ -331,7 +369,7 @@ func (c *Container) delegateItem(ctx context.Context, rr remoteRange, call *dele
 
 // delegateBatch runs a transactional batch on a node that holds rr.
 func (c *Container) delegateBatch(ctx context.Context, rr remoteRange, key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
-	call := &delegatedCall{Method: "batch", Key: key}
+	call := &delegatedCall{Method: callBatch, Key: key}
 	for _, op := range ops {
 		w := wireBatchOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch}
 		switch op.Kind {
@@ -364,22 +402,22 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 		ek, kerr := c.EPK(key)
 		return kerr != nil || c.routes.Load().lookup(ek) != nil
 	}
-	if call.Method != "write" && call.Method != "changefeed" && !held(call.Key) {
+	if call.Method != callWrite && call.Method != callFeed && !held(call.Key) {
 		return forwardedAnswer{Index: -1, Moved: true}
 	}
 	switch call.Method {
-	case "read":
+	case callRead:
 		ans.Item, err = c.readItem(nil, call.Key, call.ID, call.Consistency, false)
-	case "write":
+	case callWrite:
 		src := document.FromJSON(call.Body)
 		if _, ek, perr := c.parse(src, call.Key); perr == nil && c.routes.Load().lookup(ek) == nil {
 			return forwardedAnswer{Index: -1, Moved: true}
 		}
 		ans.Item, err = c.WriteItem(call.Kind, call.ID, src, ItemOptions{PartitionKey: call.Key, IfMatch: call.IfMatch,
 			IndexingDirective: call.IndexingDirective, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Headers: call.Headers, Context: ctx})
-	case "delete":
+	case callDelete:
 		ans.Item, err = c.DeleteItem(call.Key, call.ID, ItemOptions{IfMatch: call.IfMatch, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Headers: call.Headers, Context: ctx})
-	case "patch":
+	case callPatch:
 		var p Patch
 		if call.Patch != nil {
 			if p, err = call.Patch.patch(); err != nil {
@@ -387,7 +425,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 			}
 		}
 		ans.Item, err = c.PatchItem(call.Key, call.ID, p, ItemOptions{IfMatch: call.IfMatch, Context: ctx})
-	case "batch":
+	case callBatch:
 		ops := make([]BatchOp, len(call.Batch))
 		for i, w := range call.Batch {
 			ops[i] = BatchOp{Kind: w.Kind, ID: w.ID, IfMatch: w.IfMatch, Item: document.FromJSON(w.Body)}
@@ -409,7 +447,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 			}
 			ans.Batch = append(ans.Batch, w)
 		}
-	case "changefeed":
+	case callFeed:
 		f := call.Feed
 		if f == nil {
 			err = fault.New(fault.BadRequest, "A delegated change feed read without its query")
@@ -429,12 +467,12 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 		var page FeedPage
 		page, err = c.ChangeFeed(q)
 		ans.Feed = &page
-	case "procedure":
+	case callProcedure:
 		var r ProcedureResult
 		r, err = c.ExecuteProcedure(call.ID, call.Args, ProcedureOptions{PartitionKey: call.Key, Log: call.Log, Headers: call.Headers, Context: ctx})
 		ans.Procedure = &r
 	default:
-		err = fault.New(fault.BadRequest, "A delegated call of unknown method %q", call.Method)
+		err = fault.New(fault.BadRequest, "A delegated call of a kind this release does not know (%v)", call.Method)
 	}
 	out := forwardedAnswer{Index: -1, Call: &ans}
 	if err != nil {

@@ -38,6 +38,13 @@ type Request struct {
 	//	*Request_Shares
 	//	*Request_Read
 	//	*Request_Figures
+	//	*Request_ItemRead
+	//	*Request_ItemWrite
+	//	*Request_ItemDelete
+	//	*Request_ItemPatch
+	//	*Request_Batch
+	//	*Request_Procedure
+	//	*Request_Feed
 	Kind          isRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -132,6 +139,69 @@ func (x *Request) GetFigures() *Figures {
 	return nil
 }
 
+func (x *Request) GetItemRead() *ItemRead {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_ItemRead); ok {
+			return x.ItemRead
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetItemWrite() *ItemWrite {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_ItemWrite); ok {
+			return x.ItemWrite
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetItemDelete() *ItemDelete {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_ItemDelete); ok {
+			return x.ItemDelete
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetItemPatch() *ItemPatch {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_ItemPatch); ok {
+			return x.ItemPatch
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetBatch() *Batch {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_Batch); ok {
+			return x.Batch
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetProcedure() *Procedure {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_Procedure); ok {
+			return x.Procedure
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetFeed() *FeedRead {
+	if x != nil {
+		if x, ok := x.Kind.(*Request_Feed); ok {
+			return x.Feed
+		}
+	}
+	return nil
+}
+
 type isRequest_Kind interface {
 	isRequest_Kind()
 }
@@ -156,6 +226,34 @@ type Request_Figures struct {
 	Figures *Figures `protobuf:"bytes,6,opt,name=figures,proto3,oneof"`
 }
 
+type Request_ItemRead struct {
+	ItemRead *ItemRead `protobuf:"bytes,7,opt,name=item_read,json=itemRead,proto3,oneof"`
+}
+
+type Request_ItemWrite struct {
+	ItemWrite *ItemWrite `protobuf:"bytes,8,opt,name=item_write,json=itemWrite,proto3,oneof"`
+}
+
+type Request_ItemDelete struct {
+	ItemDelete *ItemDelete `protobuf:"bytes,9,opt,name=item_delete,json=itemDelete,proto3,oneof"`
+}
+
+type Request_ItemPatch struct {
+	ItemPatch *ItemPatch `protobuf:"bytes,10,opt,name=item_patch,json=itemPatch,proto3,oneof"`
+}
+
+type Request_Batch struct {
+	Batch *Batch `protobuf:"bytes,11,opt,name=batch,proto3,oneof"`
+}
+
+type Request_Procedure struct {
+	Procedure *Procedure `protobuf:"bytes,12,opt,name=procedure,proto3,oneof"`
+}
+
+type Request_Feed struct {
+	Feed *FeedRead `protobuf:"bytes,13,opt,name=feed,proto3,oneof"`
+}
+
 func (*Request_Write) isRequest_Kind() {}
 
 func (*Request_Split) isRequest_Kind() {}
@@ -165,6 +263,20 @@ func (*Request_Shares) isRequest_Kind() {}
 func (*Request_Read) isRequest_Kind() {}
 
 func (*Request_Figures) isRequest_Kind() {}
+
+func (*Request_ItemRead) isRequest_Kind() {}
+
+func (*Request_ItemWrite) isRequest_Kind() {}
+
+func (*Request_ItemDelete) isRequest_Kind() {}
+
+func (*Request_ItemPatch) isRequest_Kind() {}
+
+func (*Request_Batch) isRequest_Kind() {}
+
+func (*Request_Procedure) isRequest_Kind() {}
+
+func (*Request_Feed) isRequest_Kind() {}
 
 // Answer is the answer to a Request, of the same kind.
 type Answer struct {
@@ -176,6 +288,10 @@ type Answer struct {
 	//	*Answer_Shares
 	//	*Answer_Read
 	//	*Answer_Figures
+	//	*Answer_Item
+	//	*Answer_Batch
+	//	*Answer_Procedure
+	//	*Answer_Feed
 	Kind          isAnswer_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -263,6 +379,42 @@ func (x *Answer) GetFigures() *FiguresAnswer {
 	return nil
 }
 
+func (x *Answer) GetItem() *ItemAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Item); ok {
+			return x.Item
+		}
+	}
+	return nil
+}
+
+func (x *Answer) GetBatch() *BatchAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Batch); ok {
+			return x.Batch
+		}
+	}
+	return nil
+}
+
+func (x *Answer) GetProcedure() *ProcedureAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Procedure); ok {
+			return x.Procedure
+		}
+	}
+	return nil
+}
+
+func (x *Answer) GetFeed() *FeedAnswer {
+	if x != nil {
+		if x, ok := x.Kind.(*Answer_Feed); ok {
+			return x.Feed
+		}
+	}
+	return nil
+}
+
 type isAnswer_Kind interface {
 	isAnswer_Kind()
 }
@@ -287,6 +439,23 @@ type Answer_Figures struct {
 	Figures *FiguresAnswer `protobuf:"bytes,5,opt,name=figures,proto3,oneof"`
 }
 
+type Answer_Item struct {
+	// item answers item_read, item_write, item_delete and item_patch.
+	Item *ItemAnswer `protobuf:"bytes,6,opt,name=item,proto3,oneof"`
+}
+
+type Answer_Batch struct {
+	Batch *BatchAnswer `protobuf:"bytes,7,opt,name=batch,proto3,oneof"`
+}
+
+type Answer_Procedure struct {
+	Procedure *ProcedureAnswer `protobuf:"bytes,8,opt,name=procedure,proto3,oneof"`
+}
+
+type Answer_Feed struct {
+	Feed *FeedAnswer `protobuf:"bytes,9,opt,name=feed,proto3,oneof"`
+}
+
 func (*Answer_Write) isAnswer_Kind() {}
 
 func (*Answer_Split) isAnswer_Kind() {}
@@ -296,6 +465,14 @@ func (*Answer_Shares) isAnswer_Kind() {}
 func (*Answer_Read) isAnswer_Kind() {}
 
 func (*Answer_Figures) isAnswer_Kind() {}
+
+func (*Answer_Item) isAnswer_Kind() {}
+
+func (*Answer_Batch) isAnswer_Kind() {}
+
+func (*Answer_Procedure) isAnswer_Kind() {}
+
+func (*Answer_Feed) isAnswer_Kind() {}
 
 // Write asks the node that leads a partition to apply operations on one logical partition of
 // a container.
@@ -2113,29 +2290,1623 @@ func (x *LogicalFigure) GetRu() float64 {
 	return 0
 }
 
+// PartitionKey is a partition key's values, in path order. Sent empty, it is the key of no
+// values (a client's "[]"); not sent, a call names none.
+type PartitionKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []*KeyValue            `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionKey) Reset() {
+	*x = PartitionKey{}
+	mi := &file_nodemsg_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionKey) ProtoMessage() {}
+
+func (x *PartitionKey) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionKey.ProtoReflect.Descriptor instead.
+func (*PartitionKey) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *PartitionKey) GetValues() []*KeyValue {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+// KeyValue is one component of a partition key (epk.Value): its kind, and its number or
+// string. A double keeps a number's bits, so -0 stays apart from +0.
+type KeyValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          uint32                 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Num           float64                `protobuf:"fixed64,2,opt,name=num,proto3" json:"num,omitempty"`
+	Str           string                 `protobuf:"bytes,3,opt,name=str,proto3" json:"str,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyValue) Reset() {
+	*x = KeyValue{}
+	mi := &file_nodemsg_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyValue) ProtoMessage() {}
+
+func (x *KeyValue) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyValue.ProtoReflect.Descriptor instead.
+func (*KeyValue) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *KeyValue) GetKind() uint32 {
+	if x != nil {
+		return x.Kind
+	}
+	return 0
+}
+
+func (x *KeyValue) GetNum() float64 {
+	if x != nil {
+		return x.Num
+	}
+	return 0
+}
+
+func (x *KeyValue) GetStr() string {
+	if x != nil {
+		return x.Str
+	}
+	return ""
+}
+
+// Triggers are the scripts a write names to run before and after it, and the client's request
+// headers, which they and stored procedures may read.
+type Triggers struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pre           []string               `protobuf:"bytes,1,rep,name=pre,proto3" json:"pre,omitempty"`
+	Post          []string               `protobuf:"bytes,2,rep,name=post,proto3" json:"post,omitempty"`
+	Headers       map[string]string      `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Triggers) Reset() {
+	*x = Triggers{}
+	mi := &file_nodemsg_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Triggers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Triggers) ProtoMessage() {}
+
+func (x *Triggers) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Triggers.ProtoReflect.Descriptor instead.
+func (*Triggers) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Triggers) GetPre() []string {
+	if x != nil {
+		return x.Pre
+	}
+	return nil
+}
+
+func (x *Triggers) GetPost() []string {
+	if x != nil {
+		return x.Post
+	}
+	return nil
+}
+
+func (x *Triggers) GetHeaders() map[string]string {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
+// ItemRead reads one item.
+type ItemRead struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Key           *PartitionKey          `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Consistency   *Consistency           `protobuf:"bytes,4,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemRead) Reset() {
+	*x = ItemRead{}
+	mi := &file_nodemsg_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemRead) ProtoMessage() {}
+
+func (x *ItemRead) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemRead.ProtoReflect.Descriptor instead.
+func (*ItemRead) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ItemRead) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *ItemRead) GetKey() *PartitionKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *ItemRead) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ItemRead) GetConsistency() *Consistency {
+	if x != nil {
+		return x.Consistency
+	}
+	return nil
+}
+
+// ItemWrite creates, replaces or upserts one item (kind is the engine's OpKind, as the REST
+// and CQL front ends name it: Create, Replace, Upsert).
+type ItemWrite struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Container         uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Key               *PartitionKey          `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Id                string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Kind              string                 `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	Body              []byte                 `protobuf:"bytes,5,opt,name=body,proto3" json:"body,omitempty"`
+	IfMatch           string                 `protobuf:"bytes,6,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
+	IndexingDirective string                 `protobuf:"bytes,7,opt,name=indexing_directive,json=indexingDirective,proto3" json:"indexing_directive,omitempty"`
+	Triggers          *Triggers              `protobuf:"bytes,8,opt,name=triggers,proto3" json:"triggers,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ItemWrite) Reset() {
+	*x = ItemWrite{}
+	mi := &file_nodemsg_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemWrite) ProtoMessage() {}
+
+func (x *ItemWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemWrite.ProtoReflect.Descriptor instead.
+func (*ItemWrite) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ItemWrite) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *ItemWrite) GetKey() *PartitionKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *ItemWrite) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ItemWrite) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ItemWrite) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *ItemWrite) GetIfMatch() string {
+	if x != nil {
+		return x.IfMatch
+	}
+	return ""
+}
+
+func (x *ItemWrite) GetIndexingDirective() string {
+	if x != nil {
+		return x.IndexingDirective
+	}
+	return ""
+}
+
+func (x *ItemWrite) GetTriggers() *Triggers {
+	if x != nil {
+		return x.Triggers
+	}
+	return nil
+}
+
+// ItemDelete deletes one item.
+type ItemDelete struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Key           *PartitionKey          `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	IfMatch       string                 `protobuf:"bytes,4,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
+	Triggers      *Triggers              `protobuf:"bytes,5,opt,name=triggers,proto3" json:"triggers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemDelete) Reset() {
+	*x = ItemDelete{}
+	mi := &file_nodemsg_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemDelete) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemDelete) ProtoMessage() {}
+
+func (x *ItemDelete) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemDelete.ProtoReflect.Descriptor instead.
+func (*ItemDelete) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ItemDelete) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *ItemDelete) GetKey() *PartitionKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *ItemDelete) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ItemDelete) GetIfMatch() string {
+	if x != nil {
+		return x.IfMatch
+	}
+	return ""
+}
+
+func (x *ItemDelete) GetTriggers() *Triggers {
+	if x != nil {
+		return x.Triggers
+	}
+	return nil
+}
+
+// ItemPatch patches one item: its operations, and the condition the item must meet (a query
+// filter's text; empty for none).
+type ItemPatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Key           *PartitionKey          `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	IfMatch       string                 `protobuf:"bytes,4,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
+	Patch         *Patch                 `protobuf:"bytes,5,opt,name=patch,proto3" json:"patch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemPatch) Reset() {
+	*x = ItemPatch{}
+	mi := &file_nodemsg_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemPatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemPatch) ProtoMessage() {}
+
+func (x *ItemPatch) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemPatch.ProtoReflect.Descriptor instead.
+func (*ItemPatch) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ItemPatch) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *ItemPatch) GetKey() *PartitionKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *ItemPatch) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ItemPatch) GetIfMatch() string {
+	if x != nil {
+		return x.IfMatch
+	}
+	return ""
+}
+
+func (x *ItemPatch) GetPatch() *Patch {
+	if x != nil {
+		return x.Patch
+	}
+	return nil
+}
+
+// Patch is a partial update's operations (document.PatchOp) and condition.
+type Patch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ops           []*PatchOp             `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
+	Condition     string                 `protobuf:"bytes,2,opt,name=condition,proto3" json:"condition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Patch) Reset() {
+	*x = Patch{}
+	mi := &file_nodemsg_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Patch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Patch) ProtoMessage() {}
+
+func (x *Patch) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Patch.ProtoReflect.Descriptor instead.
+func (*Patch) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *Patch) GetOps() []*PatchOp {
+	if x != nil {
+		return x.Ops
+	}
+	return nil
+}
+
+func (x *Patch) GetCondition() string {
+	if x != nil {
+		return x.Condition
+	}
+	return ""
+}
+
+type PatchOp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Op            string                 `protobuf:"bytes,1,opt,name=op,proto3" json:"op,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Value         []byte                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"` // JSON; empty for remove and move
+	From          string                 `protobuf:"bytes,4,opt,name=from,proto3" json:"from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PatchOp) Reset() {
+	*x = PatchOp{}
+	mi := &file_nodemsg_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PatchOp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PatchOp) ProtoMessage() {}
+
+func (x *PatchOp) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PatchOp.ProtoReflect.Descriptor instead.
+func (*PatchOp) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *PatchOp) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *PatchOp) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *PatchOp) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *PatchOp) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+// Batch is a transactional batch over one logical partition.
+type Batch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Key           *PartitionKey          `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Ops           []*BatchOp             `protobuf:"bytes,3,rep,name=ops,proto3" json:"ops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Batch) Reset() {
+	*x = Batch{}
+	mi := &file_nodemsg_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Batch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Batch) ProtoMessage() {}
+
+func (x *Batch) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Batch.ProtoReflect.Descriptor instead.
+func (*Batch) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *Batch) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *Batch) GetKey() *PartitionKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *Batch) GetOps() []*BatchOp {
+	if x != nil {
+		return x.Ops
+	}
+	return nil
+}
+
+// BatchOp is one operation of a Batch (kind as ItemWrite's, or Read, Delete, Patch).
+type BatchOp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Body          []byte                 `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	IfMatch       string                 `protobuf:"bytes,4,opt,name=if_match,json=ifMatch,proto3" json:"if_match,omitempty"`
+	Patch         *Patch                 `protobuf:"bytes,5,opt,name=patch,proto3" json:"patch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchOp) Reset() {
+	*x = BatchOp{}
+	mi := &file_nodemsg_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchOp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchOp) ProtoMessage() {}
+
+func (x *BatchOp) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchOp.ProtoReflect.Descriptor instead.
+func (*BatchOp) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *BatchOp) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *BatchOp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BatchOp) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *BatchOp) GetIfMatch() string {
+	if x != nil {
+		return x.IfMatch
+	}
+	return ""
+}
+
+func (x *BatchOp) GetPatch() *Patch {
+	if x != nil {
+		return x.Patch
+	}
+	return nil
+}
+
+// Procedure runs a stored procedure over one logical partition; log asks for what it logs.
+type Procedure struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Key           *PartitionKey          `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Args          []byte                 `protobuf:"bytes,4,opt,name=args,proto3" json:"args,omitempty"` // a JSON array
+	Log           bool                   `protobuf:"varint,5,opt,name=log,proto3" json:"log,omitempty"`
+	Triggers      *Triggers              `protobuf:"bytes,6,opt,name=triggers,proto3" json:"triggers,omitempty"` // only the headers
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Procedure) Reset() {
+	*x = Procedure{}
+	mi := &file_nodemsg_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Procedure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Procedure) ProtoMessage() {}
+
+func (x *Procedure) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Procedure.ProtoReflect.Descriptor instead.
+func (*Procedure) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *Procedure) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *Procedure) GetKey() *PartitionKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *Procedure) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Procedure) GetArgs() []byte {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *Procedure) GetLog() bool {
+	if x != nil {
+		return x.Log
+	}
+	return false
+}
+
+func (x *Procedure) GetTriggers() *Triggers {
+	if x != nil {
+		return x.Triggers
+	}
+	return nil
+}
+
+// FeedRead reads a page of the change feed of a range (in hex) within one partition: from the
+// changes after an LSN (has_after), from now, or from a point in time (since_nanos, Unix).
+type FeedRead struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Container     uint32                 `protobuf:"varint,1,opt,name=container,proto3" json:"container,omitempty"`
+	Lo            string                 `protobuf:"bytes,2,opt,name=lo,proto3" json:"lo,omitempty"`
+	Hi            string                 `protobuf:"bytes,3,opt,name=hi,proto3" json:"hi,omitempty"`
+	After         uint64                 `protobuf:"varint,4,opt,name=after,proto3" json:"after,omitempty"`
+	HasAfter      bool                   `protobuf:"varint,5,opt,name=has_after,json=hasAfter,proto3" json:"has_after,omitempty"`
+	Now           bool                   `protobuf:"varint,6,opt,name=now,proto3" json:"now,omitempty"`
+	SinceNanos    int64                  `protobuf:"varint,7,opt,name=since_nanos,json=sinceNanos,proto3" json:"since_nanos,omitempty"`
+	AllVersions   bool                   `protobuf:"varint,8,opt,name=all_versions,json=allVersions,proto3" json:"all_versions,omitempty"`
+	Max           int64                  `protobuf:"varint,9,opt,name=max,proto3" json:"max,omitempty"`
+	Consistency   *Consistency           `protobuf:"bytes,10,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeedRead) Reset() {
+	*x = FeedRead{}
+	mi := &file_nodemsg_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeedRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeedRead) ProtoMessage() {}
+
+func (x *FeedRead) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeedRead.ProtoReflect.Descriptor instead.
+func (*FeedRead) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *FeedRead) GetContainer() uint32 {
+	if x != nil {
+		return x.Container
+	}
+	return 0
+}
+
+func (x *FeedRead) GetLo() string {
+	if x != nil {
+		return x.Lo
+	}
+	return ""
+}
+
+func (x *FeedRead) GetHi() string {
+	if x != nil {
+		return x.Hi
+	}
+	return ""
+}
+
+func (x *FeedRead) GetAfter() uint64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+func (x *FeedRead) GetHasAfter() bool {
+	if x != nil {
+		return x.HasAfter
+	}
+	return false
+}
+
+func (x *FeedRead) GetNow() bool {
+	if x != nil {
+		return x.Now
+	}
+	return false
+}
+
+func (x *FeedRead) GetSinceNanos() int64 {
+	if x != nil {
+		return x.SinceNanos
+	}
+	return 0
+}
+
+func (x *FeedRead) GetAllVersions() bool {
+	if x != nil {
+		return x.AllVersions
+	}
+	return false
+}
+
+func (x *FeedRead) GetMax() int64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *FeedRead) GetConsistency() *Consistency {
+	if x != nil {
+		return x.Consistency
+	}
+	return nil
+}
+
+// ItemResult is what an item call did (the engine's ItemResult).
+type ItemResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Doc           []byte                 `protobuf:"bytes,1,opt,name=doc,proto3" json:"doc,omitempty"`
+	Etag          string                 `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
+	Lsn           uint64                 `protobuf:"varint,3,opt,name=lsn,proto3" json:"lsn,omitempty"`
+	ItemLsn       uint64                 `protobuf:"varint,4,opt,name=item_lsn,json=itemLsn,proto3" json:"item_lsn,omitempty"`
+	Partition     uint32                 `protobuf:"varint,5,opt,name=partition,proto3" json:"partition,omitempty"`
+	Created       bool                   `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`
+	Charge        float64                `protobuf:"fixed64,7,opt,name=charge,proto3" json:"charge,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemResult) Reset() {
+	*x = ItemResult{}
+	mi := &file_nodemsg_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemResult) ProtoMessage() {}
+
+func (x *ItemResult) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemResult.ProtoReflect.Descriptor instead.
+func (*ItemResult) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ItemResult) GetDoc() []byte {
+	if x != nil {
+		return x.Doc
+	}
+	return nil
+}
+
+func (x *ItemResult) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
+func (x *ItemResult) GetLsn() uint64 {
+	if x != nil {
+		return x.Lsn
+	}
+	return 0
+}
+
+func (x *ItemResult) GetItemLsn() uint64 {
+	if x != nil {
+		return x.ItemLsn
+	}
+	return 0
+}
+
+func (x *ItemResult) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *ItemResult) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+func (x *ItemResult) GetCharge() float64 {
+	if x != nil {
+		return x.Charge
+	}
+	return 0
+}
+
+// ItemAnswer answers an item call: its result (its charge even when it failed) and error, or
+// that the node holds no replica of the partition (moved).
+type ItemAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Item          *ItemResult            `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
+	Err           *Fault                 `protobuf:"bytes,2,opt,name=err,proto3" json:"err,omitempty"`
+	Moved         bool                   `protobuf:"varint,3,opt,name=moved,proto3" json:"moved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemAnswer) Reset() {
+	*x = ItemAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemAnswer) ProtoMessage() {}
+
+func (x *ItemAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemAnswer.ProtoReflect.Descriptor instead.
+func (*ItemAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ItemAnswer) GetItem() *ItemResult {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *ItemAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *ItemAnswer) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+// BatchAnswer holds each operation's result and the index of the one that failed the batch
+// (-1 for none), or the batch's own error.
+type BatchAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*BatchResult         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	Failed        int32                  `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
+	Err           *Fault                 `protobuf:"bytes,3,opt,name=err,proto3" json:"err,omitempty"`
+	Moved         bool                   `protobuf:"varint,4,opt,name=moved,proto3" json:"moved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchAnswer) Reset() {
+	*x = BatchAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchAnswer) ProtoMessage() {}
+
+func (x *BatchAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchAnswer.ProtoReflect.Descriptor instead.
+func (*BatchAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *BatchAnswer) GetResults() []*BatchResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *BatchAnswer) GetFailed() int32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *BatchAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *BatchAnswer) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+type BatchResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Err           *Fault                 `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"`
+	Created       bool                   `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	Charge        float64                `protobuf:"fixed64,3,opt,name=charge,proto3" json:"charge,omitempty"`
+	Etag          string                 `protobuf:"bytes,4,opt,name=etag,proto3" json:"etag,omitempty"`
+	Doc           []byte                 `protobuf:"bytes,5,opt,name=doc,proto3" json:"doc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchResult) Reset() {
+	*x = BatchResult{}
+	mi := &file_nodemsg_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchResult) ProtoMessage() {}
+
+func (x *BatchResult) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchResult.ProtoReflect.Descriptor instead.
+func (*BatchResult) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *BatchResult) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *BatchResult) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+func (x *BatchResult) GetCharge() float64 {
+	if x != nil {
+		return x.Charge
+	}
+	return 0
+}
+
+func (x *BatchResult) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
+func (x *BatchResult) GetDoc() []byte {
+	if x != nil {
+		return x.Doc
+	}
+	return nil
+}
+
+// ProcedureAnswer is what a stored procedure returned: the body it set (has_body: it set one),
+// its log, charge and the partition's LSN after it.
+type ProcedureAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Body          []byte                 `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	HasBody       bool                   `protobuf:"varint,2,opt,name=has_body,json=hasBody,proto3" json:"has_body,omitempty"`
+	Log           string                 `protobuf:"bytes,3,opt,name=log,proto3" json:"log,omitempty"`
+	Charge        float64                `protobuf:"fixed64,4,opt,name=charge,proto3" json:"charge,omitempty"`
+	Lsn           uint64                 `protobuf:"varint,5,opt,name=lsn,proto3" json:"lsn,omitempty"`
+	Partition     uint32                 `protobuf:"varint,6,opt,name=partition,proto3" json:"partition,omitempty"`
+	Err           *Fault                 `protobuf:"bytes,7,opt,name=err,proto3" json:"err,omitempty"`
+	Moved         bool                   `protobuf:"varint,8,opt,name=moved,proto3" json:"moved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcedureAnswer) Reset() {
+	*x = ProcedureAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcedureAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcedureAnswer) ProtoMessage() {}
+
+func (x *ProcedureAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcedureAnswer.ProtoReflect.Descriptor instead.
+func (*ProcedureAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ProcedureAnswer) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *ProcedureAnswer) GetHasBody() bool {
+	if x != nil {
+		return x.HasBody
+	}
+	return false
+}
+
+func (x *ProcedureAnswer) GetLog() string {
+	if x != nil {
+		return x.Log
+	}
+	return ""
+}
+
+func (x *ProcedureAnswer) GetCharge() float64 {
+	if x != nil {
+		return x.Charge
+	}
+	return 0
+}
+
+func (x *ProcedureAnswer) GetLsn() uint64 {
+	if x != nil {
+		return x.Lsn
+	}
+	return 0
+}
+
+func (x *ProcedureAnswer) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *ProcedureAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *ProcedureAnswer) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+// FeedAnswer is a page of the change feed.
+type FeedAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       []*Change              `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	Through       uint64                 `protobuf:"varint,2,opt,name=through,proto3" json:"through,omitempty"`
+	Partition     uint32                 `protobuf:"varint,3,opt,name=partition,proto3" json:"partition,omitempty"`
+	Lsn           uint64                 `protobuf:"varint,4,opt,name=lsn,proto3" json:"lsn,omitempty"`
+	Charge        float64                `protobuf:"fixed64,5,opt,name=charge,proto3" json:"charge,omitempty"`
+	Err           *Fault                 `protobuf:"bytes,6,opt,name=err,proto3" json:"err,omitempty"`
+	Moved         bool                   `protobuf:"varint,7,opt,name=moved,proto3" json:"moved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeedAnswer) Reset() {
+	*x = FeedAnswer{}
+	mi := &file_nodemsg_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeedAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeedAnswer) ProtoMessage() {}
+
+func (x *FeedAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeedAnswer.ProtoReflect.Descriptor instead.
+func (*FeedAnswer) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *FeedAnswer) GetChanges() []*Change {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *FeedAnswer) GetThrough() uint64 {
+	if x != nil {
+		return x.Through
+	}
+	return 0
+}
+
+func (x *FeedAnswer) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *FeedAnswer) GetLsn() uint64 {
+	if x != nil {
+		return x.Lsn
+	}
+	return 0
+}
+
+func (x *FeedAnswer) GetCharge() float64 {
+	if x != nil {
+		return x.Charge
+	}
+	return 0
+}
+
+func (x *FeedAnswer) GetErr() *Fault {
+	if x != nil {
+		return x.Err
+	}
+	return nil
+}
+
+func (x *FeedAnswer) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+// Change is one change of a FeedAnswer (the engine's FeedChange).
+type Change struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Lsn           uint64                 `protobuf:"varint,1,opt,name=lsn,proto3" json:"lsn,omitempty"`
+	Op            uint32                 `protobuf:"varint,2,opt,name=op,proto3" json:"op,omitempty"`
+	Ts            int64                  `protobuf:"varint,3,opt,name=ts,proto3" json:"ts,omitempty"`
+	Id            string                 `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	Json          []byte                 `protobuf:"bytes,5,opt,name=json,proto3" json:"json,omitempty"`
+	PrevLsn       uint64                 `protobuf:"varint,6,opt,name=prev_lsn,json=prevLsn,proto3" json:"prev_lsn,omitempty"`
+	Prev          []byte                 `protobuf:"bytes,7,opt,name=prev,proto3" json:"prev,omitempty"`
+	Key           *PartitionKey          `protobuf:"bytes,8,opt,name=key,proto3" json:"key,omitempty"`
+	Expired       bool                   `protobuf:"varint,9,opt,name=expired,proto3" json:"expired,omitempty"`
+	HasJson       bool                   `protobuf:"varint,10,opt,name=has_json,json=hasJson,proto3" json:"has_json,omitempty"` // json was sent, even empty
+	HasPrev       bool                   `protobuf:"varint,11,opt,name=has_prev,json=hasPrev,proto3" json:"has_prev,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Change) Reset() {
+	*x = Change{}
+	mi := &file_nodemsg_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Change) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Change) ProtoMessage() {}
+
+func (x *Change) ProtoReflect() protoreflect.Message {
+	mi := &file_nodemsg_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Change.ProtoReflect.Descriptor instead.
+func (*Change) Descriptor() ([]byte, []int) {
+	return file_nodemsg_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *Change) GetLsn() uint64 {
+	if x != nil {
+		return x.Lsn
+	}
+	return 0
+}
+
+func (x *Change) GetOp() uint32 {
+	if x != nil {
+		return x.Op
+	}
+	return 0
+}
+
+func (x *Change) GetTs() int64 {
+	if x != nil {
+		return x.Ts
+	}
+	return 0
+}
+
+func (x *Change) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Change) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+func (x *Change) GetPrevLsn() uint64 {
+	if x != nil {
+		return x.PrevLsn
+	}
+	return 0
+}
+
+func (x *Change) GetPrev() []byte {
+	if x != nil {
+		return x.Prev
+	}
+	return nil
+}
+
+func (x *Change) GetKey() *PartitionKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *Change) GetExpired() bool {
+	if x != nil {
+		return x.Expired
+	}
+	return false
+}
+
+func (x *Change) GetHasJson() bool {
+	if x != nil {
+		return x.HasJson
+	}
+	return false
+}
+
+func (x *Change) GetHasPrev() bool {
+	if x != nil {
+		return x.HasPrev
+	}
+	return false
+}
+
 var File_nodemsg_proto protoreflect.FileDescriptor
 
 const file_nodemsg_proto_rawDesc = "" +
 	"\n" +
-	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\x90\x03\n" +
+	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xb6\x06\n" +
 	"\aRequest\x12<\n" +
 	"\x05trace\x18\x01 \x03(\v2&.partita.nodemsg.v1.Request.TraceEntryR\x05trace\x121\n" +
 	"\x05write\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.WriteH\x00R\x05write\x121\n" +
 	"\x05split\x18\x03 \x01(\v2\x19.partita.nodemsg.v1.SplitH\x00R\x05split\x126\n" +
 	"\x06shares\x18\x04 \x01(\v2\x1c.partita.nodemsg.v1.ShareAskH\x00R\x06shares\x12.\n" +
 	"\x04read\x18\x05 \x01(\v2\x18.partita.nodemsg.v1.ReadH\x00R\x04read\x127\n" +
-	"\afigures\x18\x06 \x01(\v2\x1b.partita.nodemsg.v1.FiguresH\x00R\afigures\x1a8\n" +
+	"\afigures\x18\x06 \x01(\v2\x1b.partita.nodemsg.v1.FiguresH\x00R\afigures\x12;\n" +
+	"\titem_read\x18\a \x01(\v2\x1c.partita.nodemsg.v1.ItemReadH\x00R\bitemRead\x12>\n" +
+	"\n" +
+	"item_write\x18\b \x01(\v2\x1d.partita.nodemsg.v1.ItemWriteH\x00R\titemWrite\x12A\n" +
+	"\vitem_delete\x18\t \x01(\v2\x1e.partita.nodemsg.v1.ItemDeleteH\x00R\n" +
+	"itemDelete\x12>\n" +
+	"\n" +
+	"item_patch\x18\n" +
+	" \x01(\v2\x1d.partita.nodemsg.v1.ItemPatchH\x00R\titemPatch\x121\n" +
+	"\x05batch\x18\v \x01(\v2\x19.partita.nodemsg.v1.BatchH\x00R\x05batch\x12=\n" +
+	"\tprocedure\x18\f \x01(\v2\x1d.partita.nodemsg.v1.ProcedureH\x00R\tprocedure\x122\n" +
+	"\x04feed\x18\r \x01(\v2\x1c.partita.nodemsg.v1.FeedReadH\x00R\x04feed\x1a8\n" +
 	"\n" +
 	"TraceEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04kind\"\xb2\x02\n" +
+	"\x04kind\"\x9c\x04\n" +
 	"\x06Answer\x127\n" +
 	"\x05write\x18\x01 \x01(\v2\x1f.partita.nodemsg.v1.WriteAnswerH\x00R\x05write\x127\n" +
 	"\x05split\x18\x02 \x01(\v2\x1f.partita.nodemsg.v1.SplitAnswerH\x00R\x05split\x129\n" +
 	"\x06shares\x18\x03 \x01(\v2\x1f.partita.nodemsg.v1.ShareAnswerH\x00R\x06shares\x124\n" +
 	"\x04read\x18\x04 \x01(\v2\x1e.partita.nodemsg.v1.ReadAnswerH\x00R\x04read\x12=\n" +
-	"\afigures\x18\x05 \x01(\v2!.partita.nodemsg.v1.FiguresAnswerH\x00R\afiguresB\x06\n" +
+	"\afigures\x18\x05 \x01(\v2!.partita.nodemsg.v1.FiguresAnswerH\x00R\afigures\x124\n" +
+	"\x04item\x18\x06 \x01(\v2\x1e.partita.nodemsg.v1.ItemAnswerH\x00R\x04item\x127\n" +
+	"\x05batch\x18\a \x01(\v2\x1f.partita.nodemsg.v1.BatchAnswerH\x00R\x05batch\x12C\n" +
+	"\tprocedure\x18\b \x01(\v2#.partita.nodemsg.v1.ProcedureAnswerH\x00R\tprocedure\x124\n" +
+	"\x04feed\x18\t \x01(\v2\x1e.partita.nodemsg.v1.FeedAnswerH\x00R\x04feedB\x06\n" +
 	"\x04kind\"w\n" +
 	"\x05Write\x12\x1c\n" +
 	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x12\x10\n" +
@@ -2284,7 +4055,141 @@ const file_nodemsg_proto_rawDesc = "" +
 	"normalized\"1\n" +
 	"\rLogicalFigure\x12\x10\n" +
 	"\x03epk\x18\x01 \x01(\tR\x03epk\x12\x0e\n" +
-	"\x02ru\x18\x02 \x01(\x01R\x02ruB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
+	"\x02ru\x18\x02 \x01(\x01R\x02ru\"D\n" +
+	"\fPartitionKey\x124\n" +
+	"\x06values\x18\x01 \x03(\v2\x1c.partita.nodemsg.v1.KeyValueR\x06values\"B\n" +
+	"\bKeyValue\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x10\n" +
+	"\x03num\x18\x02 \x01(\x01R\x03num\x12\x10\n" +
+	"\x03str\x18\x03 \x01(\tR\x03str\"\xb1\x01\n" +
+	"\bTriggers\x12\x10\n" +
+	"\x03pre\x18\x01 \x03(\tR\x03pre\x12\x12\n" +
+	"\x04post\x18\x02 \x03(\tR\x04post\x12C\n" +
+	"\aheaders\x18\x03 \x03(\v2).partita.nodemsg.v1.Triggers.HeadersEntryR\aheaders\x1a:\n" +
+	"\fHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xaf\x01\n" +
+	"\bItemRead\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x122\n" +
+	"\x03key\x18\x02 \x01(\v2 .partita.nodemsg.v1.PartitionKeyR\x03key\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12A\n" +
+	"\vconsistency\x18\x04 \x01(\v2\x1f.partita.nodemsg.v1.ConsistencyR\vconsistency\"\x99\x02\n" +
+	"\tItemWrite\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x122\n" +
+	"\x03key\x18\x02 \x01(\v2 .partita.nodemsg.v1.PartitionKeyR\x03key\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04body\x18\x05 \x01(\fR\x04body\x12\x19\n" +
+	"\bif_match\x18\x06 \x01(\tR\aifMatch\x12-\n" +
+	"\x12indexing_directive\x18\a \x01(\tR\x11indexingDirective\x128\n" +
+	"\btriggers\x18\b \x01(\v2\x1c.partita.nodemsg.v1.TriggersR\btriggers\"\xc3\x01\n" +
+	"\n" +
+	"ItemDelete\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x122\n" +
+	"\x03key\x18\x02 \x01(\v2 .partita.nodemsg.v1.PartitionKeyR\x03key\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12\x19\n" +
+	"\bif_match\x18\x04 \x01(\tR\aifMatch\x128\n" +
+	"\btriggers\x18\x05 \x01(\v2\x1c.partita.nodemsg.v1.TriggersR\btriggers\"\xb9\x01\n" +
+	"\tItemPatch\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x122\n" +
+	"\x03key\x18\x02 \x01(\v2 .partita.nodemsg.v1.PartitionKeyR\x03key\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12\x19\n" +
+	"\bif_match\x18\x04 \x01(\tR\aifMatch\x12/\n" +
+	"\x05patch\x18\x05 \x01(\v2\x19.partita.nodemsg.v1.PatchR\x05patch\"T\n" +
+	"\x05Patch\x12-\n" +
+	"\x03ops\x18\x01 \x03(\v2\x1b.partita.nodemsg.v1.PatchOpR\x03ops\x12\x1c\n" +
+	"\tcondition\x18\x02 \x01(\tR\tcondition\"W\n" +
+	"\aPatchOp\x12\x0e\n" +
+	"\x02op\x18\x01 \x01(\tR\x02op\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\fR\x05value\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\tR\x04from\"\x88\x01\n" +
+	"\x05Batch\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x122\n" +
+	"\x03key\x18\x02 \x01(\v2 .partita.nodemsg.v1.PartitionKeyR\x03key\x12-\n" +
+	"\x03ops\x18\x03 \x03(\v2\x1b.partita.nodemsg.v1.BatchOpR\x03ops\"\x8d\x01\n" +
+	"\aBatchOp\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
+	"\x04body\x18\x03 \x01(\fR\x04body\x12\x19\n" +
+	"\bif_match\x18\x04 \x01(\tR\aifMatch\x12/\n" +
+	"\x05patch\x18\x05 \x01(\v2\x19.partita.nodemsg.v1.PatchR\x05patch\"\xcd\x01\n" +
+	"\tProcedure\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x122\n" +
+	"\x03key\x18\x02 \x01(\v2 .partita.nodemsg.v1.PartitionKeyR\x03key\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12\x12\n" +
+	"\x04args\x18\x04 \x01(\fR\x04args\x12\x10\n" +
+	"\x03log\x18\x05 \x01(\bR\x03log\x128\n" +
+	"\btriggers\x18\x06 \x01(\v2\x1c.partita.nodemsg.v1.TriggersR\btriggers\"\xa6\x02\n" +
+	"\bFeedRead\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\rR\tcontainer\x12\x0e\n" +
+	"\x02lo\x18\x02 \x01(\tR\x02lo\x12\x0e\n" +
+	"\x02hi\x18\x03 \x01(\tR\x02hi\x12\x14\n" +
+	"\x05after\x18\x04 \x01(\x04R\x05after\x12\x1b\n" +
+	"\thas_after\x18\x05 \x01(\bR\bhasAfter\x12\x10\n" +
+	"\x03now\x18\x06 \x01(\bR\x03now\x12\x1f\n" +
+	"\vsince_nanos\x18\a \x01(\x03R\n" +
+	"sinceNanos\x12!\n" +
+	"\fall_versions\x18\b \x01(\bR\vallVersions\x12\x10\n" +
+	"\x03max\x18\t \x01(\x03R\x03max\x12A\n" +
+	"\vconsistency\x18\n" +
+	" \x01(\v2\x1f.partita.nodemsg.v1.ConsistencyR\vconsistency\"\xaf\x01\n" +
+	"\n" +
+	"ItemResult\x12\x10\n" +
+	"\x03doc\x18\x01 \x01(\fR\x03doc\x12\x12\n" +
+	"\x04etag\x18\x02 \x01(\tR\x04etag\x12\x10\n" +
+	"\x03lsn\x18\x03 \x01(\x04R\x03lsn\x12\x19\n" +
+	"\bitem_lsn\x18\x04 \x01(\x04R\aitemLsn\x12\x1c\n" +
+	"\tpartition\x18\x05 \x01(\rR\tpartition\x12\x18\n" +
+	"\acreated\x18\x06 \x01(\bR\acreated\x12\x16\n" +
+	"\x06charge\x18\a \x01(\x01R\x06charge\"\x83\x01\n" +
+	"\n" +
+	"ItemAnswer\x122\n" +
+	"\x04item\x18\x01 \x01(\v2\x1e.partita.nodemsg.v1.ItemResultR\x04item\x12+\n" +
+	"\x03err\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\x12\x14\n" +
+	"\x05moved\x18\x03 \x01(\bR\x05moved\"\xa3\x01\n" +
+	"\vBatchAnswer\x129\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.partita.nodemsg.v1.BatchResultR\aresults\x12\x16\n" +
+	"\x06failed\x18\x02 \x01(\x05R\x06failed\x12+\n" +
+	"\x03err\x18\x03 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\x12\x14\n" +
+	"\x05moved\x18\x04 \x01(\bR\x05moved\"\x92\x01\n" +
+	"\vBatchResult\x12+\n" +
+	"\x03err\x18\x01 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\x12\x16\n" +
+	"\x06charge\x18\x03 \x01(\x01R\x06charge\x12\x12\n" +
+	"\x04etag\x18\x04 \x01(\tR\x04etag\x12\x10\n" +
+	"\x03doc\x18\x05 \x01(\fR\x03doc\"\xdd\x01\n" +
+	"\x0fProcedureAnswer\x12\x12\n" +
+	"\x04body\x18\x01 \x01(\fR\x04body\x12\x19\n" +
+	"\bhas_body\x18\x02 \x01(\bR\ahasBody\x12\x10\n" +
+	"\x03log\x18\x03 \x01(\tR\x03log\x12\x16\n" +
+	"\x06charge\x18\x04 \x01(\x01R\x06charge\x12\x10\n" +
+	"\x03lsn\x18\x05 \x01(\x04R\x03lsn\x12\x1c\n" +
+	"\tpartition\x18\x06 \x01(\rR\tpartition\x12+\n" +
+	"\x03err\x18\a \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\x12\x14\n" +
+	"\x05moved\x18\b \x01(\bR\x05moved\"\xe7\x01\n" +
+	"\n" +
+	"FeedAnswer\x124\n" +
+	"\achanges\x18\x01 \x03(\v2\x1a.partita.nodemsg.v1.ChangeR\achanges\x12\x18\n" +
+	"\athrough\x18\x02 \x01(\x04R\athrough\x12\x1c\n" +
+	"\tpartition\x18\x03 \x01(\rR\tpartition\x12\x10\n" +
+	"\x03lsn\x18\x04 \x01(\x04R\x03lsn\x12\x16\n" +
+	"\x06charge\x18\x05 \x01(\x01R\x06charge\x12+\n" +
+	"\x03err\x18\x06 \x01(\v2\x19.partita.nodemsg.v1.FaultR\x03err\x12\x14\n" +
+	"\x05moved\x18\a \x01(\bR\x05moved\"\x91\x02\n" +
+	"\x06Change\x12\x10\n" +
+	"\x03lsn\x18\x01 \x01(\x04R\x03lsn\x12\x0e\n" +
+	"\x02op\x18\x02 \x01(\rR\x02op\x12\x0e\n" +
+	"\x02ts\x18\x03 \x01(\x03R\x02ts\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02id\x12\x12\n" +
+	"\x04json\x18\x05 \x01(\fR\x04json\x12\x19\n" +
+	"\bprev_lsn\x18\x06 \x01(\x04R\aprevLsn\x12\x12\n" +
+	"\x04prev\x18\a \x01(\fR\x04prev\x122\n" +
+	"\x03key\x18\b \x01(\v2 .partita.nodemsg.v1.PartitionKeyR\x03key\x12\x18\n" +
+	"\aexpired\x18\t \x01(\bR\aexpired\x12\x19\n" +
+	"\bhas_json\x18\n" +
+	" \x01(\bR\ahasJson\x12\x19\n" +
+	"\bhas_prev\x18\v \x01(\bR\ahasPrevB0Z.github.com/partita-db/partita/internal/nodemsgb\x06proto3"
 
 var (
 	file_nodemsg_proto_rawDescOnce sync.Once
@@ -2298,75 +4203,133 @@ func file_nodemsg_proto_rawDescGZIP() []byte {
 	return file_nodemsg_proto_rawDescData
 }
 
-var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_nodemsg_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_nodemsg_proto_goTypes = []any{
-	(*Request)(nil),       // 0: partita.nodemsg.v1.Request
-	(*Answer)(nil),        // 1: partita.nodemsg.v1.Answer
-	(*Write)(nil),         // 2: partita.nodemsg.v1.Write
-	(*Op)(nil),            // 3: partita.nodemsg.v1.Op
-	(*WriteAnswer)(nil),   // 4: partita.nodemsg.v1.WriteAnswer
-	(*Result)(nil),        // 5: partita.nodemsg.v1.Result
-	(*Fault)(nil),         // 6: partita.nodemsg.v1.Fault
-	(*Split)(nil),         // 7: partita.nodemsg.v1.Split
-	(*SplitAnswer)(nil),   // 8: partita.nodemsg.v1.SplitAnswer
-	(*ShareAsk)(nil),      // 9: partita.nodemsg.v1.ShareAsk
-	(*GroupAsk)(nil),      // 10: partita.nodemsg.v1.GroupAsk
-	(*ShareAnswer)(nil),   // 11: partita.nodemsg.v1.ShareAnswer
-	(*Grant)(nil),         // 12: partita.nodemsg.v1.Grant
-	(*Read)(nil),          // 13: partita.nodemsg.v1.Read
-	(*IndexRange)(nil),    // 14: partita.nodemsg.v1.IndexRange
-	(*HexRange)(nil),      // 15: partita.nodemsg.v1.HexRange
-	(*RowsRead)(nil),      // 16: partita.nodemsg.v1.RowsRead
-	(*ItemGet)(nil),       // 17: partita.nodemsg.v1.ItemGet
-	(*Consistency)(nil),   // 18: partita.nodemsg.v1.Consistency
-	(*ReadAnswer)(nil),    // 19: partita.nodemsg.v1.ReadAnswer
-	(*Doc)(nil),           // 20: partita.nodemsg.v1.Doc
-	(*Figures)(nil),       // 21: partita.nodemsg.v1.Figures
-	(*FiguresAnswer)(nil), // 22: partita.nodemsg.v1.FiguresAnswer
-	(*ReplicaFigure)(nil), // 23: partita.nodemsg.v1.ReplicaFigure
-	(*SecondSpent)(nil),   // 24: partita.nodemsg.v1.SecondSpent
-	(*TrendPoint)(nil),    // 25: partita.nodemsg.v1.TrendPoint
-	(*LogicalFigure)(nil), // 26: partita.nodemsg.v1.LogicalFigure
-	nil,                   // 27: partita.nodemsg.v1.Request.TraceEntry
-	nil,                   // 28: partita.nodemsg.v1.Consistency.SessionEntry
+	(*Request)(nil),         // 0: partita.nodemsg.v1.Request
+	(*Answer)(nil),          // 1: partita.nodemsg.v1.Answer
+	(*Write)(nil),           // 2: partita.nodemsg.v1.Write
+	(*Op)(nil),              // 3: partita.nodemsg.v1.Op
+	(*WriteAnswer)(nil),     // 4: partita.nodemsg.v1.WriteAnswer
+	(*Result)(nil),          // 5: partita.nodemsg.v1.Result
+	(*Fault)(nil),           // 6: partita.nodemsg.v1.Fault
+	(*Split)(nil),           // 7: partita.nodemsg.v1.Split
+	(*SplitAnswer)(nil),     // 8: partita.nodemsg.v1.SplitAnswer
+	(*ShareAsk)(nil),        // 9: partita.nodemsg.v1.ShareAsk
+	(*GroupAsk)(nil),        // 10: partita.nodemsg.v1.GroupAsk
+	(*ShareAnswer)(nil),     // 11: partita.nodemsg.v1.ShareAnswer
+	(*Grant)(nil),           // 12: partita.nodemsg.v1.Grant
+	(*Read)(nil),            // 13: partita.nodemsg.v1.Read
+	(*IndexRange)(nil),      // 14: partita.nodemsg.v1.IndexRange
+	(*HexRange)(nil),        // 15: partita.nodemsg.v1.HexRange
+	(*RowsRead)(nil),        // 16: partita.nodemsg.v1.RowsRead
+	(*ItemGet)(nil),         // 17: partita.nodemsg.v1.ItemGet
+	(*Consistency)(nil),     // 18: partita.nodemsg.v1.Consistency
+	(*ReadAnswer)(nil),      // 19: partita.nodemsg.v1.ReadAnswer
+	(*Doc)(nil),             // 20: partita.nodemsg.v1.Doc
+	(*Figures)(nil),         // 21: partita.nodemsg.v1.Figures
+	(*FiguresAnswer)(nil),   // 22: partita.nodemsg.v1.FiguresAnswer
+	(*ReplicaFigure)(nil),   // 23: partita.nodemsg.v1.ReplicaFigure
+	(*SecondSpent)(nil),     // 24: partita.nodemsg.v1.SecondSpent
+	(*TrendPoint)(nil),      // 25: partita.nodemsg.v1.TrendPoint
+	(*LogicalFigure)(nil),   // 26: partita.nodemsg.v1.LogicalFigure
+	(*PartitionKey)(nil),    // 27: partita.nodemsg.v1.PartitionKey
+	(*KeyValue)(nil),        // 28: partita.nodemsg.v1.KeyValue
+	(*Triggers)(nil),        // 29: partita.nodemsg.v1.Triggers
+	(*ItemRead)(nil),        // 30: partita.nodemsg.v1.ItemRead
+	(*ItemWrite)(nil),       // 31: partita.nodemsg.v1.ItemWrite
+	(*ItemDelete)(nil),      // 32: partita.nodemsg.v1.ItemDelete
+	(*ItemPatch)(nil),       // 33: partita.nodemsg.v1.ItemPatch
+	(*Patch)(nil),           // 34: partita.nodemsg.v1.Patch
+	(*PatchOp)(nil),         // 35: partita.nodemsg.v1.PatchOp
+	(*Batch)(nil),           // 36: partita.nodemsg.v1.Batch
+	(*BatchOp)(nil),         // 37: partita.nodemsg.v1.BatchOp
+	(*Procedure)(nil),       // 38: partita.nodemsg.v1.Procedure
+	(*FeedRead)(nil),        // 39: partita.nodemsg.v1.FeedRead
+	(*ItemResult)(nil),      // 40: partita.nodemsg.v1.ItemResult
+	(*ItemAnswer)(nil),      // 41: partita.nodemsg.v1.ItemAnswer
+	(*BatchAnswer)(nil),     // 42: partita.nodemsg.v1.BatchAnswer
+	(*BatchResult)(nil),     // 43: partita.nodemsg.v1.BatchResult
+	(*ProcedureAnswer)(nil), // 44: partita.nodemsg.v1.ProcedureAnswer
+	(*FeedAnswer)(nil),      // 45: partita.nodemsg.v1.FeedAnswer
+	(*Change)(nil),          // 46: partita.nodemsg.v1.Change
+	nil,                     // 47: partita.nodemsg.v1.Request.TraceEntry
+	nil,                     // 48: partita.nodemsg.v1.Consistency.SessionEntry
+	nil,                     // 49: partita.nodemsg.v1.Triggers.HeadersEntry
 }
 var file_nodemsg_proto_depIdxs = []int32{
-	27, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
+	47, // 0: partita.nodemsg.v1.Request.trace:type_name -> partita.nodemsg.v1.Request.TraceEntry
 	2,  // 1: partita.nodemsg.v1.Request.write:type_name -> partita.nodemsg.v1.Write
 	7,  // 2: partita.nodemsg.v1.Request.split:type_name -> partita.nodemsg.v1.Split
 	9,  // 3: partita.nodemsg.v1.Request.shares:type_name -> partita.nodemsg.v1.ShareAsk
 	13, // 4: partita.nodemsg.v1.Request.read:type_name -> partita.nodemsg.v1.Read
 	21, // 5: partita.nodemsg.v1.Request.figures:type_name -> partita.nodemsg.v1.Figures
-	4,  // 6: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
-	8,  // 7: partita.nodemsg.v1.Answer.split:type_name -> partita.nodemsg.v1.SplitAnswer
-	11, // 8: partita.nodemsg.v1.Answer.shares:type_name -> partita.nodemsg.v1.ShareAnswer
-	19, // 9: partita.nodemsg.v1.Answer.read:type_name -> partita.nodemsg.v1.ReadAnswer
-	22, // 10: partita.nodemsg.v1.Answer.figures:type_name -> partita.nodemsg.v1.FiguresAnswer
-	3,  // 11: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
-	5,  // 12: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
-	6,  // 13: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	6,  // 14: partita.nodemsg.v1.SplitAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	10, // 15: partita.nodemsg.v1.ShareAsk.groups:type_name -> partita.nodemsg.v1.GroupAsk
-	12, // 16: partita.nodemsg.v1.ShareAnswer.grants:type_name -> partita.nodemsg.v1.Grant
-	6,  // 17: partita.nodemsg.v1.ShareAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	14, // 18: partita.nodemsg.v1.Read.index:type_name -> partita.nodemsg.v1.IndexRange
-	15, // 19: partita.nodemsg.v1.Read.ranges:type_name -> partita.nodemsg.v1.HexRange
-	16, // 20: partita.nodemsg.v1.Read.rows:type_name -> partita.nodemsg.v1.RowsRead
-	17, // 21: partita.nodemsg.v1.Read.get:type_name -> partita.nodemsg.v1.ItemGet
-	18, // 22: partita.nodemsg.v1.Read.consistency:type_name -> partita.nodemsg.v1.Consistency
-	28, // 23: partita.nodemsg.v1.Consistency.session:type_name -> partita.nodemsg.v1.Consistency.SessionEntry
-	20, // 24: partita.nodemsg.v1.ReadAnswer.docs:type_name -> partita.nodemsg.v1.Doc
-	6,  // 25: partita.nodemsg.v1.ReadAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	23, // 26: partita.nodemsg.v1.FiguresAnswer.figures:type_name -> partita.nodemsg.v1.ReplicaFigure
-	6,  // 27: partita.nodemsg.v1.FiguresAnswer.err:type_name -> partita.nodemsg.v1.Fault
-	24, // 28: partita.nodemsg.v1.ReplicaFigure.seconds:type_name -> partita.nodemsg.v1.SecondSpent
-	25, // 29: partita.nodemsg.v1.ReplicaFigure.trend:type_name -> partita.nodemsg.v1.TrendPoint
-	26, // 30: partita.nodemsg.v1.ReplicaFigure.hottest:type_name -> partita.nodemsg.v1.LogicalFigure
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	30, // 6: partita.nodemsg.v1.Request.item_read:type_name -> partita.nodemsg.v1.ItemRead
+	31, // 7: partita.nodemsg.v1.Request.item_write:type_name -> partita.nodemsg.v1.ItemWrite
+	32, // 8: partita.nodemsg.v1.Request.item_delete:type_name -> partita.nodemsg.v1.ItemDelete
+	33, // 9: partita.nodemsg.v1.Request.item_patch:type_name -> partita.nodemsg.v1.ItemPatch
+	36, // 10: partita.nodemsg.v1.Request.batch:type_name -> partita.nodemsg.v1.Batch
+	38, // 11: partita.nodemsg.v1.Request.procedure:type_name -> partita.nodemsg.v1.Procedure
+	39, // 12: partita.nodemsg.v1.Request.feed:type_name -> partita.nodemsg.v1.FeedRead
+	4,  // 13: partita.nodemsg.v1.Answer.write:type_name -> partita.nodemsg.v1.WriteAnswer
+	8,  // 14: partita.nodemsg.v1.Answer.split:type_name -> partita.nodemsg.v1.SplitAnswer
+	11, // 15: partita.nodemsg.v1.Answer.shares:type_name -> partita.nodemsg.v1.ShareAnswer
+	19, // 16: partita.nodemsg.v1.Answer.read:type_name -> partita.nodemsg.v1.ReadAnswer
+	22, // 17: partita.nodemsg.v1.Answer.figures:type_name -> partita.nodemsg.v1.FiguresAnswer
+	41, // 18: partita.nodemsg.v1.Answer.item:type_name -> partita.nodemsg.v1.ItemAnswer
+	42, // 19: partita.nodemsg.v1.Answer.batch:type_name -> partita.nodemsg.v1.BatchAnswer
+	44, // 20: partita.nodemsg.v1.Answer.procedure:type_name -> partita.nodemsg.v1.ProcedureAnswer
+	45, // 21: partita.nodemsg.v1.Answer.feed:type_name -> partita.nodemsg.v1.FeedAnswer
+	3,  // 22: partita.nodemsg.v1.Write.ops:type_name -> partita.nodemsg.v1.Op
+	5,  // 23: partita.nodemsg.v1.WriteAnswer.results:type_name -> partita.nodemsg.v1.Result
+	6,  // 24: partita.nodemsg.v1.WriteAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	6,  // 25: partita.nodemsg.v1.SplitAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	10, // 26: partita.nodemsg.v1.ShareAsk.groups:type_name -> partita.nodemsg.v1.GroupAsk
+	12, // 27: partita.nodemsg.v1.ShareAnswer.grants:type_name -> partita.nodemsg.v1.Grant
+	6,  // 28: partita.nodemsg.v1.ShareAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	14, // 29: partita.nodemsg.v1.Read.index:type_name -> partita.nodemsg.v1.IndexRange
+	15, // 30: partita.nodemsg.v1.Read.ranges:type_name -> partita.nodemsg.v1.HexRange
+	16, // 31: partita.nodemsg.v1.Read.rows:type_name -> partita.nodemsg.v1.RowsRead
+	17, // 32: partita.nodemsg.v1.Read.get:type_name -> partita.nodemsg.v1.ItemGet
+	18, // 33: partita.nodemsg.v1.Read.consistency:type_name -> partita.nodemsg.v1.Consistency
+	48, // 34: partita.nodemsg.v1.Consistency.session:type_name -> partita.nodemsg.v1.Consistency.SessionEntry
+	20, // 35: partita.nodemsg.v1.ReadAnswer.docs:type_name -> partita.nodemsg.v1.Doc
+	6,  // 36: partita.nodemsg.v1.ReadAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	23, // 37: partita.nodemsg.v1.FiguresAnswer.figures:type_name -> partita.nodemsg.v1.ReplicaFigure
+	6,  // 38: partita.nodemsg.v1.FiguresAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	24, // 39: partita.nodemsg.v1.ReplicaFigure.seconds:type_name -> partita.nodemsg.v1.SecondSpent
+	25, // 40: partita.nodemsg.v1.ReplicaFigure.trend:type_name -> partita.nodemsg.v1.TrendPoint
+	26, // 41: partita.nodemsg.v1.ReplicaFigure.hottest:type_name -> partita.nodemsg.v1.LogicalFigure
+	28, // 42: partita.nodemsg.v1.PartitionKey.values:type_name -> partita.nodemsg.v1.KeyValue
+	49, // 43: partita.nodemsg.v1.Triggers.headers:type_name -> partita.nodemsg.v1.Triggers.HeadersEntry
+	27, // 44: partita.nodemsg.v1.ItemRead.key:type_name -> partita.nodemsg.v1.PartitionKey
+	18, // 45: partita.nodemsg.v1.ItemRead.consistency:type_name -> partita.nodemsg.v1.Consistency
+	27, // 46: partita.nodemsg.v1.ItemWrite.key:type_name -> partita.nodemsg.v1.PartitionKey
+	29, // 47: partita.nodemsg.v1.ItemWrite.triggers:type_name -> partita.nodemsg.v1.Triggers
+	27, // 48: partita.nodemsg.v1.ItemDelete.key:type_name -> partita.nodemsg.v1.PartitionKey
+	29, // 49: partita.nodemsg.v1.ItemDelete.triggers:type_name -> partita.nodemsg.v1.Triggers
+	27, // 50: partita.nodemsg.v1.ItemPatch.key:type_name -> partita.nodemsg.v1.PartitionKey
+	34, // 51: partita.nodemsg.v1.ItemPatch.patch:type_name -> partita.nodemsg.v1.Patch
+	35, // 52: partita.nodemsg.v1.Patch.ops:type_name -> partita.nodemsg.v1.PatchOp
+	27, // 53: partita.nodemsg.v1.Batch.key:type_name -> partita.nodemsg.v1.PartitionKey
+	37, // 54: partita.nodemsg.v1.Batch.ops:type_name -> partita.nodemsg.v1.BatchOp
+	34, // 55: partita.nodemsg.v1.BatchOp.patch:type_name -> partita.nodemsg.v1.Patch
+	27, // 56: partita.nodemsg.v1.Procedure.key:type_name -> partita.nodemsg.v1.PartitionKey
+	29, // 57: partita.nodemsg.v1.Procedure.triggers:type_name -> partita.nodemsg.v1.Triggers
+	18, // 58: partita.nodemsg.v1.FeedRead.consistency:type_name -> partita.nodemsg.v1.Consistency
+	40, // 59: partita.nodemsg.v1.ItemAnswer.item:type_name -> partita.nodemsg.v1.ItemResult
+	6,  // 60: partita.nodemsg.v1.ItemAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	43, // 61: partita.nodemsg.v1.BatchAnswer.results:type_name -> partita.nodemsg.v1.BatchResult
+	6,  // 62: partita.nodemsg.v1.BatchAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	6,  // 63: partita.nodemsg.v1.BatchResult.err:type_name -> partita.nodemsg.v1.Fault
+	6,  // 64: partita.nodemsg.v1.ProcedureAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	46, // 65: partita.nodemsg.v1.FeedAnswer.changes:type_name -> partita.nodemsg.v1.Change
+	6,  // 66: partita.nodemsg.v1.FeedAnswer.err:type_name -> partita.nodemsg.v1.Fault
+	27, // 67: partita.nodemsg.v1.Change.key:type_name -> partita.nodemsg.v1.PartitionKey
+	68, // [68:68] is the sub-list for method output_type
+	68, // [68:68] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_nodemsg_proto_init() }
@@ -2380,6 +4343,13 @@ func file_nodemsg_proto_init() {
 		(*Request_Shares)(nil),
 		(*Request_Read)(nil),
 		(*Request_Figures)(nil),
+		(*Request_ItemRead)(nil),
+		(*Request_ItemWrite)(nil),
+		(*Request_ItemDelete)(nil),
+		(*Request_ItemPatch)(nil),
+		(*Request_Batch)(nil),
+		(*Request_Procedure)(nil),
+		(*Request_Feed)(nil),
 	}
 	file_nodemsg_proto_msgTypes[1].OneofWrappers = []any{
 		(*Answer_Write)(nil),
@@ -2387,6 +4357,10 @@ func file_nodemsg_proto_init() {
 		(*Answer_Shares)(nil),
 		(*Answer_Read)(nil),
 		(*Answer_Figures)(nil),
+		(*Answer_Item)(nil),
+		(*Answer_Batch)(nil),
+		(*Answer_Procedure)(nil),
+		(*Answer_Feed)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2394,7 +4368,7 @@ func file_nodemsg_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_nodemsg_proto_rawDesc), len(file_nodemsg_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
