@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/partita-db/partita/internal/document"
@@ -66,10 +65,7 @@ func (c *Container) PatchItem(key epk.Key, id string, patch Patch, o ItemOptions
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
 	}
-	if rr, ok := c.remoteOf(e); ok {
-		return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: callPatch, Key: key, ID: id, IfMatch: o.IfMatch, Patch: patchToWire(patch)})
-	}
-	return c.executeOne(o.ctx(), e, nil, c.patchOp(e, id, patch, o.IfMatch))
+	return c.callsAt(e).patch(e, key, id, patch, o)
 }
 
 func (c *Container) patchOp(e epk.EPK, id string, patch Patch, ifMatch string) partition.Operation {
@@ -150,39 +146,7 @@ func (c *Container) ExecuteBatch(ctx context.Context, key epk.Key, ops []BatchOp
 	if err != nil {
 		return nil, -1, err
 	}
-	if rr, ok := c.remoteOf(e); ok {
-		return c.delegateBatch(ctx, rr, key, ops)
-	}
-	failAt := func(i int, err error, charge float64) ([]OpResult, int, error) {
-		results := make([]OpResult, len(ops))
-		for j := range results {
-			results[j] = OpResult{Err: fault.New(fault.Aborted, "The operation was not applied because operation %d of the batch failed", i)}
-		}
-		results[i] = OpResult{Err: fault.From(err), Charge: charge}
-		return results, i, nil
-	}
-	pops := make([]partition.Operation, len(ops))
-	for i, op := range ops {
-		if pops[i], err = c.batchOp(e, op); err != nil {
-			return failAt(i, err, ru.Miss())
-		}
-	}
-	x, err := c.execute(ctx, e, nil, pops...)
-	if err != nil {
-		var be *partition.BatchError
-		switch k := fault.KindOf(err); {
-		case errors.As(err, &be):
-			return failAt(be.Index, be.Err, x.charge)
-		case len(ops) == 1 && k != fault.Internal && k != fault.Unavailable && k != fault.Throttled:
-			return failAt(0, err, x.charge)
-		}
-		return nil, -1, err
-	}
-	results := make([]OpResult, len(ops))
-	for i := range ops {
-		results[i] = opResult(pops[i].Kind, x.result(i), x.chargeOf(i))
-	}
-	return results, -1, nil
+	return c.callsAt(e).batch(ctx, e, key, ops)
 }
 
 // ExecuteBulk runs ops independently, each in its own logical partition (op.PartitionKey).

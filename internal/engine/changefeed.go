@@ -127,7 +127,7 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 		if q.Range.Max > rr.r.Max {
 			return spans()
 		}
-		return c.delegateFeed(rr, q)
+		return remoteCalls{c: c, rr: rr}.feed(q)
 	}
 	if p == nil {
 		return FeedPage{Charge: ru.Miss()}, fault.New(fault.BadRequest, "The change feed request names an empty range")
@@ -135,9 +135,11 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 	if _, ok := rt.remoteAt(p.Range().Max); ok && q.Range.Max > p.Range().Max {
 		return spans()
 	}
-	if !q.delegated && c.readsElsewhere(p, q.Consistency) {
-		return c.delegateFeed(remoteRange{id: p.ID(), r: p.Range()}, q)
-	}
+	return localCalls{c: c, p: p}.feed(q)
+}
+
+// readFeed reads a page of the change feed of q.Range from this node's replica p.
+func (c *Container) readFeed(p *partition.Partition, q FeedQuery) (FeedPage, error) {
 	if err := c.admit(p); err != nil {
 		return FeedPage{}, err
 	}

@@ -20,8 +20,11 @@
 // (replicas.go); otherwise each partition is its own log. With Options.Cluster the engine is
 // one node of a cluster (cluster.go): its catalog is the cluster's, its partitions have replicas
 // on other nodes, and writes run on the node that leads their partition (forward.go, as typed
-// messages of package nodemsg once the cluster's version allows: writemsg.go). A node serves
-// the partitions it holds no replica of through the nodes that do (remote.go), and splits a
+// messages of package nodemsg once the cluster's version allows: nodemsg.go, callmsg.go). A
+// call on one logical partition (a read, a patch, a batch, a procedure, a triggered write, a
+// page of the change feed) runs where callsAt says (calls.go): here, on this node's replica,
+// or, for a partition this node holds no replica of, on a node that holds one (remote.go),
+// the one place a method's locality is chosen. A node splits a
 // partition through its leader (clustersplit.go). The placement loop (placement.go) keeps each
 // group it leads where package placement decides, from a view of the cluster and the load
 // figures the nodes gather from each other (load.go). Once the cluster's version allows it, a

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	"github.com/partita-db/partita/internal/document"
@@ -150,21 +149,12 @@ func (c *Container) ReplaceItem(id string, body []byte, o ItemOptions) (ItemResu
 func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error) {
 	// A plain write goes to the partition's leader, wherever it is (applyLed); one with
 	// triggers runs, as a transaction, on a node that holds the partition.
-	triggered := len(o.PreTriggers)+len(o.PostTriggers) > 0
-	if triggered && len(c.routes.Load().remote) > 0 {
-		if _, e, err := c.parse(src, o.PartitionKey); err == nil {
-			if rr, ok := c.remoteOf(e); ok {
-				return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: callWrite, Kind: kind, Key: o.PartitionKey, ID: id, Body: src.JSON(),
-					IfMatch: o.IfMatch, IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
-			}
-		}
-	}
-	if triggered {
-		return c.writeTriggered(kind, id, src, o)
-	}
 	item, e, err := c.parse(src, o.PartitionKey)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss()}, err
+	}
+	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
+		return c.callsAt(e).writeTriggered(kind, id, src, o.PartitionKey, o)
 	}
 	op, err := c.writeOp(kind, id, e, item, o.IfMatch)
 	if err == nil {
@@ -247,46 +237,16 @@ func (c *Container) readItem(dst []byte, key epk.Key, id string, rc ReadConsiste
 	if err != nil {
 		return ItemResult{Charge: ru.Miss() * rc.readFactor()}, err
 	}
-	var p *partition.Partition
-	var r ItemResult
 	for attempt := 0; ; attempt++ {
-		if rr, ok := c.remoteOf(e); ok {
-			r, err := c.delegateItem(context.Background(), rr, &delegatedCall{Method: callRead, Key: key, ID: id, Consistency: rc})
-			r.Doc = append(dst, r.Doc...)
-			return r, err
-		}
-		op := partition.Operation{Kind: partition.Read, EPK: e, ID: id}
-		p = c.routes.Load().lookup(e) // nil only if the partition left this node since remoteOf
-		if c.e.cluster != nil && p != nil {
-			op.Consistency = c.partitionConsistency(p.ID(), rc)
-			op.Consistency.Refuse = elsewhere
-			c.countRead(p, rc)
-		}
-		r, err = c.executeOne(context.Background(), e, dst, op)
+		calls := c.callsAt(e)
+		r, err := calls.read(dst, e, key, id, rc, elsewhere)
 		// This node's replica was removed while the read ran (discarded, so it refused): the
 		// range is read where it is held now.
-		if p == nil || !partition.Closed(err) || c.routes.Load().lookup(e) == p || attempt == 2 {
-			break
+		if l, ok := calls.(localCalls); ok && l.p != nil && partition.Closed(err) && c.routes.Load().lookup(e) != l.p && attempt < 2 {
+			continue
 		}
+		return r, err
 	}
-	if elsewhere && p != nil && errors.Is(err, partition.ErrSessionNotAvailable) {
-		// This replica cannot catch up with the session soon enough: another replica serves
-		// the read, as the service's gateway tries the next one.
-		call := &delegatedCall{Method: callRead, Key: key, ID: id, Consistency: rc}
-		r2, err2 := c.delegateItem(context.Background(), remoteRange{id: p.ID(), r: p.Range()}, call)
-		if err2 == nil || errors.Is(err2, fault.NotFound) {
-			r2.Doc = append(dst, r2.Doc...)
-			r2.Charge += r.Charge
-			return r2, err2
-		}
-	}
-	if f := rc.readFactor(); f != 1 && p != nil {
-		// The read's second half, at Strong and Bounded Staleness (the first was charged as
-		// any read's).
-		spendItem(r.Charge*(f-1), p, e)
-		r.Charge *= f
-	}
-	return r, err
 }
 
 // DeleteItem deletes the item (key, id).
@@ -296,11 +256,7 @@ func (c *Container) DeleteItem(key epk.Key, id string, o ItemOptions) (ItemResul
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
-		if rr, ok := c.remoteOf(e); ok {
-			return c.delegateItem(o.ctx(), rr, &delegatedCall{Method: callDelete, Key: key, ID: id, IfMatch: o.IfMatch,
-				PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
-		}
-		return c.deleteTriggered(e, id, o)
+		return c.callsAt(e).deleteTriggered(e, key, id, o)
 	}
 	return c.executeOne(o.ctx(), e, nil, partition.Operation{Kind: partition.Delete, EPK: e, ID: id, IfMatch: o.IfMatch})
 }

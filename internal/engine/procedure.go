@@ -52,24 +52,7 @@ func (c *Container) ExecuteProcedure(id string, args []byte, o ProcedureOptions)
 	if err != nil {
 		return ProcedureResult{Charge: ru.Miss()}, err
 	}
-	if rr, ok := c.remoteOf(e); ok {
-		ans, err := c.delegate(o.ctx(), rr, &delegatedCall{Method: callProcedure, Key: o.PartitionKey, ID: id, Args: args, Log: o.Log, Headers: o.Headers})
-		if ans.Procedure == nil {
-			return ProcedureResult{PartitionID: rr.id}, err
-		}
-		return *ans.Procedure, err
-	}
-	var res ProcedureResult
-	x, charge, err := c.transact(o.ctx(), e, func(t *txn) error {
-		out, err := c.e.scripts.Procedure(s.Body, args, t, script.ProcedureCall{Log: o.Log, Headers: o.Headers})
-		res.Body, res.Log = out.Body, out.Log
-		return err
-	})
-	res.Charge = charge
-	if x.p != nil {
-		res.PartitionID, res.LSN = x.p.ID(), x.p.Stats().LSN
-	}
-	return res, err
+	return c.callsAt(e).procedure(s, e, id, args, o)
 }
 
 // transact runs fn in a transaction over the logical partition e, holding it against

@@ -26,8 +26,9 @@ import (
 //
 //   - A call on one logical partition that reads (a point read, a patch, a transactional
 //     batch, a stored procedure, a write with triggers) and a page of the change feed are
-//     delegated whole: the holding node runs the same method on its own container and
-//     answers with its result (its writes going on to the partition's leader from there).
+//     delegated whole (remoteCalls, the remote side of calls.go's seam): the holding node
+//     runs the same method on its own container and answers with its result (its writes
+//     going on to the partition's leader from there).
 //   - A plain write, and the commit of a CQL transaction, go to the partition's leader as
 //     any forwarded write does (applyLed); a CQL transaction reads the holder's rows first.
 //   - A query, the read feed and a CQL scan read the ranges they cannot read here through
@@ -324,18 +325,6 @@ type wireFeedQuery struct {
 	Max         int
 }
 
-// delegateFeed reads a page of the change feed of a range held on other nodes from one that
-// holds it.
-func (c *Container) delegateFeed(rr remoteRange, q FeedQuery) (FeedPage, error) {
-	ans, err := c.delegate(context.Background(), rr, &delegatedCall{Method: callFeed,
-		Feed:        &wireFeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: q.Start, AllVersions: q.AllVersions, Max: q.Max},
-		Consistency: q.Consistency})
-	if ans.Feed == nil {
-		return FeedPage{Partition: rr.id}, err
-	}
-	return *ans.Feed, err
-}
-
 // wireOpResult is an OpResult as it travels.
 type wireOpResult struct {
 	Err     *fault.Error `json:"err,omitempty"`
@@ -361,14 +350,58 @@ func (c *Container) delegate(ctx context.Context, rr remoteRange, call *delegate
 	return out, nil
 }
 
-// delegateItem runs an item call on a node that holds rr.
-func (c *Container) delegateItem(ctx context.Context, rr remoteRange, call *delegatedCall) (ItemResult, error) {
-	ans, err := c.delegate(ctx, rr, call)
+// remoteCalls delegates the calls on a partition held on other nodes, rr, to a node that
+// holds it: the other side of the seam from localCalls (calls.go).
+type remoteCalls struct {
+	c  *Container
+	rr remoteRange
+}
+
+// item runs an item call.
+func (r remoteCalls) item(ctx context.Context, call *delegatedCall) (ItemResult, error) {
+	ans, err := r.c.delegate(ctx, r.rr, call)
 	return ans.Item, err
 }
 
-// delegateBatch runs a transactional batch on a node that holds rr.
-func (c *Container) delegateBatch(ctx context.Context, rr remoteRange, key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
+func (r remoteCalls) read(dst []byte, _ epk.EPK, key epk.Key, id string, rc ReadConsistency, _ bool) (ItemResult, error) {
+	res, err := r.item(context.Background(), &delegatedCall{Method: callRead, Key: key, ID: id, Consistency: rc})
+	res.Doc = append(dst, res.Doc...)
+	return res, err
+}
+
+func (r remoteCalls) writeTriggered(kind OpKind, id string, src document.Source, key epk.Key, o ItemOptions) (ItemResult, error) {
+	return r.item(o.ctx(), &delegatedCall{Method: callWrite, Kind: kind, Key: key, ID: id, Body: src.JSON(), IfMatch: o.IfMatch,
+		IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
+}
+
+func (r remoteCalls) deleteTriggered(_ epk.EPK, key epk.Key, id string, o ItemOptions) (ItemResult, error) {
+	return r.item(o.ctx(), &delegatedCall{Method: callDelete, Key: key, ID: id, IfMatch: o.IfMatch,
+		PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
+}
+
+func (r remoteCalls) patch(_ epk.EPK, key epk.Key, id string, p Patch, o ItemOptions) (ItemResult, error) {
+	return r.item(o.ctx(), &delegatedCall{Method: callPatch, Key: key, ID: id, IfMatch: o.IfMatch, Patch: patchToWire(p)})
+}
+
+func (r remoteCalls) procedure(_ Script, _ epk.EPK, id string, args []byte, o ProcedureOptions) (ProcedureResult, error) {
+	ans, err := r.c.delegate(o.ctx(), r.rr, &delegatedCall{Method: callProcedure, Key: o.PartitionKey, ID: id, Args: args, Log: o.Log, Headers: o.Headers})
+	if ans.Procedure == nil {
+		return ProcedureResult{PartitionID: r.rr.id}, err
+	}
+	return *ans.Procedure, err
+}
+
+func (r remoteCalls) feed(q FeedQuery) (FeedPage, error) {
+	ans, err := r.c.delegate(context.Background(), r.rr, &delegatedCall{Method: callFeed,
+		Feed:        &wireFeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: q.Start, AllVersions: q.AllVersions, Max: q.Max},
+		Consistency: q.Consistency})
+	if ans.Feed == nil {
+		return FeedPage{Partition: r.rr.id}, err
+	}
+	return *ans.Feed, err
+}
+
+func (r remoteCalls) batch(ctx context.Context, _ epk.EPK, key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
 	call := &delegatedCall{Method: callBatch, Key: key}
 	for _, op := range ops {
 		w := wireBatchOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch}
@@ -380,7 +413,7 @@ func (c *Container) delegateBatch(ctx context.Context, rr remoteRange, key epk.K
 		}
 		call.Batch = append(call.Batch, w)
 	}
-	ans, err := c.delegate(ctx, rr, call)
+	ans, err := r.c.delegate(ctx, r.rr, call)
 	if err != nil {
 		return nil, -1, err
 	}
