@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,17 +23,13 @@ import (
 func openEngine(t testing.TB, dir string, opts Options) *Engine {
 	t.Helper()
 	opts.Dir = dir
-	opts.Replicated = opts.Replicated || replicatedRun
+	opts.Replicated = opts.Replicated || replicated(t)
 	e, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
-
-// replicatedRun runs the engine's tests with replicated partitions (Options.Replicated) when
-// PARTITA_REPLICATED is set; scripts/test runs them both ways.
-var replicatedRun = os.Getenv("PARTITA_REPLICATED") != ""
 
 // newContainer opens an engine in a fresh directory with one container partitioned on /pk.
 func newContainer(t testing.TB, opts Options, spec ContainerSpec) (*Engine, *Container) {
