@@ -1,8 +1,8 @@
 // Package catalog keeps the account's catalog: one record per database, container and user,
-// and the counters that number them, in a Store. What the records mean (their JSON, the rules
+// and the counters that number them, in a Backend. What the records mean (their JSON, the rules
 // for changing them) is the engine's; this package knows them as kinds, numbers and bytes.
 //
-// There are two stores:
+// There are two backends:
 //
 //   - Local keeps the records in the node's own Pebble, under the catalog key family
 //     (storage.CatalogKey), as a single node always has. Its Stage adds a change to a batch

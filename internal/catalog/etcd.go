@@ -24,7 +24,7 @@ func NewEtcd(client *clientv3.Client, prefix string) *Etcd {
 	return &Etcd{client: client, prefix: prefix, timeout: 10 * time.Second}
 }
 
-var _ Store = (*Etcd)(nil)
+var _ Backend = (*Etcd)(nil)
 
 // MaxChangeRecords bounds the records one change writes and deletes: each is an operation of
 // one etcd transaction, which the control plane lets hold this many (a database's deletion

@@ -14,7 +14,7 @@ type Local struct{ db *storage.DB }
 // NewLocal is the catalog kept in db.
 func NewLocal(db *storage.DB) *Local { return &Local{db: db} }
 
-var _ Store = (*Local)(nil)
+var _ Backend = (*Local)(nil)
 
 // Load reads the whole catalog.
 func (l *Local) Load() (Contents, error) {

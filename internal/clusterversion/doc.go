@@ -9,7 +9,7 @@
 // and never lowered: after it is raised, a node of an older release is refused (it would not
 // understand what its peers now send).
 //
-//	g := clusterversion.NewGate(store, log)   // store: the control plane's side (Store)
+//	g := clusterversion.NewGate(cp, log)   // cp: the control plane's side (ControlPlane)
 //	go g.Run(ctx)                             // follows the active version, raises it when it may
 //	if g.Enabled(clusterversion.StreamedSnapshots) { ... }
 //

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Store is the control plane's side of the versions.
-type Store interface {
+// ControlPlane is the control plane's side of the versions.
+type ControlPlane interface {
 	// Active is the cluster's active version, Base while none is recorded.
 	Active(ctx context.Context) (Version, error)
 	// Raise records to as the active version if from is recorded (or none is, and from is
@@ -50,18 +50,18 @@ func Admit(active Version) error {
 // one with NewGate. Until its first Step answers, it holds Base: the node speaks as the oldest
 // release it may meet.
 type Gate struct {
-	store Store
-	log   *slog.Logger
-	// active only grows: a stale read of the store (an older revision) never lowers it.
+	cp  ControlPlane
+	log *slog.Logger
+	// active only grows: a stale read of the control plane (an older revision) never lowers it.
 	active atomic.Uint32
 	// waiting is the last reason logged for not raising the version, so that it is logged
 	// once, not every round.
 	waiting string
 }
 
-// NewGate returns a gate at Base over store.
-func NewGate(store Store, log *slog.Logger) *Gate {
-	g := &Gate{store: store, log: log}
+// NewGate returns a gate at Base over cp.
+func NewGate(cp ControlPlane, log *slog.Logger) *Gate {
+	g := &Gate{cp: cp, log: log}
 	g.active.Store(uint32(Base))
 	return g
 }
@@ -72,7 +72,7 @@ func (g *Gate) Active() Version { return Version(g.active.Load()) }
 // Enabled reports whether the cluster may use what version v introduced.
 func (g *Gate) Enabled(v Version) bool { return g.Active() >= v }
 
-// note records an active version read from the store.
+// note records an active version read from the control plane.
 func (g *Gate) note(v Version) {
 	for {
 		cur := g.active.Load()
@@ -84,9 +84,9 @@ func (g *Gate) note(v Version) {
 
 // Step reads the active version and raises it when every node that counts runs a release
 // that knows a newer one. Its error is a *TooOldError when the cluster is ahead of this
-// release, or the store's.
+// release, or the control plane's.
 func (g *Gate) Step(ctx context.Context) error {
-	active, err := g.store.Active(ctx)
+	active, err := g.cp.Active(ctx)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (g *Gate) Step(ctx context.Context) error {
 	if active >= Latest {
 		return nil
 	}
-	nodes, err := g.store.Nodes(ctx)
+	nodes, err := g.cp.Nodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (g *Gate) Step(ctx context.Context) error {
 		}
 		return nil
 	}
-	ok, err := g.store.Raise(ctx, active, target)
+	ok, err := g.cp.Raise(ctx, active, target)
 	if err != nil || !ok {
 		return err // another node raised it first: the next round reads it
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // The catalog is persisted as one JSON record per database, per container and per user (with
-// its permissions, users.go), kept in a catalog.Store: every change writes the counters and
+// its permissions, users.go), kept in a catalog.Backend: every change writes the counters and
 // the records it changes, synced, and the whole is read at start-up.
 
 type databaseRecord struct {
@@ -105,7 +105,7 @@ type catalogRecords struct {
 	users      []userRecord
 }
 
-func loadCatalog(store catalog.Store) (recs catalogRecords, err error) {
+func loadCatalog(store catalog.Backend) (recs catalogRecords, err error) {
 	cur, err := store.Load()
 	if err != nil {
 		return recs, err

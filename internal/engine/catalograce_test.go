@@ -13,7 +13,7 @@ import (
 // commits: a change another node commits first, so that the node's own commit finds the
 // catalog moved since it decided (catalog.ErrStale). Its node's lock guards races.
 type racedCatalog struct {
-	catalog.Store
+	catalog.Backend
 	races int
 	race  func()
 	fail  error // when not nil, what a raced commit returns instead of committing
@@ -27,7 +27,7 @@ func (s *racedCatalog) Commit(ch catalog.Change) (int64, error) {
 			return 0, s.fail
 		}
 	}
-	return s.Store.Commit(ch)
+	return s.Backend.Commit(ch)
 }
 
 // raceCommits has e's next n catalog commits each preceded by race, which runs under e's lock.
@@ -36,9 +36,9 @@ func raceCommits(e *Engine, n int, race func()) {
 	defer e.mu.Unlock()
 	store := e.catalog
 	if r, ok := store.(*racedCatalog); ok {
-		store = r.Store
+		store = r.Backend
 	}
-	e.catalog = &racedCatalog{Store: store, races: n, race: race}
+	e.catalog = &racedCatalog{Backend: store, races: n, race: race}
 }
 
 // TestClusterCatalogRace: a change of the catalog that another node's change beats to the

@@ -32,7 +32,7 @@
 // (shares.go), and every node describes every partition from the figures it gathers from the
 // others (figures.go); status.go describes the cluster for `partita cluster status`.
 //
-// It owns the catalog's records (kept in a catalog.Store: the node's own, or the cluster's)
+// It owns the catalog's records (kept in a catalog.Backend: the node's own, or the cluster's)
 // and the rules for partition key definitions and throughput. It must never know about HTTP
 // or wire formats.
 package engine

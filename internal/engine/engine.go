@@ -77,7 +77,7 @@ type Engine struct {
 	db *storage.DB
 	// catalog keeps the catalog's records: local, in db, on a single node; the cluster's
 	// otherwise (cluster.go).
-	catalog catalog.Store
+	catalog catalog.Backend
 	local   *catalog.Local // nil in a cluster
 	opts    Options
 	log     *slog.Logger

@@ -7,9 +7,13 @@
 // itself until the cluster's version is clusterversion.NodeMessages: a node of the previous
 // release would not read a typed message. A typed message is framed by one byte, Marker,
 // before its protobuf encoding; a JSON object begins with '{', so a node tells the two apart
-// by the first byte, and answers in the framing it was asked in. Delegated calls (a patch,
-// batch, procedure or change feed page run where a partition is held) have no message yet and
-// still travel as JSON.
+// by the first byte, and answers in the framing it was asked in.
+//
+// The kinds: a write for a partition's leader (Write), a split (Split), a budget share's ask
+// (ShareAsk), a batch of a partition's items for a query or a scan (Read), a node's load
+// figures (Figures), and the calls on one logical partition that a node delegates whole to a
+// node holding its partition (ItemRead, ItemWrite, ItemDelete, ItemPatch, Batch, Procedure,
+// FeedRead). Each has its answer; the item calls share ItemAnswer.
 //
 // After a change to nodemsg.proto, run go generate in this directory (protoc and
 // protoc-gen-go on the PATH); the generated file is committed, so a build needs neither.

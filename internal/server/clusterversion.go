@@ -7,7 +7,7 @@ import (
 	"github.com/partita-db/partita/internal/clusterversion"
 )
 
-// versionStore is the control plane's side of the cluster's versions (clusterversion.Store):
+// versionStore is the control plane's side of the cluster's versions (clusterversion.ControlPlane):
 // the node's, once its control plane started (the gate steps only then).
 type versionStore struct{ n *clusterNode }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Kind is a kind of record; its byte is part of the record's key in both stores.
+// Kind is a kind of record; its byte is part of the record's key in both backends.
 type Kind byte
 
 // The kinds of record.
@@ -34,12 +34,12 @@ type Record struct {
 // Change is what one catalog operation writes. It is applied whole, durably, or not at all.
 type Change struct {
 	// After is the revision of the catalog the change was decided against (Contents.Revision,
-	// or what the last Commit or Watch event returned). A shared store refuses the change
+	// or what the last Commit or Watch event returned). A shared backend refuses the change
 	// with ErrStale when the catalog has changed since; Local, whose only writer is its
 	// engine, does not look at it.
 	After int64
 	// Counters is the catalog's counters after the change. Every change writes them (the
-	// catalog's version is among them), which is also how a shared store knows whether it
+	// catalog's version is among them), which is also how a shared backend knows whether it
 	// changed since After.
 	Counters []byte
 	Put      []Record
@@ -72,16 +72,16 @@ type Contents struct {
 	Revision int64
 }
 
-// Store keeps a catalog.
-type Store interface {
+// Backend keeps a catalog.
+type Backend interface {
 	// Load reads the whole catalog.
 	Load() (Contents, error)
 	// Commit applies ch and returns the catalog's revision after it.
 	Commit(ch Change) (rev int64, err error)
 }
 
-// ErrStale refuses a change decided against an older catalog than the store's: nothing was
-// written. Catch up with the store and decide the change again.
+// ErrStale refuses a change decided against an older catalog than the backend's: nothing was
+// written. Catch up with the backend and decide the change again.
 var ErrStale = errors.New("catalog: the catalog changed since the change was decided")
 
 // kindOrder is the order of Contents.Records: databases before the containers in them, and

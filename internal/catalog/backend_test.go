@@ -14,7 +14,7 @@ import (
 )
 
 // stores runs fn against each store on an empty catalog.
-func stores(t *testing.T, fn func(t *testing.T, s Store)) {
+func stores(t *testing.T, fn func(t *testing.T, s Backend)) {
 	t.Run("local", func(t *testing.T) { fn(t, NewLocal(openDB(t))) })
 	t.Run("etcd", func(t *testing.T) { fn(t, NewEtcd(controlplanetest.Start(t).Client(), "/test/catalog/")) })
 }
@@ -33,7 +33,7 @@ func rec(kind Kind, num uint32, v string) Record {
 	return Record{Key: Key{Kind: kind, Num: num}, Value: []byte(v)}
 }
 
-func load(t *testing.T, s Store) Contents {
+func load(t *testing.T, s Backend) Contents {
 	t.Helper()
 	c, err := s.Load()
 	if err != nil {
@@ -42,7 +42,7 @@ func load(t *testing.T, s Store) Contents {
 	return c
 }
 
-func commit(t *testing.T, s Store, ch Change) int64 {
+func commit(t *testing.T, s Backend, ch Change) int64 {
 	t.Helper()
 	rev, err := s.Commit(ch)
 	if err != nil {
@@ -54,7 +54,7 @@ func commit(t *testing.T, s Store, ch Change) int64 {
 // Both stores keep what is committed, give it back by kind and number, and refuse changes
 // that cannot be written without writing any of them.
 func TestStore(t *testing.T) {
-	stores(t, func(t *testing.T, s Store) {
+	stores(t, func(t *testing.T, s Backend) {
 		if c := load(t, s); c.Counters != nil || len(c.Records) != 0 || c.Revision != 0 {
 			t.Fatalf("an empty catalog loads as %+v", c)
 		}
