@@ -126,17 +126,20 @@ func TestOnlyToolsImportTheClient(t *testing.T) {
 }
 
 // The front ends see the engine's types only: what a physical partition is inside (its
-// operations, statistics, log records) stays behind the engine, which may change it, or
-// replicate it, without the front ends knowing.
-func TestFrontEndsDoNotImportPartition(t *testing.T) {
+// operations, statistics, log records), how it is replicated, and what nodes say to each other
+// stay behind the engine, which may change them without the front ends knowing.
+func TestFrontEndsSeeTheEngineOnly(t *testing.T) {
+	behind := []string{"partition", "replication", "replica", "raftrpc", "nodemsg", "placement", "controlplane"}
 	for path, p := range packages(t) {
 		if !strings.HasPrefix(path, module+"/internal/api/") {
 			continue
 		}
 		for _, imps := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
 			for _, imp := range imps {
-				if imp == module+"/internal/partition" || strings.HasPrefix(imp, module+"/internal/partition/") {
-					t.Errorf("%s imports %s: front ends use the engine's types", path, imp)
+				for _, b := range behind {
+					if imp == module+"/internal/"+b || strings.HasPrefix(imp, module+"/internal/"+b+"/") {
+						t.Errorf("%s imports %s: front ends use the engine's types", path, imp)
+					}
 				}
 			}
 		}
