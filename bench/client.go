@@ -32,7 +32,8 @@ type Result struct {
 	Docs   [][]byte
 }
 
-// Client is the small surface the workloads need; sdkClient and rawClient implement it.
+// Client is the small surface the workloads need; sdkClient, rawClient and etcdClient
+// implement it.
 type Client interface {
 	// Setup creates the database and container if missing (deleting the container first
 	// when reset), with manual throughput ru RU/s and the indexing policy indexing (nil: the
@@ -97,6 +98,9 @@ func indexingPolicy(name string) (json.RawMessage, error) {
 }
 
 func newClient(mode, endpoint, key string, insecure bool, conns int) (Client, error) {
+	if mode == "etcd" {
+		return newEtcdClient(endpoint)
+	}
 	hc := newHTTPClient(insecure, conns)
 	k, err := masterkey.Parse(key)
 	if err != nil {
@@ -115,7 +119,7 @@ func newClient(mode, endpoint, key string, insecure bool, conns int) (Client, er
 	case "raw":
 		return raw, nil
 	}
-	return nil, fmt.Errorf("unknown -mode %q (want sdk or raw)", mode)
+	return nil, fmt.Errorf("unknown -mode %q (want sdk, raw or etcd)", mode)
 }
 
 // ---- SDK client ----

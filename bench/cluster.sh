@@ -4,7 +4,8 @@
 # cross-partition count, first one node against the cluster's leader (the node the container
 # was created through, which leads its partitions), then the leader against a node that
 # forwards writes to it and reads through its own replica. All four processes share the
-# machine's cores, so the cluster's figures are what three nodes on one machine give. Then, on
+# machine's cores, so the cluster's figures are what three nodes on one machine give. Then
+# etcd's three-member puts beside the cluster's creates (bench/etcd). Then, on
 # a fresh cluster of four nodes with three replicas of each partition, a node that holds the
 # one partition of a container against the node that holds none, which asks the others for
 # everything. Last, reads spread over three nodes at Strong against the weaker levels.
@@ -50,6 +51,22 @@ echo "== one node (A) against the cluster's leader node (B)"
 run -endpoint http://127.0.0.1:18181/ -label one-node -compare-endpoint http://127.0.0.1:18191/ -compare-label cluster-leader -workload create,read,count
 echo "== the cluster's leader node (A) against a node that forwards its writes (B)"
 run -endpoint http://127.0.0.1:18191/ -label cluster-leader -compare-endpoint http://127.0.0.1:18192/ -compare-label cluster-follower -workload create,read,count
+
+# etcd of the release Partita's control plane embeds (bench/etcd), three members of one process
+# each on loopback beside the cluster: its puts of the same items (bench -mode etcd) against
+# the cluster's creates through the leader's node and through a node that forwards them.
+go build -o "$WORK/etcd" ./bench/etcd
+members=m1=http://127.0.0.1:17511,m2=http://127.0.0.1:17512,m3=http://127.0.0.1:17513
+for i in 1 2 3; do
+	"$WORK/etcd" -name "m$i" -data "$WORK/etcd$i" -client "127.0.0.1:1750$i" -peer "127.0.0.1:1751$i" -cluster "$members" &
+	PIDS+=($!)
+done
+listening 17501 17502 17503
+etcd=http://127.0.0.1:17501,http://127.0.0.1:17502,http://127.0.0.1:17503
+for node in 18191:cluster-leader 18192:cluster-follower; do
+	echo "== etcd, three members (A) against the cluster's ${node#*:} node (B)"
+	run -mode etcd -endpoint "$etcd" -label etcd-3 -compare-mode raw -compare-endpoint "http://127.0.0.1:${node%%:*}/" -compare-label "${node#*:}" -workload create
+done
 
 # Four nodes, three replicas: the container's one partition is on three of them.
 stop_all

@@ -4,7 +4,9 @@
 // server's CPU seconds and peak RSS.
 //
 // It drives the endpoint either through the official Go SDK (-mode sdk) or with
-// hand-signed REST requests (-mode raw). It creates the database and container if missing
+// hand-signed REST requests (-mode raw); -mode etcd runs the create, upsert and read workloads
+// as puts and gets of an etcd cluster instead (bench/cluster.sh sets replicated writes beside
+// etcd's), and -compare-mode gives the compared endpoint its own. It creates the database and container if missing
 // (-reset deletes and recreates the container) and preloads -items items before the
 // workloads that read them. Workloads (-workload, comma separated, or "all"): read, create,
 // upsert, replace, query-pk, query-range, query-top, count, ycsb-a, ycsb-b, ycsb-c,
@@ -30,6 +32,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -43,6 +46,7 @@ const emulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 // target is one endpoint under test.
 type target struct {
 	label, url string
+	mode       string // the client: sdk, raw or etcd
 	server     string // a name for reports, e.g. partita
 	pid        int
 	c          Client
@@ -63,7 +67,8 @@ func mainErr() error {
 		endpoint   = flag.String("endpoint", "https://localhost:8081/", "Cosmos DB endpoint (A); in raw mode a comma-separated list of a cluster's nodes, which requests take in turn")
 		key        = flag.String("key", emulatorKey, "master key of -endpoint")
 		insecure   = flag.Bool("insecure", false, "skip TLS certificate verification")
-		mode       = flag.String("mode", "sdk", "client: sdk (official Go SDK) or raw (hand-signed REST)")
+		mode       = flag.String("mode", "sdk", "client: sdk (official Go SDK), raw (hand-signed REST) or etcd (puts and gets of an etcd cluster at -endpoint, its client URLs)")
+		cmpMode    = flag.String("compare-mode", "", "client of -compare-endpoint (default: -mode)")
 		wl         = flag.String("workload", "read", "comma-separated workloads, or all")
 		conc       = flag.Int("concurrency", 8, "concurrent workers")
 		dur        = flag.Duration("duration", 10*time.Second, "duration of each workload run")
@@ -126,10 +131,11 @@ func mainErr() error {
 	}
 	for i, t := range targets {
 		k := *key
+		t.mode = *mode
 		if i == 1 {
-			k = *cmpKey
+			k, t.mode = *cmpKey, cmp.Or(*cmpMode, *mode)
 		}
-		if t.c, err = newClient(*mode, t.url, k, *insecure, *conc); err != nil {
+		if t.c, err = newClient(t.mode, t.url, k, *insecure, *conc); err != nil {
 			return err
 		}
 		if t.consistency != "" {
@@ -187,7 +193,7 @@ func mainErr() error {
 		}
 		for i, t := range targets {
 			s := summarize(recs[i], elapsed[i])
-			s.Workload, s.Endpoint, s.URL, s.Mode, s.Conc, s.Rounds = name, t.label, t.url, *mode, *conc, nRounds
+			s.Workload, s.Endpoint, s.URL, s.Mode, s.Conc, s.Rounds = name, t.label, t.url, t.mode, *conc, nRounds
 			s.CPU, s.RSSPeakMB, s.HWMMB, s.RSSMB, s.Throttled = sums[i].CPU, sums[i].RSSPeakMB, sums[i].HWMMB, sums[i].RSSMB, sums[i].Throttled
 			s.Server, s.Rate, s.Index = t.server, *rate, *indexName
 			if s.Server == "" {
