@@ -70,7 +70,9 @@ func (c *etcdClient) Replace(context.Context, string, string, []byte, string) (R
 	return Result{}, errNotEtcd
 }
 
-func (c *etcdClient) Incr(context.Context, string, string) (Result, error) { return Result{}, errNotEtcd }
+func (c *etcdClient) Incr(context.Context, string, string) (Result, error) {
+	return Result{}, errNotEtcd
+}
 
 func (c *etcdClient) Query(context.Context, string, string, map[string]any) (Result, error) {
 	return Result{}, errNotEtcd
