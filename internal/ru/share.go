@@ -1,6 +1,7 @@
 package ru
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -338,7 +339,8 @@ func (l *Ledger) Ask(node uint64, ask Ask, own *Budget, now time.Time) (second i
 	// for one that has not said for a while, what it may spend anyway.
 	nodes := []uint64{0}
 	wants := []Want{own.Wants(now)}
-	for n, f := range l.followers {
+	for _, n := range l.nodes() {
+		f := l.followers[n]
 		nodes = append(nodes, n)
 		if f.wantAt >= cur-PromiseSeconds {
 			wants = append(wants, f.want)
@@ -348,9 +350,9 @@ func (l *Ledger) Ask(node uint64, ask Ask, own *Budget, now time.Time) (second i
 	}
 	parts := Divide(l.rate, wants)
 	room := l.rate - floorOf(l.rate, len(nodes))
-	for n, f := range l.followers {
+	for _, n := range l.nodes() {
 		if n != node {
-			room -= l.reserved(f, second)
+			room -= l.reserved(l.followers[n], second)
 		}
 	}
 	part := parts[slices.Index(nodes, node)]
@@ -368,11 +370,16 @@ func (l *Ledger) Own(second int64) float64 {
 
 func (l *Ledger) own(second int64) float64 {
 	own := l.rate
-	for _, f := range l.followers {
-		own -= l.reserved(f, second)
+	for _, n := range l.nodes() {
+		own -= l.reserved(l.followers[n], second)
 	}
 	return max(own, 0)
 }
+
+// nodes are the followers' nodes in order: sums over them are made in one order, so that a
+// second's figures come out the same to the last bit however often they are computed (the
+// budget's, set by Apply, and Own's). Callers hold l.mu.
+func (l *Ledger) nodes() []uint64 { return slices.Sorted(maps.Keys(l.followers)) }
 
 // Apply sets what the leader's budget b allows it from now's second to the furthest a
 // promise reaches, under the ledger's lock, so that what one caller computed is never set
