@@ -212,7 +212,7 @@ func (e *Engine) purgeLogsOnce(now time.Time) {
 				return
 			default:
 			}
-			if e.cluster != nil && !p.Leading() {
+			if !e.keepsUp(p) {
 				continue // its leader's node purges it, for every replica
 			}
 			// A split that closes p meanwhile refuses this; its children are purged next time.

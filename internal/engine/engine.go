@@ -271,6 +271,12 @@ func (e *Engine) load() error {
 	return nil
 }
 
+// keepsUp reports whether this node does the background work of its replica p: the change
+// feed's retention, TTL expiry and index rebuilds, which write through the partition's log
+// for every replica. A single node does all of it; in a cluster, the node that leads p's
+// group.
+func (e *Engine) keepsUp(p *partition.Partition) bool { return e.cluster == nil || p.Leading() }
+
 // Close finishes queued writes, closes every partition and the storage.
 func (e *Engine) Close() error {
 	e.mu.Lock()

@@ -57,7 +57,7 @@ func (e *Engine) reapOnce(now time.Time) int {
 				return deleted
 			default:
 			}
-			if e.cluster != nil && !p.Leading() {
+			if !e.keepsUp(p) {
 				continue // its leader's node reaps it
 			}
 			deleted += e.reapPartition(p, now)

@@ -261,7 +261,7 @@ func (e *Engine) reindexStep(c *Container, items, bytes int) (finished bool, rea
 		if _, _, settled := p.ReindexProgress(); settled {
 			continue
 		}
-		if e.cluster != nil && !p.Leading() {
+		if !e.keepsUp(p) {
 			finished = false // its leader's node rebuilds it; this one waits to see it settle
 			continue
 		}
