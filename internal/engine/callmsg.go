@@ -115,7 +115,7 @@ func callOf(r *nodemsg.Request) (num uint32, call *delegatedCall, ok bool, err e
 
 // typedCallAnswer is ans, the answer to call, as a typed answer of call's kind.
 func typedCallAnswer(call *delegatedCall, ans forwardedAnswer) *nodemsg.Answer {
-	a := callAnswer{Item: ItemResult{}}
+	var a callAnswer
 	if ans.Call != nil {
 		a = *ans.Call
 	}

@@ -29,12 +29,12 @@ type partitionCalls interface {
 	// session read this replica cannot serve may be served by another.
 	read(dst []byte, e epk.EPK, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error)
 	// writeTriggered and deleteTriggered write with triggers, which run, as a transaction,
-	// on a node that holds the partition.
-	writeTriggered(kind OpKind, id string, src document.Source, key epk.Key, o ItemOptions) (ItemResult, error)
+	// on a node that holds the partition; o.PartitionKey is the key as the client named it.
+	writeTriggered(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error)
 	deleteTriggered(e epk.EPK, key epk.Key, id string, o ItemOptions) (ItemResult, error)
 	patch(e epk.EPK, key epk.Key, id string, p Patch, o ItemOptions) (ItemResult, error)
 	batch(ctx context.Context, e epk.EPK, key epk.Key, ops []BatchOp) ([]OpResult, int, error)
-	// procedure runs stored procedure s (its id, id) with args; o.PartitionKey is the key as
+	// procedure runs stored procedure s, named id, with args; o.PartitionKey is the key as
 	// the client named it.
 	procedure(s Script, e epk.EPK, id string, args []byte, o ProcedureOptions) (ProcedureResult, error)
 	// feed reads a page of the change feed of q.Range, within the partition.
@@ -84,7 +84,7 @@ func (l localCalls) read(dst []byte, e epk.EPK, key epk.Key, id string, rc ReadC
 	return r, err
 }
 
-func (l localCalls) writeTriggered(kind OpKind, id string, src document.Source, _ epk.Key, o ItemOptions) (ItemResult, error) {
+func (l localCalls) writeTriggered(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error) {
 	return l.c.writeTriggered(kind, id, src, o)
 }
 

@@ -154,7 +154,7 @@ func (c *Container) WriteItem(kind OpKind, id string, src document.Source, o Ite
 		return ItemResult{Charge: ru.Miss()}, err
 	}
 	if len(o.PreTriggers)+len(o.PostTriggers) > 0 {
-		return c.callsAt(e).writeTriggered(kind, id, src, o.PartitionKey, o)
+		return c.callsAt(e).writeTriggered(kind, id, src, o)
 	}
 	op, err := c.writeOp(kind, id, e, item, o.IfMatch)
 	if err == nil {

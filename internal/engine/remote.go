@@ -369,8 +369,8 @@ func (r remoteCalls) read(dst []byte, _ epk.EPK, key epk.Key, id string, rc Read
 	return res, err
 }
 
-func (r remoteCalls) writeTriggered(kind OpKind, id string, src document.Source, key epk.Key, o ItemOptions) (ItemResult, error) {
-	return r.item(o.ctx(), &delegatedCall{Method: callWrite, Kind: kind, Key: key, ID: id, Body: src.JSON(), IfMatch: o.IfMatch,
+func (r remoteCalls) writeTriggered(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error) {
+	return r.item(o.ctx(), &delegatedCall{Method: callWrite, Kind: kind, Key: o.PartitionKey, ID: id, Body: src.JSON(), IfMatch: o.IfMatch,
 		IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
 }
 
