@@ -521,5 +521,5 @@ func (e *Engine) removeContainer(c *Container) {
 	if err != nil {
 		e.log.Error("deleting a container another node deleted", "container", c.id, "err", err)
 	}
-	e.dropContainer(c)
+	e.hold.drop(c)
 }

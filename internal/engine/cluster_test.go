@@ -350,7 +350,7 @@ func TestClusterOfThree(t *testing.T) {
 	// The node that leads k0's partition stops: the two others elect a leader, and go on.
 	e0, _ := containers[0].EPK(key("k0"))
 	p0 := containers[0].routes.Load().lookup(e0)
-	down := int(tc.node(1).replicas.leaderNode(groupOf(containers[0].num, p0.ID())))
+	down := int(tc.node(1).replicas.leaderOf(groupOf(containers[0].num, p0.ID())))
 	if down == 0 {
 		t.Fatal("no leader known for k0's partition")
 	}

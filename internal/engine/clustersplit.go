@@ -55,7 +55,7 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 			}
 			retry = splitRetriable(err)
 		case p != nil:
-			node = e.replicas.leaderNode(g)
+			node = e.replicas.leaderOf(g)
 		default:
 			if hs := slices.DeleteFunc(c.holders(rt.remote[i]), func(n replication.NodeID) bool { return n == e.cluster.Node }); len(hs) > 0 {
 				node = hs[attempt%len(hs)]

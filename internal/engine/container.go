@@ -297,38 +297,9 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec) (ContainerInfo
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex(), Members: members})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))
-	var c *Container
-	if e.replicas == nil {
-		// Open first: a record is persisted only for a container that could be opened.
-		if c, err = e.openContainer(d, rec); err != nil {
-			e.seq = seq
-			return ContainerInfo{}, fault.New(fault.Internal, "%w", err)
-		}
-		if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
-			c.close()
-			e.seq = seq
-			return ContainerInfo{}, err
-		}
-	} else {
-		// The record first: it takes the container's number for good, and groups are
-		// bootstrapped for it after, or at the next start if this one stops before.
-		if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
-			e.seq = seq
-			return ContainerInfo{}, err
-		}
-		if c, err = e.openContainer(d, rec); err != nil {
-			if ch, cerr := e.change(catalog.Key{Kind: catalog.Containers, Num: rec.Num}); cerr == nil {
-				e.commitCatalog(ch, nil) // best effort: a record left is opened at the next start
-			}
-			return ContainerInfo{}, fault.New(fault.Internal, "%w", err)
-		}
-		if e.cluster != nil {
-			// This node campaigns at once in the new groups; the other members vote once
-			// they have bootstrapped theirs (replication keeps the early votes).
-			for _, r := range rec.Ranges {
-				e.replicas.host.Campaign(groupOf(rec.Num, r.ID))
-			}
-		}
+	c, err := e.hold.create(d, rec, func() { e.seq = seq })
+	if err != nil {
+		return ContainerInfo{}, err
 	}
 	d.containers[spec.ID] = c
 	e.refreshBudgets()
@@ -347,7 +318,7 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 		e.await(c)
 		return c, err
 	} else if err != nil {
-		c.forget()
+		c.e.hold.forget(c)
 		return nil, err
 	}
 	return c, nil
@@ -380,11 +351,7 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 		}
 		c.paths = append(c.paths, segs)
 	}
-	if rs := e.replicas; rs != nil {
-		rs.mu.Lock()
-		rs.containers[rec.Num] = c
-		rs.mu.Unlock()
-	}
+	e.hold.register(c)
 	return c, nil
 }
 
@@ -396,28 +363,17 @@ func (c *Container) openPartitions() error {
 	rt := &routing{}
 	away := false
 	for _, r := range c.rec.Ranges {
-		if c.e.replicas != nil {
-			// A split this node's replica applied that the catalog does not show yet (its
-			// leader stopped before it wrote the catalog): the children serve the range.
-			er, err := r.epkRange()
-			if err != nil {
-				return err
-			}
-			c.e.replicas.mu.Lock()
-			kids := c.e.replicas.takeTiling(c.num, er)
-			c.e.replicas.mu.Unlock()
-			if kids != nil {
-				rt.parts = append(rt.parts, kids...)
-				continue
-			}
+		er, err := r.epkRange()
+		if err != nil {
+			return err
 		}
-		p, err := c.openPartition(r)
+		if kids := c.e.hold.tiling(c, er); kids != nil {
+			rt.parts = append(rt.parts, kids...)
+			continue
+		}
+		p, err := c.e.hold.open(c, r)
 		if errors.Is(err, errAway) && c.e.cluster.Replicas > 0 {
 			// Placed on other nodes: requests for it go there (remote.go).
-			er, err := r.epkRange()
-			if err != nil {
-				return err
-			}
 			rt.remote = append(rt.remote, remoteRange{id: r.ID, r: er})
 			continue
 		}
@@ -426,11 +382,7 @@ func (c *Container) openPartitions() error {
 			continue
 		}
 		if err != nil {
-			if c.e.replicas == nil {
-				for _, q := range rt.parts {
-					q.Close()
-				}
-			}
+			c.e.hold.abandon(rt.parts)
 			return err
 		}
 		rt.parts = append(rt.parts, p)
@@ -443,24 +395,8 @@ func (c *Container) openPartitions() error {
 		c.routes.Store(&routing{})
 		return errAway
 	}
-	if c.e.replicas != nil {
-		c.e.replicas.publish(c, rt)
-	} else {
-		c.routes.Store(rt)
-	}
+	c.e.hold.publish(c, rt)
 	return nil
-}
-
-// forget removes a container that is deleted, or that failed to open, from the replicas'
-// registry.
-func (c *Container) forget() {
-	if rs := c.e.replicas; rs != nil {
-		rs.mu.Lock()
-		if rs.containers[c.num] == c {
-			delete(rs.containers, c.num)
-		}
-		rs.mu.Unlock()
-	}
 }
 
 // PartitionKeyPaths are the container's partition key paths ("/pk").
@@ -470,19 +406,6 @@ func (c *Container) PartitionKeyPaths() []string { return c.rec.PartitionKey.Pat
 func (c *Container) Unsplit() bool {
 	rt := c.routes.Load()
 	return rt != nil && len(rt.parts)+len(rt.remote) == 1
-}
-
-// openPartition opens the partition of one of the container's ranges: on a single node
-// itself; replicated, the replica the host holds, or a new group's (openReplicated).
-func (c *Container) openPartition(r rangeRecord) (*partition.Partition, error) {
-	if c.e.replicas != nil {
-		return c.openReplicated(r)
-	}
-	cfg, err := c.partitionConfig(r)
-	if err != nil {
-		return nil, err
-	}
-	return partition.Open(cfg)
 }
 
 // partitionConfig is what opens the partition of one of the container's ranges. It reads no
@@ -622,32 +545,15 @@ func (e *Engine) deleteContainer(dbID, id, ifMatch string) error {
 		return fault.New(fault.Internal, "%w", err)
 	}
 	if err := e.commitDeletion(ch, b, c.close); err != nil {
-		// The container still exists: open it again rather than leave it refusing writes (a
-		// replicated one's groups are the host's: it serves again after a restart; on a
-		// node of a cluster it was not closed).
-		if e.replicas == nil {
-			if reopened, oerr := e.openContainer(c.db, c.rec); oerr == nil {
-				c.db.containers[id] = reopened
-			}
-		}
+		// The container still exists: open it again rather than leave it refusing writes (on
+		// a node of a cluster it was not closed).
+		e.hold.reopen(c)
 		return err
 	}
 	delete(c.db.containers, id)
-	e.dropContainer(c)
+	e.hold.drop(c)
 	e.refreshBudgets()
 	return nil
-}
-
-// dropContainer forgets a container whose deletion committed, and drops its replicas: groups
-// left by a stop before are dropped at the next start (replication.ErrGone).
-func (e *Engine) dropContainer(c *Container) {
-	if e.replicas == nil {
-		return
-	}
-	c.forget()
-	if err := c.dropReplicas(); err != nil {
-		e.log.Warn("dropping a deleted container's replicas", "container", c.id, "err", err)
-	}
 }
 
 // ContainerReplace is a container replace: the whole of what may change, and the checks

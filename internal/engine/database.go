@@ -184,7 +184,7 @@ func (e *Engine) deleteDatabase(id, ifMatch string) error {
 	}
 	delete(e.dbs, id)
 	for _, c := range d.containers {
-		e.dropContainer(c)
+		e.hold.drop(c)
 	}
 	for _, u := range d.users {
 		delete(e.users, u.rec.Num)

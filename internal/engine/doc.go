@@ -16,8 +16,9 @@
 // For the partition key advisor a container also keeps, in memory only, a small log of the
 // query texts it recently ran (querylog.go), and can sample its items (sample.go).
 //
-// With Options.Replicated every partition is a Raft group on the node's replication host
-// (replicas.go); otherwise each partition is its own log. With Options.Cluster the engine is
+// How the node holds its partitions is a holding (holding.go), the one place the code differs
+// by it: direct, each partition its own log; or, with Options.Replicated, every partition a
+// Raft group on the node's replication host (replicas.go), which opens and owns the replicas. With Options.Cluster the engine is
 // one node of a cluster (cluster.go): its catalog is the cluster's, its partitions have replicas
 // on other nodes, and writes run on the node that leads their partition (forward.go, as typed
 // messages of package nodemsg once the cluster's version allows: nodemsg.go, callmsg.go). A

@@ -116,8 +116,11 @@ type Engine struct {
 	// scripts runs the containers' JavaScript.
 	scripts *script.Runner
 
-	// replicas is the replication host and its partitions when Options.Replicated; nil on the
-	// direct path.
+	// hold is how the node holds its partitions (holding.go): direct, or replicas when
+	// Options.Replicated.
+	hold holding
+	// replicas is the replication host and its partitions when Options.Replicated, always on
+	// a node of a cluster; nil on the direct path.
 	replicas *replicaSet
 
 	// cluster is Options.Cluster; nil on a node alone (cluster.go). rev is the revision of
@@ -179,8 +182,10 @@ func Open(opts Options) (*Engine, error) {
 		e.local = catalog.NewLocal(db)
 		e.catalog = e.local
 	}
+	e.hold = direct{e}
 	if opts.Replicated {
-		e.replicas = newReplicaSet()
+		e.replicas = newReplicaSet(e)
+		e.hold = e.replicas
 	}
 	if err := e.load(); err != nil {
 		e.closePartitions()
@@ -238,11 +243,10 @@ func (e *Engine) load() error {
 		d.containers[r.ID] = c
 		cs = append(cs, c)
 	}
-	if e.replicas != nil {
-		// The host opens the replicas it holds: every container they belong to is known.
-		if err := e.startHost(); err != nil {
-			return err
-		}
+	// A replicated node's host opens the replicas it holds: every container they belong to
+	// is known.
+	if err := e.hold.start(); err != nil {
+		return err
 	}
 	for _, c := range cs {
 		if err := c.openPartitions(); errors.Is(err, errAway) {
@@ -301,9 +305,7 @@ func (e *Engine) Close() error {
 	case <-time.After(closeWait):
 		// Background work waits for its groups: in a cluster whose other nodes stopped first,
 		// a proposal that cannot commit. Stopping the host fails it.
-		if h := e.replicas.hostOf(); h != nil {
-			h.Close()
-		}
+		e.hold.close()
 		<-done
 	}
 	e.closePartitions()
@@ -315,9 +317,7 @@ func (e *Engine) Close() error {
 const closeWait = 2 * time.Second
 
 func (e *Engine) closePartitions() {
-	if e.replicas != nil && e.replicas.host != nil {
-		e.replicas.host.Close() // which closes the partitions it holds
-	}
+	e.hold.close()
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
 			c.close()

@@ -82,7 +82,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 				x, err = stripUnchanged(x, err, len(ops))
 			}
 			retry = partition.Retriable(err)
-		} else if node := c.e.replicas.leaderNode(groupOf(c.num, p.ID())); node != 0 {
+		} else if node := c.e.replicas.leaderOf(groupOf(c.num, p.ID())); node != 0 {
 			x, retry, err = c.forward(ctx, node, p, e, txn, ops)
 		} else {
 			err, retry = partition.ErrNotLeaseholder, true // an election: no leader known yet

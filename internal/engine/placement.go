@@ -165,7 +165,7 @@ func (e *Engine) noteLeaderships(pl *placer, led []replication.GroupID, names ma
 		if _, ok := now[g]; ok {
 			continue
 		}
-		if n := e.replicas.leaderNode(g); n != 0 && n != e.cluster.Node {
+		if n := e.replicas.leaderOf(g); n != 0 && n != e.cluster.Node {
 			e.log.Info("cluster: this node no longer leads a partition", "partition", name, "leader", fmt.Sprintf("%x", uint64(n)))
 		} else {
 			e.log.Info("cluster: this node no longer leads a partition", "partition", name)
@@ -238,7 +238,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 				if p.Leading() {
 					led = append(led, g)
 				}
-				if n := e.replicas.leaderNode(g); n != 0 {
+				if n := e.replicas.leaderOf(g); n != 0 {
 					leads[n]++
 				}
 			}

@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
@@ -41,8 +43,9 @@ func replicaMetaOf(num, id uint32, r epk.Range) []byte {
 	return b
 }
 
-// replicaSet is the engine's side of the host.
+// replicaSet is the engine's side of the host: the replicated holding (holding.go).
 type replicaSet struct {
+	e    *Engine
 	host *replication.Host
 	// mu guards what follows. The host's goroutine reads containers while Engine.mu may be
 	// held by a split that waits for the host, so they are kept here, not under Engine.mu.
@@ -66,8 +69,8 @@ func (rs *replicaSet) hostOf() *replication.Host {
 	return rs.host
 }
 
-// leaderNode is the node whose replica of g leads, as far as this node knows (0: none known).
-func (rs *replicaSet) leaderNode(g replication.GroupID) replication.NodeID {
+// leaderOf is the node whose replica of g leads, as far as this node knows (0: none known).
+func (rs *replicaSet) leaderOf(g replication.GroupID) replication.NodeID {
 	rs.mu.Lock()
 	hd := rs.handles[g]
 	rs.mu.Unlock()
@@ -77,16 +80,17 @@ func (rs *replicaSet) leaderNode(g replication.GroupID) replication.NodeID {
 	return hd.LeaderNode()
 }
 
-func newReplicaSet() *replicaSet {
-	rs := &replicaSet{containers: map[uint32]*Container{}, opened: map[replication.GroupID]*partition.Partition{},
+func newReplicaSet(e *Engine) *replicaSet {
+	rs := &replicaSet{e: e, containers: map[uint32]*Container{}, opened: map[replication.GroupID]*partition.Partition{},
 		handles: map[replication.GroupID]*replication.Handle{}}
 	rs.changed = sync.NewCond(&rs.mu)
 	return rs
 }
 
-// startHost opens the replication host on the engine's storage, which opens every replica the
+// start opens the replication host on the engine's storage, which opens every replica the
 // store holds, and runs it. Every container of the catalog is registered before.
-func (e *Engine) startHost() error {
+func (rs *replicaSet) start() error {
+	e := rs.e
 	cfg := replication.Config{Node: 1, DB: e.db, Transport: noTransport{}, Open: e.openReplica, CanOpen: e.canOpenReplica, Removed: e.replicaRemoved, Logger: e.log}
 	if e.cluster != nil {
 		cfg.Node, cfg.Transport = e.cluster.Node, e.cluster.Transport
@@ -95,11 +99,93 @@ func (e *Engine) startHost() error {
 	if err != nil {
 		return err
 	}
-	e.replicas.mu.Lock()
-	e.replicas.host = h
-	e.replicas.mu.Unlock()
+	rs.mu.Lock()
+	rs.host = h
+	rs.mu.Unlock()
 	h.Start()
 	return nil
+}
+
+// close stops the host, which closes the partitions it holds.
+func (rs *replicaSet) close() {
+	if h := rs.hostOf(); h != nil {
+		h.Close()
+	}
+}
+
+// register makes c known to the host's goroutine, which opens replicas only of the
+// containers it knows (openReplica).
+func (rs *replicaSet) register(c *Container) {
+	rs.mu.Lock()
+	rs.containers[c.num] = c
+	rs.mu.Unlock()
+}
+
+// forget removes a container that is deleted, or that failed to open, from the registry.
+func (rs *replicaSet) forget(c *Container) {
+	rs.mu.Lock()
+	if rs.containers[c.num] == c {
+		delete(rs.containers, c.num)
+	}
+	rs.mu.Unlock()
+}
+
+// create persists the record first: it takes the container's number for good, and groups are
+// bootstrapped for it after, or at the next start if this one stops before.
+func (rs *replicaSet) create(d *Database, rec containerRecord, undo func()) (*Container, error) {
+	e := rs.e
+	if err := e.persist(catalog.Containers, rec.Num, rec); err != nil {
+		undo()
+		return nil, err
+	}
+	c, err := e.openContainer(d, rec)
+	if err != nil {
+		if ch, cerr := e.change(catalog.Key{Kind: catalog.Containers, Num: rec.Num}); cerr == nil {
+			e.commitCatalog(ch, nil) // best effort: a record left is opened at the next start
+		}
+		return nil, fault.New(fault.Internal, "%w", err)
+	}
+	if e.cluster != nil {
+		// This node campaigns at once in the new groups; the other members vote once they
+		// have bootstrapped theirs (replication keeps the early votes).
+		for _, r := range rec.Ranges {
+			rs.host.Campaign(groupOf(rec.Num, r.ID))
+		}
+	}
+	return c, nil
+}
+
+// tiling takes the children of a split this node's replica applied that the catalog does not
+// show yet (its leader stopped before it wrote the catalog): they serve range r.
+func (rs *replicaSet) tiling(c *Container, r epk.Range) []*partition.Partition {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.takeTiling(c.num, r)
+}
+
+// abandon leaves the partitions to the host, which owns them.
+func (rs *replicaSet) abandon([]*partition.Partition) {}
+
+// reopen does nothing: the partitions of a replicated container are the host's, and stay as
+// they are (a deleted container's serve again after a restart).
+func (rs *replicaSet) reopen(*Container) {}
+
+// splitCommitted waits for the children to take their parent's place: the host opens them
+// once the replica applied split-commit, and they take it then (adopt).
+func (rs *replicaSet) splitCommitted(c *Container, _ *routing, _ containerRecord, parent, left, right uint32) error {
+	if err := c.awaitAdoption(parent); err != nil {
+		return err
+	}
+	return c.awaitLeaders(left, right)
+}
+
+// drop forgets a deleted container and destroys its replicas: groups left by a stop before
+// are dropped at the next start (replication.ErrGone).
+func (rs *replicaSet) drop(c *Container) {
+	rs.forget(c)
+	if err := c.dropReplicas(); err != nil {
+		rs.e.log.Warn("dropping a deleted container's replicas", "container", c.id, "err", err)
+	}
 }
 
 // noTransport is the transport of a node alone: its groups have no other replica to talk to.
@@ -366,15 +452,14 @@ func (rs *replicaSet) take(g replication.GroupID, wait bool) *partition.Partitio
 	}
 }
 
-// openReplicated opens the replica of range r of c: the one the host holds, or, when it holds
+// open opens the replica of range r of c: the one the host holds, or, when it holds
 // none, its replica of a new group: the only one on a node alone, one of r.Members in a
 // cluster. On a node alone it returns once the replica leads.
 //
 // On a node of a cluster, a range this node is not a bootstrap member of (it joined after the
 // container was created, or its disk was wiped since), or whose replica here was removed, has
 // no replica here until the group's leader adds one: errAway.
-func (c *Container) openReplicated(r rangeRecord) (*partition.Partition, error) {
-	rs := c.e.replicas
+func (rs *replicaSet) open(c *Container, r rangeRecord) (*partition.Partition, error) {
 	g := groupOf(c.rec.Num, r.ID)
 	p := rs.take(g, false)
 	if p == nil {

@@ -166,7 +166,7 @@ func (e *Engine) shareOnce(now time.Time) {
 			gs.ledger.Apply(b, now)
 			continue
 		}
-		leader := e.replicas.leaderNode(x.g)
+		leader := e.replicas.leaderOf(x.g)
 		if leader == 0 || leader == e.cluster.Node {
 			continue // an election: the promises made stand, then the fallback
 		}

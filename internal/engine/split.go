@@ -116,29 +116,8 @@ func (e *Engine) splitHere(c *Container, parentID uint32, at epk.EPK) error {
 	if e.local != nil {
 		c.rec = rec
 	}
-	if e.replicas != nil {
-		// The host opens the children once the replica applied split-commit, and they take
-		// the parent's place in the routing table then (adopt).
-		if err := c.awaitAdoption(parentID); err != nil {
-			return err
-		}
-		if err := c.awaitLeaders(left, right); err != nil {
-			return err
-		}
-	} else {
-		next := &routing{}
-		for _, r := range rec.Ranges {
-			if r.ID != left && r.ID != right {
-				next.parts = append(next.parts, rt.parts[indexOf(rt.parts, r.ID)])
-				continue
-			}
-			p, err := c.openPartition(r)
-			if err != nil {
-				return e.reopen(c, err)
-			}
-			next.parts = append(next.parts, p)
-		}
-		c.routes.Store(next)
+	if err := e.hold.splitCommitted(c, rt, rec, parentID, left, right); err != nil {
+		return err
 	}
 	committed = true
 	e.refreshBudgets()
@@ -181,7 +160,7 @@ func (c *Container) awaitLeaders(ids ...uint32) error {
 				return err
 			}
 		}
-		for deadline := time.Now().Add(openTimeout); !p.Leading() && (c.e.cluster == nil || rs.leaderNode(g) == 0); time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(openTimeout); !p.Leading() && (c.e.cluster == nil || rs.leaderOf(g) == 0); time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
 				return fault.New(fault.Unavailable, "Partition %d was not elected in time", id)
 			}
@@ -207,19 +186,10 @@ func indexOf(parts []*partition.Partition, id uint32) int {
 	return -1
 }
 
-// reopen restores a container's partitions from its catalog record after a failed split. A
-// replicated container's partitions are the host's: they stay as they are.
+// reopen serves c again from its catalog record after a change of its partitions failed
+// (holding.reopen), and returns cause.
 func (e *Engine) reopen(c *Container, cause error) error {
-	if e.replicas != nil {
-		return cause
-	}
-	if fresh, err := e.openContainer(c.db, c.rec); err == nil {
-		for _, p := range c.routes.Load().parts {
-			p.Close()
-		}
-		c.routes.Store(fresh.routes.Load())
-		c.index.Store(fresh.policy()) // the one the partitions follow, so writes' terms match it
-	}
+	e.hold.reopen(c)
 	return cause
 }
 

@@ -137,17 +137,15 @@ func (e *Engine) Status() NodeStatus {
 			c := d.containers[id]
 			for _, p := range c.routes.Load().parts {
 				r := ReplicaStatus{Database: dbID, Container: id, Partition: p.ID(), Leading: e.cluster == nil || p.Leading()}
-				if e.replicas != nil {
-					g := groupOf(c.num, p.ID())
-					r.Leader = uint64(e.replicas.leaderNode(g))
-					if e.cluster != nil {
-						gs, ok := e.replicas.host.Status(g)
-						if !ok {
-							continue // removed from this node (drained), or not received yet
-						}
-						r.Voters, r.Learners = nodesOf(gs.Descriptor, gs.Descriptor.Voters), nodesOf(gs.Descriptor, gs.Descriptor.Learners)
-						r.Members, r.Quorum = groupMembers(gs, live)
+				g := groupOf(c.num, p.ID())
+				r.Leader = uint64(e.hold.leaderOf(g))
+				if e.cluster != nil {
+					gs, ok := e.replicas.host.Status(g)
+					if !ok {
+						continue // removed from this node (drained), or not received yet
 					}
+					r.Voters, r.Learners = nodesOf(gs.Descriptor, gs.Descriptor.Voters), nodesOf(gs.Descriptor, gs.Descriptor.Learners)
+					r.Members, r.Quorum = groupMembers(gs, live)
 				}
 				r.PartitionStats = statsOf(p)
 				st.Replicas = append(st.Replicas, r)
@@ -248,7 +246,7 @@ func (e *Engine) Leaders(dbID, id string) ([]RangeLeader, error) {
 	rt := c.routes.Load()
 	var out []RangeLeader
 	for _, p := range rt.parts {
-		out = append(out, RangeLeader{Range: p.Range(), Leader: uint64(e.replicas.leaderNode(groupOf(c.num, p.ID())))})
+		out = append(out, RangeLeader{Range: p.Range(), Leader: uint64(e.replicas.leaderOf(groupOf(c.num, p.ID())))})
 	}
 	for _, rr := range rt.remote {
 		l := RangeLeader{Range: rr.r}
