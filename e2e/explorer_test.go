@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -275,6 +276,10 @@ func TestExplorer(t *testing.T) {
 	if sum := text("#map-summary"); !strings.Contains(sum, "301 items") {
 		t.Fatalf("the map's summary reads %q", sum)
 	}
+	// Logical partitions are named by their key values (the customers), their EPKs beside.
+	if tbl := text("#partition-table"); !regexp.MustCompile(`"c\d\d" [0-9A-F]{8}`).MatchString(tbl) {
+		t.Fatalf("the partitions table names no logical partition by its key value:\n%s", tbl)
+	}
 
 	// For the screenshots, a minute of load that rises and falls past the budget, so that
 	// the timeline has something to show.
@@ -317,6 +322,16 @@ func TestExplorer(t *testing.T) {
 	run("map again", chromedp.Click("#tab-partitions", chromedp.ByID), chromedp.WaitVisible("#partition-bar .range", chromedp.ByQuery))
 	if n := waitCount("#partition-bar .range", 3); n < 3 {
 		t.Fatalf("%d partitions at 30,000 RU/s", n)
+	}
+	// The ranges are drawn by their shares of the hashes, which the throughput's splits
+	// divide evenly: none takes most of the bar (by the EPKs' bytes, the last would take
+	// four fifths of it).
+	var widths []float64
+	run("range widths", chromedp.Evaluate(`[...document.querySelectorAll('#partition-bar .range rect')].map(r => +r.getAttribute('width'))`, &widths))
+	for _, w := range widths {
+		if w > 600 {
+			t.Fatalf("a range takes %.0f of the bar's 1000: %v", w, widths)
+		}
 	}
 
 	// The advice view shows the advisor's answer, or the server's reason when there is none.

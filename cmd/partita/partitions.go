@@ -89,8 +89,22 @@ func firstLogical(ls []cosmos.LogicalJSON, byRU bool) string {
 	if len(ls) == 0 {
 		return "-"
 	}
+	name := logicalName(ls[0])
 	if byRU {
-		return fmt.Sprintf("%s (%.0f RU)", short(ls[0].EPK), ls[0].RU)
+		return fmt.Sprintf("%s (%.0f RU)", name, ls[0].RU)
 	}
-	return fmt.Sprintf("%s (%d B)", short(ls[0].EPK), ls[0].Bytes)
+	return fmt.Sprintf("%s (%d B)", name, ls[0].Bytes)
+}
+
+// logicalName names a logical partition by its key value, as JSON (cut to 24 characters),
+// with its EPK's first digits beside it; by the EPK alone when the value is not known.
+func logicalName(l cosmos.LogicalJSON) string {
+	if len(l.Key) == 0 {
+		return short(l.EPK)
+	}
+	key := string(l.Key)
+	if r := []rune(key); len(r) > 24 {
+		key = string(r[:23]) + "…"
+	}
+	return key + " " + short(l.EPK)
 }

@@ -37,6 +37,8 @@ type Container struct {
 	ttl atomic.Int64
 	// session is what this node showed clients of each partition (consistency.go).
 	session nodeSession
+	// keyValues are the key values of logical partitions the metrics named (keyvalues.go).
+	keyValues keyValues
 	rid     rid.Container
 	scheme  epk.Scheme
 	paths   [][]string // the partition key paths, split into segments
@@ -293,7 +295,7 @@ func (e *Engine) createContainer(dbID string, spec ContainerSpec) (ContainerInfo
 	if pk.SystemKey {
 		n = 1 // a non-partitioned container's one partition
 	}
-	for i, r := range epk.InitialRanges(pk.scheme(), n) {
+	for i, r := range epk.InitialRanges(pk.Scheme(), n) {
 		rec.Ranges = append(rec.Ranges, rangeRecord{ID: uint32(i), Min: r.Min.Hex(), Max: r.Max.Hex(), Members: members})
 	}
 	rec.NextRangeID = uint32(len(rec.Ranges))
@@ -327,7 +329,7 @@ func (e *Engine) openContainer(d *Database, rec containerRecord) (*Container, er
 // newContainer makes the container of rec, without its partitions (openPartitions).
 func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, error) {
 	c := &Container{e: e, db: d, rec: rec, def: rec.PartitionKey, id: rec.ID, num: rec.Num, rid: rid.ForContainer(d.rid, rec.Num),
-		scheme: rec.PartitionKey.scheme()}
+		scheme: rec.PartitionKey.Scheme()}
 	c.ttl.Store(ttlSetting(rec.DefaultTTL))
 	pol, err := indexing.Parse(rec.Indexing)
 	if err != nil {

@@ -55,7 +55,7 @@ type partitionFigures struct {
 func mergeFigures(fs []replicaFigure) map[replication.GroupID]*partitionFigures {
 	out := map[replication.GroupID]*partitionFigures{}
 	trends := map[replication.GroupID]map[int64]ru.TrendPoint{}
-	hot := map[replication.GroupID]map[epk.EPK]float64{}
+	hot := map[replication.GroupID]map[epk.EPK]LogicalStat{}
 	for _, r := range fs {
 		if !r.Full {
 			continue // an older node's
@@ -64,7 +64,7 @@ func mergeFigures(fs []replicaFigure) map[replication.GroupID]*partitionFigures 
 		if pf == nil {
 			pf = &partitionFigures{}
 			out[r.Group] = pf
-			trends[r.Group], hot[r.Group] = map[int64]ru.TrendPoint{}, map[epk.EPK]float64{}
+			trends[r.Group], hot[r.Group] = map[int64]ru.TrendPoint{}, map[epk.EPK]LogicalStat{}
 		}
 		if r.Leading && !pf.leading || pf.leading == r.Leading && r.LSN > pf.LSN {
 			pf.PartitionStats = PartitionStats{LSN: r.LSN, Items: r.Items, Bytes: r.Bytes}
@@ -82,7 +82,12 @@ func mergeFigures(fs []replicaFigure) map[replication.GroupID]*partitionFigures 
 		}
 		for _, l := range r.Hottest {
 			if e, err := epk.ParseHex(l.EPK); err == nil {
-				hot[r.Group][e] += l.RU
+				h := hot[r.Group][e]
+				h.EPK, h.RU = e, h.RU+l.RU
+				if h.Key == nil {
+					h.Key = l.Key
+				}
+				hot[r.Group][e] = h
 			}
 		}
 	}
@@ -91,8 +96,8 @@ func mergeFigures(fs []replicaFigure) map[replication.GroupID]*partitionFigures 
 			pf.trend = append(pf.trend, p)
 		}
 		slices.SortFunc(pf.trend, func(a, b ru.TrendPoint) int { return a.Start.Compare(b.Start) })
-		for e, v := range hot[g] {
-			pf.hottest = append(pf.hottest, LogicalStat{EPK: e, RU: v})
+		for _, h := range hot[g] {
+			pf.hottest = append(pf.hottest, h)
 		}
 		slices.SortFunc(pf.hottest, func(a, b LogicalStat) int {
 			return cmp.Or(cmp.Compare(b.RU, a.RU), cmp.Compare(a.EPK, b.EPK))
@@ -202,12 +207,12 @@ func (c *Container) clusterMetrics(f *loadFigures, top int) ([]PartitionMetrics,
 				if err != nil {
 					return nil, err
 				}
-				m.Largest = logicalStats(largest)
+				m.Largest = c.withKeys(h.p, logicalStats(largest))
 			}
 			if pf := f.parts[groupOf(c.num, h.id)]; pf != nil {
 				m.Hottest, m.Trend = pf.hottest[:min(top, len(pf.hottest))], pf.trend
 			} else if h.p != nil {
-				m.Hottest, m.Trend = logicalStats(h.p.Hottest(top)), h.p.Budget().Trend(time.Now())
+				m.Hottest, m.Trend = c.withKeys(h.p, logicalStats(h.p.Hottest(top))), h.p.Budget().Trend(time.Now())
 			}
 		}
 		out = append(out, m)

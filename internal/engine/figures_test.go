@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestMergeFigures(t *testing.T) {
 			Hottest: []logicalFigure{{EPK: hot.Hex(), RU: 20}}},
 		{Group: 1, Bytes: 1000, RU: 7, Full: true, Leading: true, Items: 10, LSN: 41, Total: 50, Throttled: 1,
 			Seconds: []ru.SecondSpent{{Second: 99, RU: 40}, {Second: 98, RU: 10}}, Trend: []trendFigure{{Start: 95, PeakRU: 40, Normalized: 0.4}},
-			Hottest: []logicalFigure{{EPK: cold.Hex(), RU: 25}, {EPK: hot.Hex(), RU: 10}}},
+			Hottest: []logicalFigure{{EPK: cold.Hex(), RU: 25}, {EPK: hot.Hex(), RU: 10, Key: json.RawMessage(`"tenant-42"`)}}},
 		{Group: 1, Bytes: 1100, RU: 9, Full: true, Items: 11, LSN: 39}, // behind, not leading
 		{Group: 2, Bytes: 5, RU: 1},                                    // an older node's
 	}
@@ -36,7 +37,9 @@ func TestMergeFigures(t *testing.T) {
 	if len(pf.trend) != 1 || pf.trend[0].PeakRU != 70 || pf.trend[0].Normalized != 0.7 || pf.trend[0].Start.Unix() != 95 {
 		t.Fatalf("trend %+v", pf.trend)
 	}
-	if len(pf.hottest) != 2 || pf.hottest[0] != (LogicalStat{EPK: hot, RU: 30}) || pf.hottest[1].EPK != cold {
+	// The key value comes from the replica that read it (a node of an earlier release sends
+	// none).
+	if len(pf.hottest) != 2 || pf.hottest[0].EPK != hot || pf.hottest[0].RU != 30 || string(pf.hottest[0].Key) != `"tenant-42"` || pf.hottest[1].EPK != cold {
 		t.Fatalf("hottest %+v", pf.hottest)
 	}
 	// Without a leader among them, the replica furthest along.

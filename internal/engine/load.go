@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"sync"
 	"time"
@@ -71,10 +72,12 @@ type trendFigure struct {
 	Normalized float64 `json:"n"`
 }
 
-// logicalFigure is a logical partition's request units as they travel: its EPK in hex.
+// logicalFigure is a logical partition's request units as they travel: its EPK in hex, and its
+// key value as JSON (none from a node of an earlier release).
 type logicalFigure struct {
-	EPK string  `json:"e"`
-	RU  float64 `json:"ru"`
+	EPK string          `json:"e"`
+	RU  float64         `json:"ru"`
+	Key json.RawMessage `json:"k,omitempty"`
 }
 
 // loadFigures are the groups' figures one pass gathered: each group's size (the largest of
@@ -136,8 +139,8 @@ func (e *Engine) localFigures() []replicaFigure {
 				for _, t := range b.Trend(now) {
 					f.Trend = append(f.Trend, trendFigure{Start: t.Start.Unix(), PeakRU: t.PeakRU, Normalized: t.Normalized})
 				}
-				for _, l := range p.Hottest(figuresHottest) {
-					f.Hottest = append(f.Hottest, logicalFigure{EPK: l.EPK.Hex(), RU: l.RU})
+				for _, l := range c.withKeys(p, logicalStats(p.Hottest(figuresHottest))) {
+					f.Hottest = append(f.Hottest, logicalFigure{EPK: l.EPK.Hex(), RU: l.RU, Key: l.Key})
 				}
 				out = append(out, f)
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -38,7 +39,11 @@ func statsOf(p *partition.Partition) PartitionStats {
 
 // LogicalStat describes one logical partition of a physical partition.
 type LogicalStat struct {
-	EPK   epk.EPK
+	EPK epk.EPK
+	// Key is its partition key value as JSON (an array of a hierarchical key's values), read
+	// from one of its items; nil when it has none left, or when no replica that could read
+	// it said.
+	Key   json.RawMessage
 	Items int64
 	Bytes int64
 	RU    float64 // request units charged to it in the last minute or so
@@ -157,7 +162,7 @@ func (c *Container) metrics(top int) ([]PartitionMetrics, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.Largest, m.Hottest = logicalStats(largest), logicalStats(p.Hottest(top))
+			m.Largest, m.Hottest = c.withKeys(p, logicalStats(largest)), c.withKeys(p, logicalStats(p.Hottest(top)))
 			m.Trend = p.Budget().Trend(time.Now())
 		}
 		out = append(out, m)

@@ -209,7 +209,7 @@ func typedAnswer(req forwarded, ans forwardedAnswer) *nodemsg.Answer {
 				t.Trend = append(t.Trend, &nodemsg.TrendPoint{Start: p.Start, PeakRu: p.PeakRU, Normalized: p.Normalized})
 			}
 			for _, h := range f.Hottest {
-				t.Hottest = append(t.Hottest, &nodemsg.LogicalFigure{Epk: h.EPK, Ru: h.RU})
+				t.Hottest = append(t.Hottest, &nodemsg.LogicalFigure{Epk: h.EPK, Ru: h.RU, Key: h.Key})
 			}
 			a.Figures[i] = t
 		}
@@ -292,7 +292,7 @@ func decodeAnswer(raw []byte) (forwardedAnswer, error) {
 				f.Trend = append(f.Trend, trendFigure{Start: p.GetStart(), PeakRU: p.GetPeakRu(), Normalized: p.GetNormalized()})
 			}
 			for _, h := range t.Hottest {
-				f.Hottest = append(f.Hottest, logicalFigure{EPK: h.GetEpk(), RU: h.GetRu()})
+				f.Hottest = append(f.Hottest, logicalFigure{EPK: h.GetEpk(), RU: h.GetRu(), Key: h.GetKey()})
 			}
 			ans.Figures = append(ans.Figures, f)
 		}

@@ -96,7 +96,8 @@ func (d PartitionKeyDef) normalize() (PartitionKeyDef, error) {
 // token of their partition key (rows.go), over the EPK space version 2 hashes fill.
 const TableKind = "Murmur3"
 
-func (d PartitionKeyDef) scheme() epk.Scheme {
+// Scheme is how the definition's key values hash to EPKs.
+func (d PartitionKeyDef) Scheme() epk.Scheme {
 	switch {
 	case d.Kind == TableKind:
 		return epk.SchemeV2 // for the layout of initial ranges and splits; rows bring their EPKs

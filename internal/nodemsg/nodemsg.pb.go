@@ -2237,11 +2237,14 @@ func (x *TrendPoint) GetNormalized() float64 {
 	return 0
 }
 
-// LogicalFigure is a logical partition's request units, its EPK in hex.
+// LogicalFigure is a logical partition's request units, its EPK in hex, and its partition key
+// value as JSON when the node that sends it could read it (a node of an earlier release sends
+// none).
 type LogicalFigure struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Epk           string                 `protobuf:"bytes,1,opt,name=epk,proto3" json:"epk,omitempty"`
 	Ru            float64                `protobuf:"fixed64,2,opt,name=ru,proto3" json:"ru,omitempty"`
+	Key           []byte                 `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2288,6 +2291,13 @@ func (x *LogicalFigure) GetRu() float64 {
 		return x.Ru
 	}
 	return 0
+}
+
+func (x *LogicalFigure) GetKey() []byte {
+	if x != nil {
+		return x.Key
+	}
+	return nil
 }
 
 // PartitionKey is a partition key's values, in path order. Sent empty, it is the key of no
@@ -4052,10 +4062,11 @@ const file_nodemsg_proto_rawDesc = "" +
 	"\apeak_ru\x18\x02 \x01(\x01R\x06peakRu\x12\x1e\n" +
 	"\n" +
 	"normalized\x18\x03 \x01(\x01R\n" +
-	"normalized\"1\n" +
+	"normalized\"C\n" +
 	"\rLogicalFigure\x12\x10\n" +
 	"\x03epk\x18\x01 \x01(\tR\x03epk\x12\x0e\n" +
-	"\x02ru\x18\x02 \x01(\x01R\x02ru\"D\n" +
+	"\x02ru\x18\x02 \x01(\x01R\x02ru\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\fR\x03key\"D\n" +
 	"\fPartitionKey\x124\n" +
 	"\x06values\x18\x01 \x03(\v2\x1c.partita.nodemsg.v1.KeyValueR\x06values\"B\n" +
 	"\bKeyValue\x12\x12\n" +

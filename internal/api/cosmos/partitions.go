@@ -1,9 +1,11 @@
 package cosmos
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/partita-db/partita/internal/engine"
+	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/ru"
 )
 
@@ -19,13 +21,20 @@ type PartitionsResponse struct {
 	// HistoryStep is the width in seconds of each point of the partitions'
 	// normalizedRUHistory.
 	HistoryStep int `json:"historyStepSeconds"`
+	// HashVersion is the version of the hash that places the container's keys (1 or 2).
+	HashVersion int `json:"hashVersion"`
 }
 
 // PartitionJSON is one physical partition in PartitionsResponse.
 type PartitionJSON struct {
-	ID             uint32        `json:"id"`
-	MinInclusive   string        `json:"minInclusive"`
-	MaxExclusive   string        `json:"maxExclusive"`
+	ID           uint32 `json:"id"`
+	MinInclusive string `json:"minInclusive"`
+	MaxExclusive string `json:"maxExclusive"`
+	// HashStart and HashEnd are where the range begins and ends in the space of hashes, from
+	// 0 to 1 (epk.Scheme.Position): drawn by them, each range is as wide as its share of the
+	// keys. The EPKs themselves are no such scale (every version 1 EPK begins near 05C1).
+	HashStart      float64       `json:"hashStart"`
+	HashEnd        float64       `json:"hashEnd"`
 	Parents        []uint32      `json:"parents"`
 	Items          int64         `json:"items"`
 	Bytes          int64         `json:"bytes"`
@@ -49,18 +58,20 @@ type TrendJSON struct {
 	PeakRU     float64 `json:"peakRU"`     // the most RUs spent in one second
 }
 
-// LogicalJSON is one logical partition, named by its EPK.
+// LogicalJSON is one logical partition, named by its EPK and by its partition key value (as
+// JSON; absent when no item of it could be read).
 type LogicalJSON struct {
-	EPK   string  `json:"epk"`
-	Items int64   `json:"items,omitempty"`
-	Bytes int64   `json:"bytes,omitempty"`
-	RU    float64 `json:"ru,omitempty"`
+	EPK   string          `json:"epk"`
+	Key   json.RawMessage `json:"key,omitempty"`
+	Items int64           `json:"items,omitempty"`
+	Bytes int64           `json:"bytes,omitempty"`
+	RU    float64         `json:"ru,omitempty"`
 }
 
 func logicalJSON(ls []engine.LogicalStat) []LogicalJSON {
 	out := make([]LogicalJSON, len(ls))
 	for i, l := range ls {
-		out[i] = LogicalJSON{EPK: l.EPK.Hex(), Items: l.Items, Bytes: l.Bytes, RU: l.RU}
+		out[i] = LogicalJSON{EPK: l.EPK.Hex(), Key: l.Key, Items: l.Items, Bytes: l.Bytes, RU: l.RU}
 	}
 	return out
 }
@@ -75,14 +86,19 @@ func (c *call) partitions() error {
 	if err != nil {
 		return err
 	}
-	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3], HistoryStep: ru.TrendStep, NonPartitioned: info.PartitionKey.SystemKey}
+	scheme := info.PartitionKey.Scheme()
+	resp := PartitionsResponse{Database: c.res.segs[1], Container: c.res.segs[3], HistoryStep: ru.TrendStep, NonPartitioned: info.PartitionKey.SystemKey,
+		HashVersion: 2}
+	if scheme == epk.SchemeV1 {
+		resp.HashVersion = 1
+	}
 	for _, m := range ms {
-		resp.Partitions = append(resp.Partitions, partitionJSON(m))
+		resp.Partitions = append(resp.Partitions, partitionJSON(m, scheme))
 	}
 	return c.replyJSON(http.StatusOK, resp)
 }
 
-func partitionJSON(m engine.PartitionMetrics) PartitionJSON {
+func partitionJSON(m engine.PartitionMetrics, s epk.Scheme) PartitionJSON {
 	parents := m.Parents
 	if parents == nil {
 		parents = []uint32{}
@@ -93,6 +109,7 @@ func partitionJSON(m engine.PartitionMetrics) PartitionJSON {
 	}
 	return PartitionJSON{
 		ID: m.ID, MinInclusive: m.Range.Min.Hex(), MaxExclusive: m.Range.Max.Hex(), Parents: parents,
+		HashStart: s.Position(m.Range.Min), HashEnd: s.Position(m.Range.Max),
 		Items: m.Items, Bytes: m.Bytes, LSN: m.LSN, RUPerSecond: m.PerSecond, RULastSecond: m.LastSecond,
 		NormalizedRU: m.NormalizedUse, RUTotal: m.Total, Throttled: m.Throttled,
 		LargestLogical: logicalJSON(m.Largest), HottestLogical: logicalJSON(m.Hottest), History: history,

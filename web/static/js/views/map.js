@@ -1,5 +1,6 @@
 // The live partition map: the container's physical partitions as their EPK ranges drawn to
-// scale over the hash space ["", "FF"), each coloured by its normalized RU consumption, with a
+// scale over the space of hashes (where the server places each range: hashStart to hashEnd,
+// from 0 to 1, for version 1 hashes as for version 2), each coloured by its normalized RU consumption, with a
 // table of their storage, request units, throttling and busiest logical partitions, and a
 // timeline of normalized consumption per partition over the last five minutes. It polls the
 // partitions view every 1.5 s, so splits show as they happen.
@@ -11,11 +12,6 @@ const POLL_MS = 1500;
 const PALETTE = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626', '#4b5563', '#ca8a04'];
 const colour = id => PALETTE[id % PALETTE.length];
 
-// frac places a hex EPK in the hash space as a fraction from 0 ("") to 1 ("FF", its end).
-export function frac(hex) {
-  if (hex === 'FF') return 1;
-  return parseInt(hex.slice(0, 12).padEnd(12, '0'), 16) / 2 ** 48;
-}
 
 // heat colours a normalized consumption: pale when idle, amber when busy, red at or past the
 // budget (requests were, or could have been, throttled).
@@ -107,7 +103,7 @@ function rangeBar(ps, isNew) {
   const W = 1000, top = 6, hgt = 44;
   const svg = s('svg', {id: 'partition-bar', viewBox: `0 0 ${W} 78`, role: 'img', 'aria-label': 'Partition key ranges over the hash space'});
   for (const p of ps) {
-    const x0 = frac(p.minInclusive) * W, x1 = frac(p.maxExclusive) * W;
+    const x0 = p.hashStart * W, x1 = p.hashEnd * W;
     const g = s('g', {class: 'range' + (isNew(p.id) ? ' fresh' : ''), 'data-id': p.id},
       s('title', {}, `Partition ${p.id}: [${p.minInclusive || '""'}, ${p.maxExclusive})\n${num(p.items)} items, ${bytes(p.bytes)}\n` +
         `${num(p.ruLastSecond, 1)} of ${num(p.ruPerSecond)} RU/s last second; peak ${pct(p.normalizedRUConsumption)} in the last minute\n${num(p.throttled)} throttled`),
@@ -117,7 +113,7 @@ function rangeBar(ps, isNew) {
     }
     svg.append(g);
   }
-  for (const [f, label] of [[0, '""'], [0.25, '40'], [0.5, '80'], [0.75, 'C0'], [1, 'FF']]) {
+  for (const [f, label] of [[0, '0'], [0.25, '¼'], [0.5, '½'], [0.75, '¾'], [1, 'all hashes']]) {
     const x = f * W;
     svg.append(s('line', {x1: x, x2: x, y1: top + hgt, y2: top + hgt + 6, stroke: '#9ca3af'}),
       s('text', {x: Math.min(Math.max(x, 10), W - 12), y: top + hgt + 22, 'text-anchor': 'middle', class: 'tick'}, label));
@@ -138,9 +134,14 @@ function meter(x, fill = heat(x)) {
     s('rect', {width: Math.min(x, 1) * 60, height: 8, fill, rx: 2}));
 }
 
+// logicals lists logical partitions by their key values (as JSON, so that "42" and 42 differ),
+// each with the first digits of its EPK beside it; by the EPK alone when no item of it could be
+// read.
 function logicals(list, show) {
   if (!list || list.length === 0) return '–';
-  return h('ol', {class: 'logical'}, list.map(l => h('li', {title: l.epk}, h('code', {}, l.epk.slice(0, 8) || '""'), ' ', show(l))));
+  return h('ol', {class: 'logical'}, list.map(l => h('li', {title: `EPK ${l.epk || '""'}`},
+    'key' in l ? h('code', {class: 'key'}, JSON.stringify(l.key)) : '',
+    ' ', h('code', {class: 'epk muted'}, l.epk.slice(0, 8) || '""'), ' ', show(l))));
 }
 
 function partitionTable(ps, isNew) {
