@@ -11,7 +11,8 @@ const (
 	// record states no version runs one of them.
 	Base Version = 1
 	// V2 lets the nodes stream snapshots over a stream of their own (StreamedSnapshots), and
-	// share a partition's request-unit budget between its replicas (PartitionBudgets).
+	// share a partition's request-unit budget between its replicas (PartitionBudgets); at V2
+	// every node indexes id and _ts whatever the policy (SystemPaths).
 	V2 Version = 2
 	// V3 lets the nodes send each other typed messages (package nodemsg) where they sent
 	// JSON (NodeMessages).
@@ -25,6 +26,7 @@ const (
 const (
 	StreamedSnapshots = V2
 	PartitionBudgets  = V2
+	SystemPaths       = V2
 	NodeMessages      = V3
 )
 

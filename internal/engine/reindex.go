@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/partita-db/partita/internal/clusterversion"
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
@@ -143,9 +144,10 @@ func (e *Engine) changeIndexingInCluster(c *Container, dbID, id string, r Contai
 }
 
 // recordPolicy has each partition of c this node's replica leads record the container's
-// policy, when it follows another, and the rebuild of those with one in flight run here
-// (cluster only: see changeIndexingInCluster).
+// policy, when it follows another, or recheck its system paths' entries, and the rebuild of
+// those with one in flight run here (cluster only: see changeIndexingInCluster).
 func (e *Engine) recordPolicy(c *Container) {
+	e.recheckSystemPaths(c)
 	pol := c.policy()
 	for _, p := range c.routes.Load().parts {
 		if p.Leading() && !p.Policy().Equal(pol) {
@@ -157,6 +159,25 @@ func (e *Engine) recordPolicy(c *Container) {
 	e.mu.Lock()
 	e.startReindexLocked(c)
 	e.mu.Unlock()
+}
+
+// recheckSystemPaths has each partition of c this node leads recheck its entries of id and
+// _ts (partition/recheck.go), when c is older than them and every node of the cluster indexes
+// them: a node of an earlier build may have led the partition and written items without them.
+// The rebuild that follows runs as any other (startReindexLocked).
+func (e *Engine) recheckSystemPaths(c *Container) {
+	if !c.olderSystemPaths || e.cluster == nil || e.cluster.active() < clusterversion.SystemPaths {
+		return
+	}
+	for _, p := range c.routes.Load().parts {
+		if p.Leading() && p.RecheckNeeded() {
+			if err := p.RecheckSystemPaths(); err != nil {
+				e.log.Debug("rechecking the system paths' entries", "container", c.id, "partition", p.ID(), "err", err)
+			} else {
+				e.log.Info("rechecking the system paths' entries, now that every node indexes them", "container", c.id, "partition", p.ID())
+			}
+		}
+	}
 }
 
 // startReindexLocked starts the rebuild goroutine of c if a rebuild is in flight and none

@@ -87,6 +87,8 @@ func (a *applyBatch) stage(e *entry) error {
 		return a.stageSplitAbort()
 	case entryVectorBuild:
 		return a.stageVectorBuild(e.build)
+	case entryRecheck:
+		return a.stageRecheck()
 	}
 	return fault.New(fault.Internal, "partition %d: unknown log entry kind %d", a.p.id, e.kind)
 }

@@ -31,6 +31,7 @@ import (
 //	split-commit, split-abort = (nothing)
 //	vector-build = bytes(path) byte(started) uvarint(from) uvarint(cursor) varint(done) byte(end)
 //	          list(uvarint(seq) bytes(float32 little-endian...))
+//	recheck = (nothing)
 //
 // The version byte comes first so that a later encoding can be told apart: a replica refuses
 // an entry of a version it does not know rather than misread it (a cluster upgrades its nodes
@@ -218,7 +219,7 @@ func decodeEntryBytes(v []byte) (*entry, error) {
 		e.purge = p
 	case entrySplitStart:
 		e.split = &splitPlan{At: epk.EPK(f.bytes()), Left: f.uint32(), Right: f.uint32()}
-	case entrySplitCommit, entrySplitAbort:
+	case entrySplitCommit, entrySplitAbort, entryRecheck:
 	default:
 		return nil, fmt.Errorf("%w: unknown kind %d", ErrBadEntry, e.kind)
 	}

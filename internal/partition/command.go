@@ -32,10 +32,11 @@ const (
 	entrySplitCommit                      // the split ends: the children own the items
 	entrySplitAbort                       // the split is abandoned
 	entryVectorBuild                      // a step of a vector index's graph build
+	entryRecheck                          // every item's entries of the system paths are rebuilt once more
 	entryKinds                            // one past the last kind
 )
 
-var entryKindNames = [entryKinds]string{"", "write", "lease", "policy", "reindex", "purge", "split-start", "split-commit", "split-abort", "vector-build"}
+var entryKindNames = [entryKinds]string{"", "write", "lease", "policy", "reindex", "purge", "split-start", "split-commit", "split-abort", "vector-build", "recheck"}
 
 func (k entryKind) String() string {
 	if k < entryKinds {

@@ -45,6 +45,11 @@ type indexState struct {
 	done   int64
 	// recorded is set when the state comes from (or is written to) the partition's record.
 	recorded bool
+	// checked: every item's entries of the system paths are there, whatever build led the
+	// partition before (see IndexTrusted): a rebuild that a recheck entry began, once every
+	// node of the cluster indexed them, went through every item. recheck: that rebuild is
+	// under way. Both are carried by every state that follows.
+	recheck, checked bool
 }
 
 func (s *indexState) settled() bool { return len(s.prevs) == 0 }
@@ -55,6 +60,9 @@ type indexingRecord struct {
 	Prevs  []json.RawMessage `json:"prevs,omitempty"`
 	Cursor uint64            `json:"cursor,omitempty"`
 	Done   int64             `json:"done,omitempty"`
+	// Recheck and Checked are the state's (indexState.recheck, checked).
+	Recheck bool `json:"recheck,omitempty"`
+	Checked bool `json:"checked,omitempty"`
 	// Terms is what the policies stand for, which every record this build writes states as
 	// termsSystemPaths: entries follow the policies as this build applies them. A record of an
 	// earlier build states less, and its entries lack what came after (olderTerms).
@@ -73,7 +81,8 @@ const (
 
 // put adds the record of s for partition id to b.
 func (s *indexState) put(b *storage.Batch, container, id uint32) error {
-	v, err := json.Marshal(indexingRecord{Policy: s.polJSON, Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done, Terms: termsSystemPaths})
+	v, err := json.Marshal(indexingRecord{Policy: s.polJSON, Prevs: s.prevJSON, Cursor: s.cursor, Done: s.done, Terms: termsSystemPaths,
+		Recheck: s.recheck, Checked: s.checked})
 	if err != nil {
 		return err
 	}
@@ -180,7 +189,7 @@ func decodeIndexState(v []byte, id uint32) (*indexState, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("partition %d: indexing record: %w", id, err)
 	}
-	st := &indexState{pol: pol, polJSON: pol.JSON(), cursor: rec.Cursor, done: rec.Done, recorded: true}
+	st := &indexState{pol: pol, polJSON: pol.JSON(), cursor: rec.Cursor, done: rec.Done, recorded: true, recheck: rec.Recheck, checked: rec.Checked}
 	for _, raw := range rec.Prevs {
 		prev, err := indexing.ParseRecord(raw) // a Legacy form among them (olderSystemPaths)
 		if err != nil {
@@ -206,11 +215,12 @@ func (p *Partition) PolicyJSON() json.RawMessage { return p.ix.Load().polJSON }
 // never trusts the index for those the earlier build left out. In a cluster upgraded node by
 // node, a leader of that build may write an item (after the rebuild passed it, or carrying on
 // a rebuild step as its own state says) without their entries, and nothing in its entries
-// tells this build so; queries on them read the items instead, exactly. Single nodes and
+// tells this build so; queries on them read the items instead, exactly, until a rebuild begun
+// once no such node is left went through every item (RecheckSystemPaths). Single nodes and
 // containers created by this build are not affected.
 func (p *Partition) IndexTrusted(path string) bool {
 	st := p.ix.Load()
-	if p.mixedSystemPaths && indexing.AlwaysIndexed(path) && (path == tsPath || !st.pol.IndexesByRules(path)) {
+	if p.mixedSystemPaths && !st.checked && indexing.AlwaysIndexed(path) && (path == tsPath || !st.pol.IndexesByRules(path)) {
 		return false
 	}
 	return st.pol.Indexes(path) && indexing.IndexedByAll(path, st.prevs...)
@@ -273,7 +283,7 @@ func (a *applyBatch) stagePolicy(c *policyChange) error {
 	if err := a.dropVectors(cur.pol, pol); err != nil {
 		return err
 	}
-	next := &indexState{pol: pol, polJSON: pol.JSON(), recorded: true}
+	next := &indexState{pol: pol, polJSON: pol.JSON(), recorded: true, recheck: cur.recheck, checked: cur.checked}
 	if pol.IndexesNothing() {
 		start, end := storage.IndexPartitionSpan(p.container, p.id)
 		if err := a.b.DeleteRange(start, end); err != nil {
@@ -294,8 +304,14 @@ func (a *applyBatch) stagePolicy(c *policyChange) error {
 	return a.setIndexState(next)
 }
 
-// setIndexState records s as the index state from this entry on.
+// setIndexState records s as the index state from this entry on. A recheck that settles is
+// done: the index is checked.
 func (a *applyBatch) setIndexState(s *indexState) error {
+	if s.recheck && s.settled() {
+		c := *s
+		c.recheck, c.checked = false, true
+		s = &c
+	}
 	if err := s.put(a.b, a.p.container, a.p.id); err != nil {
 		return err
 	}
@@ -414,9 +430,9 @@ func (a *applyBatch) stageReindex(s *reindexStep) error {
 		}
 	}
 	next := &indexState{pol: cur.pol, polJSON: cur.polJSON, prevs: cur.prevs, prevJSON: cur.prevJSON,
-		cursor: s.Cursor, done: s.Done, recorded: true}
+		cursor: s.Cursor, done: s.Done, recorded: true, recheck: cur.recheck, checked: cur.checked}
 	if s.End {
-		next = &indexState{pol: cur.pol, polJSON: cur.polJSON, done: s.Done, recorded: true}
+		next.prevs, next.prevJSON, next.cursor = nil, nil, 0
 	}
 	a.effects = append(a.effects, func() { p.capture(s) })
 	return a.setIndexState(next)

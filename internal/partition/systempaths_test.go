@@ -21,6 +21,9 @@ type spFixture struct {
 	p   *Partition
 	pol *indexing.Policy
 	ts  int64
+	// mixed opens the partition as a replica, in a cluster, of a container older than the
+	// system paths (Config.DistrustSystemPaths).
+	mixed bool
 }
 
 const spDir = "/data"
@@ -49,7 +52,7 @@ func (f *spFixture) openDB() {
 func (f *spFixture) open(pol *indexing.Policy, older bool) {
 	f.t.Helper()
 	p, err := Open(Config{DB: f.db, Container: 1, ID: 0, Range: epk.All, MaxLogicalBytes: 1 << 30, Index: pol,
-		OlderSystemPaths: older, Now: func() int64 { return f.ts }})
+		OlderSystemPaths: older, DistrustSystemPaths: f.mixed, Now: func() int64 { return f.ts }})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -213,5 +216,90 @@ func TestSystemPathsTrust(t *testing.T) {
 	f.p.mixedSystemPaths = true
 	if f.p.IndexTrusted("/_ts") || f.p.IndexTrusted("/id") || !f.p.IndexTrusted("/n") {
 		t.Fatalf("mixed: trusted _ts %v, id %v, n %v", f.p.IndexTrusted("/_ts"), f.p.IndexTrusted("/id"), f.p.IndexTrusted("/n"))
+	}
+}
+
+// In a cluster upgraded node by node, a leader of the earlier build may write items without
+// their system paths' entries after the upgrade's rebuild passed them. Once no such node is
+// left, a recheck rebuilds those entries again: the items it left out are found by _ts, and
+// the index is trusted for the system paths from then on, after a restart too.
+func TestSystemPathsRecheck(t *testing.T) {
+	f := newSPFixture(t, `{"includedPaths":[{"path":"/n/?"}],"excludedPaths":[{"path":"/*"}]}`)
+	legacy, err := f.pol.Legacy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.open(legacy, false) // the earlier build's writes
+	f.create(0, 10)
+	f.p.Close()
+	f.mixed = true
+	f.open(f.pol, true) // this build: the upgrade's rebuild
+	for !f.step(4) {
+	}
+	if f.p.IndexTrusted("/_ts") || !f.p.RecheckNeeded() {
+		t.Fatal("a replica of an older container in a cluster trusts _ts before a recheck")
+	}
+	f.p.Close()
+
+	// A leader of the earlier build writes two items, without their _ts entries: its writes
+	// follow its own policy (this build's record set aside meanwhile).
+	rec, err := f.db.GetCopy(nil, storage.IndexingKey(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setRecord := func(v []byte) {
+		b := f.db.NewBatch()
+		defer b.Close()
+		if v == nil {
+			err = b.Delete(storage.IndexingKey(1, 0))
+		} else {
+			err = b.Set(storage.IndexingKey(1, 0), v)
+		}
+		if err != nil || b.Commit() != nil {
+			t.Fatal("writing the indexing record", err)
+		}
+	}
+	setRecord(nil)
+	f.mixed = false
+	f.open(legacy, false)
+	f.create(10, 12)
+	f.p.Close()
+	setRecord(rec)
+
+	f.mixed = true
+	f.open(f.pol, true)
+	if got := f.tsFound(0, 1<<40); len(got) != 10 {
+		t.Fatalf("before the recheck the index finds %d items by _ts, want the 10 the upgrade rebuilt", len(got))
+	}
+	if err := f.p.RecheckSystemPaths(); err != nil {
+		t.Fatal(err)
+	}
+	if f.p.RecheckNeeded() || f.p.IndexTrusted("/_ts") {
+		t.Fatal("the recheck did not begin")
+	}
+	if _, _, settled := f.p.ReindexProgress(); settled {
+		t.Fatal("no rebuild in flight")
+	}
+	if err := f.p.RecheckSystemPaths(); err != nil { // once is enough
+		t.Fatal(err)
+	}
+	f.step(5)
+	f.create(12, 13) // a write meanwhile has its entries
+	for !f.step(5) {
+	}
+	if !f.p.IndexTrusted("/_ts") || f.p.RecheckNeeded() {
+		t.Fatal("not trusted after the recheck")
+	}
+	if err := f.p.CheckIndex(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.tsFound(0, 1<<40); len(got) != 13 {
+		t.Fatalf("after the recheck the index finds %d items by _ts, want 13: %v", len(got), got)
+	}
+	f.p.Close()
+	f.open(f.pol, true)
+	defer f.p.Close()
+	if !f.p.IndexTrusted("/_ts") || f.p.RecheckNeeded() {
+		t.Fatal("a restart does not trust the rechecked entries")
 	}
 }
