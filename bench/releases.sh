@@ -3,7 +3,7 @@
 # on this machine, in one run with bench's alternating comparison (-compare-endpoint): one node
 # of each (creates and point reads), then two clusters of three nodes, one of each release,
 # through a node that forwards its writes to the partitions' leader (the node the container
-# was created through), and two clusters of four nodes with three replicas of each partition,
+# was created through) and through the leader's node, and two clusters of four nodes with three replicas of each partition,
 # through the node that holds no replica of the container's one partition. The cluster
 # processes share the machine's cores; the alternation runs one cluster's round while the
 # other's idles.
@@ -72,6 +72,8 @@ for port in 18591 18691; do
 done
 echo "== through a node that forwards its writes: $PREV (A) against this tree (B)"
 run -endpoint http://127.0.0.1:18692/ -label "cluster-follower-$PREV" -compare-endpoint http://127.0.0.1:18592/ -compare-label cluster-follower-this -workload create,read
+echo "== through the leader's node: $PREV (A) against this tree (B)"
+run -endpoint http://127.0.0.1:18691/ -label "cluster-leader-$PREV" -compare-endpoint http://127.0.0.1:18591/ -compare-label cluster-leader-this -workload create
 stop_all
 
 # Four nodes each, three replicas: the container's one partition is on three of them.

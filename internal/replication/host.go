@@ -349,6 +349,19 @@ func (h *Host) handleReadies() bool {
 		// Raft ignored it.
 		h.dropIncoming(rds[i].gr)
 	}
+	// A leader's appends go to its followers before they are synced here, so that its sync
+	// and theirs overlap (the Raft thesis, 10.2.1, which etcd raft's contract allows: messages
+	// may be sent while the entries of the same Ready are persisted). It is safe because a
+	// leader counts its own copy towards a commit only once it is synced (raft steps its
+	// self-acknowledgement at Advance, below), so an entry still commits only once a majority
+	// holds it durably. The rest (every answer, whose sender promises what it persisted)
+	// waits for the sync, as do all of a Ready that changes a term or a vote.
+	later := make([][]*pb.Message, len(rds))
+	for i, r := range rds {
+		var now []*pb.Message
+		now, later[i] = sendsEarly(r.gr, r.rd)
+		h.send(r.gr, now)
+	}
 	b := h.cfg.DB.NewBatch()
 	sync := false
 	for _, r := range rds {
@@ -377,8 +390,8 @@ func (h *Host) handleReadies() bool {
 	}
 	b.Close()
 	// Send, then apply, then advance.
-	for _, r := range rds {
-		h.send(r.gr, r.rd.Messages)
+	for i, r := range rds {
+		h.send(r.gr, later[i])
 	}
 	for _, r := range rds {
 		gr := r.gr
@@ -403,6 +416,25 @@ func (h *Host) handleReadies() bool {
 		h.afterApply(r.gr)
 	}
 	return true
+}
+
+// sendsEarly divides a Ready's messages into those that may be sent before its entries and
+// hard state are synced (a leader's appends and heartbeats, when the Ready changes neither the
+// term nor the vote that gr's log holds) and those that must wait.
+func sendsEarly(gr *group, rd raft.Ready) (now, later []*pb.Message) {
+	hs, held := rd.HardState, gr.log.hard
+	if !raft.IsEmptyHardState(hs) && (hs.GetTerm() != held.GetTerm() || hs.GetVote() != held.GetVote()) {
+		return nil, rd.Messages
+	}
+	for _, m := range rd.Messages {
+		switch m.GetType() {
+		case pb.MsgApp, pb.MsgHeartbeat:
+			now = append(now, m)
+		default:
+			later = append(later, m)
+		}
+	}
+	return now, later
 }
 
 // fatal stops the host after a failure it cannot recover from: the node must restart, and
