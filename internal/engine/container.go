@@ -39,10 +39,10 @@ type Container struct {
 	session nodeSession
 	// keyValues are the key values of logical partitions the metrics named (keyvalues.go).
 	keyValues keyValues
-	rid     rid.Container
-	scheme  epk.Scheme
-	paths   [][]string // the partition key paths, split into segments
-	routes  atomic.Pointer[routing]
+	rid       rid.Container
+	scheme    epk.Scheme
+	paths     [][]string // the partition key paths, split into segments
+	routes    atomic.Pointer[routing]
 	// splitMu is held shared by every request and exclusively by a split, which therefore
 	// never runs under a request, and delays requests without failing them.
 	splitMu   sync.RWMutex

@@ -45,7 +45,10 @@ func (c *Container) keyValue(p *partition.Partition, e epk.EPK) json.RawMessage 
 	}
 	var key epk.Key
 	found := false
-	err := p.ScanItems(partition.ItemPos{EPK: e}, partition.ItemPos{EPK: p.Range().Max}, false, func(d partition.Doc) bool {
+	// What the replica has applied: a value needs no read index (nor a leader, which a group
+	// may lack while the metrics are asked for).
+	rd := p.At(partition.Consistency{Level: partition.Prefix})
+	err := rd.ScanItems(partition.ItemPos{EPK: e}, partition.ItemPos{EPK: p.Range().Max}, false, func(d partition.Doc) bool {
 		if d.EPK() == e {
 			_, key, _ = document.Parse(d.JSON, c.paths)
 			found = key != nil

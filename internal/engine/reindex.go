@@ -3,10 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"github.com/partita-db/partita/internal/clusterversion"
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/partition"
