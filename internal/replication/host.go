@@ -79,9 +79,10 @@ type Host struct {
 	// snapshots the snapshots sent and installed.
 	proposals, syncs           atomic.Uint64
 	snapshotsSent, snapshotsIn atomic.Uint64
-	// streaming counts the snapshots being streamed to other nodes (snapstream.go): Close waits
-	// for them, which end once gone is closed, before the store may close under their reads.
-	streaming sync.WaitGroup
+	// sending counts the snapshots being made and sent to other nodes, whole (snapshot.go) or
+	// streamed (snapstream.go): Close waits for them, which end once gone is closed, before the
+	// store may close under their reads.
+	sending sync.WaitGroup
 
 	stop, stopped chan struct{}
 }
@@ -245,7 +246,7 @@ func (h *Host) Close() {
 		close(h.stop)
 		<-h.stopped
 	}
-	h.streaming.Wait()
+	h.sending.Wait()
 	h.closeGroups()
 }
 

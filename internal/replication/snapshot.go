@@ -63,10 +63,20 @@ func (h *Host) sendSnapshot(gr *group, env *Envelope) {
 	}
 	spans, meta := gr.sm.Spans(), gr.meta
 	g := gr.id
+	h.sending.Add(1)
 	go func() {
+		defer h.sending.Done()
 		data := &SnapshotData{Meta: meta, Spans: spans}
 		var err error
 		for _, s := range spans {
+			select {
+			case <-h.gone:
+				err = errStopped // Close waits for this goroutine before the store closes
+			default:
+			}
+			if err != nil {
+				break
+			}
 			var sst []byte
 			if sst, err = snap.SpanSST(h.cfg.DB, s); err != nil {
 				break
@@ -76,7 +86,9 @@ func (h *Host) sendSnapshot(gr *group, env *Envelope) {
 		snap.Close()
 		status := raft.SnapshotFinish
 		if err != nil {
-			h.cfg.Logger.Error("replication: making a snapshot", "group", g, "err", err)
+			if err != errStopped {
+				h.cfg.Logger.Error("replication: making a snapshot", "group", g, "err", err)
+			}
 			status = raft.SnapshotFailure
 		} else {
 			env.Snapshot = data

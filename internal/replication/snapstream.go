@@ -46,9 +46,9 @@ var errSnapshotRefused = errors.New("replication: the receiver did not take the 
 func (h *Host) streamSnapshot(st SnapshotStreamer, gr *group, env *Envelope, snap *storage.Snapshot) {
 	spans, g, to := gr.sm.Spans(), gr.id, uint64(env.To.Replica)
 	env.Snapshot = &SnapshotData{Meta: gr.meta, Spans: spans}
-	h.streaming.Add(1)
+	h.sending.Add(1)
 	go func() {
-		defer h.streaming.Done()
+		defer h.sending.Done()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() { // the host closing ends the stream
