@@ -12,10 +12,11 @@ const (
 	Base Version = 1
 	// V2 lets the nodes stream snapshots over a stream of their own (StreamedSnapshots), and
 	// share a partition's request-unit budget between its replicas (PartitionBudgets); at V2
-	// every node indexes id and _ts whatever the policy (SystemPaths).
+	// every node indexes id and _ts whatever the policy.
 	V2 Version = 2
 	// V3 lets the nodes send each other typed messages (package nodemsg) where they sent
-	// JSON (NodeMessages).
+	// JSON (NodeMessages), and a partition's leader log a recheck of the entries of id and _ts
+	// (SystemPathsRecheck), an entry the releases before do not know.
 	V3 Version = 3
 
 	// Latest is the newest version this release knows.
@@ -24,10 +25,10 @@ const (
 
 // Features, each the version that introduced it.
 const (
-	StreamedSnapshots = V2
-	PartitionBudgets  = V2
-	SystemPaths       = V2
-	NodeMessages      = V3
+	StreamedSnapshots  = V2
+	PartitionBudgets   = V2
+	NodeMessages       = V3
+	SystemPathsRecheck = V3
 )
 
 func (v Version) String() string { return fmt.Sprintf("v%d", uint32(v)) }

@@ -162,11 +162,13 @@ func (e *Engine) recordPolicy(c *Container) {
 }
 
 // recheckSystemPaths has each partition of c this node leads recheck its entries of id and
-// _ts (partition/recheck.go), when c is older than them and every node of the cluster indexes
-// them: a node of an earlier build may have led the partition and written items without them.
-// The rebuild that follows runs as any other (startReindexLocked).
+// _ts (partition/recheck.go), when c is older than them: a node of an earlier build may have
+// led the partition and written items without them. Only once the cluster's version says
+// that every node knows the recheck entry (and so indexes them too): a replica of a release
+// before would stop at an entry it cannot read. The rebuild that follows runs as any other
+// (startReindexLocked).
 func (e *Engine) recheckSystemPaths(c *Container) {
-	if !c.olderSystemPaths || e.cluster == nil || e.cluster.active() < clusterversion.SystemPaths {
+	if !c.olderSystemPaths || e.cluster == nil || e.cluster.active() < clusterversion.SystemPathsRecheck {
 		return
 	}
 	for _, p := range c.routes.Load().parts {
