@@ -1,9 +1,9 @@
 // The live partition map: the container's physical partitions as their EPK ranges drawn to
-// scale over the space of hashes (where the server places each range: hashStart to hashEnd,
-// from 0 to 1, for version 1 hashes as for version 2), each coloured by its normalized RU consumption, with a
-// table of their storage, request units, throttling and busiest logical partitions, and a
-// timeline of normalized consumption per partition over the last five minutes. It polls the
-// partitions view every 1.5 s, so splits show as they happen.
+// scale over the space of hashes (where the server places each range, hashStart to hashEnd
+// from 0 to 1, for version 1 hashes as for version 2), each coloured by its normalized RU
+// consumption, with a table of their storage, request units, throttling and busiest logical
+// partitions, and a timeline of normalized consumption per partition over the last five
+// minutes. It polls the partitions view every 1.5 s, so splits show as they happen.
 
 import * as api from '../api.js';
 import {h, s, clear, note, bytes, num, pct, shortEPK} from '../dom.js';
@@ -11,7 +11,6 @@ import {h, s, clear, note, bytes, num, pct, shortEPK} from '../dom.js';
 const POLL_MS = 1500;
 const PALETTE = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626', '#4b5563', '#ca8a04'];
 const colour = id => PALETTE[id % PALETTE.length];
-
 
 // heat colours a normalized consumption: pale when idle, amber when busy, red at or past the
 // budget (requests were, or could have been, throttled).
@@ -113,7 +112,7 @@ function rangeBar(ps, isNew) {
     }
     svg.append(g);
   }
-  for (const [f, label] of [[0, '0'], [0.25, '¼'], [0.5, '½'], [0.75, '¾'], [1, 'all hashes']]) {
+  for (const [f, label] of [[0, '0'], [0.25, '¼'], [0.5, '½'], [0.75, '¾'], [1, '1']]) {
     const x = f * W;
     svg.append(s('line', {x1: x, x2: x, y1: top + hgt, y2: top + hgt + 6, stroke: '#9ca3af'}),
       s('text', {x: Math.min(Math.max(x, 10), W - 12), y: top + hgt + 22, 'text-anchor': 'middle', class: 'tick'}, label));
