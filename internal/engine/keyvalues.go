@@ -68,32 +68,12 @@ func (c *Container) keyValue(p *partition.Partition, e epk.EPK) json.RawMessage 
 	return v
 }
 
-// keyJSON writes a partition key value as the service shows it: a one-path key's value alone,
-// a hierarchical key's values as an array; an undefined value (an item without the path) as
-// {}.
+// keyJSON writes a partition key value as the service shows it: a hierarchical key's values as
+// the array the partition key header holds (epk.Key.AppendJSON), a one-path key's value alone.
 func keyJSON(k epk.Key) json.RawMessage {
-	vs := make([]any, len(k))
-	for i, v := range k {
-		switch v.Kind {
-		case epk.KindString:
-			vs[i] = v.Str
-		case epk.KindNumber:
-			vs[i] = v.Num
-		case epk.KindTrue:
-			vs[i] = true
-		case epk.KindFalse:
-			vs[i] = false
-		case epk.KindNull:
-			vs[i] = nil
-		default:
-			vs[i] = struct{}{}
-		}
-	}
-	var b []byte
-	if len(vs) == 1 {
-		b, _ = json.Marshal(vs[0])
-	} else {
-		b, _ = json.Marshal(vs)
+	b := k.AppendJSON(nil)
+	if len(k) == 1 {
+		b = b[1 : len(b)-1]
 	}
 	return b
 }
