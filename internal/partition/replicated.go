@@ -256,6 +256,18 @@ func (p *Partition) SetLeader(leading bool, term uint64) {
 	}
 }
 
+// LeaseTaken reports whether the partition may decide writes without taking a lease first:
+// always on a single node; replicated, when its replica leads and has applied the lease entry
+// of its term (which a replica that starts leading proposes at once, from another goroutine).
+func (p *Partition) LeaseTaken() bool {
+	l, ok := p.log.(*replicatedLog)
+	if !ok {
+		return true
+	}
+	leading, term := l.r.Leader()
+	return leading && p.published.Load().Epoch == term
+}
+
 // leaseholder checks, on the writer, that the partition may decide entries in state st: on a
 // single node always; replicated, when its replica leads and holds the lease of its term,
 // which it takes first if it has not (a lease entry, applied before anything it decides). It

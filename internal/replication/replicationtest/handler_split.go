@@ -43,6 +43,12 @@ func (in *Interaction) split(d *datadriven.TestData) string {
 	}
 	delete(in.groups, g)
 	in.h.Stabilize()
+	// A child's leader proposes its lease from a goroutine of its own, which a busy machine
+	// may run after the cluster looked quiet: the status waits for it.
+	for _, c := range children {
+		in.awaitLease(Group(c.ID))
+	}
+	in.h.Stabilize()
 	var b strings.Builder
 	fmt.Fprintf(&b, "group %d split at %s into %d and %d\n", PartitionOf(g), at.Hex(), left, right)
 	for _, c := range children {

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/partition/partitiontest"
 	"github.com/partita-db/partita/internal/replication"
 )
@@ -185,6 +186,24 @@ func (in *Interaction) leaderOf(g replication.GroupID) *Node {
 		in.t.Fatalf("group %d has no leader", PartitionOf(g))
 	}
 	return n
+}
+
+// awaitLease waits until g's leader has applied its lease entry.
+func (in *Interaction) awaitLease(g replication.GroupID) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		taken := false
+		in.leaderOf(g).call(g, func(p *partition.Partition) error {
+			taken = p.LeaseTaken()
+			return nil
+		})
+		if taken {
+			return
+		}
+		if time.Now().After(deadline) {
+			in.t.Fatalf("group %d's leader took no lease", PartitionOf(g))
+		}
+		in.h.notify()
+	}
 }
 
 func nodeName(n *Node) string {
