@@ -190,3 +190,27 @@ func TestPurePackages(t *testing.T) {
 		}
 	}
 }
+
+// The engine speaks to other nodes in Go values (internal/nodecall) and never sees how they
+// travel: the framing (internal/nodemsg) and the transport (internal/raftrpc) are the node's
+// wiring's (internal/server). The vocabulary itself stands below the engine, the partition
+// and replication, so that every side can use it without taking in the others.
+func TestEngineSeesNoFraming(t *testing.T) {
+	pkgs := packages(t)
+	for pkg, banned := range map[string][]string{
+		"internal/engine":   {"internal/nodemsg", "internal/raftrpc"},
+		"internal/nodecall": {"internal/engine", "internal/partition", "internal/replication", "internal/nodemsg"},
+	} {
+		p, ok := pkgs[module+"/"+pkg]
+		if !ok {
+			t.Fatalf("%s not found", pkg)
+		}
+		for _, imp := range p.Imports {
+			for _, b := range banned {
+				if imp == module+"/"+b {
+					t.Errorf("%s imports %s", pkg, imp)
+				}
+			}
+		}
+	}
+}

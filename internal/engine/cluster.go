@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/partita-db/partita/internal/clusterversion"
+	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"time"
 
@@ -51,9 +52,11 @@ type Cluster struct {
 	// DeadAfter is how long a node may be missing from Nodes before the leaders of its
 	// partitions remove its replicas (0: DefaultDeadAfter).
 	DeadAfter time.Duration
-	// Forward sends a request to the engine of node (Engine.Serve there) and returns its
-	// answer; an error wrapping ErrNotSent says that the request never left.
-	Forward func(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error)
+	// Call sends a request to the engine of node (Engine.ServeCall there) and returns its
+	// answer, framed as the cluster's version allows (package nodemsg). An error wrapping
+	// ErrNotSent says that the request never left, one wrapping nodecall.ErrCodec that it or
+	// its answer did not encode or decode; after any other the request's outcome is unknown.
+	Call func(ctx context.Context, node replication.NodeID, req *nodecall.Request) (nodecall.Answer, error)
 	// Replicas is how many replicas each partition has, on as many nodes (the cluster's
 	// --replicas); 0 puts one on every live node.
 	Replicas int
@@ -106,7 +109,7 @@ type GroupRecord struct {
 	Leader   replication.NodeID
 }
 
-// ErrNotSent is what Cluster.Forward wraps when the request could not be sent at all (no
+// ErrNotSent is what Cluster.Call wraps when the request could not be sent at all (no
 // connection to the node): the write is tried again, where any other failure leaves its
 // outcome unknown.
 var ErrNotSent = errors.New("engine: the forwarded request was not sent")

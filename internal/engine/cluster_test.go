@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/partita-db/partita/internal/nodecall"
 	"log/slog"
 	"maps"
 	"os"
@@ -116,6 +117,7 @@ func (tc *testCluster) node(id int) *Engine {
 // start opens node id's engine on its directory.
 func (tc *testCluster) start(id int) {
 	tc.t.Helper()
+	active := cmp.Or(tc.active, clusterversion.Latest)
 	cl := &Cluster{
 		Node:      replication.NodeID(id),
 		Transport: clusterTransport{tc},
@@ -130,21 +132,26 @@ func (tc *testCluster) start(id int) {
 		DeadAfter: tc.deadAfter,
 		Replicas:  tc.replicas,
 		Groups:    tc.groups,
-		Forward: func(_ context.Context, node replication.NodeID, req []byte) ([]byte, error) {
+		// Calls travel as between processes: framed by the cluster's version, served in
+		// the framing they came in.
+		Call: func(_ context.Context, node replication.NodeID, req *nodecall.Request) (nodecall.Answer, error) {
 			e := tc.node(int(node))
 			if e == nil {
-				return nil, fmt.Errorf("%w: node %d is down", ErrNotSent, node)
+				return nodecall.Answer{}, fmt.Errorf("%w: node %d is down", ErrNotSent, node)
 			}
-			if nodemsg.Typed(req) {
+			raw, err := nodemsg.Marshal(req, active)
+			if err != nil {
+				return nodecall.Answer{}, err
+			}
+			if nodemsg.Typed(raw) {
 				tc.typed.Add(1)
 			} else {
 				tc.untyped.Add(1)
 			}
-			return e.Serve(req), nil
+			return nodemsg.UnmarshalAnswer(nodemsg.Serve(raw, e.ServeCall))
 		},
+		Active: func() clusterversion.Version { return active },
 	}
-	active := cmp.Or(tc.active, clusterversion.Latest)
-	cl.Active = func() clusterversion.Version { return active }
 	e, err := Open(Options{Dir: tc.dirs[id-1], Cluster: cl, MinPartitions: 2, MaxPartitionBytes: tc.maxPartitionBytes, Staleness: tc.staleness,
 		RateLimit: tc.rateLimit, Logger: testLogger(id)})
 	if err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -23,12 +24,6 @@ import (
 // splitCallTimeout bounds a split forwarded to the parent's leader: its build copies the
 // parent's index, which takes longer than a write.
 const splitCallTimeout = 2 * time.Minute
-
-// forwardedSplit asks the node of a partition's leader to split it at At.
-type forwardedSplit struct {
-	Parent uint32 `json:"parent"`
-	At     []byte `json:"at"`
-}
 
 // splitInCluster splits partition parentID of c here when this node's replica leads it, or has
 // the leader's node split it (a partition held on other nodes: its holders in turn), and
@@ -65,23 +60,19 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 			}
 		}
 		if node != 0 {
-			body, _ := e.encodeRequest(&forwarded{Container: c.num, Split: &forwardedSplit{Parent: parentID, At: []byte(at)}}) // cannot fail
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
-			var raw []byte
+			var ans nodecall.Answer
 			e.forwarded.Add(1)
-			raw, err = e.cluster.Forward(ctx, node, body)
+			ans, err = e.cluster.Call(ctx, node, &nodecall.Request{Container: c.num, Split: &nodecall.Split{Parent: parentID, At: []byte(at)}})
 			cancel()
-			var ans forwardedAnswer
 			switch {
 			case errors.Is(err, ErrNotSent): // that node is down: until a leader elsewhere
 			case err != nil:
 				retry = false
-			default:
-				if ans, err = decodeAnswer(raw); err == nil && ans.Err != nil {
-					retry, err = ans.Retry, ans.Err
-				} else if err == nil && ans.Moved {
-					err = partition.ErrNotLeaseholder
-				}
+			case ans.Err != nil:
+				retry, err = ans.Retry, ans.Err
+			case ans.Moved:
+				err = partition.ErrNotLeaseholder
 			}
 			if err == nil {
 				if p == nil {
@@ -119,22 +110,22 @@ func (e *Engine) awaitRemoteSplit(c *Container, parentID uint32) error {
 }
 
 // serveSplit runs a split another node forwarded, when this node's replica leads the parent.
-func (e *Engine) serveSplit(c *Container, req *forwardedSplit) forwardedAnswer {
+func (e *Engine) serveSplit(c *Container, req *nodecall.Split) nodecall.Answer {
 	rt := c.routes.Load()
 	p := rt.byID(req.Parent)
 	if p == nil && slices.ContainsFunc(rt.remote, func(rr remoteRange) bool { return rr.id == req.Parent }) {
-		return forwardedAnswer{Index: -1, Moved: true}
+		return nodecall.Answer{Index: -1, Moved: true}
 	}
 	if p != nil && !p.Leading() {
-		return forwardedAnswer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}
+		return nodecall.Answer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}
 	}
 	if err := e.splitHere(c, req.Parent, epk.EPK(req.At)); err != nil {
-		return forwardedAnswer{Index: -1, Retry: splitRetriable(err), Err: fault.From(err)}
+		return nodecall.Answer{Index: -1, Retry: splitRetriable(err), Err: fault.From(err)}
 	}
 	if err := e.syncRanges(c); err != nil {
-		return forwardedAnswer{Index: -1, Err: fault.From(err)}
+		return nodecall.Answer{Index: -1, Err: fault.From(err)}
 	}
-	return forwardedAnswer{Index: -1}
+	return nodecall.Answer{Index: -1}
 }
 
 // splitRetriable reports whether a split that failed with err may be asked for again, of the

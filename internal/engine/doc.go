@@ -20,8 +20,11 @@
 // by it: direct, each partition its own log; or, with Options.Replicated, every partition a
 // Raft group on the node's replication host (replicas.go), which opens and owns the replicas. With Options.Cluster the engine is
 // one node of a cluster (cluster.go): its catalog is the cluster's, its partitions have replicas
-// on other nodes, and writes run on the node that leads their partition (forward.go, as typed
-// messages of package nodemsg once the cluster's version allows: nodemsg.go, callmsg.go). A
+// on other nodes, and writes run on the node that leads their partition (forward.go). What it
+// asks of other nodes, and answers them, are Go values of package nodecall, which it hands to
+// Cluster.Call and takes in ServeCall: how they travel (package nodemsg's framing, the
+// cluster transport) is the wiring's, not the engine's; nodecalls.go turns the engine's own
+// types into the calls' and back. A
 // call on one logical partition (a read, a patch, a batch, a procedure, a triggered write, a
 // page of the change feed) runs where callsAt says (calls.go): here, on this node's replica,
 // or, for a partition this node holds no replica of, on a node that holds one (remote.go),

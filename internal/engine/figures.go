@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"time"
 
@@ -52,7 +53,7 @@ type partitionFigures struct {
 }
 
 // mergeFigures puts the replicas' full figures together by partition.
-func mergeFigures(fs []replicaFigure) map[replication.GroupID]*partitionFigures {
+func mergeFigures(fs []nodecall.ReplicaFigure) map[replication.GroupID]*partitionFigures {
 	out := map[replication.GroupID]*partitionFigures{}
 	trends := map[replication.GroupID]map[int64]ru.TrendPoint{}
 	hot := map[replication.GroupID]map[epk.EPK]LogicalStat{}
@@ -60,11 +61,12 @@ func mergeFigures(fs []replicaFigure) map[replication.GroupID]*partitionFigures 
 		if !r.Full {
 			continue // an older node's
 		}
-		pf := out[r.Group]
+		g := replication.GroupID(r.Group)
+		pf := out[g]
 		if pf == nil {
 			pf = &partitionFigures{}
-			out[r.Group] = pf
-			trends[r.Group], hot[r.Group] = map[int64]ru.TrendPoint{}, map[epk.EPK]LogicalStat{}
+			out[g] = pf
+			trends[g], hot[g] = map[int64]ru.TrendPoint{}, map[epk.EPK]LogicalStat{}
 		}
 		if r.Leading && !pf.leading || pf.leading == r.Leading && r.LSN > pf.LSN {
 			pf.PartitionStats = PartitionStats{LSN: r.LSN, Items: r.Items, Bytes: r.Bytes}
@@ -76,18 +78,18 @@ func mergeFigures(fs []replicaFigure) map[replication.GroupID]*partitionFigures 
 		for _, t := range r.Trend {
 			// The busiest second of a window on each replica, added: at least the partition's
 			// busiest second of it, and exactly that when one replica served it all.
-			p := trends[r.Group][t.Start]
+			p := trends[g][t.Start]
 			p.Start, p.PeakRU, p.Normalized = time.Unix(t.Start, 0), p.PeakRU+t.PeakRU, p.Normalized+t.Normalized
-			trends[r.Group][t.Start] = p
+			trends[g][t.Start] = p
 		}
 		for _, l := range r.Hottest {
 			if e, err := epk.ParseHex(l.EPK); err == nil {
-				h := hot[r.Group][e]
+				h := hot[g][e]
 				h.EPK, h.RU = e, h.RU+l.RU
 				if h.Key == nil {
 					h.Key = l.Key
 				}
-				hot[r.Group][e] = h
+				hot[g][e] = h
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"github.com/partita-db/partita/internal/nodecall"
 	"testing"
 	"time"
 
@@ -13,13 +14,13 @@ import (
 // older node's figures, which say nothing of that, are left out.
 func TestMergeFigures(t *testing.T) {
 	hot, cold := epk.EPK("\x10"), epk.EPK("\x20")
-	fs := []replicaFigure{
+	fs := []nodecall.ReplicaFigure{
 		{Group: 1, Bytes: 900, RU: 5, Full: true, Items: 9, LSN: 40, Total: 100, Throttled: 2,
-			Seconds: []ru.SecondSpent{{Second: 99, RU: 30}}, Trend: []trendFigure{{Start: 95, PeakRU: 30, Normalized: 0.3}},
-			Hottest: []logicalFigure{{EPK: hot.Hex(), RU: 20}}},
+			Seconds: []ru.SecondSpent{{Second: 99, RU: 30}}, Trend: []nodecall.TrendFigure{{Start: 95, PeakRU: 30, Normalized: 0.3}},
+			Hottest: []nodecall.LogicalFigure{{EPK: hot.Hex(), RU: 20}}},
 		{Group: 1, Bytes: 1000, RU: 7, Full: true, Leading: true, Items: 10, LSN: 41, Total: 50, Throttled: 1,
-			Seconds: []ru.SecondSpent{{Second: 99, RU: 40}, {Second: 98, RU: 10}}, Trend: []trendFigure{{Start: 95, PeakRU: 40, Normalized: 0.4}},
-			Hottest: []logicalFigure{{EPK: cold.Hex(), RU: 25}, {EPK: hot.Hex(), RU: 10, Key: json.RawMessage(`"tenant-42"`)}}},
+			Seconds: []ru.SecondSpent{{Second: 99, RU: 40}, {Second: 98, RU: 10}}, Trend: []nodecall.TrendFigure{{Start: 95, PeakRU: 40, Normalized: 0.4}},
+			Hottest: []nodecall.LogicalFigure{{EPK: cold.Hex(), RU: 25}, {EPK: hot.Hex(), RU: 10, Key: json.RawMessage(`"tenant-42"`)}}},
 		{Group: 1, Bytes: 1100, RU: 9, Full: true, Items: 11, LSN: 39}, // behind, not leading
 		{Group: 2, Bytes: 5, RU: 1},                                    // an older node's
 	}
@@ -43,7 +44,7 @@ func TestMergeFigures(t *testing.T) {
 		t.Fatalf("hottest %+v", pf.hottest)
 	}
 	// Without a leader among them, the replica furthest along.
-	m = mergeFigures(append([]replicaFigure(nil), fs[0], fs[2]))
+	m = mergeFigures(append([]nodecall.ReplicaFigure(nil), fs[0], fs[2]))
 	if m[1].LSN != 40 {
 		t.Fatalf("without a leader: %+v", m[1].PartitionStats)
 	}

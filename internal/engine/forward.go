@@ -2,15 +2,14 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"time"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
-	"github.com/partita-db/partita/internal/nodemsg"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/tracing"
@@ -151,9 +150,9 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 	ctx, span := tracing.Start(ctx, "partita.forward", trace.SpanKindClient,
 		attribute.Int64("partita.node", int64(node)), attribute.Int("partita.operations", len(ops)))
 	defer span.End()
-	req := forwarded{Container: c.num, EPK: []byte(e), Admit: txn == nil, Trace: tracing.Inject(ctx)}
+	req := nodecall.Request{Container: c.num, EPK: []byte(e), Admit: txn == nil, Trace: tracing.Inject(ctx)}
 	if txn != nil { // read elsewhere: checked where it commits
-		req.Ops = append(req.Ops, forwardedOp{Kind: partition.Unchanged, LSN: txn.lsn})
+		req.Ops = append(req.Ops, nodecall.Op{Kind: uint8(partition.Unchanged), LSN: txn.lsn})
 	}
 	patched := false // a patch became a replace conditioned on the version read here
 	for i, op := range ops {
@@ -172,30 +171,24 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 			}
 			patched = patched || ops[i].IfMatch == ""
 		}
-		fop := forwardedOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch, Terms: op.Terms, Unique: op.Unique, LSN: op.LSN}
+		fop := nodecall.Op{Kind: uint8(op.Kind), ID: op.ID, IfMatch: op.IfMatch, Terms: op.Terms, Unique: op.Unique, LSN: op.LSN}
 		if op.Item != nil {
 			fop.Body = op.Item.Body()
 		}
 		req.Ops = append(req.Ops, fop)
 	}
-	body, err := c.e.encodeRequest(&req)
-	if err != nil {
-		return x, false, fault.New(fault.Internal, "%w", err)
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardCallTimeout)
 	defer cancel()
 	c.e.forwarded.Add(1)
-	raw, err := c.e.cluster.Forward(ctx, node, body)
-	if errors.Is(err, ErrNotSent) {
+	ans, err := c.e.cluster.Call(ctx, node, &req)
+	switch {
+	case errors.Is(err, ErrNotSent):
 		return x, true, partition.ErrNotLeaseholder // that node is down: until a leader elsewhere
-	}
-	if err != nil {
+	case errors.Is(err, nodecall.ErrCodec):
+		return x, false, fault.New(fault.Internal, "A forwarded write: %w", err)
+	case err != nil:
 		// It may have been applied there before the answer was lost.
 		return x, false, partition.ErrAmbiguous
-	}
-	ans, err := decodeAnswer(raw)
-	if err != nil {
-		return x, false, fault.New(fault.Internal, "A node's answer to a forwarded write: %w", err)
 	}
 	x.charge, x.charges = ans.Charge, ans.Charges
 	results := ans.Results
@@ -273,48 +266,16 @@ func retryConflicts(run func() (float64, error)) (float64, error) {
 	}
 }
 
-// NotReady is the answer of a node whose engine is not open yet to a forwarded write:
-// nothing was applied, and the write may be tried again.
-func NotReady() []byte {
-	b, _ := json.Marshal(forwardedAnswer{Index: -1, Retry: true, Err: fault.From(partition.ErrNotLeaseholder)}) // cannot fail
-	return b
-}
-
-// Serve runs a request another node sent (Cluster.Forward) and returns the answer, in the
-// framing the request came in: a typed message (package nodemsg), or the JSON of the
-// releases before.
-func (e *Engine) Serve(req []byte) []byte {
-	if nodemsg.Typed(req) {
-		return e.serveTyped(req)
-	}
-	ans := e.serve(req)
-	b, err := json.Marshal(ans)
-	if err != nil {
-		b, _ = json.Marshal(forwardedAnswer{Index: -1, Err: fault.New(fault.Internal, "%w", err)})
-	}
-	return b
-}
-
-// serve decodes a JSON request and serves it.
-func (e *Engine) serve(raw []byte) forwardedAnswer {
-	var req forwarded
-	if err := json.Unmarshal(raw, &req); err != nil {
-		e.served.Add(1)
-		return failedForward(fault.New(fault.BadRequest, "A forwarded write that does not decode: %v", err))
-	}
-	return e.serveForwarded(req)
-}
-
-// serveForwarded runs a request in a span of the request's trace, and logs what it did
-// under the request's activity id.
-func (e *Engine) serveForwarded(req forwarded) forwardedAnswer {
+// ServeCall runs a request another node sent (its Cluster.Call) and returns the answer, in a
+// span of the request's trace, logging what it did under the request's activity id.
+func (e *Engine) ServeCall(req nodecall.Request) nodecall.Answer {
 	// The nodes' own upkeep, several times a second between every two nodes: no client's
 	// request, so neither counted, traced nor logged as one.
 	switch {
 	case req.Figures:
-		return forwardedAnswer{Index: -1, Figures: e.localFigures()}
+		return nodecall.Answer{Index: -1, Figures: e.localFigures()}
 	case req.Shares != nil:
-		return forwardedAnswer{Index: -1, Shares: e.serveShares(req.Shares)}
+		return nodecall.Answer{Index: -1, Shares: e.serveShares(req.Shares)}
 	}
 	e.served.Add(1)
 	ctx, span := tracing.Start(tracing.Extract(context.Background(), req.Trace), "partita.forwarded", trace.SpanKindServer,
@@ -336,8 +297,8 @@ func (e *Engine) serveForwarded(req forwarded) forwardedAnswer {
 }
 
 // failedForward is the answer to a forwarded request that failed with err.
-func failedForward(err error) forwardedAnswer {
-	ans := forwardedAnswer{Index: -1, Retry: partition.Retriable(err)}
+func failedForward(err error) nodecall.Answer {
+	ans := nodecall.Answer{Index: -1, Retry: partition.Retriable(err)}
 	var be *partition.BatchError
 	if errors.As(err, &be) {
 		ans.Index, err = be.Index, be.Err
@@ -346,7 +307,7 @@ func failedForward(err error) forwardedAnswer {
 	return ans
 }
 
-func (e *Engine) serveRequest(ctx context.Context, req forwarded) forwardedAnswer {
+func (e *Engine) serveRequest(ctx context.Context, req nodecall.Request) nodecall.Answer {
 	fail := failedForward
 	c, err := missFresh(e, func() (*Container, error) { return e.containerNumbered(req.Container) })
 	if err != nil {
@@ -363,7 +324,7 @@ func (e *Engine) serveRequest(ctx context.Context, req forwarded) forwardedAnswe
 	ek := epk.EPK(req.EPK)
 	ops := make([]partition.Operation, len(req.Ops))
 	for i, f := range req.Ops {
-		op := partition.Operation{Kind: f.Kind, EPK: ek, ID: f.ID, IfMatch: f.IfMatch, Terms: f.Terms, Unique: f.Unique, LSN: f.LSN}
+		op := partition.Operation{Kind: partition.OpKind(f.Kind), EPK: ek, ID: f.ID, IfMatch: f.IfMatch, Terms: f.Terms, Unique: f.Unique, LSN: f.LSN}
 		if f.Terms != nil {
 			op.TermsPolicy = c.policy()
 		}
@@ -387,10 +348,10 @@ func (e *Engine) serveRequest(ctx context.Context, req forwarded) forwardedAnswe
 		ans.Charge = x.charge
 		return ans
 	}
-	ans := forwardedAnswer{Index: -1, Charge: x.charge, Charges: x.charges}
+	ans := nodecall.Answer{Index: -1, Charge: x.charge, Charges: x.charges}
 	for i := range ops {
 		r := x.result(i)
-		ans.Results = append(ans.Results, forwardedResult{JSON: r.Doc.JSON, LSN: r.Doc.LSN, Created: r.Created, PrevBytes: r.PrevBytes, IndexTerms: r.IndexTerms})
+		ans.Results = append(ans.Results, nodecall.Result{JSON: r.Doc.JSON, LSN: r.Doc.LSN, Created: r.Created, PrevBytes: r.PrevBytes, IndexTerms: r.IndexTerms})
 	}
 	return ans
 }
@@ -424,67 +385,4 @@ func (e *Engine) containerNumbered(num uint32) (*Container, error) {
 		return c, nil
 	}
 	return nil, fault.New(fault.NotFound, "No container numbered %d", num)
-}
-
-// forwarded is a forwarded write: operations on one logical partition of a container.
-type forwarded struct {
-	Container uint32        `json:"container"`
-	EPK       []byte        `json:"epk"`
-	Ops       []forwardedOp `json:"ops"`
-	// Admit is false for a transaction's commit, which its request was admitted for before.
-	Admit bool `json:"admit"`
-	// Split, when set, asks for a split instead of operations (clustersplit.go).
-	Split *forwardedSplit `json:"split,omitempty"`
-	// Trace is the request's trace context and activity id, for the spans and log lines of
-	// the node that serves it.
-	Trace tracing.Carrier `json:"trace,omitempty"`
-	// Call and Read, when set, ask a node that holds a partition this node holds no replica
-	// of for a call on one of its logical partitions, or a batch of its items (remote.go).
-	Call *delegatedCall `json:"call,omitempty"`
-	Read *remoteRead    `json:"read,omitempty"`
-	// Figures asks for the load figures of the node's replicas (load.go).
-	Figures bool `json:"figures,omitempty"`
-	// Shares, from a follower, asks the node that leads some of its partitions for their
-	// budgets' grants (shares.go). Sent only once the cluster's version is
-	// clusterversion.PartitionBudgets: an older node would take it for a write.
-	Shares *shareAsk `json:"shares,omitempty"`
-}
-
-// forwardedOp is one operation: the item as the client sent it, and the index and unique key
-// entries computed by the forwarding node (nil: computed where it runs).
-type forwardedOp struct {
-	Kind    partition.OpKind `json:"kind"`
-	ID      string           `json:"id"`
-	Body    []byte           `json:"body,omitempty"`
-	IfMatch string           `json:"ifMatch,omitempty"`
-	Terms   [][]byte         `json:"terms"`
-	Unique  [][]byte         `json:"unique"`
-	LSN     uint64           `json:"lsn,omitempty"` // Unchanged's
-}
-
-// forwardedAnswer is what a forwarded write did: its results, or its error (in the operation
-// Index of a batch, -1 for none) and whether it may be tried again (Retry: nothing applied).
-type forwardedAnswer struct {
-	Results []forwardedResult `json:"results,omitempty"`
-	Charges []float64         `json:"charges,omitempty"`
-	Charge  float64           `json:"charge"`
-	Err     *fault.Error      `json:"err,omitempty"`
-	Index   int               `json:"index"`
-	Retry   bool              `json:"retry,omitempty"`
-	// Moved says that the node holds no replica of the partition asked about (remote.go).
-	Moved bool        `json:"moved,omitempty"`
-	Call  *callAnswer `json:"call,omitempty"`
-	Read  *readAnswer `json:"read,omitempty"`
-	// Figures are the node's replicas' load figures, when asked for (load.go).
-	Figures []replicaFigure `json:"figures,omitempty"`
-	// Shares are the grants asked for with forwarded.Shares (shares.go).
-	Shares *shareAnswer `json:"shares,omitempty"`
-}
-
-type forwardedResult struct {
-	JSON       []byte `json:"json,omitempty"`
-	LSN        uint64 `json:"lsn"`
-	Created    bool   `json:"created,omitempty"`
-	PrevBytes  int    `json:"prevBytes,omitempty"`
-	IndexTerms int    `json:"indexTerms,omitempty"`
 }

@@ -2,13 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
+	"github.com/partita-db/partita/internal/nodecall"
 	"math"
 	"sync"
 	"time"
 
 	"github.com/partita-db/partita/internal/replication"
-	"github.com/partita-db/partita/internal/ru"
 )
 
 // Load, for placement with Cluster.Replicas. A node's load is what the replicas it holds
@@ -38,47 +37,10 @@ const (
 	minMeanRU    = 60 // a request unit a second, over the minute figures cover
 )
 
-// replicaFigure is one replica's size and the request units charged to it in the last minute,
-// and, from a node of clusterversion.PartitionBudgets or later, what the node's metrics show
-// of its partition (figures.go). A node of an older release sends the first three only, and
-// ignores the others; Full says they are there.
-type replicaFigure struct {
-	Group replication.GroupID `json:"g"`
-	Bytes int64               `json:"b"`
-	RU    float64             `json:"ru"`
-
-	Full      bool    `json:"full,omitempty"`
-	Leading   bool    `json:"lead,omitempty"`
-	Items     int64   `json:"i,omitempty"`
-	LSN       uint64  `json:"lsn,omitempty"`
-	Total     float64 `json:"t,omitempty"`  // RUs charged since the replica opened
-	Throttled uint64  `json:"th,omitempty"` // requests it refused
-	// Seconds are what it spent in each second of the last minute, by its node's clock.
-	Seconds []ru.SecondSpent `json:"s,omitempty"`
-	Trend   []trendFigure    `json:"tr,omitempty"`
-	// Hottest are its hottest logical partitions, at most figuresHottest.
-	Hottest []logicalFigure `json:"h,omitempty"`
-}
-
 // figuresHottest bounds the hottest logical partitions a replica's figures name: the metrics
 // of a partition held elsewhere name at most that many per replica (the advisor asks for
 // more of a partition held here).
 const figuresHottest = 32
-
-// trendFigure is a ru.TrendPoint as it travels.
-type trendFigure struct {
-	Start      int64   `json:"w"` // Unix time
-	PeakRU     float64 `json:"p"`
-	Normalized float64 `json:"n"`
-}
-
-// logicalFigure is a logical partition's request units as they travel: its EPK in hex, and its
-// key value as JSON (none from a node of an earlier release).
-type logicalFigure struct {
-	EPK string          `json:"e"`
-	RU  float64         `json:"ru"`
-	Key json.RawMessage `json:"k,omitempty"`
-}
 
 // loadFigures are the groups' figures one pass gathered: each group's size (the largest of
 // its replicas') and the request units charged to all its replicas. A nil *loadFigures
@@ -95,11 +57,12 @@ type loadFigures struct {
 }
 
 // newLoadFigures sums the replicas' figures by group.
-func newLoadFigures(at time.Time, fs []replicaFigure) *loadFigures {
+func newLoadFigures(at time.Time, fs []nodecall.ReplicaFigure) *loadFigures {
 	f := &loadFigures{at: at, bytes: map[replication.GroupID]int64{}, ru: map[replication.GroupID]float64{}}
 	for _, r := range fs {
-		f.bytes[r.Group] = max(f.bytes[r.Group], r.Bytes)
-		f.ru[r.Group] += r.RU
+		g := replication.GroupID(r.Group)
+		f.bytes[g] = max(f.bytes[g], r.Bytes)
+		f.ru[g] += r.RU
 	}
 	var bytes, ru float64
 	for g, b := range f.bytes {
@@ -123,8 +86,8 @@ func (f *loadFigures) weight(g replication.GroupID) float64 {
 }
 
 // localFigures are the figures of the replicas this node holds.
-func (e *Engine) localFigures() []replicaFigure {
-	var out []replicaFigure
+func (e *Engine) localFigures() []nodecall.ReplicaFigure {
+	var out []nodecall.ReplicaFigure
 	now := time.Now()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -133,14 +96,14 @@ func (e *Engine) localFigures() []replicaFigure {
 			for _, p := range c.routes.Load().parts {
 				b, s := p.Budget(), p.Stats()
 				bs := b.StatsAt(now)
-				f := replicaFigure{Group: groupOf(c.num, p.ID()), Bytes: s.Bytes, RU: bs.LastMinute,
+				f := nodecall.ReplicaFigure{Group: uint64(groupOf(c.num, p.ID())), Bytes: s.Bytes, RU: bs.LastMinute,
 					Full: true, Leading: p.Leading(), Items: s.Items, LSN: s.LSN, Total: bs.Total, Throttled: bs.Throttled,
 					Seconds: b.Seconds(now)}
 				for _, t := range b.Trend(now) {
-					f.Trend = append(f.Trend, trendFigure{Start: t.Start.Unix(), PeakRU: t.PeakRU, Normalized: t.Normalized})
+					f.Trend = append(f.Trend, nodecall.TrendFigure{Start: t.Start.Unix(), PeakRU: t.PeakRU, Normalized: t.Normalized})
 				}
 				for _, l := range c.withKeys(p, logicalStats(p.Hottest(figuresHottest))) {
-					f.Hottest = append(f.Hottest, logicalFigure{EPK: l.EPK.Hex(), RU: l.RU, Key: l.Key})
+					f.Hottest = append(f.Hottest, nodecall.LogicalFigure{EPK: l.EPK.Hex(), RU: l.RU, Key: l.Key})
 				}
 				out = append(out, f)
 			}
@@ -158,7 +121,6 @@ func (e *Engine) gatherFigures(live map[replication.NodeID]ClusterNode, now time
 	if f := e.figures.Load(); f != nil && now.Sub(f.at) < figuresEvery {
 		return
 	}
-	body, _ := e.encodeRequest(&forwarded{Figures: true}) // cannot fail
 	var mu sync.Mutex
 	all := e.localFigures()
 	var wg sync.WaitGroup
@@ -169,11 +131,7 @@ func (e *Engine) gatherFigures(live map[replication.NodeID]ClusterNode, now time
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(e.stopped, figuresTimeout)
 			defer cancel()
-			raw, err := e.cluster.Forward(ctx, id, body)
-			var ans forwardedAnswer
-			if err == nil {
-				ans, err = decodeAnswer(raw)
-			}
+			ans, err := e.cluster.Call(ctx, id, &nodecall.Request{Figures: true})
 			if err != nil || ans.Err != nil {
 				e.log.Debug("placement: a node's load figures", "node", id, "err", err)
 				return

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/partita-db/partita/internal/nodecall"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ func TestClusterBalancesByBytes(t *testing.T) {
 // Figures weigh a group by its bytes (the largest replica's) and its RU (all replicas'), each
 // over the mean group's, never less than the floors: idle, empty groups weigh one.
 func TestLoadFiguresWeight(t *testing.T) {
-	f := newLoadFigures(time.Now(), []replicaFigure{
+	f := newLoadFigures(time.Now(), []nodecall.ReplicaFigure{
 		{Group: 1, Bytes: 6 << 20, RU: 300}, {Group: 1, Bytes: 5 << 20, RU: 300},
 		{Group: 2, Bytes: 0}, {Group: 3, Bytes: 0, RU: 0},
 	})

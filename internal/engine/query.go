@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"errors"
+	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"sort"
 	"time"
@@ -288,7 +289,7 @@ func (s *partitionSource) read(from *query.Resume, what string, ix *query.IndexR
 		if p.local != nil {
 			err = scan(p.local, start, f)
 		} else {
-			err = p.remote.read(&remoteRead{Index: ix, Consistency: s.rc}, s.ranges, start, f)
+			err = p.remote.read(&nodecall.Read{Index: (*nodecall.IndexRange)(ix), Consistency: consistencyToWire(s.rc)}, s.ranges, start, f)
 		}
 		if err != nil {
 			return readFailed(what, err)

@@ -4,6 +4,7 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
@@ -85,7 +86,7 @@ func (c *Container) ReadFeedAt(rc ReadConsistency, r epk.Range, token string, ma
 			used = append(used, p.local)
 			err = c.reader(p.local, rc).Scan(ranges, start, f)
 		} else {
-			err = p.remote.read(&remoteRead{All: true, Consistency: rc}, ranges, start, f)
+			err = p.remote.read(&nodecall.Read{All: true, Consistency: consistencyToWire(rc)}, ranges, start, f)
 		}
 		if err != nil {
 			return ReadFeedPage{Charge: ru.Miss() * rc.readFactor()}, readFailed("items", err)

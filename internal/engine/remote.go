@@ -2,9 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
+	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"sync"
 	"time"
@@ -143,7 +142,7 @@ func errNoHolder() error {
 // the holders in turn, reading where they are again when one no longer holds the range, until
 // one answers or forwardTimeout passes. A request that may have been applied where its answer
 // was lost is not sent again: its outcome is unknown (partition.ErrAmbiguous).
-func (c *Container) ask(ctx context.Context, rr remoteRange, req *forwarded) (forwardedAnswer, error) {
+func (c *Container) ask(ctx context.Context, rr remoteRange, req *nodecall.Request) (nodecall.Answer, error) {
 	ans, err := c.askHolder(ctx, rr, req)
 	// What the other node showed, this node showed its client (consistency.go).
 	if r := ans.Read; r != nil {
@@ -163,22 +162,18 @@ func (c *Container) ask(ctx context.Context, rr remoteRange, req *forwarded) (fo
 
 // askHolder is ask's round: a session read carries what this node showed of the partition
 // among its tokens.
-func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarded) (forwardedAnswer, error) {
+func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *nodecall.Request) (nodecall.Answer, error) {
 	if req.Read != nil {
-		req.Read.Consistency = c.withSeen(req.Read.Consistency, rr.id)
+		req.Read.Consistency = consistencyToWire(c.withSeen(consistencyFromWire(req.Read.Consistency), rr.id))
 	}
 	if req.Call != nil {
-		req.Call.Consistency = c.withSeen(req.Call.Consistency, rr.id)
+		req.Call.Consistency = consistencyToWire(c.withSeen(consistencyFromWire(req.Call.Consistency), rr.id))
 	}
 	req.Container = c.num
 	req.Trace = tracing.Inject(ctx)
-	body, err := c.e.encodeRequest(req)
-	if err != nil {
-		return forwardedAnswer{}, fault.New(fault.Internal, "%w", err)
-	}
 	// A read that got no answer may be asked of another holder; a write may have been
 	// applied where its answer was lost.
-	read := req.Read != nil || req.Call != nil && (req.Call.Method == callRead || req.Call.Method == callFeed)
+	read := req.Read != nil || req.Call != nil && (req.Call.Method == nodecall.CallRead || req.Call.Method == nodecall.CallFeed)
 	deadline := time.Now().Add(forwardTimeout)
 	for {
 		for _, node := range c.holders(rr) {
@@ -187,17 +182,15 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardCallTimeout)
 			c.e.forwarded.Add(1)
-			raw, err := c.e.cluster.Forward(cctx, node, body)
+			ans, err := c.e.cluster.Call(cctx, node, req)
 			cancel()
-			if errors.Is(err, ErrNotSent) || err != nil && read {
+			switch {
+			case errors.Is(err, nodecall.ErrCodec):
+				return nodecall.Answer{}, fault.New(fault.Internal, "A delegated request: %w", err)
+			case errors.Is(err, ErrNotSent) || err != nil && read:
 				continue
-			}
-			if err != nil {
-				return forwardedAnswer{}, partition.ErrAmbiguous
-			}
-			ans, err := decodeAnswer(raw)
-			if err != nil {
-				return forwardedAnswer{}, fault.New(fault.Internal, "A node's answer to a delegated request: %w", err)
+			case err != nil:
+				return nodecall.Answer{}, partition.ErrAmbiguous
 			}
 			if ans.Moved {
 				continue
@@ -206,141 +199,19 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *forwarde
 		}
 		c.forgetHolders()
 		if time.Now().After(deadline) {
-			return forwardedAnswer{}, errNoHolder()
+			return nodecall.Answer{}, errNoHolder()
 		}
 		time.Sleep(forwardBackoff)
 	}
 }
 
-// delegatedCall is a call on one logical partition, for a node that holds its partition: the
-// method's arguments as its front end gave them.
-type delegatedCall struct {
-	Method callKind `json:"method"`
-	Key    epk.Key  `json:"key,omitempty"`
-	ID     string   `json:"id,omitempty"`
-	Kind   OpKind   `json:"kind,omitempty"`
-	Body   []byte   `json:"body,omitempty"`
-
-	IfMatch                   string   `json:"ifMatch,omitempty"`
-	IndexingDirective         string   `json:"indexing,omitempty"`
-	PreTriggers, PostTriggers []string `json:",omitempty"`
-	// Headers are the client's request headers, for triggers and procedures.
-	Headers map[string]string `json:"headers,omitempty"`
-
-	Feed  *wireFeedQuery `json:"feed,omitempty"`
-	Patch *wirePatch     `json:"patch,omitempty"`
-	Batch []wireBatchOp  `json:"batch,omitempty"`
-	Log   bool           `json:"log,omitempty"` // procedure
-	Args  []byte         `json:"args,omitempty"`
-	// Consistency is a read's or a change feed page's.
-	Consistency ReadConsistency `json:"consistency,omitzero"`
-}
-
-// callKind is a delegated call's kind. Before the typed messages (clusterversion.NodeMessages)
-// calls travelled as JSON with their kind named by a method string, which a node of the
-// previous release still sends and reads: callKind marshals to and from those names.
-type callKind uint8
-
-const (
-	callUnknown callKind = iota // a method of no kind this release knows
-	callRead
-	callWrite
-	callDelete
-	callPatch
-	callBatch
-	callProcedure
-	callFeed
-)
-
-var callMethods = [...]string{callRead: "read", callWrite: "write", callDelete: "delete", callPatch: "patch",
-	callBatch: "batch", callProcedure: "procedure", callFeed: "changefeed"}
-
-func (k callKind) String() string {
-	if int(k) < len(callMethods) && k != callUnknown {
-		return callMethods[k]
-	}
-	return fmt.Sprintf("call(%d)", uint8(k))
-}
-
-func (k callKind) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
-
-func (k *callKind) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*k = callKind(max(0, slices.Index(callMethods[:], s))) // "" is index 0: unknown too
-	return nil
-}
-
-// wirePatch is a Patch as it travels: its condition as text.
-type wirePatch struct {
-	Ops       []document.PatchOp `json:"ops"`
-	Condition string             `json:"condition,omitempty"`
-}
-
-func patchToWire(p Patch) *wirePatch {
-	w := &wirePatch{Ops: p.Ops}
-	if p.Condition != nil {
-		w.Condition = p.Condition.Text()
-	}
-	return w
-}
-
-func (w *wirePatch) patch() (Patch, error) {
-	p := Patch{Ops: w.Ops}
-	if w.Condition != "" {
-		cond, err := query.PrepareCondition(w.Condition)
-		if err != nil {
-			return p, err
-		}
-		p.Condition = cond
-	}
-	return p, nil
-}
-
-// wireBatchOp is a BatchOp as it travels.
-type wireBatchOp struct {
-	Kind    OpKind     `json:"kind"`
-	ID      string     `json:"id,omitempty"`
-	Body    []byte     `json:"body,omitempty"`
-	IfMatch string     `json:"ifMatch,omitempty"`
-	Patch   *wirePatch `json:"patch,omitempty"`
-}
-
-// callAnswer is what a delegated call returned, its error aside (forwardedAnswer.Err).
-type callAnswer struct {
-	Item      ItemResult       `json:"item"`
-	Batch     []wireOpResult   `json:"batch,omitempty"`
-	Failed    int              `json:"failed"`
-	Procedure *ProcedureResult `json:"procedure,omitempty"`
-	Feed      *FeedPage        `json:"feed,omitempty"`
-}
-
-// wireFeedQuery is a FeedQuery as it travels: its range in hex.
-type wireFeedQuery struct {
-	From, To    string // the range
-	Start       FeedStart
-	AllVersions bool
-	Max         int
-}
-
-// wireOpResult is an OpResult as it travels.
-type wireOpResult struct {
-	Err     *fault.Error `json:"err,omitempty"`
-	Created bool         `json:"created,omitempty"`
-	Charge  float64      `json:"charge"`
-	ETag    string       `json:"etag,omitempty"`
-	Doc     []byte       `json:"doc,omitempty"`
-}
-
 // delegate runs call on a node that holds rr.
-func (c *Container) delegate(ctx context.Context, rr remoteRange, call *delegatedCall) (callAnswer, error) {
-	ans, err := c.ask(ctx, rr, &forwarded{Call: call})
+func (c *Container) delegate(ctx context.Context, rr remoteRange, call *nodecall.Call) (nodecall.CallAnswer, error) {
+	ans, err := c.ask(ctx, rr, &nodecall.Request{Call: call})
 	if err != nil {
-		return callAnswer{Item: ItemResult{PartitionID: rr.id}}, err
+		return nodecall.CallAnswer{Item: nodecall.ItemResult{PartitionID: rr.id}}, err
 	}
-	var out callAnswer
+	var out nodecall.CallAnswer
 	if ans.Call != nil {
 		out = *ans.Call
 	}
@@ -358,53 +229,53 @@ type remoteCalls struct {
 }
 
 // item runs an item call.
-func (r remoteCalls) item(ctx context.Context, call *delegatedCall) (ItemResult, error) {
+func (r remoteCalls) item(ctx context.Context, call *nodecall.Call) (ItemResult, error) {
 	ans, err := r.c.delegate(ctx, r.rr, call)
-	return ans.Item, err
+	return ItemResult(ans.Item), err
 }
 
 func (r remoteCalls) read(dst []byte, _ epk.EPK, key epk.Key, id string, rc ReadConsistency, _ bool) (ItemResult, error) {
-	res, err := r.item(context.Background(), &delegatedCall{Method: callRead, Key: key, ID: id, Consistency: rc})
+	res, err := r.item(context.Background(), &nodecall.Call{Method: nodecall.CallRead, Key: key, ID: id, Consistency: consistencyToWire(rc)})
 	res.Doc = append(dst, res.Doc...)
 	return res, err
 }
 
 func (r remoteCalls) writeTriggered(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error) {
-	return r.item(o.ctx(), &delegatedCall{Method: callWrite, Kind: kind, Key: o.PartitionKey, ID: id, Body: src.JSON(), IfMatch: o.IfMatch,
+	return r.item(o.ctx(), &nodecall.Call{Method: nodecall.CallWrite, Kind: string(kind), Key: o.PartitionKey, ID: id, Body: src.JSON(), IfMatch: o.IfMatch,
 		IndexingDirective: o.IndexingDirective, PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
 }
 
 func (r remoteCalls) deleteTriggered(_ epk.EPK, key epk.Key, id string, o ItemOptions) (ItemResult, error) {
-	return r.item(o.ctx(), &delegatedCall{Method: callDelete, Key: key, ID: id, IfMatch: o.IfMatch,
+	return r.item(o.ctx(), &nodecall.Call{Method: nodecall.CallDelete, Key: key, ID: id, IfMatch: o.IfMatch,
 		PreTriggers: o.PreTriggers, PostTriggers: o.PostTriggers, Headers: o.Headers})
 }
 
 func (r remoteCalls) patch(_ epk.EPK, key epk.Key, id string, p Patch, o ItemOptions) (ItemResult, error) {
-	return r.item(o.ctx(), &delegatedCall{Method: callPatch, Key: key, ID: id, IfMatch: o.IfMatch, Patch: patchToWire(p)})
+	return r.item(o.ctx(), &nodecall.Call{Method: nodecall.CallPatch, Key: key, ID: id, IfMatch: o.IfMatch, Patch: patchToWire(p)})
 }
 
 func (r remoteCalls) procedure(_ Script, _ epk.EPK, id string, args []byte, o ProcedureOptions) (ProcedureResult, error) {
-	ans, err := r.c.delegate(o.ctx(), r.rr, &delegatedCall{Method: callProcedure, Key: o.PartitionKey, ID: id, Args: args, Log: o.Log, Headers: o.Headers})
+	ans, err := r.c.delegate(o.ctx(), r.rr, &nodecall.Call{Method: nodecall.CallProcedure, Key: o.PartitionKey, ID: id, Args: args, Log: o.Log, Headers: o.Headers})
 	if ans.Procedure == nil {
 		return ProcedureResult{PartitionID: r.rr.id}, err
 	}
-	return *ans.Procedure, err
+	return ProcedureResult(*ans.Procedure), err
 }
 
 func (r remoteCalls) feed(q FeedQuery) (FeedPage, error) {
-	ans, err := r.c.delegate(context.Background(), r.rr, &delegatedCall{Method: callFeed,
-		Feed:        &wireFeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: q.Start, AllVersions: q.AllVersions, Max: q.Max},
-		Consistency: q.Consistency})
+	ans, err := r.c.delegate(context.Background(), r.rr, &nodecall.Call{Method: nodecall.CallFeed,
+		Feed:        &nodecall.FeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: nodecall.FeedStart(q.Start), AllVersions: q.AllVersions, Max: q.Max},
+		Consistency: consistencyToWire(q.Consistency)})
 	if ans.Feed == nil {
 		return FeedPage{Partition: r.rr.id}, err
 	}
-	return *ans.Feed, err
+	return feedPageFromWire(ans.Feed), err
 }
 
 func (r remoteCalls) batch(ctx context.Context, _ epk.EPK, key epk.Key, ops []BatchOp) ([]OpResult, int, error) {
-	call := &delegatedCall{Method: callBatch, Key: key}
+	call := &nodecall.Call{Method: nodecall.CallBatch, Key: key}
 	for _, op := range ops {
-		w := wireBatchOp{Kind: op.Kind, ID: op.ID, IfMatch: op.IfMatch}
+		w := nodecall.BatchOp{Kind: string(op.Kind), ID: op.ID, IfMatch: op.IfMatch}
 		switch op.Kind {
 		case OpCreate, OpUpsert, OpReplace:
 			w.Body = op.Item.JSON()
@@ -428,42 +299,50 @@ func (r remoteCalls) batch(ctx context.Context, _ epk.EPK, key epk.Key, ops []Ba
 }
 
 // serveCall runs a delegated call on c, whose partition this node must hold.
-func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCall) forwardedAnswer {
-	var ans callAnswer
+func (e *Engine) serveCall(ctx context.Context, c *Container, call *nodecall.Call) nodecall.Answer {
+	var ans nodecall.CallAnswer
 	var err error
 	held := func(key epk.Key) bool {
 		ek, kerr := c.EPK(key)
 		return kerr != nil || c.routes.Load().lookup(ek) != nil
 	}
-	if call.Method != callWrite && call.Method != callFeed && !held(call.Key) {
-		return forwardedAnswer{Index: -1, Moved: true}
+	if call.Method != nodecall.CallWrite && call.Method != nodecall.CallFeed && !held(call.Key) {
+		return nodecall.Answer{Index: -1, Moved: true}
 	}
 	switch call.Method {
-	case callRead:
-		ans.Item, err = c.readItem(nil, call.Key, call.ID, call.Consistency, false)
-	case callWrite:
+	case nodecall.CallRead:
+		var r ItemResult
+		r, err = c.readItem(nil, call.Key, call.ID, consistencyFromWire(call.Consistency), false)
+		ans.Item = nodecall.ItemResult(r)
+	case nodecall.CallWrite:
 		src := document.FromJSON(call.Body)
 		if _, ek, perr := c.parse(src, call.Key); perr == nil && c.routes.Load().lookup(ek) == nil {
-			return forwardedAnswer{Index: -1, Moved: true}
+			return nodecall.Answer{Index: -1, Moved: true}
 		}
-		ans.Item, err = c.WriteItem(call.Kind, call.ID, src, ItemOptions{PartitionKey: call.Key, IfMatch: call.IfMatch,
+		var r ItemResult
+		r, err = c.WriteItem(OpKind(call.Kind), call.ID, src, ItemOptions{PartitionKey: call.Key, IfMatch: call.IfMatch,
 			IndexingDirective: call.IndexingDirective, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Headers: call.Headers, Context: ctx})
-	case callDelete:
-		ans.Item, err = c.DeleteItem(call.Key, call.ID, ItemOptions{IfMatch: call.IfMatch, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Headers: call.Headers, Context: ctx})
-	case callPatch:
+		ans.Item = nodecall.ItemResult(r)
+	case nodecall.CallDelete:
+		var r ItemResult
+		r, err = c.DeleteItem(call.Key, call.ID, ItemOptions{IfMatch: call.IfMatch, PreTriggers: call.PreTriggers, PostTriggers: call.PostTriggers, Headers: call.Headers, Context: ctx})
+		ans.Item = nodecall.ItemResult(r)
+	case nodecall.CallPatch:
 		var p Patch
 		if call.Patch != nil {
-			if p, err = call.Patch.patch(); err != nil {
+			if p, err = patchFromWire(call.Patch); err != nil {
 				break
 			}
 		}
-		ans.Item, err = c.PatchItem(call.Key, call.ID, p, ItemOptions{IfMatch: call.IfMatch, Context: ctx})
-	case callBatch:
+		var r ItemResult
+		r, err = c.PatchItem(call.Key, call.ID, p, ItemOptions{IfMatch: call.IfMatch, Context: ctx})
+		ans.Item = nodecall.ItemResult(r)
+	case nodecall.CallBatch:
 		ops := make([]BatchOp, len(call.Batch))
 		for i, w := range call.Batch {
-			ops[i] = BatchOp{Kind: w.Kind, ID: w.ID, IfMatch: w.IfMatch, Item: document.FromJSON(w.Body)}
+			ops[i] = BatchOp{Kind: OpKind(w.Kind), ID: w.ID, IfMatch: w.IfMatch, Item: document.FromJSON(w.Body)}
 			if w.Patch != nil {
-				if ops[i].Patch, err = w.Patch.patch(); err != nil {
+				if ops[i].Patch, err = patchFromWire(w.Patch); err != nil {
 					break
 				}
 			}
@@ -474,19 +353,19 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 		var results []OpResult
 		results, ans.Failed, err = c.ExecuteBatch(ctx, call.Key, ops)
 		for _, r := range results {
-			w := wireOpResult{Created: r.Created, Charge: r.Charge, ETag: r.ETag, Doc: r.Doc}
+			w := nodecall.OpResult{Created: r.Created, Charge: r.Charge, ETag: r.ETag, Doc: r.Doc}
 			if r.Err != nil {
 				w.Err = fault.From(r.Err)
 			}
 			ans.Batch = append(ans.Batch, w)
 		}
-	case callFeed:
+	case nodecall.CallFeed:
 		f := call.Feed
 		if f == nil {
 			err = fault.New(fault.BadRequest, "A delegated change feed read without its query")
 			break
 		}
-		q := FeedQuery{Start: f.Start, AllVersions: f.AllVersions, Max: f.Max, Consistency: call.Consistency, delegated: true}
+		q := FeedQuery{Start: FeedStart(f.Start), AllVersions: f.AllVersions, Max: f.Max, Consistency: consistencyFromWire(call.Consistency), delegated: true}
 		lo, err1 := epk.ParseHex(f.From)
 		hi, err2 := epk.ParseHex(f.To)
 		if err = errors.Join(err1, err2); err != nil {
@@ -495,81 +374,26 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *delegatedCal
 		}
 		q.Range = epk.Range{Min: lo, Max: hi}
 		if c.routes.Load().lookup(lo) == nil {
-			return forwardedAnswer{Index: -1, Moved: true}
+			return nodecall.Answer{Index: -1, Moved: true}
 		}
 		var page FeedPage
 		page, err = c.ChangeFeed(q)
-		ans.Feed = &page
-	case callProcedure:
+		ans.Feed = feedPageToWire(page)
+	case nodecall.CallProcedure:
 		var r ProcedureResult
 		r, err = c.ExecuteProcedure(call.ID, call.Args, ProcedureOptions{PartitionKey: call.Key, Log: call.Log, Headers: call.Headers, Context: ctx})
-		ans.Procedure = &r
+		ans.Procedure = (*nodecall.ProcedureResult)(&r)
 	default:
 		err = fault.New(fault.BadRequest, "A delegated call of a kind this release does not know (%v)", call.Method)
 	}
-	out := forwardedAnswer{Index: -1, Call: &ans}
+	out := nodecall.Answer{Index: -1, Call: &ans}
 	if err != nil {
 		out.Err = fault.From(err)
 	}
 	return out
 }
 
-// remoteRead asks a node that holds a partition for a batch of its items, as partitionSource
-// reads a local one.
-type remoteRead struct {
-	Partition uint32 `json:"partition"`
-	// Index, when set, reads the items an index range holds (ScanIndex); otherwise All reads
-	// every item of the ranges (a read feed), and neither every indexed one (Scan).
-	Index *query.IndexRange `json:"index,omitempty"`
-	All   bool              `json:"all,omitempty"`
-	// Ranges are the EPK ranges read, in hex.
-	Ranges [][2]string `json:"ranges"`
-	// Rows, when set, reads a table's rows between two positions instead (ScanItems), and
-	// Get one item of a logical partition; with neither and no ranges, the answer is only the
-	// partition's LSN.
-	Rows *rowsRead `json:"rows,omitempty"`
-	Get  *itemGet  `json:"get,omitempty"`
-	// Count asks for the partition's item count instead, when it is exact for Ranges
-	// (countOf): a COUNT need not read the items over the network.
-	Count bool `json:"count,omitempty"`
-	// Start is the creation sequence to read from.
-	Start uint64 `json:"start"`
-	// Consistency is the client's read's.
-	Consistency ReadConsistency `json:"consistency,omitzero"`
-}
-
-// readAnswer is a batch of a partition's items, in creation order; More says whether the
-// partition has more after them.
-type readAnswer struct {
-	Docs []remoteDoc `json:"docs"`
-	More bool        `json:"more"`
-	LSN  uint64      `json:"lsn"`
-	// Count and Counted answer a Count: Counted is false when the count would not be exact.
-	Count   int64 `json:"count,omitempty"`
-	Counted bool  `json:"counted,omitempty"`
-}
-
-type remoteDoc struct {
-	Seq  uint64          `json:"seq"`
-	JSON json.RawMessage `json:"json"` // as stored, not base64: items are JSON
-	// EPK (in hex) and ID say which item it is, for Rows.
-	EPK string `json:"epk,omitempty"`
-	ID  string `json:"id,omitempty"`
-}
-
-// rowsRead is a read of rows from Lo (inclusive) to Hi (exclusive), EPKs in hex.
-type rowsRead struct {
-	LoEPK, LoID, HiEPK, HiID string
-	Reverse                  bool
-}
-
-// itemGet is a point read of one item.
-type itemGet struct {
-	EPK string `json:"epk"` // hex
-	ID  string `json:"id"`
-}
-
-// remoteBatch bounds what one answer to a remoteRead holds: a page of a query stops early
+// remoteBatch bounds what one answer to a nodecall.Read holds: a page of a query stops early
 // more often than not, so a batch is small next to a partition.
 const (
 	remoteBatchItems = 256
@@ -577,7 +401,7 @@ const (
 )
 
 // serveRead reads a batch of c's partition for another node's query.
-func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
+func (e *Engine) serveRead(c *Container, rd *nodecall.Read) nodecall.Answer {
 	ranges := make([]epk.Range, len(rd.Ranges))
 	for i, r := range rd.Ranges {
 		lo, err1 := epk.ParseHex(r[0])
@@ -601,22 +425,23 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 		// the client reads the ranges again (by then the asking node has the children).
 		return failedForward(fault.RangeGone())
 	case p == nil:
-		return forwardedAnswer{Index: -1, Moved: true}
+		return nodecall.Answer{Index: -1, Moved: true}
 	}
 	// Admitted and charged here, where the partition is held, for what this batch reads: the
 	// asking node charges the client, and spends on the budgets of its own partitions only.
 	if err := c.admit(p); err != nil {
 		return failedForward(err)
 	}
-	rdr := c.reader(p, rd.Consistency)
-	var ans readAnswer
+	rc := consistencyFromWire(rd.Consistency)
+	rdr := c.reader(p, rc)
+	var ans nodecall.ReadAnswer
 	bytes := 0
 	f := func(d partition.Doc) bool {
 		if len(ans.Docs) == remoteBatchItems || bytes >= remoteBatchBytes {
 			ans.More = true
 			return false
 		}
-		ans.Docs = append(ans.Docs, remoteDoc{Seq: d.Seq, JSON: slices.Clone(d.JSON)})
+		ans.Docs = append(ans.Docs, nodecall.Doc{Seq: d.Seq, JSON: slices.Clone(d.JSON)})
 		bytes += len(d.JSON)
 		return true
 	}
@@ -633,12 +458,12 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 		}
 		var d partition.Doc
 		if d, err = rdr.Read(e, rd.Get.ID, nil); err == nil {
-			ans.Docs = append(ans.Docs, remoteDoc{JSON: d.JSON})
+			ans.Docs = append(ans.Docs, nodecall.Doc{JSON: d.JSON})
 		} else if errors.Is(err, fault.NotFound) {
 			err = nil
 		}
 	case rd.Rows != nil:
-		lo, hi, perr := rd.Rows.positions()
+		lo, hi, perr := rowPositions(rd.Rows)
 		if perr != nil {
 			return failedForward(fault.New(fault.BadRequest, "A remote read with a malformed row position: %v", perr))
 		}
@@ -647,7 +472,7 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 				ans.More = true
 				return false
 			}
-			ans.Docs = append(ans.Docs, remoteDoc{JSON: slices.Clone(d.JSON), EPK: d.EPK().Hex(), ID: d.ID()})
+			ans.Docs = append(ans.Docs, nodecall.Doc{JSON: slices.Clone(d.JSON), EPK: d.EPK().Hex(), ID: d.ID()})
 			bytes += len(d.JSON)
 			return true
 		})
@@ -656,14 +481,14 @@ func (e *Engine) serveRead(c *Container, rd *remoteRead) forwardedAnswer {
 	case rd.Index == nil:
 		err = rdr.ScanIndexed(ranges, rd.Start, f)
 	default:
-		err = scanIndex(rdr, p, rd.Index, ranges, rd.Start, f)
+		err = scanIndex(rdr, p, (*query.IndexRange)(rd.Index), ranges, rd.Start, f)
 	}
 	if err != nil {
 		return failedForward(err)
 	}
 	ans.LSN = p.Stats().LSN // after the read: a session token at least as far on as what it saw
-	spend(ru.Query(len(ans.Docs), bytes, 0, 1)*rd.Consistency.readFactor(), p)
-	return forwardedAnswer{Index: -1, Read: &ans}
+	spend(ru.Query(len(ans.Docs), bytes, 0, 1)*rc.readFactor(), p)
+	return nodecall.Answer{Index: -1, Read: &ans}
 }
 
 // remotePart is a partition a query reads on another node.
@@ -676,7 +501,7 @@ type remotePart struct {
 
 // read calls f with the items of rp's partition in ranges from start, as the holding node
 // sends them for rd (its Index and All), until f returns false.
-func (rp *remotePart) read(rd *remoteRead, ranges []epk.Range, start uint64, f func(partition.Doc) bool) error {
+func (rp *remotePart) read(rd *nodecall.Read, ranges []epk.Range, start uint64, f func(partition.Doc) bool) error {
 	rd.Start = start
 	for _, r := range ranges {
 		rd.Ranges = append(rd.Ranges, [2]string{r.Min.Hex(), r.Max.Hex()})
@@ -698,7 +523,7 @@ func (rp *remotePart) read(rd *remoteRead, ranges []epk.Range, start uint64, f f
 	}
 }
 
-func (r *rowsRead) positions() (lo, hi partition.ItemPos, err error) {
+func rowPositions(r *nodecall.Rows) (lo, hi partition.ItemPos, err error) {
 	lo.ID, hi.ID = r.LoID, r.HiID
 	var err1, err2 error
 	lo.EPK, err1 = epk.ParseHex(r.LoEPK)
@@ -707,9 +532,9 @@ func (r *rowsRead) positions() (lo, hi partition.ItemPos, err error) {
 }
 
 // ask sends rd for rp's partition and returns the answer's batch.
-func (rp *remotePart) ask(rd *remoteRead) (*readAnswer, error) {
+func (rp *remotePart) ask(rd *nodecall.Read) (*nodecall.ReadAnswer, error) {
 	rd.Partition = rp.rr.id
-	ans, err := rp.c.ask(context.Background(), rp.rr, &forwarded{Read: rd})
+	ans, err := rp.c.ask(context.Background(), rp.rr, &nodecall.Request{Read: rd})
 	if err != nil {
 		return nil, err
 	}
@@ -726,7 +551,7 @@ func (rp *remotePart) ask(rd *remoteRead) (*readAnswer, error) {
 // lsnNow is the partition's LSN as a node that holds it has applied it (after a ReadIndex):
 // a transaction's starting point.
 func (rp *remotePart) lsnNow() (uint64, error) {
-	a, err := rp.ask(&remoteRead{})
+	a, err := rp.ask(&nodecall.Read{})
 	if err != nil {
 		return 0, err
 	}
@@ -735,7 +560,7 @@ func (rp *remotePart) lsnNow() (uint64, error) {
 
 // get reads item id of the logical partition e; nil when there is none.
 func (rp *remotePart) get(e epk.EPK, id string) ([]byte, error) {
-	a, err := rp.ask(&remoteRead{Get: &itemGet{EPK: e.Hex(), ID: id}})
+	a, err := rp.ask(&nodecall.Read{Get: &nodecall.Get{EPK: e.Hex(), ID: id}})
 	if err != nil || len(a.Docs) == 0 {
 		return nil, err
 	}
@@ -746,7 +571,7 @@ func (rp *remotePart) get(e epk.EPK, id string) ([]byte, error) {
 // as the holding node sends them, until fn returns false.
 func (rp *remotePart) rows(rc ReadConsistency, lo, hi partition.ItemPos, reverse bool, fn func(e epk.EPK, id string, doc []byte) bool) error {
 	for {
-		a, err := rp.ask(&remoteRead{Rows: &rowsRead{LoEPK: lo.EPK.Hex(), LoID: lo.ID, HiEPK: hi.EPK.Hex(), HiID: hi.ID, Reverse: reverse}, Consistency: rc})
+		a, err := rp.ask(&nodecall.Read{Rows: &nodecall.Rows{LoEPK: lo.EPK.Hex(), LoID: lo.ID, HiEPK: hi.EPK.Hex(), HiID: hi.ID, Reverse: reverse}, Consistency: consistencyToWire(rc)})
 		if err != nil {
 			return err
 		}
@@ -773,7 +598,7 @@ func (rp *remotePart) rows(rc ReadConsistency, lo, hi partition.ItemPos, reverse
 // count is the item count of rp's partition as its holder keeps it, when ranges cover the
 // partition and the count is exact there; false otherwise (the items are read instead).
 func (rp *remotePart) count(ranges []epk.Range) (int64, bool) {
-	rd := &remoteRead{Count: true}
+	rd := &nodecall.Read{Count: true}
 	for _, r := range ranges {
 		rd.Ranges = append(rd.Ranges, [2]string{r.Min.Hex(), r.Max.Hex()})
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/partita-db/partita/internal/nodecall"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ import (
 //     leave it (ru.Ledger.Apply);
 //   - for those it follows, binds itself to its promise (ru.Budget.Bind) and asks the node
 //     of their leader, one message per leader node for all its partitions (a forwarded
-//     request, shareAsk), for a grant for the next second, which it records
+//     request, nodecall.ShareAsk), for a grant for the next second, which it records
 //     (ru.Budget.Granted).
 //
 // The message is new in clusterversion.PartitionBudgets: before the cluster's active version
@@ -68,36 +69,6 @@ type groupShare struct {
 	ledger  *ru.Ledger
 }
 
-// shareAsk is what a follower node asks of the node that leads some of its partitions.
-type shareAsk struct {
-	From   replication.NodeID `json:"from"`
-	Groups []groupAsk         `json:"groups"`
-}
-
-// groupAsk is one partition's ask (ru.Ask): what its follower promised for the seconds From
-// to To, and what it wants.
-type groupAsk struct {
-	Group   replication.GroupID `json:"g"`
-	From    int64               `json:"from"`
-	To      int64               `json:"to"`
-	Promise float64             `json:"p"`
-	Want    float64             `json:"w"`
-	Hungry  bool                `json:"h,omitempty"`
-}
-
-// shareAnswer holds the grants of the partitions the node leads; those it does not lead (or
-// no longer does) are left out, and their followers keep their promises.
-type shareAnswer struct {
-	Grants []groupGrant `json:"grants,omitempty"`
-}
-
-// groupGrant is what the follower may spend in Second (Unix time, the leader's clock).
-type groupGrant struct {
-	Group     replication.GroupID `json:"g"`
-	Second    int64               `json:"s"`
-	PerSecond float64             `json:"ru"`
-}
-
 // sharing reports whether budgets are shared among replicas: the version allows it, and
 // rate limiting is on.
 func (e *Engine) sharing() bool {
@@ -127,7 +98,7 @@ func (e *Engine) shareOnce(now time.Time) {
 		}
 		return
 	}
-	asks := map[replication.NodeID]*shareAsk{}
+	asks := map[replication.NodeID]*nodecall.ShareAsk{}
 	following := map[replication.GroupID]*ru.Budget{}
 	groups := map[replication.GroupID]*groupShare{}
 	t.mu.Lock()
@@ -173,10 +144,10 @@ func (e *Engine) shareOnce(now time.Time) {
 		a := b.Bind(now)
 		ask := asks[leader]
 		if ask == nil {
-			ask = &shareAsk{From: e.cluster.Node}
+			ask = &nodecall.ShareAsk{From: uint64(e.cluster.Node)}
 			asks[leader] = ask
 		}
-		ask.Groups = append(ask.Groups, groupAsk{Group: x.g, From: a.From, To: a.To, Promise: a.Promise, Want: a.Want.RU, Hungry: a.Want.Hungry})
+		ask.Groups = append(ask.Groups, nodecall.GroupAsk{Group: uint64(x.g), From: a.From, To: a.To, Promise: a.Promise, Want: a.Want.RU, Hungry: a.Want.Hungry})
 		following[x.g] = b
 	}
 	t.mu.Lock()
@@ -191,7 +162,7 @@ func (e *Engine) shareOnce(now time.Time) {
 				return
 			}
 			for _, g := range ans.Grants {
-				if b := following[g.Group]; b != nil {
+				if b := following[replication.GroupID(g.Group)]; b != nil {
 					b.Granted(g.Second, g.PerSecond)
 				}
 			}
@@ -229,39 +200,31 @@ func (e *Engine) budgetsHeld() []heldBudget {
 
 // askShares sends ask to node and returns its grants. An answer without grants (an older
 // answer, or a node that has not taken its leaderships yet) grants nothing.
-func (e *Engine) askShares(node replication.NodeID, ask *shareAsk) (shareAnswer, error) {
-	body, err := e.encodeRequest(&forwarded{Shares: ask})
-	if err != nil {
-		return shareAnswer{}, err
-	}
+func (e *Engine) askShares(node replication.NodeID, ask *nodecall.ShareAsk) (nodecall.ShareAnswer, error) {
 	ctx, cancel := context.WithTimeout(e.stopped, shareTimeout)
 	defer cancel()
-	raw, err := e.cluster.Forward(ctx, node, body)
+	ans, err := e.cluster.Call(ctx, node, &nodecall.Request{Shares: ask})
 	if err != nil {
-		return shareAnswer{}, err
-	}
-	ans, err := decodeAnswer(raw)
-	if err != nil {
-		return shareAnswer{}, err
+		return nodecall.ShareAnswer{}, err
 	}
 	if ans.Err != nil {
-		return shareAnswer{}, ans.Err
+		return nodecall.ShareAnswer{}, ans.Err
 	}
 	if ans.Shares == nil {
-		return shareAnswer{}, nil
+		return nodecall.ShareAnswer{}, nil
 	}
 	return *ans.Shares, nil
 }
 
 // serveShares grants a follower its parts of the partitions this node leads.
-func (e *Engine) serveShares(ask *shareAsk) *shareAnswer {
-	out := &shareAnswer{}
+func (e *Engine) serveShares(ask *nodecall.ShareAsk) *nodecall.ShareAnswer {
+	out := &nodecall.ShareAnswer{}
 	if !e.sharing() {
 		return out
 	}
 	for _, ga := range ask.Groups {
 		e.shares.mu.Lock()
-		gs := e.shares.groups[ga.Group]
+		gs := e.shares.groups[replication.GroupID(ga.Group)]
 		var l *ru.Ledger
 		var p *partition.Partition
 		if gs != nil {
@@ -271,9 +234,9 @@ func (e *Engine) serveShares(ask *shareAsk) *shareAnswer {
 		if l == nil || !p.Leading() {
 			continue // not led here, or not since this node's last pass
 		}
-		sec, perSecond := l.Ask(uint64(ask.From), ru.Ask{From: ga.From, To: ga.To, Promise: ga.Promise,
+		sec, perSecond := l.Ask(ask.From, ru.Ask{From: ga.From, To: ga.To, Promise: ga.Promise,
 			Want: ru.Want{RU: ga.Want, Hungry: ga.Hungry}}, p.Budget(), time.Now())
-		out.Grants = append(out.Grants, groupGrant{Group: ga.Group, Second: sec, PerSecond: perSecond})
+		out.Grants = append(out.Grants, nodecall.Grant{Group: ga.Group, Second: sec, PerSecond: perSecond})
 	}
 	return out
 }

@@ -1,6 +1,16 @@
-// Package nodemsg holds the typed messages between the nodes of a cluster (nodemsg.proto, one
-// message per kind of request, compiled by protoc-gen-go into nodemsg.pb.go) and their
-// framing on the cluster transport.
+// Package nodemsg is how the calls between the nodes of a cluster (package nodecall: Go
+// values, all the engine sees) travel on the cluster transport: the typed messages
+// (nodemsg.proto, one message per kind of request, compiled by protoc-gen-go into
+// nodemsg.pb.go), and the JSON of the releases before them. The node's wiring frames what its
+// engine asks with Marshal, by the cluster's active version, reads the answer with
+// UnmarshalAnswer, and answers what other nodes ask with Serve:
+//
+//	raw, err := nodemsg.Marshal(req, active)      // typed from v3, JSON before
+//	out, err := transport.Call(ctx, node, raw)
+//	ans, err := nodemsg.UnmarshalAnswer(out)      // either framing
+//
+//	// on the node asked
+//	return nodemsg.Serve(raw, engine.ServeCall)   // answered in the request's framing
 //
 // The releases before these messages sent every node-to-node request as one JSON object, a
 // union of five kinds. A node of this release still reads and answers those, and sends them

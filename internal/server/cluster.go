@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/partita-db/partita/internal/nodecall"
+	"github.com/partita-db/partita/internal/nodemsg"
 	"hash/fnv"
 	"log/slog"
 	"net"
@@ -97,9 +99,9 @@ func joinCluster(cfg Config, log *slog.Logger) (*clusterNode, error) {
 				return n.answerHasData()
 			}
 			if e := n.engine.Load(); e != nil {
-				return e.Serve(req)
+				return nodemsg.Serve(req, e.ServeCall)
 			}
-			return engine.NotReady()
+			return nodemsg.NotReady()
 		},
 	})
 	go func() { n.served <- n.tr.Serve(n.ln) }()
@@ -209,12 +211,19 @@ func (n *clusterNode) cluster() *engine.Cluster {
 		Replicas:  n.replicas,
 		Groups:    groupMap{n.cp},
 		Active:    n.gate.Active,
-		Forward: func(ctx context.Context, node replication.NodeID, req []byte) ([]byte, error) {
-			out, err := n.tr.Call(ctx, node, req)
-			if errors.Is(err, raftrpc.ErrNotSent) {
-				err = fmt.Errorf("%w: %v", engine.ErrNotSent, err)
+		Call: func(ctx context.Context, node replication.NodeID, req *nodecall.Request) (nodecall.Answer, error) {
+			raw, err := nodemsg.Marshal(req, n.gate.Active())
+			if err != nil {
+				return nodecall.Answer{}, err
 			}
-			return out, err
+			out, err := n.tr.Call(ctx, node, raw)
+			if errors.Is(err, raftrpc.ErrNotSent) {
+				return nodecall.Answer{}, fmt.Errorf("%w: %v", engine.ErrNotSent, err)
+			}
+			if err != nil {
+				return nodecall.Answer{}, err
+			}
+			return nodemsg.UnmarshalAnswer(out)
 		},
 	}
 }
