@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/partita-db/partita/internal/nodecall"
 	"log/slog"
 	"maps"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/nodemsg"
 	"github.com/partita-db/partita/internal/replication"
 )

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"cmp"
-	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"time"
 
 	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/ru"

@@ -2,11 +2,11 @@ package engine
 
 import (
 	"encoding/json"
-	"github.com/partita-db/partita/internal/nodecall"
 	"testing"
 	"time"
 
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/ru"
 )
 

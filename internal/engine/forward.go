@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"time"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/tracing"

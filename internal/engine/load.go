@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"github.com/partita-db/partita/internal/nodecall"
 	"math"
 	"sync"
 	"time"
 
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/replication"
 )
 

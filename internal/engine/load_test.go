@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/partita-db/partita/internal/nodecall"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/replication"
 )
 

@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"errors"
-	"github.com/partita-db/partita/internal/nodecall"
 	"slices"
 	"sort"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/indexing"
+	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
 	"github.com/partita-db/partita/internal/ru"
