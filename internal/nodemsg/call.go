@@ -59,7 +59,7 @@ func Serve(raw []byte, serve func(nodecall.Request) nodecall.Answer) []byte {
 		var req nodecall.Request
 		ans := nodecall.Failed(nil, false)
 		if err := json.Unmarshal(raw, &req); err != nil {
-			ans.Err = fault.New(fault.BadRequest, "A forwarded write that does not decode: %v", err)
+			ans.Err = fault.New(fault.BadRequest, "A node-to-node request that does not decode: %v", err)
 		} else {
 			ans = serve(req)
 		}
