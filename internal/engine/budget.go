@@ -1,5 +1,7 @@
 package engine
 
+import "time"
+
 // rate is the RU/s a throughput setting provides: the manual figure, or the autoscale maximum
 // (autoscale scales between 10% and 100% of it as load requires, so a busy partition may use
 // its share of the maximum).
@@ -17,12 +19,14 @@ func (t Throughput) rate() float64 {
 // Each replica's budget is set to its partition's whole share; in a cluster whose version
 // shares budgets, its replicas then divide that share between them (shares.go).
 func (e *Engine) refreshBudgets() {
+	now := time.Now()
 	for _, d := range e.dbs {
 		shared := sharedPartitions(d)
 		for _, c := range d.containers {
 			per := partitionRate(c, shared)
 			for _, p := range c.routes.Load().parts {
 				p.Budget().SetRate(per)
+				p.Budget().SetBurst(e.opts.BurstCapacity, now)
 			}
 		}
 	}

@@ -34,6 +34,10 @@ type Options struct {
 	// RateLimit refuses requests (fault.Throttled) once a partition has spent its share of the
 	// throughput for the second. Charges are computed and recorded either way.
 	RateLimit bool
+	// BurstCapacity lets a partition under ru.BurstRate bank the request units it leaves idle
+	// and spend them on what its rate would refuse (the service's account setting of that
+	// name; ru/burst.go).
+	BurstCapacity bool
 	// ChangeFeedRetention is how long the all-versions-and-deletes change feed keeps changes
 	// that no longer hold a current version (0: none are kept and that mode is refused). The
 	// latest-version feed is not bounded by it.

@@ -162,6 +162,9 @@ func (f *loadFigures) budgetStats(c *Container, id uint32, p *partition.Partitio
 	if pf := f.parts[groupOf(c.num, id)]; pf != nil {
 		s := ru.StatsOf(rate, pf.seconds, f.at.Unix())
 		s.Total, s.Throttled = pf.total, pf.throttled
+		if p != nil {
+			s.Bank = p.Budget().Stats().Bank // this node's replica's: the figures carry none
+		}
 		return s
 	}
 	if p != nil {

@@ -390,6 +390,7 @@ func (c *Container) replaceRoute(p *partition.Partition) bool {
 	}
 	next := &routing{parts: slices.Clone(rt.parts), remote: rt.remote}
 	p.Budget().SetRate(rt.parts[i].Budget().Rate()) // its partition's, as the one it replaces had
+	p.Budget().SetBurst(c.e.opts.BurstCapacity, time.Now())
 	next.parts[i] = p
 	c.routes.Store(next)
 	return true

@@ -36,6 +36,10 @@ type Budget struct {
 	// cluster whose version does not share budgets yet) and the slots are empty.
 	replicas int
 	slots    [slotLen]slot
+	// burst and bank are burst capacity's (burst.go): whether it is on, and the RUs banked,
+	// at most BurstSeconds of the rate.
+	burst bool
+	bank  float64
 }
 
 // SetRate sets the RU/s this budget allows: the partition's, however many replicas share it.
@@ -58,6 +62,7 @@ func (b *Budget) Rate() float64 {
 
 func (b *Budget) roll(now time.Time) {
 	if s := now.Unix(); s != b.second {
+		b.bank = b.bankAt(s)
 		b.second, b.spent = s, 0
 	}
 }
@@ -71,6 +76,9 @@ func (b *Budget) Admit(now time.Time) (ok bool, retryAfter time.Duration) {
 	if b.perSecond <= 0 || b.spent < b.limit(b.second) {
 		return true, 0
 	}
+	if b.bursts() && b.bank > 0 && b.spent < b.burstCeiling() {
+		return true, 0 // on the bank (burst.go)
+	}
 	b.throttled++
 	b.refusedAt = b.second
 	next := time.Unix(b.second+1, 0)
@@ -82,6 +90,7 @@ func (b *Budget) Spend(now time.Time, charge float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.roll(now)
+	b.drawBank(b.spent, charge)
 	b.spent += charge
 	b.total += charge
 	h := &b.history[b.second%60]
@@ -100,6 +109,9 @@ type BudgetStats struct {
 	NormalizedUse float64
 	// LastSecond is the RUs spent in the last complete second; LastMinute in the last 60.
 	LastSecond, LastMinute float64
+	// Bank is what burst capacity has banked (burst.go); zero when it is off, or the rate
+	// is BurstRate or more.
+	Bank float64
 }
 
 // Stats returns the budget's figures as of now.
@@ -110,6 +122,9 @@ func (b *Budget) StatsAt(now time.Time) BudgetStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := BudgetStats{PerSecond: b.perSecond, Total: b.total, Throttled: b.throttled}
+	if b.bursts() {
+		s.Bank = b.bankAt(now.Unix())
+	}
 	cur := now.Unix()
 	for _, h := range b.history {
 		if h.second > cur-60 && h.second <= cur && b.perSecond > 0 {

@@ -40,6 +40,9 @@ type Config struct {
 	MaxPartitionBytes int64
 	// RateLimit enforces each partition's request-unit budget with 429s.
 	RateLimit bool
+	// BurstCapacity lets partitions under 3,000 RU/s spend what they left idle (engine
+	// Options.BurstCapacity).
+	BurstCapacity bool
 	// ChangeFeedRetention is how far back the all-versions-and-deletes change feed reaches;
 	// zero keeps no replaced or deleted versions and refuses that mode.
 	ChangeFeedRetention time.Duration

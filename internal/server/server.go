@@ -81,7 +81,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	opts := engine.Options{
 		Dir: cfg.DataDir, CacheSize: cfg.CacheSize, MaxLogicalPartitionBytes: cfg.MaxLogicalPartitionBytes,
-		RateLimit: cfg.RateLimit, MaxPartitionBytes: cfg.MaxPartitionBytes,
+		RateLimit: cfg.RateLimit, BurstCapacity: cfg.BurstCapacity, MaxPartitionBytes: cfg.MaxPartitionBytes,
 		ChangeFeedRetention: cfg.ChangeFeedRetention,
 		Scripts:             script.Limits{Timeout: cfg.ScriptTimeout, MaxOperations: cfg.ScriptMaxOperations},
 		Logger:              log,

@@ -42,6 +42,7 @@ type PartitionJSON struct {
 	RUPerSecond    float64       `json:"ruPerSecond"`             // the partition's budget
 	RULastSecond   float64       `json:"ruLastSecond"`            // spent in the last complete second
 	NormalizedRU   float64       `json:"normalizedRUConsumption"` // highest share of the budget in a second of the last minute
+	BurstBank      float64       `json:"burstRU,omitempty"`       // what burst capacity has banked (--burst-capacity)
 	RUTotal        float64       `json:"ruTotal"`
 	Throttled      uint64        `json:"throttled"`
 	LargestLogical []LogicalJSON `json:"largestLogicalPartitions"`
@@ -111,7 +112,7 @@ func partitionJSON(m engine.PartitionMetrics, s epk.Scheme) PartitionJSON {
 		ID: m.ID, MinInclusive: m.Range.Min.Hex(), MaxExclusive: m.Range.Max.Hex(), Parents: parents,
 		HashStart: s.Position(m.Range.Min), HashEnd: s.Position(m.Range.Max),
 		Items: m.Items, Bytes: m.Bytes, LSN: m.LSN, RUPerSecond: m.PerSecond, RULastSecond: m.LastSecond,
-		NormalizedRU: m.NormalizedUse, RUTotal: m.Total, Throttled: m.Throttled,
+		NormalizedRU: m.NormalizedUse, BurstBank: m.Bank, RUTotal: m.Total, Throttled: m.Throttled,
 		LargestLogical: logicalJSON(m.Largest), HottestLogical: logicalJSON(m.Hottest), History: history,
 	}
 }

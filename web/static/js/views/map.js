@@ -105,7 +105,8 @@ function rangeBar(ps, isNew) {
     const x0 = p.hashStart * W, x1 = p.hashEnd * W;
     const g = s('g', {class: 'range' + (isNew(p.id) ? ' fresh' : ''), 'data-id': p.id},
       s('title', {}, `Partition ${p.id}: [${p.minInclusive || '""'}, ${p.maxExclusive})\n${num(p.items)} items, ${bytes(p.bytes)}\n` +
-        `${num(p.ruLastSecond, 1)} of ${num(p.ruPerSecond)} RU/s last second; peak ${pct(p.normalizedRUConsumption)} in the last minute\n${num(p.throttled)} throttled`),
+        `${num(p.ruLastSecond, 1)} of ${num(p.ruPerSecond)} RU/s last second; peak ${pct(p.normalizedRUConsumption)} in the last minute\n${num(p.throttled)} throttled` +
+        (p.burstRU ? `\n${num(p.burstRU)} RU banked for bursts` : '')),
       s('rect', {x: x0, y: top, width: Math.max(x1 - x0, 1), height: hgt, fill: heat(p.normalizedRUConsumption), stroke: '#fff', 'stroke-width': 2}));
     if (x1 - x0 > 36) {
       g.append(s('text', {x: (x0 + x1) / 2, y: top + hgt / 2 + 5, 'text-anchor': 'middle', class: 'range-label'}, `${p.id}`));
@@ -153,7 +154,8 @@ function partitionTable(ps, isNew) {
       h('td', {}, p.parents.length ? p.parents.join(' → ') : '–'),
       h('td', {class: 'n'}, num(p.items)),
       h('td', {class: 'n'}, bytes(p.bytes), ' ', meter(p.bytes / maxBytes, '#93c5fd')),
-      h('td', {class: 'n'}, p.ruPerSecond > 0 ? `${num(p.ruLastSecond, 1)} / ${num(p.ruPerSecond)} ` : `${num(p.ruLastSecond, 1)} `, p.ruPerSecond > 0 ? meter(p.ruLastSecond / p.ruPerSecond) : ''),
+      h('td', {class: 'n'}, p.ruPerSecond > 0 ? `${num(p.ruLastSecond, 1)} / ${num(p.ruPerSecond)} ` : `${num(p.ruLastSecond, 1)} `, p.ruPerSecond > 0 ? meter(p.ruLastSecond / p.ruPerSecond) : '',
+        p.burstRU ? h('span', {class: 'muted', title: 'Burst capacity: RUs banked while idle, spent on what the rate would refuse'}, ` +${num(p.burstRU)} banked`) : ''),
       h('td', {class: 'n'}, p.ruPerSecond > 0 ? pct(p.normalizedRUConsumption) : '–'),
       h('td', {class: 'n' + (p.throttled ? ' bad' : '')}, num(p.throttled)),
       h('td', {}, logicals(p.largestLogicalPartitions, l => `${bytes(l.bytes)}, ${num(l.items)} item${l.items === 1 ? '' : 's'}`)),
