@@ -40,6 +40,10 @@ type Budget struct {
 	// at most BurstSeconds of the rate.
 	burst bool
 	bank  float64
+	// bankedTo is the latest second the bank counted the idle capacity up to: a caller with
+	// an earlier clock may take the budget back a second (roll), and the seconds up to
+	// bankedTo are not banked twice.
+	bankedTo int64
 }
 
 // SetRate sets the RU/s this budget allows: the partition's, however many replicas share it.
@@ -62,7 +66,9 @@ func (b *Budget) Rate() float64 {
 
 func (b *Budget) roll(now time.Time) {
 	if s := now.Unix(); s != b.second {
-		b.bank = b.bankAt(s)
+		if s > b.bankedTo {
+			b.bank, b.bankedTo = b.bankAt(s), s
+		}
 		b.second, b.spent = s, 0
 	}
 }

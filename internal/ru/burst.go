@@ -37,7 +37,7 @@ func (b *Budget) bursts() bool { return b.burst && b.perSecond > 0 && b.perSecon
 // (the rest of b.second's limit, and the whole of every second after, which spent nothing).
 // Callers hold b.mu.
 func (b *Budget) bankAt(second int64) float64 {
-	if !b.bursts() || second <= b.second || b.second == 0 {
+	if !b.bursts() || second <= b.second || b.second == 0 || b.second < b.bankedTo {
 		return b.bank
 	}
 	idle := max(b.limit(b.second)-b.spent, 0)

@@ -46,6 +46,17 @@ func TestBurst(t *testing.T) {
 	if got := on.StatsAt(now).Bank; got != 0 {
 		t.Fatalf("the bank holds %v after it was spent", got)
 	}
+	// A caller whose clock is a second behind takes the budget back a second: the seconds
+	// banked already are not banked again.
+	var w Budget
+	w.SetRate(100)
+	w.SetBurst(true, t0)
+	w.Spend(t0.Add(5*time.Second), 80) // seconds 0 to 4 idle: 500 banked
+	w.Spend(t0.Add(4*time.Second), 0)  // a clock a second behind
+	w.Spend(t0.Add(5*time.Second), 0)
+	if got := w.StatsAt(t0.Add(6 * time.Second)).Bank; got != 600 {
+		t.Fatalf("after a clock went back the bank holds %v, want 600 (second 4 banked once)", got)
+	}
 	// The bank holds at most BurstSeconds of the rate, and is spent at most BurstRate a second.
 	var long Budget
 	long.SetRate(1000)
