@@ -27,7 +27,7 @@ import (
 type partitionCalls interface {
 	// read reads item id of the logical partition (e, key) at rc; elsewhere says whether a
 	// session read this replica cannot serve may be served by another.
-	read(dst []byte, e epk.EPK, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error)
+	read(ctx context.Context, dst []byte, e epk.EPK, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error)
 	// writeTriggered and deleteTriggered write with triggers, which run, as a transaction,
 	// on a node that holds the partition; o.PartitionKey is the key as the client named it.
 	writeTriggered(kind OpKind, id string, src document.Source, o ItemOptions) (ItemResult, error)
@@ -57,7 +57,7 @@ type localCalls struct {
 	p *partition.Partition
 }
 
-func (l localCalls) read(dst []byte, e epk.EPK, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error) {
+func (l localCalls) read(ctx context.Context, dst []byte, e epk.EPK, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error) {
 	c, p := l.c, l.p
 	op := partition.Operation{Kind: partition.Read, EPK: e, ID: id}
 	if c.e.cluster != nil && p != nil {
@@ -65,11 +65,11 @@ func (l localCalls) read(dst []byte, e epk.EPK, key epk.Key, id string, rc ReadC
 		op.Consistency.Refuse = elsewhere
 		c.countRead(p, rc)
 	}
-	r, err := c.executeOne(context.Background(), e, dst, op)
+	r, err := c.executeOne(ctx, e, dst, op)
 	if elsewhere && p != nil && errors.Is(err, partition.ErrSessionNotAvailable) {
 		// This replica cannot catch up with the session soon enough: another replica serves
 		// the read, as the service's gateway tries the next one.
-		r2, err2 := remoteCalls{c: c, rr: remoteRange{id: p.ID(), r: p.Range()}}.read(dst, e, key, id, rc, false)
+		r2, err2 := remoteCalls{c: c, rr: remoteRange{id: p.ID(), r: p.Range()}}.read(ctx, dst, e, key, id, rc, false)
 		if err2 == nil || errors.Is(err2, fault.NotFound) {
 			r2.Charge += r.Charge
 			return r2, err2
@@ -78,7 +78,7 @@ func (l localCalls) read(dst []byte, e epk.EPK, key epk.Key, id string, rc ReadC
 	if f := rc.readFactor(); f != 1 && p != nil {
 		// The read's second half, at Strong and Bounded Staleness (the first was charged as
 		// any read's).
-		spendItem(r.Charge*(f-1), p, e)
+		spendItem(r.Charge*(f-1), ru.PriorityOf(ctx), p, e)
 		r.Charge *= f
 	}
 	return r, err

@@ -32,6 +32,8 @@ type FeedQuery struct {
 	Max         int  // changes per page (0: DefaultPageSize); a command's changes stay together
 	// Consistency is the client's (the zero value for a read that is not a client's).
 	Consistency ReadConsistency
+	// Priority is the client's request's priority level.
+	Priority ru.Priority
 	// delegated: another node sent the read here; it is not sent on (readsElsewhere), which
 	// could send it back.
 	delegated bool
@@ -140,7 +142,7 @@ func (c *Container) ChangeFeed(q FeedQuery) (FeedPage, error) {
 
 // readFeed reads a page of the change feed of q.Range from this node's replica p.
 func (c *Container) readFeed(p *partition.Partition, q FeedQuery) (FeedPage, error) {
-	if err := c.admit(p); err != nil {
+	if err := c.admit(q.Priority, p); err != nil {
 		return FeedPage{}, err
 	}
 	page := FeedPage{Partition: p.ID()}
@@ -174,7 +176,7 @@ func (c *Container) readFeed(p *partition.Partition, q FeedQuery) (FeedPage, err
 	})
 	if err != nil {
 		page.Charge = ru.Miss() * q.Consistency.readFactor()
-		spend(page.Charge, p)
+		spend(page.Charge, q.Priority, p)
 		var fe *fault.Error
 		if errors.Is(err, partition.ErrLogPurged) || errors.As(err, &fe) {
 			return page, err // a refusal the client can act on (a session not available here, ...)
@@ -184,7 +186,7 @@ func (c *Container) readFeed(p *partition.Partition, q FeedQuery) (FeedPage, err
 	page.Through = through
 	page.LSN = p.Stats().LSN
 	page.Charge = ru.Feed(len(page.Changes), bytes, 1) * q.Consistency.readFactor()
-	spend(page.Charge, p)
+	spend(page.Charge, q.Priority, p)
 	return page, nil
 }
 

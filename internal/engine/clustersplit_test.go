@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -251,7 +252,7 @@ func TestClusterSplitMissedByACutOffNode(t *testing.T) {
 		w, err = cl.UpsertItem(item(fmt.Sprint(k), fmt.Sprint("k", k), `,"v":2`), ItemOptions{})
 		return err
 	})
-	r, err := tc.containerOn(cut).ReadItemAt(nil, key(fmt.Sprint("k", k)), fmt.Sprint(k), ReadConsistency{Level: Session, Session: map[uint32]uint64{w.PartitionID: w.LSN}})
+	r, err := tc.containerOn(cut).ReadItemAt(context.Background(), nil, key(fmt.Sprint("k", k)), fmt.Sprint(k), ReadConsistency{Level: Session, Session: map[uint32]uint64{w.PartitionID: w.LSN}})
 	if err != nil || !strings.Contains(string(r.Doc), `"v":2`) {
 		t.Fatalf("a session read of item %d through node %d after its write to child %d: %s, %v", k, cut, w.PartitionID, r.Doc, err)
 	}
@@ -276,7 +277,7 @@ func TestClusterSplitMissedByACutOffNode(t *testing.T) {
 			if c.routes.Load().lookup(e) == nil {
 				return fmt.Errorf("item %d's partition is not held on node %d", i, cut)
 			}
-			if _, err := c.ReadItemAt(nil, k, fmt.Sprint(i), ReadConsistency{Level: Eventual}); err != nil {
+			if _, err := c.ReadItemAt(context.Background(), nil, k, fmt.Sprint(i), ReadConsistency{Level: Eventual}); err != nil {
 				return fmt.Errorf("item %d at Eventual on node %d: %w", i, cut, err)
 			}
 		}

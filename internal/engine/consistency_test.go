@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -67,13 +68,13 @@ func TestClusterReadConsistency(t *testing.T) {
 		i := strings.Index(string(r.Doc), `"v":`)
 		return string(r.Doc[i+4 : i+5])
 	}
-	r, err := cf.ReadItemAt(nil, k, "a", session(w1))
+	r, err := cf.ReadItemAt(context.Background(), nil, k, "a", session(w1))
 	if err != nil || value(r) != "1" {
 		t.Fatalf("a session read through the follower: %s, %v", r.Doc, err)
 	}
 	// A bounded read confirms the follower fresh: for the next second it serves what it holds.
 	confirmed := time.Now()
-	if r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: BoundedStaleness}); err != nil || value(r) != "1" {
+	if r, err := cf.ReadItemAt(context.Background(), nil, k, "a", ReadConsistency{Level: BoundedStaleness}); err != nil || value(r) != "1" {
 		t.Fatalf("a bounded read through the follower: %s, %v", r.Doc, err)
 	}
 
@@ -93,16 +94,16 @@ func TestClusterReadConsistency(t *testing.T) {
 		t.Logf("the write took %v: the bounded read within its bound is not checked", time.Since(confirmed))
 	}
 	for _, l := range levels {
-		r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: l})
+		r, err := cf.ReadItemAt(context.Background(), nil, k, "a", ReadConsistency{Level: l})
 		if err != nil || value(r) != "1" {
 			t.Fatalf("%v through the cut-off follower: %s, %v; want its own, older version", l, r.Doc, err)
 		}
 	}
-	if r, err := cf.ReadItemAt(nil, k, "a", session(w1)); err != nil || value(r) != "1" {
+	if r, err := cf.ReadItemAt(context.Background(), nil, k, "a", session(w1)); err != nil || value(r) != "1" {
 		t.Fatalf("a session read the follower has reached: %s, %v", r.Doc, err)
 	}
 	start := time.Now()
-	if r, err := cf.ReadItemAt(nil, k, "a", session(w2)); err != nil || value(r) != "2" {
+	if r, err := cf.ReadItemAt(context.Background(), nil, k, "a", session(w2)); err != nil || value(r) != "2" {
 		t.Fatalf("a session read the follower has not reached: %s, %v; want it served by another replica", r.Doc, err)
 	}
 	t.Logf("a point read past the cut-off follower's LSN was served elsewhere in %v", time.Since(start).Round(time.Millisecond))
@@ -110,10 +111,10 @@ func TestClusterReadConsistency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := cf.QueryAt(session(w2), p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 2 {
+	if res, err := cf.QueryAt(context.Background(), session(w2), p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 2 {
 		t.Fatalf("a query past the cut-off follower's LSN: %v, %v; want it served by another replica", res.Results, err)
 	}
-	if page, err := cf.ReadFeedAt(session(w2), epk.All, "", 10); err != nil || !slices.ContainsFunc(page.Docs, func(d []byte) bool {
+	if page, err := cf.ReadFeedAt(context.Background(), session(w2), epk.All, "", 10); err != nil || !slices.ContainsFunc(page.Docs, func(d []byte) bool {
 		return strings.Contains(string(d), `"v":2`)
 	}) {
 		t.Fatalf("a read feed page past the cut-off follower's LSN: %q, %v; want it served by another replica", page.Docs, err)
@@ -129,16 +130,16 @@ func TestClusterReadConsistency(t *testing.T) {
 	// A token from no write the group made: no replica can serve it.
 	future := session(w2)
 	future.Session[w2.PartitionID] += 1000
-	if _, err := cf.ReadItemAt(nil, k, "a", future); !errors.Is(err, partition.ErrSessionNotAvailable) {
+	if _, err := cf.ReadItemAt(context.Background(), nil, k, "a", future); !errors.Is(err, partition.ErrSessionNotAvailable) {
 		t.Fatalf("a session read past every replica's LSN: %v; want the session refused", err)
 	}
-	if res, err := cf.QueryAt(ReadConsistency{Level: Eventual}, p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 1 {
+	if res, err := cf.QueryAt(context.Background(), ReadConsistency{Level: Eventual}, p, epk.All, query.Options{}); err != nil || len(res.Results) != 1 || res.Results[0].Num() != 1 {
 		t.Fatalf("an eventual query through the cut-off follower: %v, %v", res.Results, err)
 	}
 
 	// Past the bound, the follower must confirm with its leader, which it cannot reach.
 	time.Sleep(time.Until(confirmed.Add(tc.staleness.Interval)))
-	if r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: BoundedStaleness}); err == nil {
+	if r, err := cf.ReadItemAt(context.Background(), nil, k, "a", ReadConsistency{Level: BoundedStaleness}); err == nil {
 		t.Fatalf("a bounded read through the follower cut off for longer than the bound: %s; want it refused", r.Doc)
 	}
 
@@ -146,7 +147,7 @@ func TestClusterReadConsistency(t *testing.T) {
 	delete(tc.isolated, follower)
 	tc.mu.Unlock()
 	eventually(t, "a session query once the follower is back", func() error {
-		res, err := cf.QueryAt(session(w2), p, epk.All, query.Options{})
+		res, err := cf.QueryAt(context.Background(), session(w2), p, epk.All, query.Options{})
 		if err != nil {
 			return err
 		}
@@ -156,12 +157,12 @@ func TestClusterReadConsistency(t *testing.T) {
 		return nil
 	})
 
-	weak, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: Session})
+	weak, err := cf.ReadItemAt(context.Background(), nil, k, "a", ReadConsistency{Level: Session})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range []Level{Strong, BoundedStaleness} {
-		r, err := cf.ReadItemAt(nil, k, "a", ReadConsistency{Level: l})
+		r, err := cf.ReadItemAt(context.Background(), nil, k, "a", ReadConsistency{Level: l})
 		if err != nil || r.Charge != 2*weak.Charge {
 			t.Fatalf("%v read: %v RU, %v; want twice a session read's %v", l, r.Charge, err, weak.Charge)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/replication"
+	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/tracing"
 	"github.com/partita-db/partita/internal/value"
 	"go.opentelemetry.io/otel/attribute"
@@ -76,7 +77,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 			}
 		} else if leading, term := p.LeaderTerm(); leading {
 			checked := txn != nil && !(txn.leading && txn.term == term)
-			x, err = c.applyHere(e, nil, txn == nil, withUnchanged(txn, checked, ops)...)
+			x, err = c.applyHere(e, nil, txn == nil, ru.PriorityOf(ctx), withUnchanged(txn, checked, ops)...)
 			if checked {
 				x, err = stripUnchanged(x, err, len(ops))
 			}
@@ -150,7 +151,7 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 	ctx, span := tracing.Start(ctx, "partita.forward", trace.SpanKindClient,
 		attribute.Int64("partita.node", int64(node)), attribute.Int("partita.operations", len(ops)))
 	defer span.End()
-	req := nodecall.Request{Container: c.num, EPK: []byte(e), Admit: txn == nil, Trace: tracing.Inject(ctx)}
+	req := nodecall.Request{Container: c.num, EPK: []byte(e), Admit: txn == nil, Trace: tracing.Inject(ctx), Low: ru.PriorityOf(ctx) == ru.Low}
 	if txn != nil { // read elsewhere: checked where it commits
 		req.Ops = append(req.Ops, nodecall.Op{Kind: uint8(partition.Unchanged), LSN: txn.lsn})
 	}
@@ -278,7 +279,11 @@ func (e *Engine) ServeCall(req nodecall.Request) nodecall.Answer {
 		return nodecall.Answer{Index: -1, Shares: e.serveShares(req.Shares)}
 	}
 	e.served.Add(1)
-	ctx, span := tracing.Start(tracing.Extract(context.Background(), req.Trace), "partita.forwarded", trace.SpanKindServer,
+	ctx := tracing.Extract(context.Background(), req.Trace)
+	if req.Low {
+		ctx = ru.WithPriority(ctx, ru.Low) // admitted here as where it came from
+	}
+	ctx, span := tracing.Start(ctx, "partita.forwarded", trace.SpanKindServer,
 		attribute.Int64("partita.container", int64(req.Container)), attribute.Int("partita.operations", len(req.Ops)))
 	defer span.End()
 	ans := e.serveRequest(ctx, req)
@@ -319,7 +324,7 @@ func (e *Engine) serveRequest(ctx context.Context, req nodecall.Request) nodecal
 	case req.Call != nil:
 		return e.serveCall(ctx, c, req.Call)
 	case req.Read != nil:
-		return e.serveRead(c, req.Read)
+		return e.serveRead(c, req.Read, ru.PriorityOf(ctx))
 	}
 	ek := epk.EPK(req.EPK)
 	ops := make([]partition.Operation, len(req.Ops))
@@ -342,7 +347,7 @@ func (e *Engine) serveRequest(ctx context.Context, req nodecall.Request) nodecal
 	}
 	c.locks.lockWrite(ek)
 	defer c.locks.unlockWrite(ek)
-	x, err := c.applyHere(ek, nil, req.Admit, ops...)
+	x, err := c.applyHere(ek, nil, req.Admit, ru.PriorityOf(ctx), ops...)
 	if err != nil {
 		ans := fail(err)
 		ans.Charge = x.charge

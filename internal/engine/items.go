@@ -222,24 +222,24 @@ func (c *Container) ReadItem(key epk.Key, id string) (ItemResult, error) {
 
 // ReadItemTo is ReadItem appending the item's JSON to dst, for callers that reuse buffers.
 func (c *Container) ReadItemTo(dst []byte, key epk.Key, id string) (ItemResult, error) {
-	return c.ReadItemAt(dst, key, id, ReadConsistency{})
+	return c.ReadItemAt(context.Background(), dst, key, id, ReadConsistency{})
 }
 
-// ReadItemAt is ReadItemTo for a client's read at rc.
-func (c *Container) ReadItemAt(dst []byte, key epk.Key, id string, rc ReadConsistency) (ItemResult, error) {
-	return c.readItem(dst, key, id, rc, true)
+// ReadItemAt is ReadItemTo for a client's read at rc; ctx carries its priority (ru.WithPriority).
+func (c *Container) ReadItemAt(ctx context.Context, dst []byte, key epk.Key, id string, rc ReadConsistency) (ItemResult, error) {
+	return c.readItem(ctx, dst, key, id, rc, true)
 }
 
 // readItem is ReadItemAt; elsewhere says whether a session read this replica cannot serve may
 // be served by another (not for a read another node delegated here, which would go back).
-func (c *Container) readItem(dst []byte, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error) {
+func (c *Container) readItem(ctx context.Context, dst []byte, key epk.Key, id string, rc ReadConsistency, elsewhere bool) (ItemResult, error) {
 	e, err := c.EPK(key)
 	if err != nil {
 		return ItemResult{Charge: ru.Miss() * rc.readFactor()}, err
 	}
 	for attempt := 0; ; attempt++ {
 		calls := c.callsAt(e)
-		r, err := calls.read(dst, e, key, id, rc, elsewhere)
+		r, err := calls.read(ctx, dst, e, key, id, rc, elsewhere)
 		// This node's replica was removed while the read ran (discarded, so it refused): the
 		// range is read where it is held now.
 		if l, ok := calls.(localCalls); ok && l.p != nil && partition.Closed(err) && c.routes.Load().lookup(e) != l.p && attempt < 2 {

@@ -83,7 +83,7 @@ func (c *Container) apply(ctx context.Context, e epk.EPK, dst []byte, txn *txnRe
 		}
 		return x, err
 	}
-	return c.applyHere(e, dst, txn == nil, ops...)
+	return c.applyHere(e, dst, txn == nil, ru.PriorityOf(ctx), ops...)
 }
 
 // routeAfter waits, up to routeWait, until the routing no longer holds p, a partition that
@@ -119,8 +119,9 @@ func readFrom(p *partition.Partition) txnRead {
 	return txnRead{lsn: p.Stats().LSN, leading: leading, term: term}
 }
 
-// applyHere is apply on this node's partition; admit is false for a transaction's commit.
-func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partition.Operation) (executed, error) {
+// applyHere is apply on this node's partition, for a request of priority pri; admit is false
+// for a transaction's commit.
+func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, pri ru.Priority, ops ...partition.Operation) (executed, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	p := c.routes.Load().lookup(e)
@@ -129,7 +130,7 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 	}
 	x := executed{p: p}
 	if admit {
-		if err := c.admit(p); err != nil {
+		if err := c.admit(pri, p); err != nil {
 			return x, err // a throttled request costs nothing
 		}
 	}
@@ -154,7 +155,7 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 	}
 	if err != nil {
 		x.results, x.charge = nil, ru.Miss()
-		spendItem(x.charge, p, e)
+		spendItem(x.charge, pri, p, e)
 		return x, err
 	}
 	if len(ops) > 1 {
@@ -169,7 +170,7 @@ func (c *Container) applyHere(e epk.EPK, dst []byte, admit bool, ops ...partitio
 		x.charge += ch
 		writes = writes || op.Kind.Writes()
 	}
-	spendItem(x.charge, p, e)
+	spendItem(x.charge, pri, p, e)
 	if writes {
 		c.e.maybeSplit(c, p)
 	}
@@ -193,31 +194,32 @@ func opCharge(kind partition.OpKind, r partition.Result) float64 {
 	}
 }
 
-// admit refuses a request with Throttled when one of the partitions it needs has spent this
-// second's budget and rate limiting is on.
-func (c *Container) admit(parts ...*partition.Partition) error {
+// admit refuses a request of priority pri with Throttled when one of the partitions it needs
+// has spent this second's budget (for a Low request, what High ones leave of it: ru.Budget)
+// and rate limiting is on.
+func (c *Container) admit(pri ru.Priority, parts ...*partition.Partition) error {
 	if !c.e.opts.RateLimit {
 		return nil
 	}
 	now := time.Now()
 	for _, p := range parts {
-		if ok, retry := p.Budget().Admit(now); !ok {
+		if ok, retry := p.Budget().Admit(now, pri); !ok {
 			return fault.Throttle(retry)
 		}
 	}
 	return nil
 }
 
-// spend charges a request to the partitions it used, evenly.
-func spend(charge float64, parts ...*partition.Partition) {
+// spend charges a request of priority pri to the partitions it used, evenly.
+func spend(charge float64, pri ru.Priority, parts ...*partition.Partition) {
 	now := time.Now()
 	for _, p := range parts {
-		p.Budget().Spend(now, charge/float64(len(parts)))
+		p.Budget().Spend(now, charge/float64(len(parts)), pri)
 	}
 }
 
 // spendItem charges an item operation to its partition and its logical partition.
-func spendItem(charge float64, p *partition.Partition, e epk.EPK) {
-	spend(charge, p)
+func spendItem(charge float64, pri ru.Priority, p *partition.Partition, e epk.EPK) {
+	spend(charge, pri, p)
 	p.RecordLogical(e, charge)
 }

@@ -91,7 +91,7 @@ func (c *Container) transactOnce(ctx context.Context, e epk.EPK, fn func(t *txn)
 		return committed{}, 0, errNotHere()
 	}
 	t.read = readFrom(p)
-	err := c.admit(p)
+	err := c.admit(ru.PriorityOf(ctx), p)
 	c.splitMu.RUnlock()
 	if err != nil {
 		return committed{}, 0, err // a throttled request costs nothing
@@ -101,7 +101,7 @@ func (c *Container) transactOnce(ctx context.Context, e epk.EPK, fn func(t *txn)
 	began := time.Now()
 	err = fn(t)
 	work := t.charge + ru.Script(time.Since(began))
-	spendItem(work, p, e)
+	spendItem(work, ru.PriorityOf(ctx), p, e)
 	if err != nil {
 		return committed{executed: executed{p: p}}, work, err
 	}

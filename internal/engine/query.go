@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"slices"
 	"sort"
@@ -37,16 +38,18 @@ func (c *Container) QueryRanges(p *query.Prepared, params map[string]value.Value
 // Query runs a prepared query over the items whose EPK lies in r. When the query's WHERE
 // pins partition key values, only their logical partitions are read.
 func (c *Container) Query(p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
-	return c.QueryAt(ReadConsistency{}, p, r, opts)
+	return c.QueryAt(context.Background(), ReadConsistency{}, p, r, opts)
 }
 
 // QueryAt is Query for a client's read at rc. A page that met a replica of this node as it was
 // discarded (removed from its group, or replaced by a snapshot) is read again over the
-// partitions routed then: nothing of it went to the client.
-func (c *Container) QueryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
+// partitions routed then: nothing of it went to the client. ctx carries the request's
+// priority (ru.WithPriority).
+func (c *Container) QueryAt(ctx context.Context, rc ReadConsistency, p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
+	pri := ru.PriorityOf(ctx)
 	for attempt := 1; ; attempt++ {
 		rt := c.routes.Load()
-		res, err := c.queryAt(rc, p, r, opts)
+		res, err := c.queryAt(rc, pri, p, r, opts)
 		if !partition.Closed(err) || attempt == maxQueryAttempts || !c.routingChanges(rt) {
 			return res, err
 		}
@@ -67,7 +70,7 @@ func (c *Container) routingChanges(rt *routing) bool {
 	return true
 }
 
-func (c *Container) queryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
+func (c *Container) queryAt(rc ReadConsistency, pri ru.Priority, p *query.Prepared, r epk.Range, opts query.Options) (QueryResult, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if _, err := c.checkOrderBy(p); err != nil {
@@ -87,7 +90,8 @@ func (c *Container) queryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, 
 	if rc.Level == Session {
 		src.parts, local = c.sessionParts(src.parts, rc)
 	}
-	if err := c.admit(local...); err != nil {
+	prioritize(src.parts, pri)
+	if err := c.admit(pri, local...); err != nil {
 		return QueryResult{}, err
 	}
 	page, err := p.Run(src, opts)
@@ -98,7 +102,7 @@ func (c *Container) queryAt(rc ReadConsistency, p *query.Prepared, r epk.Range, 
 	res.Charge = ru.Query(page.Stats.ItemsLoaded, page.Stats.BytesLoaded, page.Stats.Results, len(src.parts)) * rc.readFactor()
 	if len(local) > 0 {
 		// Their share: a partition held elsewhere is charged where it is read (serveRead).
-		spend(res.Charge*float64(len(local))/float64(len(src.parts)), local...)
+		spend(res.Charge*float64(len(local))/float64(len(src.parts)), pri, local...)
 	}
 	return res, err
 }
@@ -195,6 +199,16 @@ func (c *Container) queryParts(ranges []epk.Range) (parts []queryPart, local []*
 	}
 	slices.SortFunc(parts, func(a, b queryPart) int { return cmp.Compare(a.Range().Min, b.Range().Min) })
 	return parts, local
+}
+
+// prioritize gives the parts held elsewhere the priority pri of the request they are read
+// for: the nodes that hold them admit it.
+func prioritize(parts []queryPart, pri ru.Priority) {
+	for _, q := range parts {
+		if q.remote != nil {
+			q.remote.pri = pri
+		}
+	}
 }
 
 // sessionParts replaces, among a Session query's or read feed's parts, each of this node's

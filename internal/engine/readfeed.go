@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -43,11 +44,11 @@ func (c *Container) KeyRange(key epk.Key) (epk.Range, error) {
 // start). Tokens name the partition range and the creation sequence they stopped at, so they
 // stay valid when partitions split: the children resume after the same sequence.
 func (c *Container) ReadFeed(r epk.Range, token string, max int) (ReadFeedPage, error) {
-	return c.ReadFeedAt(ReadConsistency{}, r, token, max)
+	return c.ReadFeedAt(context.Background(), ReadConsistency{}, r, token, max)
 }
 
-// ReadFeedAt is ReadFeed for a client's read at rc.
-func (c *Container) ReadFeedAt(rc ReadConsistency, r epk.Range, token string, max int) (ReadFeedPage, error) {
+// ReadFeedAt is ReadFeed for a client's read at rc; ctx carries its priority (ru.WithPriority).
+func (c *Container) ReadFeedAt(ctx context.Context, rc ReadConsistency, r epk.Range, token string, max int) (ReadFeedPage, error) {
 	c.splitMu.RLock()
 	defer c.splitMu.RUnlock()
 	if max <= 0 {
@@ -68,6 +69,7 @@ func (c *Container) ReadFeedAt(rc ReadConsistency, r epk.Range, token string, ma
 	if rc.Level == Session {
 		parts, _ = c.sessionParts(parts, rc)
 	}
+	prioritize(parts, ru.PriorityOf(ctx))
 	var used []*partition.Partition
 	for _, p := range parts {
 		pr := p.Range()
@@ -101,7 +103,7 @@ func (c *Container) ReadFeedAt(rc ReadConsistency, r epk.Range, token string, ma
 	}
 	page.Charge = ru.Feed(len(page.Docs), bytes, len(page.Partitions)) * rc.readFactor()
 	if len(used) > 0 {
-		spend(page.Charge, used...) // a remote partition's budget is its own node's
+		spend(page.Charge, ru.PriorityOf(ctx), used...) // a remote partition's budget is its own node's
 	}
 	return page, nil
 }

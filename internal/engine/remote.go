@@ -171,6 +171,7 @@ func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *nodecall
 	}
 	req.Container = c.num
 	req.Trace = tracing.Inject(ctx)
+	req.Low = req.Low || ru.PriorityOf(ctx) == ru.Low
 	// A read that got no answer may be asked of another holder; a write may have been
 	// applied where its answer was lost.
 	read := req.Read != nil || req.Call != nil && (req.Call.Method == nodecall.CallRead || req.Call.Method == nodecall.CallFeed)
@@ -234,8 +235,8 @@ func (r remoteCalls) item(ctx context.Context, call *nodecall.Call) (ItemResult,
 	return ItemResult(ans.Item), err
 }
 
-func (r remoteCalls) read(dst []byte, _ epk.EPK, key epk.Key, id string, rc ReadConsistency, _ bool) (ItemResult, error) {
-	res, err := r.item(context.Background(), &nodecall.Call{Method: nodecall.CallRead, Key: key, ID: id, Consistency: consistencyToWire(rc)})
+func (r remoteCalls) read(ctx context.Context, dst []byte, _ epk.EPK, key epk.Key, id string, rc ReadConsistency, _ bool) (ItemResult, error) {
+	res, err := r.item(ctx, &nodecall.Call{Method: nodecall.CallRead, Key: key, ID: id, Consistency: consistencyToWire(rc)})
 	res.Doc = append(dst, res.Doc...)
 	return res, err
 }
@@ -263,7 +264,7 @@ func (r remoteCalls) procedure(_ Script, _ epk.EPK, id string, args []byte, o Pr
 }
 
 func (r remoteCalls) feed(q FeedQuery) (FeedPage, error) {
-	ans, err := r.c.delegate(context.Background(), r.rr, &nodecall.Call{Method: nodecall.CallFeed,
+	ans, err := r.c.delegate(ru.WithPriority(context.Background(), q.Priority), r.rr, &nodecall.Call{Method: nodecall.CallFeed,
 		Feed:        &nodecall.FeedQuery{From: q.Range.Min.Hex(), To: q.Range.Max.Hex(), Start: nodecall.FeedStart(q.Start), AllVersions: q.AllVersions, Max: q.Max},
 		Consistency: consistencyToWire(q.Consistency)})
 	if ans.Feed == nil {
@@ -312,7 +313,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *nodecall.Cal
 	switch call.Method {
 	case nodecall.CallRead:
 		var r ItemResult
-		r, err = c.readItem(nil, call.Key, call.ID, consistencyFromWire(call.Consistency), false)
+		r, err = c.readItem(ctx, nil, call.Key, call.ID, consistencyFromWire(call.Consistency), false)
 		ans.Item = nodecall.ItemResult(r)
 	case nodecall.CallWrite:
 		src := document.FromJSON(call.Body)
@@ -365,7 +366,7 @@ func (e *Engine) serveCall(ctx context.Context, c *Container, call *nodecall.Cal
 			err = fault.New(fault.BadRequest, "A delegated change feed read without its query")
 			break
 		}
-		q := FeedQuery{Start: FeedStart(f.Start), AllVersions: f.AllVersions, Max: f.Max, Consistency: consistencyFromWire(call.Consistency), delegated: true}
+		q := FeedQuery{Start: FeedStart(f.Start), AllVersions: f.AllVersions, Max: f.Max, Consistency: consistencyFromWire(call.Consistency), Priority: ru.PriorityOf(ctx), delegated: true}
 		lo, err1 := epk.ParseHex(f.From)
 		hi, err2 := epk.ParseHex(f.To)
 		if err = errors.Join(err1, err2); err != nil {
@@ -401,7 +402,7 @@ const (
 )
 
 // serveRead reads a batch of c's partition for another node's query.
-func (e *Engine) serveRead(c *Container, rd *nodecall.Read) nodecall.Answer {
+func (e *Engine) serveRead(c *Container, rd *nodecall.Read, pri ru.Priority) nodecall.Answer {
 	ranges := make([]epk.Range, len(rd.Ranges))
 	for i, r := range rd.Ranges {
 		lo, err1 := epk.ParseHex(r[0])
@@ -429,7 +430,7 @@ func (e *Engine) serveRead(c *Container, rd *nodecall.Read) nodecall.Answer {
 	}
 	// Admitted and charged here, where the partition is held, for what this batch reads: the
 	// asking node charges the client, and spends on the budgets of its own partitions only.
-	if err := c.admit(p); err != nil {
+	if err := c.admit(pri, p); err != nil {
 		return failedForward(err)
 	}
 	rc := consistencyFromWire(rd.Consistency)
@@ -487,7 +488,7 @@ func (e *Engine) serveRead(c *Container, rd *nodecall.Read) nodecall.Answer {
 		return failedForward(err)
 	}
 	ans.LSN = p.Stats().LSN // after the read: a session token at least as far on as what it saw
-	spend(ru.Query(len(ans.Docs), bytes, 0, 1)*rc.readFactor(), p)
+	spend(ru.Query(len(ans.Docs), bytes, 0, 1)*rc.readFactor(), pri, p)
 	return nodecall.Answer{Index: -1, Read: &ans}
 }
 
@@ -495,6 +496,8 @@ func (e *Engine) serveRead(c *Container, rd *nodecall.Read) nodecall.Answer {
 type remotePart struct {
 	c  *Container
 	rr remoteRange
+	// pri is the priority of the request it reads for, which the holding node admits.
+	pri ru.Priority
 	// lsn is the partition's LSN as the last batch read said, for the session token.
 	lsn uint64
 }
@@ -534,7 +537,7 @@ func rowPositions(r *nodecall.Rows) (lo, hi partition.ItemPos, err error) {
 // ask sends rd for rp's partition and returns the answer's batch.
 func (rp *remotePart) ask(rd *nodecall.Read) (*nodecall.ReadAnswer, error) {
 	rd.Partition = rp.rr.id
-	ans, err := rp.c.ask(context.Background(), rp.rr, &nodecall.Request{Read: rd})
+	ans, err := rp.c.ask(ru.WithPriority(context.Background(), rp.pri), rp.rr, &nodecall.Request{Read: rd})
 	if err != nil {
 		return nil, err
 	}

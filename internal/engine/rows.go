@@ -208,7 +208,7 @@ func (c *Container) ScanRowsAt(rc ReadConsistency, lo, hi RowPos, reverse bool, 
 			continue
 		}
 		p := qp.local
-		if err := c.admit(p); err != nil {
+		if err := c.admit(ru.High, p); err != nil {
 			return total, err
 		}
 		n, bytes := 0, 0
@@ -225,7 +225,7 @@ func (c *Container) ScanRowsAt(rc ReadConsistency, lo, hi RowPos, reverse bool, 
 			return total, readFailed("rows", err)
 		}
 		ch := ru.Feed(n, bytes, 1) * rc.readFactor()
-		spend(ch, p)
+		spend(ch, ru.High, p)
 		total += ch
 		if stopped {
 			break
@@ -314,7 +314,7 @@ func (t *RowTxn) Scan(lo, hi string, reverse bool, fn func(id string, doc []byte
 // held here (another node's replica is charged there, for the reads it served).
 func (t *RowTxn) spend() {
 	if t.p != nil {
-		spendItem(t.charge, t.p, t.e)
+		spendItem(t.charge, ru.High, t.p, t.e)
 	}
 }
 
@@ -367,7 +367,7 @@ func (c *Container) mutateRows(ctx context.Context, e epk.EPK, fn func(t *RowTxn
 		read = txnRead{lsn: lsn}
 	} else {
 		read = readFrom(t.p)
-		if err := c.admit(t.p); err != nil {
+		if err := c.admit(ru.High, t.p); err != nil {
 			c.splitMu.RUnlock()
 			return 0, err // a throttled request costs nothing
 		}

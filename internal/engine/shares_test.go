@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -86,7 +87,7 @@ func testSharesBudgetsAndFigures(t *testing.T, v clusterversion.Version) {
 	}
 	id := k[1:]
 	for i := range 100000 {
-		_, err := c.ReadItemAt(nil, key(k), id, ReadConsistency{Level: Eventual})
+		_, err := c.ReadItemAt(context.Background(), nil, key(k), id, ReadConsistency{Level: Eventual})
 		if err != nil && fault.KindOf(err) == fault.Throttled {
 			secs := p.Budget().Seconds(time.Now())
 			spent := secs[len(secs)-1].RU

@@ -11,6 +11,7 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/ru"
 )
 
 // Expiry is computed from stored data: after a restart the default is still set, an item
@@ -76,7 +77,7 @@ func TestReaperUsesSpareUnitsOnly(t *testing.T) {
 	clock.advance(time.Second)
 	p := c.partitions()[0]
 	now := time.Now()
-	p.Budget().Spend(now, 400) // users spent the whole second
+	p.Budget().Spend(now, 400, ru.High) // users spent the whole second
 	before := p.Budget().Stats().Total
 	if n := e.reapOnce(now); n != 0 {
 		t.Fatalf("reaper deleted %d items from a busy partition", n)

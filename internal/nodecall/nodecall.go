@@ -35,6 +35,9 @@ type Request struct {
 	// Shares is sent only once the cluster's version is clusterversion.PartitionBudgets: a
 	// node of an earlier release would take it for a write.
 	Shares *ShareAsk `json:"shares,omitempty"`
+	// Low is a Low priority request's (ru.Low): admitted behind High ones where it is
+	// admitted. A node of an earlier release ignores it and takes the request as High.
+	Low bool `json:"low,omitempty"`
 }
 
 // Op is one operation of a write: the item as the client sent it, and the index and unique

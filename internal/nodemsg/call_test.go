@@ -63,6 +63,8 @@ func TestTypedRequestsRoundTrip(t *testing.T) {
 		{Container: 5, Read: &nodecall.Read{Ranges: [][2]string{{"", "FF"}}, Index: &nodecall.IndexRange{Path: "/t", Values: [][]byte{[]byte("x"), []byte("y")}}}},
 		{Container: 5, Read: &nodecall.Read{Rows: &nodecall.Rows{LoEPK: "01", LoID: "a", HiEPK: "02", Reverse: true}}},
 		{Container: 5, Read: &nodecall.Read{Ranges: [][2]string{{"", "FF"}}, Count: true, All: true}},
+		{Container: 5, Read: &nodecall.Read{Ranges: [][2]string{{"", "FF"}}, All: true}, Low: true},
+		{Container: 7, EPK: []byte{1}, Admit: true, Ops: []nodecall.Op{{Kind: opDelete, ID: "a"}}, Low: true},
 		{Figures: true},
 	} {
 		if got := roundTrip(t, &want); !reflect.DeepEqual(got, want) {

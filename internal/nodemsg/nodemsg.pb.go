@@ -45,7 +45,10 @@ type Request struct {
 	//	*Request_Batch
 	//	*Request_Procedure
 	//	*Request_Feed
-	Kind          isRequest_Kind `protobuf_oneof:"kind"`
+	Kind isRequest_Kind `protobuf_oneof:"kind"`
+	// low is a Low priority request's (the client's x-ms-cosmos-priority-level), admitted behind
+	// High ones where it is admitted; a node of an earlier release takes every request as High.
+	Low           bool `protobuf:"varint,14,opt,name=low,proto3" json:"low,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -200,6 +203,13 @@ func (x *Request) GetFeed() *FeedRead {
 		}
 	}
 	return nil
+}
+
+func (x *Request) GetLow() bool {
+	if x != nil {
+		return x.Low
+	}
+	return false
 }
 
 type isRequest_Kind interface {
@@ -3883,7 +3893,7 @@ var File_nodemsg_proto protoreflect.FileDescriptor
 
 const file_nodemsg_proto_rawDesc = "" +
 	"\n" +
-	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xb6\x06\n" +
+	"\rnodemsg.proto\x12\x12partita.nodemsg.v1\"\xc8\x06\n" +
 	"\aRequest\x12<\n" +
 	"\x05trace\x18\x01 \x03(\v2&.partita.nodemsg.v1.Request.TraceEntryR\x05trace\x121\n" +
 	"\x05write\x18\x02 \x01(\v2\x19.partita.nodemsg.v1.WriteH\x00R\x05write\x121\n" +
@@ -3901,7 +3911,8 @@ const file_nodemsg_proto_rawDesc = "" +
 	" \x01(\v2\x1d.partita.nodemsg.v1.ItemPatchH\x00R\titemPatch\x121\n" +
 	"\x05batch\x18\v \x01(\v2\x19.partita.nodemsg.v1.BatchH\x00R\x05batch\x12=\n" +
 	"\tprocedure\x18\f \x01(\v2\x1d.partita.nodemsg.v1.ProcedureH\x00R\tprocedure\x122\n" +
-	"\x04feed\x18\r \x01(\v2\x1c.partita.nodemsg.v1.FeedReadH\x00R\x04feed\x1a8\n" +
+	"\x04feed\x18\r \x01(\v2\x1c.partita.nodemsg.v1.FeedReadH\x00R\x04feed\x12\x10\n" +
+	"\x03low\x18\x0e \x01(\bR\x03low\x1a8\n" +
 	"\n" +
 	"TraceEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

@@ -20,7 +20,7 @@ import (
 
 // typedRequest is req as a typed message.
 func typedRequest(req *nodecall.Request) (*Request, error) {
-	m := &Request{Trace: req.Trace}
+	m := &Request{Trace: req.Trace, Low: req.Low}
 	switch {
 	case req.Split != nil:
 		m.Kind = &Request_Split{Split: &Split{Container: req.Container, Parent: req.Split.Parent, At: req.Split.At}}
@@ -55,7 +55,7 @@ func requestOf(raw []byte) (nodecall.Request, error) {
 	if err != nil {
 		return nodecall.Request{}, fault.New(fault.BadRequest, "A node-to-node request that does not decode: %v", err)
 	}
-	req := nodecall.Request{Trace: r.Trace}
+	req := nodecall.Request{Trace: r.Trace, Low: r.Low}
 	if num, call, ok, err := callOf(r); ok {
 		if err != nil {
 			return nodecall.Request{}, fault.New(fault.BadRequest, "A delegated call that does not decode: %v", err)

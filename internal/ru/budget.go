@@ -44,6 +44,10 @@ type Budget struct {
 	// an earlier clock may take the budget back a second (roll), and the seconds up to
 	// bankedTo are not banked twice.
 	bankedTo int64
+	// highSpent is what High requests spent in the current second, highPrev in the one
+	// before; highRefusedAt is the last second a High request was refused (priority.go).
+	highSpent, highPrev float64
+	highRefusedAt       int64
 }
 
 // SetRate sets the RU/s this budget allows: the partition's, however many replicas share it.
@@ -69,21 +73,37 @@ func (b *Budget) roll(now time.Time) {
 		if s > b.bankedTo {
 			b.bank, b.bankedTo = b.bankAt(s), s
 		}
-		b.second, b.spent = s, 0
+		b.highPrev = 0
+		if s == b.second+1 {
+			b.highPrev = b.highSpent
+		}
+		b.second, b.spent, b.highSpent = s, 0, 0
 	}
 }
 
-// Admit reports whether a request may run now; when it may not, retryAfter says when the
-// budget renews.
-func (b *Budget) Admit(now time.Time) (ok bool, retryAfter time.Duration) {
+// Admit reports whether a request of priority p may run now; when it may not, retryAfter says
+// when the budget renews. A Low request is held behind High ones (priority.go).
+func (b *Budget) Admit(now time.Time, p Priority) (ok bool, retryAfter time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.roll(now)
-	if b.perSecond <= 0 || b.spent < b.limit(b.second) {
+	if b.perSecond <= 0 {
 		return true, 0
 	}
-	if b.bursts() && b.bank > 0 && b.spent < b.burstCeiling() {
-		return true, 0 // on the bank (burst.go)
+	var reserved float64 // for High requests, out of a Low one's reach
+	if p == Low {
+		reserved = b.highToCome()
+	}
+	if p == High || !b.highStarved() {
+		if b.spent < b.limit(b.second)-reserved {
+			return true, 0
+		}
+		if b.bursts() && b.bank > 0 && b.spent < b.burstCeiling()-reserved {
+			return true, 0 // on the bank (burst.go)
+		}
+	}
+	if p == High {
+		b.highRefusedAt = b.second
 	}
 	b.throttled++
 	b.refusedAt = b.second
@@ -91,13 +111,16 @@ func (b *Budget) Admit(now time.Time) (ok bool, retryAfter time.Duration) {
 	return false, max(next.Sub(now), time.Millisecond)
 }
 
-// Spend records a request's charge.
-func (b *Budget) Spend(now time.Time, charge float64) {
+// Spend records the charge of a request of priority p.
+func (b *Budget) Spend(now time.Time, charge float64, p Priority) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.roll(now)
 	b.drawBank(b.spent, charge)
 	b.spent += charge
+	if p == High {
+		b.highSpent += charge
+	}
 	b.total += charge
 	h := &b.history[b.second%60]
 	h.second, h.spent = b.second, b.spent

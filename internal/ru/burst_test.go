@@ -16,7 +16,7 @@ func TestBurst(t *testing.T) {
 	}
 	on.SetBurst(true, t0)
 	// Idle for 10 s, then 40 RU spent in second 10: 10*100 banked before it, 60 of it after.
-	on.Spend(t0.Add(10*time.Second), 40)
+	on.Spend(t0.Add(10*time.Second), 40, High)
 	if got := on.StatsAt(t0.Add(10 * time.Second)).Bank; got != 1000 {
 		t.Fatalf("after 10 idle seconds the bank holds %v, want 1000", got)
 	}
@@ -28,10 +28,10 @@ func TestBurst(t *testing.T) {
 	served := func(b *Budget) float64 {
 		spent := 0.0
 		for {
-			if ok, _ := b.Admit(now); !ok {
+			if ok, _ := b.Admit(now, High); !ok {
 				return spent
 			}
-			b.Spend(now, 50)
+			b.Spend(now, 50, High)
 			spent += 50
 		}
 	}
@@ -51,9 +51,9 @@ func TestBurst(t *testing.T) {
 	var w Budget
 	w.SetRate(100)
 	w.SetBurst(true, t0)
-	w.Spend(t0.Add(5*time.Second), 80) // seconds 0 to 4 idle: 500 banked
-	w.Spend(t0.Add(4*time.Second), 0)  // a clock a second behind
-	w.Spend(t0.Add(5*time.Second), 0)
+	w.Spend(t0.Add(5*time.Second), 80, High) // seconds 0 to 4 idle: 500 banked
+	w.Spend(t0.Add(4*time.Second), 0, High)  // a clock a second behind
+	w.Spend(t0.Add(5*time.Second), 0, High)
 	if got := w.StatsAt(t0.Add(6 * time.Second)).Bank; got != 600 {
 		t.Fatalf("after a clock went back the bank holds %v, want 600 (second 4 banked once)", got)
 	}
@@ -67,10 +67,10 @@ func TestBurst(t *testing.T) {
 	}
 	spent := 0.0
 	for {
-		if ok, _ := long.Admit(later); !ok {
+		if ok, _ := long.Admit(later, High); !ok {
 			break
 		}
-		long.Spend(later, 100)
+		long.Spend(later, 100, High)
 		spent += 100
 	}
 	if spent != BurstRate {
@@ -104,10 +104,10 @@ func TestBurstShared(t *testing.T) {
 	}
 	spent := 0.0
 	for {
-		if ok, _ := b.Admit(now); !ok {
+		if ok, _ := b.Admit(now, High); !ok {
 			break
 		}
-		b.Spend(now, 100)
+		b.Spend(now, 100, High)
 		spent += 100
 	}
 	if spent != BurstRate/2 {

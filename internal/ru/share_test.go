@@ -58,8 +58,8 @@ func TestBudgetShare(t *testing.T) {
 	if l := b.limit(1000); l != 100 {
 		t.Fatalf("fallback %v, want 100", l)
 	}
-	b.Spend(t0, 100)
-	if ok, _ := b.Admit(t0); ok {
+	b.Spend(t0, 100, High)
+	if ok, _ := b.Admit(t0, High); ok {
 		t.Fatal("a replica spent its fallback and was admitted again")
 	}
 	// Refused this second: hungry, so it promises its fallback.
@@ -84,7 +84,7 @@ func TestBudgetShare(t *testing.T) {
 		t.Fatalf("after the promise %v, want 15", l)
 	}
 	// A later, larger want does not raise a promise already made.
-	b.Spend(t3, 90)
+	b.Spend(t3, 90, High)
 	if a = b.Bind(t3.Add(100 * time.Millisecond)); a.Promise != 100 || b.limit(1004) != 15 || b.limit(1006) != 15 {
 		t.Fatalf("promise raised: %+v, %v", a, b.limit(1004))
 	}
@@ -189,8 +189,8 @@ func TestSharesNeverExceedTheRate(t *testing.T) {
 		for _, b := range append([]*Budget{leader}, followers...) {
 			at := time.Unix(sec, 100e6)
 			for range rng.IntN(4) {
-				if ok, _ := b.Admit(at); ok {
-					b.Spend(at, rng.Float64()*rate/2)
+				if ok, _ := b.Admit(at, High); ok {
+					b.Spend(at, rng.Float64()*rate/2, High)
 				}
 			}
 		}

@@ -12,7 +12,7 @@ func TestSpare(t *testing.T) {
 	if s := b.Spare(t0); s != 100 {
 		t.Fatalf("idle budget spares %v, want 100", s)
 	}
-	b.Spend(t0, 30)
+	b.Spend(t0, 30, High)
 	if s := b.Spare(t0.Add(100 * time.Millisecond)); s != 70 {
 		t.Fatalf("spares %v, want 70", s)
 	}
@@ -20,7 +20,7 @@ func TestSpare(t *testing.T) {
 	if s := b.Spare(t0.Add(time.Second)); s != 70 {
 		t.Fatalf("next second spares %v, want 70", s)
 	}
-	b.Spend(t0.Add(time.Second), 150) // over budget: nothing spare
+	b.Spend(t0.Add(time.Second), 150, High) // over budget: nothing spare
 	if s := b.Spare(t0.Add(time.Second)); s != 0 {
 		t.Fatalf("spent budget spares %v, want 0", s)
 	}

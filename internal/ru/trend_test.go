@@ -9,10 +9,10 @@ func TestTrend(t *testing.T) {
 	var b Budget
 	b.SetRate(100)
 	t0 := time.Unix(1000, 0) // a window boundary: 1000 is a multiple of TrendStep
-	b.Spend(t0, 30)
-	b.Spend(t0, 20)                     // 50 in second 1000
-	b.Spend(t0.Add(2*time.Second), 80)  // the busiest second of the first window
-	b.Spend(t0.Add(20*time.Second), 10) // a later window; the ones between spent nothing
+	b.Spend(t0, 30, High)
+	b.Spend(t0, 20, High)                     // 50 in second 1000
+	b.Spend(t0.Add(2*time.Second), 80, High)  // the busiest second of the first window
+	b.Spend(t0.Add(20*time.Second), 10, High) // a later window; the ones between spent nothing
 	got := b.Trend(t0.Add(21 * time.Second))
 	want := []TrendPoint{
 		{Start: time.Unix(1000, 0), PeakRU: 80, Normalized: 0.8},
@@ -29,7 +29,7 @@ func TestTrend(t *testing.T) {
 
 	// Five minutes on, the first window has left the trend; its slot is reused by a new one.
 	later := t0.Add(trendLen * TrendStep * time.Second)
-	b.Spend(later, 5)
+	b.Spend(later, 5, High)
 	got = b.Trend(later)
 	if len(got) != 2 || !got[0].Start.Equal(time.Unix(1020, 0)) || got[1].PeakRU != 5 || !got[1].Start.Equal(later) {
 		t.Fatalf("after five minutes the trend is %+v", got)
@@ -40,7 +40,7 @@ func TestTrend(t *testing.T) {
 
 	// An unlimited budget keeps the RUs, with no share of a budget.
 	var u Budget
-	u.Spend(t0, 7)
+	u.Spend(t0, 7, High)
 	if got := u.Trend(t0); len(got) != 1 || got[0].PeakRU != 7 || got[0].Normalized != 0 {
 		t.Fatalf("unlimited trend %+v", got)
 	}

@@ -48,6 +48,9 @@ type Config struct {
 	ChangeFeedRetention time.Duration
 	// Consistency is the account's default consistency level, which requests may weaken.
 	Consistency string
+	// DefaultPriority is the priority level, Low or High, of requests that name none ("":
+	// High).
+	DefaultPriority string
 	// Staleness bounds Bounded Staleness reads (zero fields: engine.DefaultStaleness).
 	Staleness engine.Staleness
 	// ScriptTimeout is the time one call of a stored procedure, trigger or UDF may take.

@@ -79,7 +79,7 @@ func serveReady(w http.ResponseWriter, eng *engine.Engine) {
 // port can read it.
 func newCosmosFrontend(cfg Config, eng *engine.Engine, log *slog.Logger) (*cosmosFrontend, error) {
 	faults := faultinject.NewSet(nil) // the management API's fault rules (internal/api/cosmos/manage.go)
-	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log, Consistency: cfg.Consistency, Faults: faults})
+	handler, err := cosmos.NewHandler(eng, cosmos.Options{Key: cfg.Key, ReadOnlyKey: cfg.ReadOnlyKey, Logger: log, Consistency: cfg.Consistency, Priority: cfg.DefaultPriority, Faults: faults})
 	if err != nil {
 		return nil, err
 	}

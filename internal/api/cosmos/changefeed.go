@@ -11,6 +11,7 @@ import (
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/ru"
 )
 
 // The change feed is a read feed (GET .../docs) with A-IM set:
@@ -58,7 +59,7 @@ func (c *call) changeFeed(aim string) error {
 	if q.Range, err = c.scope(ct); err != nil {
 		return err
 	}
-	q.Consistency = c.readConsistency()
+	q.Consistency, q.Priority = c.readConsistency(), ru.PriorityOf(c.ctx)
 	page, err := ct.ChangeFeed(q)
 	c.charge = page.Charge
 	if err != nil {

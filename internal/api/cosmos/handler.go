@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/faultinject"
+	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/tracing"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -24,6 +26,9 @@ type Options struct {
 	Now func() time.Time
 	// Consistency is the account's default consistency level ("": Session).
 	Consistency string
+	// Priority is the account's default priority level, Low or High ("": High), for requests
+	// that name none (the service's defaultPriorityLevel).
+	Priority string
 	// Faults are the fault-injection rules the management API edits and every request is
 	// checked against (nil: the handler makes its own).
 	Faults *faultinject.Set
@@ -39,7 +44,9 @@ type Handler struct {
 	// the same as a Level.
 	consistency string
 	level       engine.Level
-	faults      *faultinject.Set
+	// priority is the account's default priority level (Options.Priority).
+	priority ru.Priority
+	faults   *faultinject.Set
 }
 
 // NewHandler makes the gateway for eng.
@@ -56,8 +63,12 @@ func NewHandler(eng *engine.Engine, o Options) (*Handler, error) {
 	if rank < 0 {
 		return nil, fmt.Errorf("the default consistency must be one of %s, not %q", strings.Join(engine.ConsistencyLevels, ", "), o.Consistency)
 	}
+	priority, ok := ru.ParsePriority(cmp.Or(o.Priority, "High"))
+	if !ok {
+		return nil, fmt.Errorf("the default priority level must be Low or High, not %q", o.Priority)
+	}
 	h := &Handler{engine: eng, keys: keys, log: o.Logger, now: o.Now, consistency: engine.ConsistencyLevels[rank],
-		level: engine.LevelOf(o.Consistency), faults: o.Faults}
+		level: engine.LevelOf(o.Consistency), priority: priority, faults: o.Faults}
 	if h.faults == nil {
 		h.faults = faultinject.NewSet(nil)
 	}
@@ -110,6 +121,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		err = c.checkConsistency()
+	}
+	if err == nil {
+		err = c.checkPriority()
 	}
 	if err == nil && h.faults.Armed() && c.inject() {
 		return // answered by a fault rule

@@ -152,7 +152,7 @@ func (c *call) readItem() error {
 	}
 	buf := docBuffers.Get().(*[]byte)
 	defer putDocBuffer(buf)
-	r, err := ct.ReadItemAt((*buf)[:0], o.PartitionKey, c.res.segs[5], c.readConsistency())
+	r, err := ct.ReadItemAt(c.ctx, (*buf)[:0], o.PartitionKey, c.res.segs[5], c.readConsistency())
 	if r.Doc != nil {
 		*buf = r.Doc
 	}

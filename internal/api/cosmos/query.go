@@ -72,7 +72,7 @@ func (c *call) queryItems() error {
 	if err != nil {
 		return err
 	}
-	res, err := ct.QueryAt(c.readConsistency(), prepared, r, opts)
+	res, err := ct.QueryAt(c.ctx, c.readConsistency(), prepared, r, opts)
 	c.charge = res.Charge
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ func (c *call) readFeed() error {
 	if err != nil {
 		return err
 	}
-	page, err := ct.ReadFeedAt(c.readConsistency(), r, c.r.Header.Get("X-Ms-Continuation"), max)
+	page, err := ct.ReadFeedAt(c.ctx, c.readConsistency(), r, c.r.Header.Get("X-Ms-Continuation"), max)
 	c.charge = page.Charge
 	if err != nil {
 		return err
