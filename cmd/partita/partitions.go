@@ -38,6 +38,7 @@ func partitionsCommand() *cobra.Command {
 	conn.add(f)
 	f.StringVar(&db, "db", "", "database id")
 	f.StringVar(&container, "container", "", "container id")
+	cmd.AddCommand(throughputCommand(), redistributeCommand()) // redistribute.go
 	return cmd
 }
 

@@ -15,8 +15,10 @@ const (
 	// every node indexes id and _ts whatever the policy.
 	V2 Version = 2
 	// V3 lets the nodes send each other typed messages (package nodemsg) where they sent
-	// JSON (NodeMessages), and a partition's leader log a recheck of the entries of id and _ts
-	// (SystemPathsRecheck), an entry the releases before do not know.
+	// JSON (NodeMessages), a partition's leader log a recheck of the entries of id and _ts
+	// (SystemPathsRecheck), an entry the releases before do not know, and a container's
+	// throughput be redistributed among its partitions (PartitionThroughput), which the
+	// releases before would drop from its record when they wrote it.
 	V3 Version = 3
 
 	// Latest is the newest version this release knows.
@@ -25,10 +27,11 @@ const (
 
 // Features, each the version that introduced it.
 const (
-	StreamedSnapshots  = V2
-	PartitionBudgets   = V2
-	NodeMessages       = V3
-	SystemPathsRecheck = V3
+	StreamedSnapshots   = V2
+	PartitionBudgets    = V2
+	NodeMessages        = V3
+	SystemPathsRecheck  = V3
+	PartitionThroughput = V3
 )
 
 func (v Version) String() string { return fmt.Sprintf("v%d", uint32(v)) }

@@ -23,21 +23,24 @@ func (e *Engine) refreshBudgets() {
 	for _, d := range e.dbs {
 		shared := sharedPartitions(d)
 		for _, c := range d.containers {
-			per := partitionRate(c, shared)
 			for _, p := range c.routes.Load().parts {
-				p.Budget().SetRate(per)
+				p.Budget().SetRate(partitionRate(c, p.ID(), shared))
 				p.Budget().SetBurst(e.opts.BurstCapacity, now)
 			}
 		}
 	}
 }
 
-// partitionRate is the RU/s each physical partition of c has, when the partitions sharing its
-// database's throughput are shared: 0 for none (unlimited). Callers hold e.mu or own the
-// engine.
-func partitionRate(c *Container, shared int) float64 {
+// partitionRate is the RU/s of c's physical partition id, when shared partitions share its
+// database's throughput: its share of the container's own throughput when that was
+// redistributed (redistribute.go), else an even part; 0 for none (unlimited). Callers hold e.mu
+// or own the engine.
+func partitionRate(c *Container, id uint32, shared int) float64 {
 	switch {
 	case c.rec.Throughput != nil:
+		if s := c.rec.share(id); s > 0 {
+			return c.rec.Throughput.rate() * s
+		}
 		return c.rec.Throughput.rate() / float64(max(partitionCount(c), 1))
 	case c.db.rec.Throughput != nil && shared > 0:
 		return c.db.rec.Throughput.rate() / float64(shared)
@@ -63,5 +66,7 @@ func partitionCount(c *Container) int {
 	return len(rt.parts) + len(rt.remote)
 }
 
-// partitionRate is the RU/s each physical partition of c has. Callers hold e.mu.
-func (c *Container) partitionRate() float64 { return partitionRate(c, sharedPartitions(c.db)) }
+// partitionRate is the RU/s of c's physical partition id. Callers hold e.mu.
+func (c *Container) partitionRate(id uint32) float64 {
+	return partitionRate(c, id, sharedPartitions(c.db))
+}

@@ -77,6 +77,10 @@ type rangeRecord struct {
 	// Members, in a cluster, are the replicas the range's group was bootstrapped with, which
 	// every node bootstraps alike; the group's own descriptor says where they are after.
 	Members []replication.Member `json:"members,omitempty"`
+	// Share is the range's part of its container's own throughput once it was redistributed
+	// (redistribute.go): either every range of a container has one, and they add up to 1, or
+	// none has, and the throughput is divided evenly.
+	Share float64 `json:"share,omitempty"`
 }
 
 func (r rangeRecord) epkRange() (epk.Range, error) {

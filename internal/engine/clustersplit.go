@@ -199,7 +199,8 @@ func refineRanges(ranges []rangeRecord, parts []*partition.Partition) ([]rangeRe
 		changed = true
 		parents := append(append([]uint32(nil), r.Parents...), r.ID)
 		for _, p := range kids {
-			out = append(out, rangeRecord{ID: p.ID(), Min: p.Range().Min.Hex(), Max: p.Range().Max.Hex(), Parents: parents})
+			out = append(out, rangeRecord{ID: p.ID(), Min: p.Range().Min.Hex(), Max: p.Range().Max.Hex(), Parents: parents,
+				Share: r.Share / float64(len(kids))})
 		}
 	}
 	return out, changed

@@ -201,9 +201,9 @@ func (c *Container) clusterMetrics(f *loadFigures, top int) ([]PartitionMetrics,
 	for _, r := range c.rec.Ranges {
 		parents[r.ID] = r.Parents
 	}
-	rate := c.partitionRate()
 	var out []PartitionMetrics
 	for _, h := range c.ranges() {
+		rate := c.partitionRate(h.id)
 		m := PartitionMetrics{Database: c.db.rec.ID, Container: c.rec.ID, ID: h.id, Range: h.r, Parents: parents[h.id],
 			PartitionStats: f.stats(c, h.id, h.p), BudgetStats: f.budgetStats(c, h.id, h.p, rate)}
 		if top > 0 {

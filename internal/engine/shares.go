@@ -188,9 +188,8 @@ func (e *Engine) budgetsHeld() []heldBudget {
 	for _, d := range e.dbs {
 		shared := sharedPartitions(d)
 		for _, c := range d.containers {
-			rate := partitionRate(c, shared)
 			for _, p := range c.routes.Load().parts {
-				p.Budget().SetRate(rate)
+				p.Budget().SetRate(partitionRate(c, p.ID(), shared))
 				out = append(out, heldBudget{groupOf(c.num, p.ID()), p})
 			}
 		}

@@ -96,8 +96,8 @@ func (e *Engine) splitHere(c *Container, parentID uint32, at epk.EPK) error {
 			continue
 		}
 		ranges = append(ranges,
-			rangeRecord{ID: left, Min: r.Min, Max: at.Hex(), Parents: append(append([]uint32(nil), r.Parents...), parentID)},
-			rangeRecord{ID: right, Min: at.Hex(), Max: r.Max, Parents: append(append([]uint32(nil), r.Parents...), parentID)})
+			rangeRecord{ID: left, Min: r.Min, Max: at.Hex(), Parents: append(append([]uint32(nil), r.Parents...), parentID), Share: r.Share / 2},
+			rangeRecord{ID: right, Min: at.Hex(), Max: r.Max, Parents: append(append([]uint32(nil), r.Parents...), parentID), Share: r.Share / 2})
 	}
 	rec.Ranges = ranges
 	err = s.Commit(func(b *storage.Batch) error {

@@ -140,6 +140,10 @@ func (c *call) dispatch() error {
 		if m == http.MethodGet {
 			return c.advice()
 		}
+	case "dbs/*/colls/*/partitions/*":
+		if c.res.segs[5] == "throughput" && (m == http.MethodGet || m == http.MethodPost) {
+			return c.partitionThroughput() // redistribute.go
+		}
 	case "dbs/*/colls/*/partitions/*/split":
 		if m == http.MethodPost {
 			return c.splitPartition() // manage.go
