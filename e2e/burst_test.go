@@ -17,13 +17,7 @@ func TestBurstCapacity(t *testing.T) {
 		t.Run(fmt.Sprintf("burst=%v", burst), func(t *testing.T) {
 			s := startServer(t, false, fmt.Sprintf("--burst-capacity=%v", burst))
 			c := rawClient{s: s, key: emulatorKey, now: time.Now}
-			if code, _, b := c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil); code != 201 {
-				t.Fatalf("database: %d %s", code, b)
-			}
-			if code, _, b := c.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`),
-				map[string]string{"x-ms-offer-throughput": "400"}); code != 201 {
-				t.Fatalf("container: %d %s", code, b)
-			}
+			c.throughputContainer(t, 400)
 			time.Sleep(8 * time.Second) // idle: about 3,200 RU banked with burst capacity
 			code, _, b := c.do(t, "GET", "/dbs/db/colls/c/partitions", nil, nil)
 			var view struct {

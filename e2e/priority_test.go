@@ -15,13 +15,7 @@ import (
 func TestPriorityLevels(t *testing.T) {
 	s := startServer(t, false)
 	c := rawClient{s: s, key: emulatorKey, now: time.Now}
-	if code, _, b := c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil); code != 201 {
-		t.Fatalf("database: %d %s", code, b)
-	}
-	if code, _, b := c.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`),
-		map[string]string{"x-ms-offer-throughput": "400"}); code != 201 {
-		t.Fatalf("container: %d %s", code, b)
-	}
+	c.throughputContainer(t, 400)
 	code, _, b := c.do(t, "POST", "/dbs/db/colls/c/docs", []byte(`{"id":"x","pk":"p"}`),
 		map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-cosmos-priority-level": "Medium"})
 	if code != 400 || !strings.Contains(string(b), "priority") {

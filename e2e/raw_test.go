@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,19 @@ func (c rawClient) do(t *testing.T, method, path string, body []byte, headers ma
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b
+}
+
+// throughputContainer creates database "db" and its container "c", keyed by /pk (hash v2),
+// with rus RU/s of its own.
+func (c rawClient) throughputContainer(t *testing.T, rus int) {
+	t.Helper()
+	if code, _, b := c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil); code != 201 {
+		t.Fatalf("database: %d %s", code, b)
+	}
+	if code, _, b := c.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`),
+		map[string]string{"x-ms-offer-throughput": strconv.Itoa(rus)}); code != 201 {
+		t.Fatalf("container: %d %s", code, b)
+	}
 }
 
 // tryDo sends a request and reports its status, or false when the server could not be reached.

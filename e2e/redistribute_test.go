@@ -19,13 +19,7 @@ import (
 func TestRedistributeThroughput(t *testing.T) {
 	s := startServer(t, false)
 	c := rawClient{s: s, key: emulatorKey, now: time.Now}
-	if code, _, b := c.do(t, "POST", "/dbs", []byte(`{"id":"db"}`), nil); code != 201 {
-		t.Fatalf("database: %d %s", code, b)
-	}
-	if code, _, b := c.do(t, "POST", "/dbs/db/colls", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}`),
-		map[string]string{"x-ms-offer-throughput": "1000"}); code != 201 {
-		t.Fatalf("container: %d %s", code, b)
-	}
+	c.throughputContainer(t, 1000)
 	if code, _, b := c.do(t, "POST", "/dbs/db/colls/c/partitions/0/split", nil, nil); code != 200 && code != 201 && code != 204 {
 		t.Fatalf("split: %d %s", code, b)
 	}

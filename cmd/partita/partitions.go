@@ -23,9 +23,6 @@ func partitionsCommand() *cobra.Command {
 		Short: "Show a container's physical partitions: ranges, size, request units, throttling, hot and large logical partitions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if db == "" || container == "" {
-				return fmt.Errorf("--db and --container are required")
-			}
 			resp, err := fetchPartitions(&conn, db, container)
 			if err != nil {
 				return err
@@ -34,10 +31,7 @@ func partitionsCommand() *cobra.Command {
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	conn.add(f)
-	f.StringVar(&db, "db", "", "database id")
-	f.StringVar(&container, "container", "", "container id")
+	containerFlags(cmd, &conn, &db, &container)
 	cmd.AddCommand(throughputCommand(), redistributeCommand()) // redistribute.go
 	return cmd
 }

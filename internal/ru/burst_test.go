@@ -25,22 +25,12 @@ func TestBurst(t *testing.T) {
 	}
 	// Second 11: 100 of the rate, then the bank, up to BurstRate in the second.
 	now := t0.Add(11 * time.Second)
-	served := func(b *Budget) float64 {
-		spent := 0.0
-		for {
-			if ok, _ := b.Admit(now, High); !ok {
-				return spent
-			}
-			b.Spend(now, 50, High)
-			spent += 50
-		}
-	}
-	if got := served(&off); got != 100 {
+	if got := spendAll(&off, now, 50); got != 100 {
 		t.Fatalf("without burst capacity %v RU were served in a second of 100 RU/s", got)
 	}
 	// 100 of the rate, then requests while the bank holds anything: the last one takes it
 	// below what it holds, as a request takes a budget below zero.
-	if got := served(&on); got != 1200 {
+	if got := spendAll(&on, now, 50); got != 1200 {
 		t.Fatalf("with burst capacity %v RU were served, want 1200", got)
 	}
 	if got := on.StatsAt(now).Bank; got != 0 {
@@ -65,16 +55,8 @@ func TestBurst(t *testing.T) {
 	if got := long.StatsAt(later).Bank; got != BurstSeconds*1000 {
 		t.Fatalf("after an hour idle the bank holds %v, want %v", got, BurstSeconds*1000)
 	}
-	spent := 0.0
-	for {
-		if ok, _ := long.Admit(later, High); !ok {
-			break
-		}
-		long.Spend(later, 100, High)
-		spent += 100
-	}
-	if spent != BurstRate {
-		t.Fatalf("%v RU spent in a second with a full bank, want %v", spent, BurstRate)
+	if spent := spendAll(&long, later, 100); spent != BurstRate {
+		t.Fatalf("%v RU spent in a second with a full bank, want %v", spent, float64(BurstRate))
 	}
 	// A rate of BurstRate or more banks nothing; turning burst off empties the bank.
 	var big Budget
@@ -102,15 +84,20 @@ func TestBurstShared(t *testing.T) {
 	if got := b.StatsAt(now).Bank; got != 19*200+200 {
 		t.Fatalf("the bank holds %v, want %v", got, 20*200)
 	}
+	if spent := spendAll(&b, now, 100); spent != BurstRate/2 {
+		t.Fatalf("%v RU spent in a second, want %v (half of BurstRate)", spent, BurstRate/2)
+	}
+}
+
+// spendAll spends charge at a time in now's second while the budget admits High requests, and
+// reports what it spent.
+func spendAll(b *Budget, now time.Time, charge float64) float64 {
 	spent := 0.0
 	for {
 		if ok, _ := b.Admit(now, High); !ok {
-			break
+			return spent
 		}
-		b.Spend(now, 100, High)
-		spent += 100
-	}
-	if spent != BurstRate/2 {
-		t.Fatalf("%v RU spent in a second, want %v (half of BurstRate)", spent, BurstRate/2)
+		b.Spend(now, charge, High)
+		spent += charge
 	}
 }
