@@ -39,20 +39,26 @@ func partitionsCommand() *cobra.Command {
 // fetchPartitions asks the server for a container's partitions, signing the request with the
 // account key as any Cosmos client would.
 func fetchPartitions(conn *connFlags, db, container string) (*cosmos.PartitionsResponse, error) {
+	link := "dbs/" + db + "/colls/" + container
+	var out cosmos.PartitionsResponse
+	err := callJSON(conn, client.Request{Method: http.MethodGet, Type: "partitions", Link: link, Path: client.Path(link) + "/partitions"}, &out)
+	return &out, err
+}
+
+// callJSON sends req, signed with the account key, and reads the server's JSON answer into out.
+func callJSON(conn *connFlags, req client.Request, out any) error {
 	c, err := conn.client(client.Options{Timeout: 30 * time.Second})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	link := "dbs/" + db + "/colls/" + container
-	resp, err := c.Do(context.Background(), client.Request{Method: http.MethodGet, Type: "partitions", Link: link, Path: client.Path(link) + "/partitions"})
+	resp, err := c.Do(context.Background(), req)
 	if err != nil {
-		return nil, fmt.Errorf("server answered %w", err)
+		return fmt.Errorf("server answered %w", err)
 	}
-	var out cosmos.PartitionsResponse
-	if err := json.Unmarshal(resp.Body, &out); err != nil {
-		return nil, fmt.Errorf("unexpected answer: %w", err)
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return fmt.Errorf("unexpected answer: %w", err)
 	}
-	return &out, nil
+	return nil
 }
 
 func printPartitions(w io.Writer, r *cosmos.PartitionsResponse) {

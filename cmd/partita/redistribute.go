@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/partita-db/partita/internal/api/cosmos"
 	"github.com/partita-db/partita/internal/client"
@@ -109,20 +107,10 @@ func containerFlags(cmd *cobra.Command, conn *connFlags, db, container *string) 
 // partitionThroughput reads (GET) or redistributes (POST, with body) a container's partitions'
 // throughput.
 func partitionThroughput(conn *connFlags, db, container, method string, body []byte) (*cosmos.PartitionThroughputResponse, error) {
-	c, err := conn.client(client.Options{Timeout: 30 * time.Second})
-	if err != nil {
-		return nil, err
-	}
 	link := "dbs/" + db + "/colls/" + container + "/partitions/throughput"
-	resp, err := c.Do(context.Background(), client.Request{Method: method, Type: "partitions", Link: link, Path: client.Path(link), Body: body})
-	if err != nil {
-		return nil, fmt.Errorf("server answered %w", err)
-	}
 	var out cosmos.PartitionThroughputResponse
-	if err := json.Unmarshal(resp.Body, &out); err != nil {
-		return nil, fmt.Errorf("unexpected answer: %w", err)
-	}
-	return &out, nil
+	err := callJSON(conn, client.Request{Method: method, Type: "partitions", Link: link, Path: client.Path(link), Body: body}, &out)
+	return &out, err
 }
 
 func printThroughput(w io.Writer, r *cosmos.PartitionThroughputResponse) {
