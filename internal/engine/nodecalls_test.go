@@ -11,6 +11,10 @@ import (
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/nodecall"
+	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/ru"
+	"time"
 )
 
 // Writes through a node that does not lead their partition travel as JSON while the cluster's
@@ -164,5 +168,36 @@ func TestDelegatedCallsByClusterVersion(t *testing.T) {
 			}
 			t.Logf("at %s: %d typed and %d JSON requests", v, typed, untyped)
 		})
+	}
+}
+
+// A write another node forwards with the Low priority level is admitted as Low where it runs:
+// refused while High requests are expected to spend what the second has left, where the same
+// write at High runs.
+func TestForwardedLowPriorityIsAdmittedAsLow(t *testing.T) {
+	e, c := newContainer(t, Options{Replicated: true, RateLimit: true}, ContainerSpec{Throughput: &Throughput{Manual: 400}})
+	ek, err := c.EPK(key("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.routes.Load().lookup(ek)
+	// The start of a second, so that what is spent below stays in it and the one before.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 50*time.Millisecond)))
+	now := time.Now()
+	p.Budget().Spend(now.Add(-time.Second), 300, ru.High) // High spent 300 of 400 the second before
+	p.Budget().Spend(now, 150, ru.Low)                    // Low has spent 150 of this one already
+	write := func(id string, low bool) nodecall.Answer {
+		return e.ServeCall(nodecall.Request{Container: c.num, EPK: []byte(ek), Admit: true, Low: low,
+			Ops: []nodecall.Op{{Kind: uint8(partition.Create), ID: id, Body: item(id, "p", "")}}})
+	}
+	low, high := write("low", true), write("high", false)
+	if time.Since(now) > 900*time.Millisecond {
+		t.Skip("the machine was too slow to stay within one second: nothing shown either way")
+	}
+	if low.Err == nil || low.Err.Kind != fault.Throttled {
+		t.Fatalf("a Low write with 250 RU left and 300 expected of High: %+v", low.Err)
+	}
+	if high.Err != nil {
+		t.Fatalf("the same write at High: %v", high.Err)
 	}
 }
