@@ -136,6 +136,7 @@ func TestRedistributeThroughput(t *testing.T) {
 		{`{"throughputPolicy":"custom","targetPhysicalPartitionThroughputInfo":[{"id":"9","throughput":500}]}`, 404},
 		{`{"throughputPolicy":"custom","targetPhysicalPartitionThroughputInfo":[{"id":"2","throughput":500}],"sourcePhysicalPartitionThroughputInfo":[{"id":"2"}]}`, 400},
 		{`{"throughputPolicy":"custom","targetPhysicalPartitionThroughputInfo":[{"id":"2","throughput":1950}],"sourcePhysicalPartitionThroughputInfo":[{"id":"3"}]}`, 400},
+		{`{"throughputPolicy":"custom","targetPhysicalPartitionThroughputInfo":[{"id":"2","throughput":500}],"sourcePhysicalPartitionThroughputInfo":[{"id":"3"},{"id":"3"}]}`, 400},
 		{`{"throughputPolicy":"sideways"}`, 400},
 		{`{"throughputPolicy":"custom"}`, 400},
 		{`{"throughputPolicy":"equal","targetPhysicalPartitionThroughputInfo":[{"id":"2","throughput":500}]}`, 400},

@@ -54,14 +54,10 @@ or divide the RU/s evenly again. The container's throughput does not change.
   partita partitions redistribute --db d --container c --evenly-distribute`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The server checks the combination, as it checks any client's.
 			req := cosmos.RedistributeRequest{Policy: "custom"}
-			switch {
-			case even && (targets != "" || sources != ""):
-				return fmt.Errorf("--evenly-distribute takes no --target-partition-info or --source-partition-info")
-			case even:
+			if even {
 				req.Policy = "equal"
-			case targets == "":
-				return fmt.Errorf("--target-partition-info or --evenly-distribute is required")
 			}
 			for _, t := range strings.Fields(targets) {
 				id, ru, ok := strings.Cut(t, "=")

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/partita-db/partita/internal/partition"
+)
 
 // rate is the RU/s a throughput setting provides: the manual figure, or the autoscale maximum
 // (autoscale scales between 10% and 100% of it as load requires, so a busy partition may use
@@ -24,11 +28,18 @@ func (e *Engine) refreshBudgets() {
 		shared := sharedPartitions(d)
 		for _, c := range d.containers {
 			for _, p := range c.routes.Load().parts {
-				p.Budget().SetRate(partitionRate(c, p.ID(), shared))
-				p.Budget().SetBurst(e.opts.BurstCapacity, now)
+				e.setBudget(p, partitionRate(c, p.ID(), shared), now)
 			}
 		}
 	}
+}
+
+// setBudget gives replica p's budget its partition's rate, and burst capacity as the engine's
+// options say: the one place a replica's budget is set, whether by a change of the catalog
+// (refreshBudgets), a share pass (budgetsHeld) or a replica opened again (replaceRoute).
+func (e *Engine) setBudget(p *partition.Partition, rate float64, now time.Time) {
+	p.Budget().SetRate(rate)
+	p.Budget().SetBurst(e.opts.BurstCapacity, now)
 }
 
 // partitionRate is the RU/s of c's physical partition id, when shared partitions share its

@@ -143,12 +143,15 @@ func (c *Container) redistributed(r Redistribution) (map[uint32]float64, error) 
 		next[t.ID] = t.RUPerSecond
 	}
 	sources := r.Sources
-	for _, id := range sources {
+	for i, id := range sources {
 		if _, ok := now[id]; !ok {
 			return nil, fault.New(fault.NotFound, "Container %q has no physical partition %d", c.rec.ID, id)
 		}
 		if targeted[id] {
 			return nil, fault.New(fault.BadRequest, "Partition %d is both a target and a source", id)
+		}
+		if slices.Contains(sources[:i], id) {
+			return nil, fault.New(fault.BadRequest, "Partition %d is a source twice", id)
 		}
 	}
 	if len(sources) == 0 {

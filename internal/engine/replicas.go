@@ -389,8 +389,7 @@ func (c *Container) replaceRoute(p *partition.Partition) bool {
 		return false
 	}
 	next := &routing{parts: slices.Clone(rt.parts), remote: rt.remote}
-	p.Budget().SetRate(rt.parts[i].Budget().Rate()) // its partition's, as the one it replaces had
-	p.Budget().SetBurst(c.e.opts.BurstCapacity, time.Now())
+	c.e.setBudget(p, rt.parts[i].Budget().Rate(), time.Now()) // its partition's, as the one it replaces had
 	next.parts[i] = p
 	c.routes.Store(next)
 	return true

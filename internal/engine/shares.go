@@ -183,13 +183,14 @@ type heldBudget struct {
 // (refreshBudgets), and would otherwise admit without bound until one does.
 func (e *Engine) budgetsHeld() []heldBudget {
 	var out []heldBudget
+	now := time.Now()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, d := range e.dbs {
 		shared := sharedPartitions(d)
 		for _, c := range d.containers {
 			for _, p := range c.routes.Load().parts {
-				p.Budget().SetRate(partitionRate(c, p.ID(), shared))
+				e.setBudget(p, partitionRate(c, p.ID(), shared), now)
 				out = append(out, heldBudget{groupOf(c.num, p.ID()), p})
 			}
 		}

@@ -86,30 +86,28 @@ func (c *call) redistribution() (engine.Redistribution, error) {
 		}
 		return uint32(n), nil
 	}
+	// The engine checks what the partitions named must be (RedistributeThroughput).
 	var r engine.Redistribution
 	switch req.Policy {
 	case "equal":
 		r.Even = true
-		if len(req.Targets)+len(req.Sources) > 0 {
-			return r, fault.New(fault.BadRequest, "The equal policy names no target or source partitions")
-		}
 	case "custom":
-		for _, t := range req.Targets {
-			n, err := id(t.ID)
-			if err != nil {
-				return r, err
-			}
-			r.Targets = append(r.Targets, engine.PartitionThroughput{ID: n, RUPerSecond: t.Throughput})
-		}
-		for _, s := range req.Sources {
-			n, err := id(s.ID)
-			if err != nil {
-				return r, err
-			}
-			r.Sources = append(r.Sources, n)
-		}
 	default:
 		return r, fault.New(fault.BadRequest, "throughputPolicy must be custom or equal, not %q", req.Policy)
+	}
+	for _, t := range req.Targets {
+		n, err := id(t.ID)
+		if err != nil {
+			return r, err
+		}
+		r.Targets = append(r.Targets, engine.PartitionThroughput{ID: n, RUPerSecond: t.Throughput})
+	}
+	for _, s := range req.Sources {
+		n, err := id(s.ID)
+		if err != nil {
+			return r, err
+		}
+		r.Sources = append(r.Sources, n)
 	}
 	return r, nil
 }
