@@ -129,7 +129,7 @@ func TestOnlyToolsImportTheClient(t *testing.T) {
 // operations, statistics, log records), how it is replicated, and what nodes say to each other
 // stay behind the engine, which may change them without the front ends knowing.
 func TestFrontEndsSeeTheEngineOnly(t *testing.T) {
-	behind := []string{"partition", "replication", "replica", "raftrpc", "nodemsg", "placement", "controlplane"}
+	behind := []string{"partition", "replication", "replica", "raftrpc", "nodemsg", "nodecall", "distribution", "placement", "controlplane"}
 	for path, p := range packages(t) {
 		if !strings.HasPrefix(path, module+"/internal/api/") {
 			continue
@@ -194,12 +194,15 @@ func TestPurePackages(t *testing.T) {
 // The engine speaks to other nodes in Go values (internal/nodecall) and never sees how they
 // travel: the framing (internal/nodemsg) and the transport (internal/raftrpc) are the node's
 // wiring's (internal/server). The vocabulary itself stands below the engine, the partition
-// and replication, so that every side can use it without taking in the others.
+// and replication, so that every side can use it without taking in the others. Whom to ask
+// and how to retry (internal/distribution) stands between: below the engine, above the
+// vocabulary, and as blind to the framing and the control plane as the engine.
 func TestEngineSeesNoFraming(t *testing.T) {
 	pkgs := packages(t)
 	for pkg, banned := range map[string][]string{
-		"internal/engine":   {"internal/nodemsg", "internal/raftrpc"},
-		"internal/nodecall": {"internal/engine", "internal/partition", "internal/replication", "internal/nodemsg"},
+		"internal/engine":       {"internal/nodemsg", "internal/raftrpc"},
+		"internal/nodecall":     {"internal/engine", "internal/partition", "internal/replication", "internal/nodemsg"},
+		"internal/distribution": {"internal/engine", "internal/nodemsg", "internal/raftrpc", "internal/controlplane"},
 	} {
 		p, ok := pkgs[module+"/"+pkg]
 		if !ok {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/clusterversion"
+	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/nodecall"
@@ -54,14 +55,15 @@ type Cluster struct {
 	DeadAfter time.Duration
 	// Call sends a request to the engine of node (Engine.ServeCall there) and returns its
 	// answer, framed as the cluster's version allows (package nodemsg). An error wrapping
-	// ErrNotSent says that the request never left, one wrapping nodecall.ErrCodec that it or
-	// its answer did not encode or decode; after any other the request's outcome is unknown.
+	// distribution.ErrNotSent says that the request never left, one wrapping
+	// nodecall.ErrCodec that it or its answer did not encode or decode; after any other the
+	// request's outcome is unknown.
 	Call func(ctx context.Context, node replication.NodeID, req *nodecall.Request) (nodecall.Answer, error)
 	// Replicas is how many replicas each partition has, on as many nodes (the cluster's
 	// --replicas); 0 puts one on every live node.
 	Replicas int
 	// Groups records where each partition's replicas are; needed when Replicas is set.
-	Groups GroupMap
+	Groups distribution.GroupMap
 	// Active is the cluster's active version (package clusterversion): what the nodes may use
 	// of what releases added. nil: Base.
 	Active func() clusterversion.Version
@@ -91,28 +93,6 @@ func (e *Engine) ReplicaSetSize(ctx context.Context) int {
 	}
 	return len(nodes)
 }
-
-// GroupMap records where each partition's replicas are: its leader writes it, nodes holding
-// no replica of the partition read it to find one that does, and placement counts the
-// replicas each node holds with it.
-type GroupMap interface {
-	Put(ctx context.Context, g replication.GroupID, r GroupRecord) error
-	Get(ctx context.Context, g replication.GroupID) (GroupRecord, bool, error)
-	All(ctx context.Context) (map[replication.GroupID]GroupRecord, error)
-}
-
-// GroupRecord is where a group's replicas are: the nodes of its voters and of its learners
-// (replicas being added), and its leader's.
-type GroupRecord struct {
-	Voters   []replication.NodeID
-	Learners []replication.NodeID
-	Leader   replication.NodeID
-}
-
-// ErrNotSent is what Cluster.Call wraps when the request could not be sent at all (no
-// connection to the node): the write is tried again, where any other failure leaves its
-// outcome unknown.
-var ErrNotSent = errors.New("engine: the forwarded request was not sent")
 
 // errNotInCluster refuses what a cluster does not do yet (see above).
 func errNotInCluster(what string) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/controlplane"
 	"github.com/partita-db/partita/internal/controlplane/controlplanetest"
+	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/nodecall"
@@ -58,24 +59,24 @@ type testCluster struct {
 // memGroups is a GroupMap in memory, shared by a test cluster's nodes.
 type memGroups struct {
 	mu   sync.Mutex
-	recs map[replication.GroupID]GroupRecord
+	recs map[replication.GroupID]distribution.GroupRecord
 }
 
-func (m *memGroups) Put(_ context.Context, g replication.GroupID, r GroupRecord) error {
+func (m *memGroups) Put(_ context.Context, g replication.GroupID, r distribution.GroupRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.recs[g] = r
 	return nil
 }
 
-func (m *memGroups) Get(_ context.Context, g replication.GroupID) (GroupRecord, bool, error) {
+func (m *memGroups) Get(_ context.Context, g replication.GroupID) (distribution.GroupRecord, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.recs[g]
 	return r, ok, nil
 }
 
-func (m *memGroups) All(context.Context) (map[replication.GroupID]GroupRecord, error) {
+func (m *memGroups) All(context.Context) (map[replication.GroupID]distribution.GroupRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.recs), nil
@@ -96,7 +97,7 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	cp := controlplanetest.Start(t)
 	tc := &testCluster{t: t, cp: cp, nodes: make([]*Engine, n), draining: map[string]bool{}, isolated: map[int]bool{},
-		groups: &memGroups{recs: map[replication.GroupID]GroupRecord{}}}
+		groups: &memGroups{recs: map[replication.GroupID]distribution.GroupRecord{}}}
 	for range n {
 		tc.dirs = append(tc.dirs, t.TempDir())
 	}
@@ -137,7 +138,7 @@ func (tc *testCluster) start(id int) {
 		Call: func(_ context.Context, node replication.NodeID, req *nodecall.Request) (nodecall.Answer, error) {
 			e := tc.node(int(node))
 			if e == nil {
-				return nodecall.Answer{}, fmt.Errorf("%w: node %d is down", ErrNotSent, node)
+				return nodecall.Answer{}, fmt.Errorf("%w: node %d is down", distribution.ErrNotSent, node)
 			}
 			raw, err := nodemsg.Marshal(req, active)
 			if err != nil {

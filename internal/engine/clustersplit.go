@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/nodecall"
@@ -62,11 +63,10 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 		if node != 0 {
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			var ans nodecall.Answer
-			e.forwarded.Add(1)
-			ans, err = e.cluster.Call(ctx, node, &nodecall.Request{Container: c.num, Split: &nodecall.Split{Parent: parentID, At: []byte(at)}})
+			ans, err = e.asker.Send(ctx, node, &nodecall.Request{Container: c.num, Split: &nodecall.Split{Parent: parentID, At: []byte(at)}})
 			cancel()
 			switch {
-			case errors.Is(err, ErrNotSent): // that node is down: until a leader elsewhere
+			case errors.Is(err, distribution.ErrNotSent): // that node is down: until a leader elsewhere
 			case err != nil:
 				retry = false
 			case ans.Err != nil:
@@ -90,7 +90,7 @@ func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error
 			}
 			return err
 		}
-		time.Sleep(forwardBackoff)
+		time.Sleep(distribution.DefaultBackoff)
 	}
 	return e.fresh() // the catalog as of now: the leader wrote the children's ranges
 }

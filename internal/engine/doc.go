@@ -27,8 +27,9 @@
 // types into the calls' and back. A
 // call on one logical partition (a read, a patch, a batch, a procedure, a triggered write, a
 // page of the change feed) runs where callsAt says (calls.go): here, on this node's replica,
-// or, for a partition this node holds no replica of, on a node that holds one (remote.go),
-// the one place a method's locality is chosen. A node splits a
+// or, for a partition this node holds no replica of, on a node that holds one (remote.go;
+// package distribution picks it and asks the next when one does not answer), the one place
+// a method's locality is chosen. A node splits a
 // partition through its leader (clustersplit.go). The placement loop (placement.go) keeps each
 // group it leads where package placement decides, from a view of the cluster and the load
 // figures the nodes gather from each other (load.go). Once the cluster's version allows it, a

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/catalog"
+	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
-	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/script"
 	"github.com/partita-db/partita/internal/storage"
@@ -133,14 +133,16 @@ type Engine struct {
 	cluster *Cluster
 	rev     int64
 	caught  chan struct{}
-	// forwarded and served count the requests this node sent to other nodes' leaders and
-	// those it ran for other nodes (NodeMetrics).
-	forwarded, served atomic.Uint64
+	// served counts the requests this node ran for other nodes (NodeMetrics; those it sent
+	// them: asker.Sent).
+	served atomic.Uint64
 	// readsLeading and readsFollowing count clients' reads this node's replicas served, as
 	// leaders and as followers (NodeMetrics).
 	readsLeading, readsFollowing atomic.Uint64
-	// groups caches where the partitions this node holds no replica of are (remote.go).
-	groups groupCache
+	// dir knows where the partitions this node holds no replica of are, and asker asks the
+	// other nodes (remote.go, forward.go); both set in a cluster only.
+	dir   *distribution.Directory
+	asker *distribution.Asker
 	// figures are the cluster's load figures as the placement loop, or the loop that keeps
 	// the figures of every partition (figures.go), last gathered them (load.go); nil before
 	// either did. gathering is held while they are gathered, so that both do not at once.
@@ -176,10 +178,12 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	e := &Engine{db: db, opts: opts, log: opts.Logger, dbs: map[string]*Database{}, users: map[uint32]*User{}, stop: make(chan struct{}),
-		scripts: script.NewRunner(opts.Scripts), groups: groupCache{recs: map[replication.GroupID]GroupRecord{}}}
+		scripts: script.NewRunner(opts.Scripts)}
 	e.stopped, e.cancel = context.WithCancel(context.Background())
 	if opts.Cluster != nil {
 		e.cluster, e.catalog, opts.Replicated = opts.Cluster, opts.Cluster.Catalog, true
+		e.dir = distribution.NewDirectory(opts.Cluster.Groups)
+		e.asker = &distribution.Asker{Self: opts.Cluster.Node, Call: opts.Cluster.Call}
 		e.opts.Replicated = true
 		e.caught = make(chan struct{})
 	} else {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
@@ -25,25 +26,17 @@ import (
 // which runs it through its own pipeline (admission and charges where the partition is led,
 // as in the service) and answers with the results. A request that finds no leaseholder (an
 // election, a lease changing hands) is tried again, here or there, until one takes it or
-// forwardTimeout passes; only refusals that applied nothing are tried again.
+// distribution.DefaultTimeout passes; only refusals that applied nothing are tried again. A
+// forwarded write waits at most distribution.DefaultCallTimeout for its answer: a leader cut
+// off from its node (a network partition) would otherwise hold it until the client gives up,
+// where its outcome is then reported unknown and the client's retry finds the leader elected
+// since.
 //
 // What is forwarded is the operations, each with the client's item as sent and the index
 // and unique key entries computed here. A patch (a Mutate operation) is a function, which
 // does not travel: this node reads the item (a linearizable read of its own replica),
 // patches it, and forwards a replace conditioned on the version it read, and starts again if
 // another write came first.
-
-// forwardTimeout bounds how long a write looks for its partition's leaseholder.
-const forwardTimeout = 10 * time.Second
-
-// forwardCallTimeout bounds one forwarded write's wait for its leader's answer: a leader cut
-// off from its node (a network partition) would otherwise hold it until the client gives up,
-// where its outcome is then reported unknown and the client's retry finds the leader elected
-// since.
-const forwardCallTimeout = 5 * time.Second
-
-// forwardBackoff is the pause before a write looks for the leaseholder again.
-const forwardBackoff = 20 * time.Millisecond
 
 // applyLed runs a write on the leaseholder of e's partition. A transaction's commit (txn set)
 // that read this replica while it led the group, in the term it still leads, runs here as it
@@ -60,7 +53,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 	if p == nil && !remote {
 		return executed{}, errNotHere()
 	}
-	deadline := time.Now().Add(forwardTimeout)
+	deadline := time.Now().Add(distribution.DefaultTimeout)
 	for attempt := 0; ; attempt++ {
 		var x executed
 		var err error
@@ -68,7 +61,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 		if p == nil {
 			nodes := slices.DeleteFunc(c.holders(rr), func(n replication.NodeID) bool { return n == c.e.cluster.Node })
 			if len(nodes) == 0 {
-				err, retry = errNoHolder(), true
+				err, retry = distribution.ErrNoHolder, true
 			} else {
 				x, retry, err = c.forward(ctx, nodes[attempt%len(nodes)], nil, e, txn, ops)
 			}
@@ -90,7 +83,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 		if !retry || time.Now().After(deadline) {
 			return x, err
 		}
-		time.Sleep(forwardBackoff)
+		time.Sleep(distribution.DefaultBackoff)
 		p = c.routes.Load().lookup(e)
 		if rr, remote = c.remoteOf(e); p == nil && !remote {
 			return x, errNotHere()
@@ -178,12 +171,11 @@ func (c *Container) forward(ctx context.Context, node replication.NodeID, p *par
 		}
 		req.Ops = append(req.Ops, fop)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardCallTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), distribution.DefaultCallTimeout)
 	defer cancel()
-	c.e.forwarded.Add(1)
-	ans, err := c.e.cluster.Call(ctx, node, &req)
+	ans, err := c.e.asker.Send(ctx, node, &req)
 	switch {
-	case errors.Is(err, ErrNotSent):
+	case errors.Is(err, distribution.ErrNotSent):
 		return x, true, partition.ErrNotLeaseholder // that node is down: until a leader elsewhere
 	case errors.Is(err, nodecall.ErrCodec):
 		return x, false, fault.New(fault.Internal, "A forwarded write: %w", err)
@@ -263,7 +255,7 @@ func retryConflicts(run func() (float64, error)) (float64, error) {
 		if err != errTxnConflict || attempt == maxTxnAttempts {
 			return total, err
 		}
-		time.Sleep(time.Duration(attempt) * forwardBackoff)
+		time.Sleep(time.Duration(attempt) * distribution.DefaultBackoff)
 	}
 }
 

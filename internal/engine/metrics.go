@@ -100,7 +100,7 @@ func (e *Engine) NodeMetrics() NodeMetrics {
 		return NodeMetrics{}
 	}
 	h := e.replicas.hostOf()
-	m := NodeMetrics{Node: uint64(e.cluster.Node), Store: uint64(h.Store()), Forwarded: e.forwarded.Load(), Served: e.served.Load(),
+	m := NodeMetrics{Node: uint64(e.cluster.Node), Store: uint64(h.Store()), Forwarded: e.asker.Sent(), Served: e.served.Load(),
 		ReadsLeading: e.readsLeading.Load(), ReadsFollowing: e.readsFollowing.Load()}
 	m.SnapshotsSent, m.SnapshotsInstalled = h.Snapshots()
 	var parts []*partition.Partition

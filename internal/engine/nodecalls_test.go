@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/document"
@@ -14,7 +15,6 @@ import (
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/ru"
-	"time"
 )
 
 // Writes through a node that does not lead their partition travel as JSON while the cluster's

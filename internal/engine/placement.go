@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/clusterversion"
+	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/placement"
 	"github.com/partita-db/partita/internal/replication"
@@ -139,7 +140,7 @@ type placer struct {
 	// recorded are the groups' records this node wrote last, by group; unrecorded is set in a
 	// pass once a record could not be written, and the pass writes no more (the control plane
 	// is not answering: each would wait for its timeout).
-	recorded   map[replication.GroupID]GroupRecord
+	recorded   map[replication.GroupID]distribution.GroupRecord
 	unrecorded bool
 	// seen are the nodes this node has seen live, and whether they were live (and draining)
 	// at the last pass that could tell: their comings and goings are logged (noteNodes).
@@ -202,7 +203,7 @@ func (e *Engine) noteNodes(pl *placer, live map[replication.NodeID]ClusterNode) 
 
 // placeLoop runs the placement passes until the engine closes.
 func (e *Engine) placeLoop() {
-	pl := &placer{missing: map[replication.NodeID]time.Time{}, recorded: map[replication.GroupID]GroupRecord{},
+	pl := &placer{missing: map[replication.NodeID]time.Time{}, recorded: map[replication.GroupID]distribution.GroupRecord{},
 		seen: map[replication.NodeID]ClusterNode{}, wasLive: map[replication.NodeID]bool{}}
 	e.every(placeEvery, func(now time.Time) { e.place(pl, now) })
 }
@@ -319,7 +320,7 @@ func (e *Engine) recordGroup(pl *placer, g replication.GroupID, st replication.S
 	if e.cluster.Groups == nil || pl.unrecorded {
 		return
 	}
-	rec := GroupRecord{Leader: e.cluster.Node}
+	rec := distribution.GroupRecord{Leader: e.cluster.Node}
 	for _, m := range st.Descriptor.Members {
 		switch {
 		case slices.Contains(st.Descriptor.Voters, m.Replica):

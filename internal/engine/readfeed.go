@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/epk"
@@ -37,7 +35,9 @@ import (
 //
 // Where a partition's replicas are is its group's record (Cluster.Groups), which its leader
 // keeps; a node asked for a range it no longer holds answers so (Moved), and the caller reads
-// the record again and asks another.
+// the record again and asks another. Whom to ask, and when to ask again, is package
+// distribution's (its Directory and Asker); this file says what to ask, and which records
+// name the holders of a range's keys.
 
 // remoteRange is the range of a partition this node holds no replica of.
 type remoteRange struct {
@@ -54,19 +54,23 @@ func (c *Container) remoteOf(e epk.EPK) (remoteRange, bool) {
 	return rt.remoteAt(e)
 }
 
-// groupCache holds the group records a node read, until a node they name fails it.
-type groupCache struct {
-	mu   sync.Mutex
-	recs map[replication.GroupID]GroupRecord
+// holders are the nodes to ask for range rr of c, its leader first (distribution.Directory):
+// from its group's record, or, for a range whose leader has not recorded it yet (a split's
+// child), its parent's, or else the replicas it was created with. A range the catalog no
+// longer names split since (this node's replica of it has not applied the split, or missed
+// it): a child's holders hold its keys now.
+func (c *Container) holders(rr remoteRange) []replication.NodeID {
+	gs, members := c.recordsOf(rr)
+	var fallback []replication.NodeID
+	for _, m := range members {
+		fallback = append(fallback, m.Node)
+	}
+	return c.e.dir.Holders(c.e.stopped, gs, fallback)
 }
 
-// holders are the nodes to ask for range rr of c, its leader first: from its group's record,
-// or, for a range whose leader has not recorded it yet (a split's child), its parent's, or
-// else the replicas it was created with. A range the catalog no longer names split since
-// (this node's replica of it has not applied the split, or missed it): a child's holders
-// hold its keys now.
-func (c *Container) holders(rr remoteRange) []replication.NodeID {
-	gc := &c.e.groups
+// recordsOf are the groups whose records say where rr's keys are, in the order to read them,
+// and the replicas rr was created with.
+func (c *Container) recordsOf(rr remoteRange) ([]replication.GroupID, []replication.Member) {
 	ids := []uint32{rr.id}
 	var members []replication.Member
 	c.e.mu.RLock()
@@ -80,33 +84,11 @@ func (c *Container) holders(rr remoteRange) []replication.NodeID {
 		}
 	}
 	c.e.mu.RUnlock()
-	for _, id := range ids {
-		g := groupOf(c.num, id)
-		gc.mu.Lock()
-		rec, ok := gc.recs[g]
-		gc.mu.Unlock()
-		if !ok {
-			var err error
-			if rec, ok, err = c.e.cluster.Groups.Get(c.e.stopped, g); err != nil || !ok {
-				continue
-			}
-			gc.mu.Lock()
-			gc.recs[g] = rec
-			gc.mu.Unlock()
-		}
-		out := []replication.NodeID{rec.Leader}
-		for _, n := range rec.Voters {
-			if n != rec.Leader {
-				out = append(out, n)
-			}
-		}
-		return out
+	gs := make([]replication.GroupID, len(ids))
+	for i, id := range ids {
+		gs[i] = groupOf(c.num, id)
 	}
-	var out []replication.NodeID
-	for _, m := range members {
-		out = append(out, m.Node)
-	}
-	return out
+	return gs, members
 }
 
 func reversed(ids []uint32) []uint32 {
@@ -118,14 +100,7 @@ func reversed(ids []uint32) []uint32 {
 // forgetHolders drops the cached records of c's groups: a node one named did not hold its
 // partition (a move or a split), and the others may be as old.
 func (c *Container) forgetHolders() {
-	gc := &c.e.groups
-	gc.mu.Lock()
-	defer gc.mu.Unlock()
-	for id := range gc.recs {
-		if uint32(uint64(id)>>32) == c.num {
-			delete(gc.recs, id)
-		}
-	}
+	c.e.dir.Forget(func(g replication.GroupID) bool { return uint32(uint64(g)>>32) == c.num })
 }
 
 // errNotHere: the partition's replica left this node while a request used it.
@@ -133,18 +108,21 @@ func errNotHere() error {
 	return fault.New(fault.Unavailable, "The partition's replica moved off this node during the request; retry it")
 }
 
-// errNoHolder: no node holding a range answered in time.
-func errNoHolder() error {
-	return fault.New(fault.Unavailable, "No node that holds the partition answered in time; retry the request")
-}
-
-// ask sends req, about range rr, to a node that holds it, and returns the answer: it tries
-// the holders in turn, reading where they are again when one no longer holds the range, until
-// one answers or forwardTimeout passes. A request that may have been applied where its answer
-// was lost is not sent again: its outcome is unknown (partition.ErrAmbiguous).
+// ask sends req, about range rr, to a node that holds it, and returns the answer
+// (distribution.Asker.Ask: the holders in turn, until one answers). A session read carries
+// what this node showed of the partition among its tokens, and what the other node showed,
+// this node showed its client (consistency.go).
 func (c *Container) ask(ctx context.Context, rr remoteRange, req *nodecall.Request) (nodecall.Answer, error) {
-	ans, err := c.askHolder(ctx, rr, req)
-	// What the other node showed, this node showed its client (consistency.go).
+	if req.Read != nil {
+		req.Read.Consistency = consistencyToWire(c.withSeen(consistencyFromWire(req.Read.Consistency), rr.id))
+	}
+	if req.Call != nil {
+		req.Call.Consistency = consistencyToWire(c.withSeen(consistencyFromWire(req.Call.Consistency), rr.id))
+	}
+	req.Container = c.num
+	req.Trace = tracing.Inject(ctx)
+	req.Low = req.Low || ru.PriorityOf(ctx) == ru.Low
+	ans, err := c.e.asker.Ask(ctx, func() []replication.NodeID { return c.holders(rr) }, c.forgetHolders, req)
 	if r := ans.Read; r != nil {
 		c.saw(rr.id, r.LSN)
 	}
@@ -158,52 +136,6 @@ func (c *Container) ask(ctx context.Context, rr remoteRange, req *nodecall.Reque
 		}
 	}
 	return ans, err
-}
-
-// askHolder is ask's round: a session read carries what this node showed of the partition
-// among its tokens.
-func (c *Container) askHolder(ctx context.Context, rr remoteRange, req *nodecall.Request) (nodecall.Answer, error) {
-	if req.Read != nil {
-		req.Read.Consistency = consistencyToWire(c.withSeen(consistencyFromWire(req.Read.Consistency), rr.id))
-	}
-	if req.Call != nil {
-		req.Call.Consistency = consistencyToWire(c.withSeen(consistencyFromWire(req.Call.Consistency), rr.id))
-	}
-	req.Container = c.num
-	req.Trace = tracing.Inject(ctx)
-	req.Low = req.Low || ru.PriorityOf(ctx) == ru.Low
-	// A read that got no answer may be asked of another holder; a write may have been
-	// applied where its answer was lost.
-	read := req.Read != nil || req.Call != nil && (req.Call.Method == nodecall.CallRead || req.Call.Method == nodecall.CallFeed)
-	deadline := time.Now().Add(forwardTimeout)
-	for {
-		for _, node := range c.holders(rr) {
-			if node == c.e.cluster.Node {
-				continue // this node's replica went away since the record was read
-			}
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardCallTimeout)
-			c.e.forwarded.Add(1)
-			ans, err := c.e.cluster.Call(cctx, node, req)
-			cancel()
-			switch {
-			case errors.Is(err, nodecall.ErrCodec):
-				return nodecall.Answer{}, fault.New(fault.Internal, "A delegated request: %w", err)
-			case errors.Is(err, ErrNotSent) || err != nil && read:
-				continue
-			case err != nil:
-				return nodecall.Answer{}, partition.ErrAmbiguous
-			}
-			if ans.Moved {
-				continue
-			}
-			return ans, nil
-		}
-		c.forgetHolders()
-		if time.Now().After(deadline) {
-			return nodecall.Answer{}, errNoHolder()
-		}
-		time.Sleep(forwardBackoff)
-	}
 }
 
 // delegate runs call on a node that holds rr.

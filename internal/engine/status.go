@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"github.com/partita-db/partita/internal/clusterversion"
 	"slices"
 	"sort"
 
+	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/replication"
 )
@@ -251,7 +251,7 @@ func (e *Engine) Leaders(dbID, id string) ([]RangeLeader, error) {
 	for _, rr := range rt.remote {
 		l := RangeLeader{Range: rr.r}
 		if hs := c.holders(rr); len(hs) > 0 {
-			l.Leader = uint64(hs[0])
+			l.Leader = uint64(hs[0]) // its leader, as recorded, or else a node that holds it
 		}
 		out = append(out, l)
 	}

@@ -3,10 +3,10 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/partita-db/partita/internal/indexing"
 
 	"github.com/partita-db/partita/internal/document"
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/value"
 )

@@ -20,6 +20,7 @@ import (
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/controlplane"
+	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/engine"
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/nodemsg"
@@ -218,7 +219,7 @@ func (n *clusterNode) cluster() *engine.Cluster {
 			}
 			out, err := n.tr.Call(ctx, node, raw)
 			if errors.Is(err, raftrpc.ErrNotSent) {
-				return nodecall.Answer{}, fmt.Errorf("%w: %v", engine.ErrNotSent, err)
+				return nodecall.Answer{}, fmt.Errorf("%w: %v", distribution.ErrNotSent, err)
 			}
 			if err != nil {
 				return nodecall.Answer{}, err
@@ -348,32 +349,32 @@ type groupMap struct{ cp *controlplane.ControlPlane }
 // for it.
 const groupTimeout = 3 * time.Second
 
-func (m groupMap) Put(ctx context.Context, g replication.GroupID, r engine.GroupRecord) error {
+func (m groupMap) Put(ctx context.Context, g replication.GroupID, r distribution.GroupRecord) error {
 	ctx, cancel := context.WithTimeout(ctx, groupTimeout)
 	defer cancel()
 	return m.cp.PutGroup(ctx, uint64(g), controlplane.Group{Voters: nodeIDs(r.Voters), Learners: nodeIDs(r.Learners), Leader: uint64(r.Leader)})
 }
 
-func (m groupMap) Get(ctx context.Context, g replication.GroupID) (engine.GroupRecord, bool, error) {
+func (m groupMap) Get(ctx context.Context, g replication.GroupID) (distribution.GroupRecord, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, groupTimeout)
 	defer cancel()
 	rec, ok, err := m.cp.GroupOf(ctx, uint64(g))
 	return groupRecord(rec), ok, err
 }
 
-func (m groupMap) All(ctx context.Context) (map[replication.GroupID]engine.GroupRecord, error) {
+func (m groupMap) All(ctx context.Context) (map[replication.GroupID]distribution.GroupRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, groupTimeout)
 	defer cancel()
 	all, err := m.cp.Groups(ctx)
-	out := make(map[replication.GroupID]engine.GroupRecord, len(all))
+	out := make(map[replication.GroupID]distribution.GroupRecord, len(all))
 	for id, rec := range all {
 		out[replication.GroupID(id)] = groupRecord(rec)
 	}
 	return out, err
 }
 
-func groupRecord(g controlplane.Group) engine.GroupRecord {
-	r := engine.GroupRecord{Leader: replication.NodeID(g.Leader)}
+func groupRecord(g controlplane.Group) distribution.GroupRecord {
+	r := distribution.GroupRecord{Leader: replication.NodeID(g.Leader)}
 	for _, n := range g.Voters {
 		r.Voters = append(r.Voters, replication.NodeID(n))
 	}
