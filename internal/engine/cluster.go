@@ -15,6 +15,7 @@ import (
 	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -133,7 +134,7 @@ func (e *Engine) handOff() {
 				if !p.Leading() {
 					continue
 				}
-				g := groupOf(c.num, p.ID())
+				g := replica.Group(c.num, p.ID())
 				st, ok := h.Status(g)
 				if !ok {
 					continue

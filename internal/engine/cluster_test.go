@@ -23,6 +23,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/nodemsg"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -358,7 +359,7 @@ func TestClusterOfThree(t *testing.T) {
 	// The node that leads k0's partition stops: the two others elect a leader, and go on.
 	e0, _ := containers[0].EPK(key("k0"))
 	p0 := containers[0].routes.Load().lookup(e0)
-	down := int(tc.node(1).replicas.leaderOf(groupOf(containers[0].num, p0.ID())))
+	down := int(tc.node(1).replicas.leaderOf(replica.Group(containers[0].num, p0.ID())))
 	if down == 0 {
 		t.Fatal("no leader known for k0's partition")
 	}

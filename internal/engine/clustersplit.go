@@ -13,6 +13,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -31,7 +32,7 @@ const splitCallTimeout = 2 * time.Minute
 // returns once this node's routing has the children and its catalog their ranges.
 func (e *Engine) splitInCluster(c *Container, parentID uint32, at epk.EPK) error {
 	deadline := time.Now().Add(splitCallTimeout)
-	g := groupOf(c.num, parentID)
+	g := replica.Group(c.num, parentID)
 	for attempt := 0; ; attempt++ {
 		rt := c.routes.Load()
 		p := rt.byID(parentID)

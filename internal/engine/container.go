@@ -17,6 +17,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/indexing"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/rid"
 	"github.com/partita-db/partita/internal/storage"
@@ -187,7 +188,7 @@ func (c *Container) info() ContainerInfo {
 		// here stays its replica's, which this node's reads and session tokens go by.
 		for i := range info.Partitions {
 			pi := &info.Partitions[i]
-			pf := f.parts[groupOf(c.num, pi.ID)]
+			pf := f.parts[replica.Group(c.num, pi.ID)]
 			if pf == nil {
 				continue
 			}

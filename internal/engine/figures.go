@@ -9,6 +9,7 @@ import (
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/ru"
 )
@@ -147,7 +148,7 @@ func (e *Engine) figuresLoop() {
 // stats are partition id's items, bytes and LSN by f, or else by this node's replica p (nil:
 // none here).
 func (f *loadFigures) stats(c *Container, id uint32, p *partition.Partition) PartitionStats {
-	if pf := f.parts[groupOf(c.num, id)]; pf != nil {
+	if pf := f.parts[replica.Group(c.num, id)]; pf != nil {
 		return pf.PartitionStats
 	}
 	if p != nil {
@@ -159,7 +160,7 @@ func (f *loadFigures) stats(c *Container, id uint32, p *partition.Partition) Par
 // budgetStats are partition id's request-unit figures by f, or else by this node's replica
 // p (nil: none here); rate is the partition's budget.
 func (f *loadFigures) budgetStats(c *Container, id uint32, p *partition.Partition, rate float64) ru.BudgetStats {
-	if pf := f.parts[groupOf(c.num, id)]; pf != nil {
+	if pf := f.parts[replica.Group(c.num, id)]; pf != nil {
 		s := ru.StatsOf(rate, pf.seconds, f.at.Unix())
 		s.Total, s.Throttled = pf.total, pf.throttled
 		if p != nil {
@@ -214,7 +215,7 @@ func (c *Container) clusterMetrics(f *loadFigures, top int) ([]PartitionMetrics,
 				}
 				m.Largest = c.withKeys(h.p, logicalStats(largest))
 			}
-			if pf := f.parts[groupOf(c.num, h.id)]; pf != nil {
+			if pf := f.parts[replica.Group(c.num, h.id)]; pf != nil {
 				m.Hottest, m.Trend = pf.hottest[:min(top, len(pf.hottest))], pf.trend
 			} else if h.p != nil {
 				m.Hottest, m.Trend = c.withKeys(h.p, logicalStats(h.p.Hottest(top))), h.p.Budget().Trend(time.Now())

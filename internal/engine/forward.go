@@ -12,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/tracing"
@@ -75,7 +76,7 @@ func (c *Container) applyLed(ctx context.Context, e epk.EPK, txn *txnRead, ops [
 				x, err = stripUnchanged(x, err, len(ops))
 			}
 			retry = partition.Retriable(err)
-		} else if node := c.e.replicas.leaderOf(groupOf(c.num, p.ID())); node != 0 {
+		} else if node := c.e.replicas.leaderOf(replica.Group(c.num, p.ID())); node != 0 {
 			x, retry, err = c.forward(ctx, node, p, e, txn, ops)
 		} else {
 			err, retry = partition.ErrNotLeaseholder, true // an election: no leader known yet

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/nodecall"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -96,7 +97,7 @@ func (e *Engine) localFigures() []nodecall.ReplicaFigure {
 			for _, p := range c.routes.Load().parts {
 				b, s := p.Budget(), p.Stats()
 				bs := b.StatsAt(now)
-				f := nodecall.ReplicaFigure{Group: uint64(groupOf(c.num, p.ID())), Bytes: s.Bytes, RU: bs.LastMinute,
+				f := nodecall.ReplicaFigure{Group: uint64(replica.Group(c.num, p.ID())), Bytes: s.Bytes, RU: bs.LastMinute,
 					Full: true, Leading: p.Leading(), Items: s.Items, LSN: s.LSN, Total: bs.Total, Throttled: bs.Throttled,
 					Seconds: b.Seconds(now)}
 				for _, t := range b.Trend(now) {

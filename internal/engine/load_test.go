@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/nodecall"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -42,7 +43,7 @@ func TestClusterBalancesByBytes(t *testing.T) {
 	var big replication.GroupID
 	for _, p := range large.routes.Load().parts {
 		if p.Stats().Items > 0 {
-			big = groupOf(large.num, p.ID())
+			big = replica.Group(large.num, p.ID())
 		}
 	}
 
@@ -55,7 +56,7 @@ func TestClusterBalancesByBytes(t *testing.T) {
 				return err
 			}
 			for _, r := range c.rec.Ranges {
-				groups = append(groups, groupOf(c.num, r.ID))
+				groups = append(groups, replica.Group(c.num, r.ID))
 			}
 			return nil
 		})

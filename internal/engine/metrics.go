@@ -7,6 +7,7 @@ import (
 
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/ru"
 )
@@ -110,7 +111,7 @@ func (e *Engine) NodeMetrics() NodeMetrics {
 		for _, c := range d.containers {
 			for _, p := range c.routes.Load().parts {
 				parts = append(parts, p)
-				groups = append(groups, uint64(groupOf(c.num, p.ID())))
+				groups = append(groups, uint64(replica.Group(c.num, p.ID())))
 			}
 		}
 	}

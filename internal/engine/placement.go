@@ -12,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/distribution"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/placement"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -122,10 +123,10 @@ func (e *Engine) currentGroups() map[replication.GroupID]bool {
 		for _, cs := range []map[string]*Container{d.containers, d.awaited} {
 			for _, c := range cs {
 				for _, r := range c.rec.Ranges {
-					current[groupOf(c.num, r.ID)] = true
+					current[replica.Group(c.num, r.ID)] = true
 				}
 				for _, p := range c.routes.Load().parts {
-					current[groupOf(c.num, p.ID())] = true
+					current[replica.Group(c.num, p.ID())] = true
 				}
 			}
 		}
@@ -234,7 +235,7 @@ func (e *Engine) place(pl *placer, now time.Time) {
 		for _, c := range d.containers {
 			cs = append(cs, c)
 			for _, p := range c.routes.Load().parts {
-				g := groupOf(c.num, p.ID())
+				g := replica.Group(c.num, p.ID())
 				names[g] = fmt.Sprintf("%s/%s #%d", d.rec.ID, c.id, p.ID())
 				if p.Leading() {
 					led = append(led, g)

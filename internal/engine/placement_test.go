@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partita-db/partita/internal/fault"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -78,7 +79,7 @@ func TestClusterPlacement(t *testing.T) {
 			}
 			h := tc.node(via).replicas.hostOf()
 			for part := range uint32(2) {
-				st, ok := h.Status(groupOf(num, part))
+				st, ok := h.Status(replica.Group(num, part))
 				if !ok {
 					return fmt.Errorf("no replica of partition %d", part)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
 	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/ru"
 	"github.com/partita-db/partita/internal/tracing"
@@ -86,7 +87,7 @@ func (c *Container) recordsOf(rr remoteRange) ([]replication.GroupID, []replicat
 	c.e.mu.RUnlock()
 	gs := make([]replication.GroupID, len(ids))
 	for i, id := range ids {
-		gs[i] = groupOf(c.num, id)
+		gs[i] = replica.Group(c.num, id)
 	}
 	return gs, members
 }
@@ -100,7 +101,7 @@ func reversed(ids []uint32) []uint32 {
 // forgetHolders drops the cached records of c's groups: a node one named did not hold its
 // partition (a move or a split), and the others may be as old.
 func (c *Container) forgetHolders() {
-	c.e.dir.Forget(func(g replication.GroupID) bool { return uint32(uint64(g)>>32) == c.num })
+	c.e.dir.Forget(func(g replication.GroupID) bool { return replica.ContainerOf(g) == c.num })
 }
 
 // errNotHere: the partition's replica left this node while a request used it.

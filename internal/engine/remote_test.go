@@ -12,6 +12,7 @@ import (
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/query"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/value"
 )
@@ -47,7 +48,7 @@ func TestClusterReplicas(t *testing.T) {
 		eventually(t, fmt.Sprintf("three voters per partition on nodes %v", live), func() error {
 			clear(out)
 			for _, part := range tc.partitionIDs(live[0]) {
-				rec, ok, _ := tc.groups.Get(context.Background(), groupOf(num, part))
+				rec, ok, _ := tc.groups.Get(context.Background(), replica.Group(num, part))
 				if !ok || len(rec.Voters) != 3 {
 					return fmt.Errorf("partition %d: record %+v", part, rec)
 				}
@@ -56,7 +57,7 @@ func TestClusterReplicas(t *testing.T) {
 						return fmt.Errorf("partition %d has a voter on node %d", part, n)
 					}
 				}
-				st, ok := tc.node(int(rec.Leader)).replicas.hostOf().Status(groupOf(num, part))
+				st, ok := tc.node(int(rec.Leader)).replicas.hostOf().Status(replica.Group(num, part))
 				if !ok || !st.Leading || len(st.Descriptor.Learners) > 0 || len(st.Descriptor.Voters) != 3 {
 					return fmt.Errorf("partition %d is still changing: record %+v, leader's status %v %+v", part, rec, st.Leading, st.Descriptor)
 				}

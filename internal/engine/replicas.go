@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,24 +23,6 @@ import (
 // through the engine (openReplica): at start-up those the store holds, a new container's when
 // the engine bootstraps their groups, and a split's children once the split is applied. The
 // engine takes each one it opened into its container's routing table (take).
-
-// groupOf is the Raft group of partition id of the container numbered num.
-func groupOf(num, id uint32) replication.GroupID {
-	return replication.GroupID(uint64(num)<<32 | uint64(id))
-}
-
-// replicaMeta is what opens a replica's partition: its container and range.
-type replicaMeta struct {
-	Container uint32 `json:"container"`
-	ID        uint32 `json:"id"`
-	Min       string `json:"min"`
-	Max       string `json:"max"`
-}
-
-func replicaMetaOf(num, id uint32, r epk.Range) []byte {
-	b, _ := json.Marshal(replicaMeta{Container: num, ID: id, Min: r.Min.Hex(), Max: r.Max.Hex()}) // cannot fail
-	return b
-}
 
 // replicaSet is the engine's side of the host: the replicated holding (holding.go).
 type replicaSet struct {
@@ -149,7 +130,7 @@ func (rs *replicaSet) create(d *Database, rec containerRecord, undo func()) (*Co
 		// This node campaigns at once in the new groups; the other members vote once they
 		// have bootstrapped theirs (replication keeps the early votes).
 		for _, r := range rec.Ranges {
-			rs.host.Campaign(groupOf(rec.Num, r.ID))
+			rs.host.Campaign(replica.Group(rec.Num, r.ID))
 		}
 	}
 	return c, nil
@@ -196,9 +177,9 @@ func (noTransport) Send(*replication.Envelope) {}
 // openReplica is the host's Opener: it opens the partition of a replica. It runs on the host's
 // goroutine, so it takes no engine lock.
 func (e *Engine) openReplica(g replication.GroupID, raw []byte, hd *replication.Handle) (replication.StateMachine, error) {
-	var m replicaMeta
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("group %d: %w", g, err)
+	m, err := replica.ParseMeta(g, raw)
+	if err != nil {
+		return nil, err
 	}
 	rs := e.replicas
 	rs.mu.Lock()
@@ -217,7 +198,7 @@ func (e *Engine) openReplica(g replication.GroupID, raw []byte, hd *replication.
 	cfg.OnSplit = func(b *storage.Batch, children [2]partition.Child) error {
 		var cs []replication.ChildGroup
 		for _, ch := range children {
-			cs = append(cs, replication.ChildGroup{Group: groupOf(m.Container, ch.ID), Meta: replicaMetaOf(m.Container, ch.ID, ch.Range)})
+			cs = append(cs, replication.ChildGroup{Group: replica.Group(m.Container, ch.ID), Meta: replica.MetaOf(m.Container, ch.ID, ch.Range)})
 		}
 		_, _, err := rs.host.SplitGroup(b, g, cs)
 		return err
@@ -261,7 +242,7 @@ func (rs *replicaSet) adopt(c *Container) {
 	}
 	var remote []remoteRange
 	for _, rr := range rt.remote {
-		g := groupOf(c.num, rr.id)
+		g := replica.Group(c.num, rr.id)
 		if p := rs.opened[g]; p != nil && p.Range() == rr.r {
 			delete(rs.opened, g)
 			next = append(next, p)
@@ -316,7 +297,7 @@ func (e *Engine) replicaRemoved(g replication.GroupID) {
 	if e.cluster == nil {
 		return
 	}
-	c := rs.containers[uint32(uint64(g)>>32)]
+	c := rs.containers[replica.ContainerOf(g)]
 	if c == nil {
 		return
 	}
@@ -350,7 +331,7 @@ func (e *Engine) replicaRemoved(g replication.GroupID) {
 func (rs *replicaSet) takeTiling(num uint32, r epk.Range) []*partition.Partition {
 	var in []*partition.Partition
 	for g, p := range rs.opened {
-		if pr := p.Range(); uint32(uint64(g)>>32) == num && pr.Min >= r.Min && pr.Max <= r.Max {
+		if pr := p.Range(); replica.ContainerOf(g) == num && pr.Min >= r.Min && pr.Max <= r.Max {
 			in = append(in, p)
 		}
 	}
@@ -371,7 +352,7 @@ func (rs *replicaSet) takeTiling(num uint32, r epk.Range) []*partition.Partition
 		return nil
 	}
 	for _, p := range in {
-		delete(rs.opened, groupOf(num, p.ID()))
+		delete(rs.opened, replica.Group(num, p.ID()))
 	}
 	return in
 }
@@ -401,7 +382,7 @@ func (rs *replicaSet) publish(c *Container, rt *routing) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	for i, p := range rt.parts {
-		g := groupOf(c.num, p.ID())
+		g := replica.Group(c.num, p.ID())
 		if q := rs.opened[g]; q != nil {
 			rt.parts[i] = q
 			delete(rs.opened, g)
@@ -414,9 +395,9 @@ func (rs *replicaSet) publish(c *Container, rt *routing) {
 // canOpenReplica says whether openReplica could open a replica of meta now: whether its
 // container is known here (a node of a cluster learns of a container through the catalog,
 // and may receive one of its replicas first).
-func (e *Engine) canOpenReplica(_ replication.GroupID, raw []byte) bool {
-	var m replicaMeta
-	if json.Unmarshal(raw, &m) != nil {
+func (e *Engine) canOpenReplica(g replication.GroupID, raw []byte) bool {
+	m, err := replica.ParseMeta(g, raw)
+	if err != nil {
 		return false
 	}
 	rs := e.replicas
@@ -460,7 +441,7 @@ func (rs *replicaSet) take(g replication.GroupID, wait bool) *partition.Partitio
 // container was created, or its disk was wiped since), or whose replica here was removed, has
 // no replica here until the group's leader adds one: errAway.
 func (rs *replicaSet) open(c *Container, r rangeRecord) (*partition.Partition, error) {
-	g := groupOf(c.rec.Num, r.ID)
+	g := replica.Group(c.rec.Num, r.ID)
 	p := rs.take(g, false)
 	if p == nil {
 		er, err := r.epkRange()
@@ -478,7 +459,7 @@ func (rs *replicaSet) open(c *Container, r rangeRecord) (*partition.Partition, e
 			}
 			return nil, fmt.Errorf("container %q: partition %d has no replica on this node", c.rec.ID, r.ID)
 		}
-		err = rs.host.Bootstrap(g, replicaMetaOf(c.rec.Num, r.ID, er), members, members[i].Replica)
+		err = rs.host.Bootstrap(g, replica.MetaOf(c.rec.Num, r.ID, er), members, members[i].Replica)
 		if errors.Is(err, replication.ErrRemoved) {
 			return nil, errAway
 		}
@@ -509,12 +490,12 @@ func (rs *replicaSet) open(c *Container, r rangeRecord) (*partition.Partition, e
 // routing table and those it still awaits.
 func (c *Container) dropReplicas() error {
 	for _, p := range c.routes.Load().parts {
-		if err := c.e.replicas.host.Drop(groupOf(c.rec.Num, p.ID())); err != nil {
+		if err := c.e.replicas.host.Drop(replica.Group(c.rec.Num, p.ID())); err != nil {
 			return err
 		}
 	}
 	for _, r := range c.rec.Ranges {
-		g := groupOf(c.rec.Num, r.ID)
+		g := replica.Group(c.rec.Num, r.ID)
 		if p := c.e.replicas.take(g, false); p != nil {
 			if err := c.e.replicas.host.Drop(g); err != nil {
 				return err
@@ -560,7 +541,7 @@ func (e *Engine) await(c *Container) {
 					return // deleted meanwhile
 				}
 				if kids[r.ID] == nil {
-					have[r.ID] = rs.take(groupOf(c.num, r.ID), true)
+					have[r.ID] = rs.take(replica.Group(c.num, r.ID), true)
 				}
 			}
 		}

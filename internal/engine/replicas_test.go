@@ -8,6 +8,7 @@ import (
 	"github.com/partita-db/partita/internal/catalog"
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -121,7 +122,7 @@ func untaken(t *testing.T, e *Engine, c *Container, split bool) []*partition.Par
 	}
 	var remote []remoteRange
 	for _, p := range ps {
-		rs.opened[groupOf(c.num, p.ID())] = p
+		rs.opened[replica.Group(c.num, p.ID())] = p
 		remote = append(remote, remoteRange{id: p.ID(), r: p.Range()})
 	}
 	if split {
@@ -160,7 +161,7 @@ func TestReplicatedRemovedReplicaIsNotTaken(t *testing.T) {
 	defer e.Close()
 	c := replicatedContainer(t, e)
 	ps := untaken(t, e, c, false)
-	e.replicaRemoved(groupOf(c.num, ps[1].ID()))
+	e.replicaRemoved(replica.Group(c.num, ps[1].ID()))
 	rs := e.replicas
 	rs.mu.Lock()
 	rs.adopt(c)

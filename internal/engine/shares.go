@@ -9,6 +9,7 @@ import (
 	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/nodecall"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 	"github.com/partita-db/partita/internal/ru"
 )
@@ -191,7 +192,7 @@ func (e *Engine) budgetsHeld() []heldBudget {
 		for _, c := range d.containers {
 			for _, p := range c.routes.Load().parts {
 				e.setBudget(p, partitionRate(c, p.ID(), shared), now)
-				out = append(out, heldBudget{groupOf(c.num, p.ID()), p})
+				out = append(out, heldBudget{replica.Group(c.num, p.ID()), p})
 			}
 		}
 	}

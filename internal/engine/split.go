@@ -9,6 +9,7 @@ import (
 	"github.com/partita-db/partita/internal/epk"
 	"github.com/partita-db/partita/internal/fault"
 	"github.com/partita-db/partita/internal/partition"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/storage"
 )
 
@@ -150,7 +151,7 @@ func (c *Container) awaitAdoption(id uint32) error {
 func (c *Container) awaitLeaders(ids ...uint32) error {
 	rs := c.e.replicas
 	for _, id := range ids {
-		g := groupOf(c.num, id)
+		g := replica.Group(c.num, id)
 		p := c.routes.Load().byID(id)
 		if p == nil {
 			continue // split again already

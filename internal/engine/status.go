@@ -6,6 +6,7 @@ import (
 
 	"github.com/partita-db/partita/internal/clusterversion"
 	"github.com/partita-db/partita/internal/epk"
+	"github.com/partita-db/partita/internal/replica"
 	"github.com/partita-db/partita/internal/replication"
 )
 
@@ -137,7 +138,7 @@ func (e *Engine) Status() NodeStatus {
 			c := d.containers[id]
 			for _, p := range c.routes.Load().parts {
 				r := ReplicaStatus{Database: dbID, Container: id, Partition: p.ID(), Leading: e.cluster == nil || p.Leading()}
-				g := groupOf(c.num, p.ID())
+				g := replica.Group(c.num, p.ID())
 				r.Leader = uint64(e.hold.leaderOf(g))
 				if e.cluster != nil {
 					gs, ok := e.replicas.host.Status(g)
@@ -152,7 +153,7 @@ func (e *Engine) Status() NodeStatus {
 			}
 			for _, rr := range c.routes.Load().remote {
 				st.Elsewhere = append(st.Elsewhere, ReplicaStatus{Database: dbID, Container: id, Partition: rr.id})
-				elsewhere = append(elsewhere, groupOf(c.num, rr.id))
+				elsewhere = append(elsewhere, replica.Group(c.num, rr.id))
 			}
 		}
 	}
@@ -246,7 +247,7 @@ func (e *Engine) Leaders(dbID, id string) ([]RangeLeader, error) {
 	rt := c.routes.Load()
 	var out []RangeLeader
 	for _, p := range rt.parts {
-		out = append(out, RangeLeader{Range: p.Range(), Leader: uint64(e.replicas.leaderOf(groupOf(c.num, p.ID())))})
+		out = append(out, RangeLeader{Range: p.Range(), Leader: uint64(e.replicas.leaderOf(replica.Group(c.num, p.ID())))})
 	}
 	for _, rr := range rt.remote {
 		l := RangeLeader{Range: rr.r}
