@@ -61,17 +61,6 @@ func (c *Container) remoteOf(e epk.EPK) (remoteRange, bool) {
 // longer names split since (this node's replica of it has not applied the split, or missed
 // it): a child's holders hold its keys now.
 func (c *Container) holders(rr remoteRange) []replication.NodeID {
-	gs, members := c.recordsOf(rr)
-	var fallback []replication.NodeID
-	for _, m := range members {
-		fallback = append(fallback, m.Node)
-	}
-	return c.e.dir.Holders(c.e.stopped, gs, fallback)
-}
-
-// recordsOf are the groups whose records say where rr's keys are, in the order to read them,
-// and the replicas rr was created with.
-func (c *Container) recordsOf(rr remoteRange) ([]replication.GroupID, []replication.Member) {
 	ids := []uint32{rr.id}
 	var members []replication.Member
 	c.e.mu.RLock()
@@ -89,7 +78,11 @@ func (c *Container) recordsOf(rr remoteRange) ([]replication.GroupID, []replicat
 	for i, id := range ids {
 		gs[i] = replica.Group(c.num, id)
 	}
-	return gs, members
+	var created []replication.NodeID
+	for _, m := range members {
+		created = append(created, m.Node)
+	}
+	return c.e.dir.Holders(c.e.stopped, gs, created)
 }
 
 func reversed(ids []uint32) []uint32 {
