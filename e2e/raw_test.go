@@ -95,6 +95,10 @@ func resourceOf(path string) (typ, link string) {
 	if len(segs) == 2 && segs[0] == "offers" {
 		return "offers", strings.ToLower(segs[1]) // offers are signed by their rid, in lower case
 	}
+	if len(segs) == 6 && segs[4] == "operations" {
+		// A container's operation, as the .NET, Java and Python SDKs sign it.
+		return "partitionkey", strings.Join(segs[:4], "/")
+	}
 	return segs[len(segs)-2], strings.Join(segs, "/")
 }
 

@@ -74,6 +74,10 @@ func printPartitions(w io.Writer, r *cosmos.PartitionsResponse) {
 			p.Items, p.Bytes, p.RUPerSecond, p.RULastSecond, 100*p.NormalizedRU, p.Throttled, firstLogical(p.LargestLogical, false), firstLogical(p.HottestLogical, true))
 	}
 	tw.Flush()
+	for _, k := range r.KeyDeletes {
+		fmt.Fprintf(w, "deleting the items of partition key %s (partition %d) since %s\n", k.PartitionKey, k.Partition,
+			time.Unix(k.Since, 0).UTC().Format(time.RFC3339))
+	}
 }
 
 func short(hex string) string {

@@ -17,8 +17,9 @@ const (
 	// V3 lets the nodes send each other typed messages (package nodemsg) where they sent
 	// JSON (NodeMessages), a partition's leader log a recheck of the entries of id and _ts
 	// (SystemPathsRecheck), an entry the releases before do not know, and a container's
-	// throughput be redistributed among its partitions (PartitionThroughput), which the
-	// releases before would drop from its record when they wrote it.
+	// throughput be redistributed among its partitions (PartitionThroughput) and the items of
+	// a partition key be deleted in the background (KeyDeletes), both of which the releases
+	// before would drop from a container's record when they wrote it.
 	V3 Version = 3
 
 	// Latest is the newest version this release knows.
@@ -32,6 +33,7 @@ const (
 	NodeMessages        = V3
 	SystemPathsRecheck  = V3
 	PartitionThroughput = V3
+	KeyDeletes          = V3
 )
 
 func (v Version) String() string { return fmt.Sprintf("v%d", uint32(v)) }

@@ -63,6 +63,10 @@ type containerRecord struct {
 	Scripts []scriptRecord `json:"scripts,omitempty"`
 	// NextScript is the number in the rid of the last script created; never reused.
 	NextScript uint64 `json:"nextScript,omitempty"`
+	// KeyDeletes are the logical partitions whose items are being deleted (keydelete.go), in
+	// the order asked; absent for none. A release before cluster version v3 does not know
+	// them, so none is asked before the cluster is there.
+	KeyDeletes []keyDeleteRecord `json:"keyDeletes,omitempty"`
 	// Meta is what a front end keeps about the container, opaque to the engine: a CQL
 	// table's schema (internal/cqlexec). It is set exactly for tables (PartitionKey.Kind
 	// "Murmur3"), whose rows the front end places itself (rows.go).

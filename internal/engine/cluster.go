@@ -440,7 +440,7 @@ func (e *Engine) putContainer(v []byte) error {
 		policy := !bytes.Equal(c.rec.Indexing, rec.Indexing)
 		c.rec = rec
 		e.replicas.refreshRemote(c)
-		c.applyDefaultTTL()
+		c.applyLiveness()
 		c.scripts.Store(c.newScriptSet(rec.Scripts))
 		if policy {
 			// The policy every write here follows from now on; the partitions' leaders record

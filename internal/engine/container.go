@@ -34,8 +34,10 @@ type Container struct {
 	id  string          // the container's id, c.rec.ID, readable without the lock
 	num uint32          // the container's number, c.rec.Num, readable without the lock
 	// ttl is the default time to live as partitions take it (ttlSetting of c.rec.DefaultTTL),
-	// readable without the lock.
-	ttl atomic.Int64
+	// and deleting the logical partitions being deleted (keyDeletesOf c.rec), readable
+	// without the lock.
+	ttl      atomic.Int64
+	deleting atomic.Pointer[map[epk.EPK]uint64]
 	// session is what this node showed clients of each partition (consistency.go).
 	session nodeSession
 	// keyValues are the key values of logical partitions the metrics named (keyvalues.go).
@@ -332,6 +334,8 @@ func (e *Engine) newContainer(d *Database, rec containerRecord) (*Container, err
 	c := &Container{e: e, db: d, rec: rec, def: rec.PartitionKey, id: rec.ID, num: rec.Num, rid: rid.ForContainer(d.rid, rec.Num),
 		scheme: rec.PartitionKey.Scheme()}
 	c.ttl.Store(ttlSetting(rec.DefaultTTL))
+	gone := keyDeletesOf(rec)
+	c.deleting.Store(&gone)
 	pol, err := indexing.Parse(rec.Indexing)
 	if err != nil {
 		return nil, err
@@ -426,6 +430,7 @@ func (c *Container) partitionConfig(r rangeRecord) (partition.Config, error) {
 		Index:            c.policy(),
 		KeepImages:       c.e.opts.ChangeFeedRetention > 0,
 		DefaultTTL:       c.ttl.Load(),
+		KeyDeletes:       *c.deleting.Load(),
 		Now:              c.e.unixClock(),
 		Unique:           c.unique,
 		Vectors:          c.search.vectors,
@@ -656,6 +661,6 @@ func (e *Engine) replaceContainer(dbID, id string, r ContainerReplace) (Containe
 		return ContainerInfo{}, nil, nil, err
 	}
 	c.rec = rec
-	c.applyDefaultTTL()
+	c.applyLiveness()
 	return c.info(), nil, nil, nil
 }

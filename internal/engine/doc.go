@@ -13,6 +13,10 @@
 // (SplitPartition, for tests); Options.MinPartitions gives new containers more partitions from
 // the start, as Cosmos gives a container whose throughput needs them.
 //
+// Expired items (ttl.go, reaper.go) and the items of a partition key being deleted
+// (keydelete.go) are gone for reads at once and deleted in the background by the partition's
+// leader, with what its budget spares.
+//
 // For the partition key advisor a container also keeps, in memory only, a small log of the
 // query texts it recently ran (querylog.go), and can sample its items (sample.go).
 //

@@ -330,7 +330,7 @@ func (s *partitionSource) Count() (int64, bool) {
 // countOf is the item count of p when ranges cover it whole and its stored count is exact:
 // that count holds expired items, and items kept out of the index.
 func countOf(rd partition.Reader, p *partition.Partition, ranges []epk.Range) (int64, bool) {
-	if p.DefaultTTL() != partition.TTLOff || !p.AllIndexed() {
+	if p.Hides() || !p.AllIndexed() {
 		return 0, false
 	}
 	pr := p.Range()

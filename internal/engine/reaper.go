@@ -43,7 +43,7 @@ func (e *Engine) reapOnce(now time.Time) int {
 	var cs []*Container
 	for _, d := range e.dbs {
 		for _, c := range d.containers {
-			if c.rec.DefaultTTL != nil {
+			if c.rec.DefaultTTL != nil || len(c.rec.KeyDeletes) > 0 {
 				cs = append(cs, c)
 			}
 		}
@@ -61,6 +61,13 @@ func (e *Engine) reapOnce(now time.Time) int {
 				continue // its leader's node reaps it
 			}
 			deleted += e.reapPartition(p, now)
+			if ks := c.keyDeletesIn(p.Range()); len(ks) > 0 {
+				n, done := e.reapKeyDeletes(p, now)
+				deleted += n
+				if done {
+					e.endKeyDeletes(c, ks)
+				}
+			}
 		}
 	}
 	return deleted
@@ -81,29 +88,39 @@ func (e *Engine) reapPartition(p *partition.Partition, now time.Time) int {
 			spent += ru.Feed(scan.Read, scan.Bytes, 1)
 		}
 		if len(found) > 0 {
-			ops := make([]partition.Operation, len(found))
-			for i, x := range found {
-				ops[i] = partition.Operation{Kind: partition.Expire, EPK: x.EPK, ID: x.ID}
-			}
-			// A split that closes p meanwhile refuses this (Unavailable): the children find
-			// the items again.
-			res, err := p.Execute(ops...)
+			n, cost, err := expire(p, found)
 			if err != nil {
 				p.Unreaped(found)
 				return deleted
 			}
-			for _, r := range res {
-				if r.PrevBytes > 0 {
-					deleted++
-					spent += ru.Delete(r.PrevBytes, r.IndexTerms)
-				}
-			}
+			deleted, spent = deleted+n, spent+cost
 		}
 		if scan.Done {
 			return deleted
 		}
 	}
 	return deleted
+}
+
+// expire deletes the items found gone in p with Expire operations (each deletes only what is
+// still gone when it is decided) and returns how many it deleted and what that cost. A split
+// that closes p meanwhile refuses them (Unavailable): the children find the items again.
+func expire(p *partition.Partition, found []partition.ExpiredItem) (deleted int, cost float64, err error) {
+	ops := make([]partition.Operation, len(found))
+	for i, x := range found {
+		ops[i] = partition.Operation{Kind: partition.Expire, EPK: x.EPK, ID: x.ID}
+	}
+	res, err := p.Execute(ops...)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, r := range res {
+		if r.PrevBytes > 0 {
+			deleted++
+			cost += ru.Delete(r.PrevBytes, r.IndexTerms)
+		}
+	}
+	return deleted, cost, nil
 }
 
 // unixClock is the clock partitions stamp writes with and judge expiry by, in Unix seconds;

@@ -79,7 +79,7 @@ func (e *Engine) changeIndexing(c *Container, dbID, id string, r ContainerReplac
 	}
 	c.rec = rec
 	c.index.Store(pol)
-	c.applyDefaultTTL()
+	c.applyLiveness()
 	e.log.Info("indexing policy changed", "database", c.db.rec.ID, "container", rec.ID)
 	e.startReindexLocked(c)
 	return c.info(), nil
@@ -115,7 +115,7 @@ func (e *Engine) changeIndexingInCluster(c *Container, dbID, id string, r Contai
 		return ch, func() {
 			c.rec = rec
 			c.index.Store(pol)
-			c.applyDefaultTTL()
+			c.applyLiveness()
 			e.startReindexLocked(c)
 		}, err
 	})

@@ -68,14 +68,18 @@ func (c *Container) checkItemTTL(item value.Value) error {
 	return fault.New(fault.BadRequest, "The input ttl '%s' is invalid. %s", value.AppendJSON(nil, t), ttlRule)
 }
 
-// applyDefaultTTL gives every partition of c the default time to live of c.rec. A change
+// applyLiveness gives every partition of c what of c.rec says which versions are gone: the
+// default time to live, and the logical partitions being deleted (keydelete.go). A change
 // applies to every item at once, those written before included: an item whose last write is
 // older than a new, shorter default expires now. Callers hold e.mu, which a split holds while
 // it opens children from c.rec: every partition, old or new, ends with the new setting.
-func (c *Container) applyDefaultTTL() {
+func (c *Container) applyLiveness() {
 	c.ttl.Store(ttlSetting(c.rec.DefaultTTL))
+	gone := keyDeletesOf(c.rec)
+	c.deleting.Store(&gone)
 	for _, p := range c.routes.Load().parts {
 		p.SetDefaultTTL(c.ttl.Load())
+		p.SetKeyDeletes(gone)
 	}
 }
 

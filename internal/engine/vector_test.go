@@ -454,7 +454,7 @@ func TestReplicasHoldTheSameGraph(t *testing.T) {
 			for i := range 120 {
 				n := w*1000 + rng.IntN(100)
 				eventually(t, fmt.Sprint("write ", w, " ", i), func() error {
-					c, err := tc.node(1 + (w+i)%3).Container("db", "c")
+					c, err := tc.node(1+(w+i)%3).Container("db", "c")
 					if err != nil {
 						return err
 					}
@@ -484,10 +484,8 @@ func TestReplicasHoldTheSameGraph(t *testing.T) {
 		}
 		defer it.Close()
 		var b strings.Builder
-		nodes := 0
 		for it.First(); it.Valid(); it.Next() {
 			fmt.Fprintf(&b, "%x=%x\n", it.Key(), it.Value())
-			nodes++
 		}
 		return b.String(), it.Error()
 	}

@@ -272,7 +272,7 @@ func (p *Partition) readLog(cons Consistency, q LogRead, fn func(*LogChange) boo
 		c = LogChange{LSN: lsn, Op: e.op, TS: e.ts, EPK: e.epk, ID: e.id, PrevLSN: e.prev.lsn, Expired: e.expired,
 			Current: found && cur.log == logPos{lsn: lsn, i: i} && e.op != LogDelete}
 		switch {
-		case c.Current && !q.AllVersions && live.expired(cur.json):
+		case c.Current && !q.AllVersions && live.expired(e.epk, cur):
 			continue
 		case c.Current:
 			c.JSON = cur.json

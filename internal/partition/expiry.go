@@ -45,32 +45,58 @@ func (p *Partition) now() int64 {
 	return time.Now().Unix()
 }
 
-// liveness judges, as of one instant, whether stored versions have expired. Its zero value
-// (time to live off) judges none expired.
+// liveness judges, as of one instant, whether stored versions are gone: expired, or deleted
+// with their logical partition (keydelete.go). Its zero value (time to live off, no key being
+// deleted) judges every version live.
 type liveness struct {
-	def int64 // the container's default; TTLOff when off
-	now int64
+	def  int64 // the container's default; TTLOff when off
+	now  int64
+	gone keyDeletes // nil when no logical partition is being deleted
 }
 
 // liveness returns the judge of expiry as of now; it reads the clock only when time to live is
 // on.
 func (p *Partition) liveness() liveness {
-	d := p.defaultTTL.Load()
-	if d == TTLOff {
-		return liveness{}
+	l := liveness{gone: p.keyDeletes()}
+	if d := p.defaultTTL.Load(); d != TTLOff {
+		l.def, l.now = d, p.now()
 	}
-	return liveness{def: d, now: p.now()}
+	return l
 }
 
-// expiredAt reports whether the version whose JSON is doc has expired at now (Unix seconds);
-// never when time to live is off, which costs one atomic load.
-func (p *Partition) expiredAt(now int64, doc []byte) bool {
-	d := p.defaultTTL.Load()
-	return d != TTLOff && liveness{def: d, now: now}.expired(doc)
+// expiredAt reports whether version d of an item of the logical partition e is gone at now
+// (Unix seconds); never when time to live is off and no key is being deleted, which costs two
+// atomic loads.
+func (p *Partition) expiredAt(now int64, e string, d stored) bool {
+	l := liveness{def: p.defaultTTL.Load(), gone: p.keyDeletes()}
+	if l.def != TTLOff {
+		l.now = now
+	}
+	return l.expiredIn(e, d)
 }
 
-// expired reports whether the version whose JSON is doc has expired.
-func (l liveness) expired(doc []byte) bool {
+// expired reports whether version d of an item of the logical partition e is gone.
+func (l liveness) expired(e []byte, d stored) bool {
+	if l.gone != nil {
+		if bound, ok := l.gone[string(e)]; ok && d.lsn() <= bound {
+			return true
+		}
+	}
+	return l.expiredJSON(d.json)
+}
+
+// expiredIn is expired of an EPK held as a string.
+func (l liveness) expiredIn(e string, d stored) bool {
+	if l.gone != nil {
+		if bound, ok := l.gone[e]; ok && d.lsn() <= bound {
+			return true
+		}
+	}
+	return l.expiredJSON(d.json)
+}
+
+// expiredJSON reports whether the version whose JSON is doc has outlived its time to live.
+func (l liveness) expiredJSON(doc []byte) bool {
 	if l.def == TTLOff {
 		return false
 	}
@@ -81,9 +107,10 @@ func (l liveness) expired(doc []byte) bool {
 	return ttl > 0 && l.now >= ts+ttl
 }
 
-// expireChange appends to cmd the deletion, logged as expired, of the current version cur (old
-// decoded) of item (e, id) whose logical partition's statistics are lp, and returns those
-// statistics after it. ix is the index state the writer decides under: while a rebuild runs,
+// expireChange appends to cmd the deletion of the current version cur (old decoded) of item
+// (e, id), which is gone, and whose logical partition's statistics are lp, and returns those
+// statistics after it. The deletion is logged as expired when time to live made the version
+// gone, as a plain delete when the deletion of its logical partition did. ix is the index state the writer decides under: while a rebuild runs,
 // the version's entries may follow an earlier policy. Its unique key entries go with it.
 func (p *Partition) expireChange(cmd *Command, ix *indexState, e, id string, cur version, old stored, lp counts) (counts, error) {
 	bad := func(err error) (counts, error) {
@@ -97,7 +124,7 @@ func (p *Partition) expireChange(cmd *Command, ix *indexState, e, id string, cur
 		}
 	}
 	size := int64(len(old.json))
-	ch := Change{EPK: e, ID: id, Seq: cur.seq, Delete: true, Expired: true, Prev: old.log, PrevJSON: old.json,
+	ch := Change{EPK: e, ID: id, Seq: cur.seq, Delete: true, Expired: p.liveness().expiredJSON(old.json), Prev: old.log, PrevJSON: old.json,
 		Logical: lp.add(-1, -size)}
 	if ix.settled() {
 		ch.IndexDel, _ = termDiff(terms, nil)
@@ -151,6 +178,3 @@ func (p *Partition) writeOverExpired(cmd *Command, ix *indexState, w *Operation,
 	}
 	return version{}, stored{}, lp, nil
 }
-
-// DefaultTTL is the container's default time to live as this partition applies it.
-func (p *Partition) DefaultTTL() int64 { return p.defaultTTL.Load() }

@@ -42,8 +42,28 @@ func TestLiveness(t *testing.T) {
 		{liveness{def: 10, now: 1 << 40}, never, false},
 		{liveness{def: 1000, now: 105}, own, true}, // the item's own overrides a longer default
 	} {
-		if got := c.l.expired(c.doc); got != c.want {
+		if got := c.l.expiredJSON(c.doc); got != c.want {
 			t.Errorf("%+v %s: expired %v, want %v", c.l, c.doc, got, c.want)
+		}
+	}
+	// A logical partition being deleted: its versions at or below the bound are gone, those
+	// written after are not, and other logical partitions keep theirs; time to live still
+	// judges what the deletion leaves.
+	at := func(lsn uint64, doc []byte) stored { return stored{log: logPos{lsn: lsn}, json: doc} }
+	for _, c := range []struct {
+		l    liveness
+		e    string
+		d    stored
+		want bool
+	}{
+		{liveness{gone: keyDeletes{"k": 10}}, "k", at(10, doc), true},
+		{liveness{gone: keyDeletes{"k": 10}}, "k", at(11, doc), false},
+		{liveness{gone: keyDeletes{"k": 10}}, "j", at(3, doc), false},
+		{liveness{def: 10, now: 110, gone: keyDeletes{"k": 10}}, "k", at(11, doc), true},
+		{liveness{}, "k", at(1, doc), false},
+	} {
+		if got, gotIn := c.l.expired([]byte(c.e), c.d), c.l.expiredIn(c.e, c.d); got != c.want || gotIn != c.want {
+			t.Errorf("%+v %s at %d: expired %v and %v, want %v", c.l, c.e, c.d.lsn(), got, gotIn, c.want)
 		}
 	}
 }

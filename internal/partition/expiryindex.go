@@ -188,7 +188,7 @@ func (p *Partition) FindExpired(max int) ([]ExpiredItem, ExpiredScan, error) {
 			if h.own != own || own && ts+ttl != h.at || !own && ts != h.at {
 				continue // written again since: its hint is elsewhere
 			}
-			if live.expired(d.json) {
+			if live.expiredIn(h.epk, d) {
 				found = append(found, ExpiredItem{EPK: epk.EPK(h.epk), ID: string(d.id), Seq: h.seq})
 			}
 		}

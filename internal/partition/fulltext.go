@@ -27,7 +27,7 @@ func (p *Partition) FullTextStats(path string, tokens []string, r epk.Range) (Fu
 
 func (p *Partition) fullTextStats(cons Consistency, path string, tokens []string, r epk.Range) (FullTextStats, bool, error) {
 	var st FullTextStats
-	if r.Min > p.rng.Min || r.Max < p.rng.Max || p.DefaultTTL() != TTLOff || !p.IndexTrusted(path) {
+	if r.Min > p.rng.Min || r.Max < p.rng.Max || p.Hides() || !p.IndexTrusted(path) {
 		return st, false, nil
 	}
 	if err := p.await(cons); err != nil {

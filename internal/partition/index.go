@@ -405,7 +405,7 @@ func (p *Partition) indexOrdered(cons Consistency, r OrderedRead, fn func(d Doc,
 		e, ok, err := orders.epk(seq)
 		if err == nil && ok && (whole || clipped[0].Contains(epk.EPK(e))) {
 			var d stored
-			if d, ok, err = docs.get(e, seq); err == nil && ok && !live.expired(d.json) && !fn(d.doc(e, seq), value) {
+			if d, ok, err = docs.get(e, seq); err == nil && ok && !live.expired(e, d) && !fn(d.doc(e, seq), value) {
 				return false
 			}
 		}

@@ -113,7 +113,7 @@ func (p *Partition) readLatestByItems(snap *storage.Snapshot, docs *docReader, l
 		if err != nil {
 			return 0, err
 		}
-		if !ok || live.expired(cur.json) { // judged only for what is passed, as the log's read does
+		if !ok || live.expiredIn(v.epk, cur) { // judged only for what is passed, as the log's read does
 			continue
 		}
 		c = LogChange{LSN: v.pos.lsn, Op: ent.op, TS: ent.ts, EPK: ent.epk, ID: ent.id, PrevLSN: ent.prev.lsn,

@@ -40,6 +40,8 @@ type Config struct {
 	KeepImages bool
 	// DefaultTTL is the container's default time to live (see SetDefaultTTL); TTLOff when off.
 	DefaultTTL int64
+	// KeyDeletes are the logical partitions being deleted (see SetKeyDeletes); nil: none.
+	KeyDeletes map[epk.EPK]uint64
 	// Now, when set, is the clock in Unix seconds that writes stamp and expiry is judged by
 	// (tests fake it); nil is the system clock.
 	Now func() int64
@@ -137,6 +139,8 @@ type Partition struct {
 	// defaultTTL is the container's default time to live (TTLOff, TTLNoDefault or seconds);
 	// it changes when the container is replaced, and reads and writes load it each time.
 	defaultTTL atomic.Int64
+	// deleting is the set of logical partitions being deleted (keydelete.go); nil when none.
+	deleting atomic.Pointer[keyDeletes]
 	// expiry is the expiry index (expiryindex.go), nil until the reaper first asks for it.
 	expiry atomic.Pointer[expiryIndex]
 	// counts are the counts of index entries at the paths ORDER BY reads (ordercount.go).
@@ -185,6 +189,7 @@ func Open(cfg Config) (*Partition, error) {
 		p.log = newReplicatedLog(p, cfg.Replica)
 	}
 	p.defaultTTL.Store(cfg.DefaultTTL)
+	p.SetKeyDeletes(cfg.KeyDeletes)
 	ix, err := loadIndexState(p.db, p.container, p.id, cfg.Index, cfg.OlderFullText, cfg.OlderSystemPaths)
 	if err != nil {
 		return nil, err
@@ -343,7 +348,7 @@ func (p *Partition) readAt(cons Consistency, e epk.EPK, id string, dst []byte) (
 	if err != nil {
 		return Doc{}, fault.New(fault.Internal, "%w", err)
 	}
-	if p.liveness().expired(d.json) {
+	if p.liveness().expiredIn(string(e), d) {
 		return Doc{}, notFound()
 	}
 	// Pebble's buffer is only valid until closer.Close.
@@ -567,7 +572,15 @@ func (r *docReader) getKey(key []byte) (stored, bool, error) {
 		return stored{}, false, r.it.Error() // deleted since the entry that named it was read
 	}
 	d, err := decodeValue(r.it.Value())
-	if err == nil && r.live.expired(d.json) {
+	if err == nil && r.live.gone != nil {
+		var e string
+		if e, _, err = storage.ParseDocKey(key); err != nil {
+			return stored{}, false, err
+		}
+		if r.live.expiredIn(e, d) {
+			return stored{}, false, nil
+		}
+	} else if err == nil && r.live.expiredJSON(d.json) {
 		return stored{}, false, nil
 	}
 	return d, err == nil, err
@@ -604,7 +617,7 @@ func (r *docReader) scanLogical(e epk.EPK, from uint64, fn func(d Doc) bool) err
 		if err != nil {
 			return err
 		}
-		if r.live.expired(d.json) {
+		if r.live.expired(r.epk, d) {
 			continue
 		}
 		seq, _ := storage.SeqOf(r.it.Key())

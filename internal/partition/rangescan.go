@@ -189,7 +189,7 @@ func (w *rangeWalk) step(n int, fn func(d Doc) bool) (done bool, err error) {
 			if err != nil {
 				return true, err
 			}
-			if w.live.expired(s.json) {
+			if w.live.expired(w.logical, s) {
 				w.it.Next()
 				continue
 			}

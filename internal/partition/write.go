@@ -602,7 +602,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 		if old, err = decodeValue(cur.value); err != nil {
 			return Change{}, Result{}, fault.New(fault.Internal, "%w", err)
 		}
-		if p.expiredAt(now, old.json) {
+		if p.expiredAt(now, e, old) {
 			if cur, old, lp, err = p.writeOverExpired(cmd, wr.ix, w, cur, old, lp); err != nil {
 				return Change{}, Result{}, err
 			}
@@ -658,7 +658,7 @@ func (p *Partition) decideOne(wr *writer, g *group, cmd *Command, w *Operation, 
 			if t, err = decodeValue(taken.value); err != nil {
 				return Change{}, Result{}, fault.New(fault.Internal, "%w", err)
 			}
-			if !p.expiredAt(now, t.json) {
+			if !p.expiredAt(now, e, t) {
 				return Change{}, Result{}, fault.New(fault.Conflict, "Entity with the specified id already exists in the system.")
 			}
 			if lp, err = p.expireChange(cmd, wr.ix, e, item.ID, taken, t, lp); err != nil {

@@ -144,6 +144,10 @@ func (c *call) dispatch() error {
 		if c.res.segs[5] == "throughput" && (m == http.MethodGet || m == http.MethodPost) {
 			return c.partitionThroughput() // redistribute.go
 		}
+	case "dbs/*/colls/*/operations/*":
+		if c.res.segs[5] == "partitionkeydelete" && m == http.MethodPost {
+			return c.deletePartitionKey() // keydelete.go
+		}
 	case "dbs/*/colls/*/partitions/*/split":
 		if m == http.MethodPost {
 			return c.splitPartition() // manage.go

@@ -23,6 +23,16 @@ type PartitionsResponse struct {
 	HistoryStep int `json:"historyStepSeconds"`
 	// HashVersion is the version of the hash that places the container's keys (1 or 2).
 	HashVersion int `json:"hashVersion"`
+	// KeyDeletes are the deletions of partition keys' items in progress (delete by partition
+	// key); each leaves the list once its items are deleted.
+	KeyDeletes []KeyDeleteJSON `json:"partitionKeyDeletes,omitempty"`
+}
+
+// KeyDeleteJSON is a deletion of a partition key's items in progress, in PartitionsResponse.
+type KeyDeleteJSON struct {
+	PartitionKey json.RawMessage `json:"partitionKey"`
+	Since        int64           `json:"since"`     // when it was asked, Unix time
+	Partition    uint32          `json:"partition"` // the physical partition that holds the key
 }
 
 // PartitionJSON is one physical partition in PartitionsResponse.
@@ -95,6 +105,11 @@ func (c *call) partitions() error {
 	}
 	for _, m := range ms {
 		resp.Partitions = append(resp.Partitions, partitionJSON(m, scheme))
+	}
+	if ct, err := c.container(); err == nil {
+		for _, k := range ct.KeyDeletes() {
+			resp.KeyDeletes = append(resp.KeyDeletes, KeyDeleteJSON{PartitionKey: k.Key, Since: k.Since.Unix(), Partition: k.Partition})
+		}
 	}
 	return c.replyJSON(http.StatusOK, resp)
 }

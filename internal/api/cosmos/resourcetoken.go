@@ -216,6 +216,11 @@ func (t *resourceTokens) allowed(r *http.Request, res resource, g engine.Grant) 
 			}
 		}
 		return checkTokenKey(r, g)
+	case len(rest) == 2 && rest[0] == "operations" && rest[1] == "partitionkeydelete":
+		if err := write(); err != nil {
+			return err
+		}
+		return checkTokenKey(r, g)
 	case rest[0] == "sprocs" || rest[0] == "triggers" || rest[0] == "udfs":
 		if read {
 			return nil

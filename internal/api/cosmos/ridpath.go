@@ -52,14 +52,21 @@ func ridLinkOf(s []string) string {
 	return strings.ToLower(s[last])
 }
 
-// authenticate checks the request's signature (keyring.authenticate) and returns the path as
-// it is to be read. A path whose rid-shaped database segment names no database (res.ridLink)
+// authenticate checks the request's signature (keyring.authenticate), or one over the
+// path's other resource type (res.altType), and returns the path as it is to be read. A path whose rid-shaped database segment names no database (res.ridLink)
 // is read by resource id when the request is signed over the rid link, as clients sign the
 // _self links they kept: resolveRIDs then answers 404, as the service does for a deleted
 // resource's link, where the name reading would refuse the signature with 401.
 func (h *Handler) authenticate(r *http.Request, res resource) (resource, error) {
 	now := h.now()
 	err := h.keys.authenticate(r, res, now)
+	if err != nil && res.altType != "" && errors.Is(err, fault.Unauthorized) {
+		alt := res
+		alt.typ = res.altType
+		if h.keys.authenticate(r, alt, now) == nil {
+			return res, nil
+		}
+	}
 	if err == nil || res.ridLink == "" || !errors.Is(err, fault.Unauthorized) {
 		return res, err
 	}

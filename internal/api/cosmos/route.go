@@ -20,6 +20,9 @@ type resource struct {
 	// database by id or by name, is the link a signature over the path read by resource id
 	// covers (ridpath.go): a deleted resource's _self link, signed as the SDKs sign it.
 	ridLink string
+	// altType is another resource type a signature of the path may name, where the SDKs do
+	// not agree (see parseResource).
+	altType string
 }
 
 // parseResource reads the escaped URL path. A feed (odd number of segments, e.g.
@@ -69,6 +72,13 @@ func parseResource(escapedPath string) (resource, error) {
 	}
 	if res.segs[0] == "offers" && n == 2 {
 		res.link = strings.ToLower(res.segs[1])
+	}
+	if n == 6 && res.segs[0] == "dbs" && res.segs[2] == "colls" && res.segs[4] == "operations" {
+		// An operation on a container (.../operations/partitionkeydelete) is signed over the
+		// container's link: as a "partitionkey" resource by the .NET, Java and Python SDKs, as
+		// "colls" by the JavaScript SDK.
+		res.typ, res.altType = "partitionkey", "colls"
+		res.link = strings.Join(res.segs[:4], "/")
 	}
 	return res, nil
 }

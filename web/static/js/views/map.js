@@ -88,7 +88,9 @@ export function mapView(el, {db, c}) {
       h('strong', {id: 'map-count'}, `${ps.length} physical partition${ps.length === 1 ? '' : 's'}`),
       ` · ${num(sum('items'))} items · ${bytes(sum('bytes'))} · `,
       budget > 0 ? `${num(budget)} RU/s provisioned (${num(ps[0].ruPerSecond)} each)` : 'no RU/s limit',
-      ` · ${num(sum('throttled'))} requests throttled`);
+      ` · ${num(sum('throttled'))} requests throttled`,
+      ...(view.partitionKeyDeletes || []).map(k => h('span', {class: 'key-delete', title: `Asked ${new Date(k.since * 1000).toLocaleString()}; the items are gone for reads and deleted in the background`},
+        ` · deleting the items of partition key ${JSON.stringify(k.partitionKey)} (partition ${k.partition})`)));
     clear(bar).append(rangeBar(ps, id => fresh(id, now)));
     clear(table).append(partitionTable(ps, id => fresh(id, now)));
     clear(timeline).append(timelineChart(ps, [...gone.values()], view.historyStepSeconds || 5, now));
