@@ -113,7 +113,7 @@ func (c *Container) commitRecord(next containerRecord) error {
 	return nil
 }
 
-// keyDeletes are the deletions of c.rec, by EPK, as partitions take them; nil when none.
+// keyDeletesOf are the deletions of rec, by EPK, as partitions take them; nil when none.
 func keyDeletesOf(rec containerRecord) map[epk.EPK]uint64 {
 	if len(rec.KeyDeletes) == 0 {
 		return nil
