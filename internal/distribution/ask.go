@@ -71,8 +71,8 @@ func (a *Asker) Send(ctx context.Context, node replication.NodeID, req *nodecall
 }
 
 // Ask sends req to a node holders lists, in turn, and returns the first answer of one that
-// holds req's range: until one answers or Timeout passes. After a round of holders that did
-// not, it calls forget (the records it read may be stale: where are the replicas now?) and
+// holds req's range: until one answers or Timeout passes (no call begins after it, even in
+// the middle of a round). After a round of holders that did not, it calls forget (the records it read may be stale: where are the replicas now?) and
 // waits Backoff before it lists them again. A request that may have been applied where its
 // answer was lost is not sent again (see Repeatable): it fails with partition.ErrAmbiguous.
 //
@@ -86,6 +86,10 @@ func (a *Asker) Ask(ctx context.Context, holders func() []replication.NodeID, fo
 		for _, node := range holders() {
 			if node == a.Self || node == 0 {
 				continue // this node's replica went away since the record was read
+			}
+			if clock.Now().After(deadline) {
+				forget()
+				return nodecall.Answer{}, ErrNoHolder // no call begins past the timeout
 			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), or(a.CallTimeout, DefaultCallTimeout))
 			ans, err := a.Send(cctx, node, req)
