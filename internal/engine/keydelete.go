@@ -46,7 +46,6 @@ type keyDeleteRecord struct {
 // KeyDelete is a deletion of a logical partition in progress, for the partitions view.
 type KeyDelete struct {
 	Key       json.RawMessage // the partition key's values, as a JSON array
-	EPK       epk.EPK
 	Since     time.Time
 	Partition uint32 // the physical partition that holds the key now
 }
@@ -138,7 +137,7 @@ func (c *Container) KeyDeletes() []KeyDelete {
 		if err != nil {
 			continue
 		}
-		kd := KeyDelete{Key: k.Key, EPK: e, Since: time.Unix(k.Since, 0).UTC()}
+		kd := KeyDelete{Key: k.Key, Since: time.Unix(k.Since, 0).UTC()}
 		if p := rt.lookup(e); p != nil {
 			kd.Partition = p.ID()
 		} else if rr, ok := rt.remoteAt(e); ok {

@@ -13,7 +13,7 @@ import (
 	"github.com/partita-db/partita/internal/query"
 )
 
-// ids runs sql over the whole container and returns the ids (or values) it yields.
+// keyDeleteQuery runs sql over the whole container and returns the ids (or numbers) it yields.
 func keyDeleteQuery(t *testing.T, c *Container, sql string) []string {
 	t.Helper()
 	p, err := query.Prepare(sql)

@@ -85,7 +85,8 @@ func (l liveness) expired(e []byte, d stored) bool {
 	return l.expiredJSON(d.json)
 }
 
-// expiredIn is expired of an EPK held as a string.
+// expiredIn is expired of an EPK held as a string. Both forms are kept so that neither caller
+// converts (a []byte converted for the map lookup alone is not copied).
 func (l liveness) expiredIn(e string, d stored) bool {
 	if l.gone != nil {
 		if bound, ok := l.gone[e]; ok && d.lsn() <= bound {

@@ -1,11 +1,6 @@
 package partition
 
-import (
-	"bytes"
-
-	"github.com/partita-db/partita/internal/epk"
-	"github.com/partita-db/partita/internal/storage"
-)
+import "github.com/partita-db/partita/internal/epk"
 
 // Deleting a logical partition's items (the service's delete by partition key). The engine
 // records the request with the partition's LSN as of it (a bound every version written before
@@ -64,39 +59,31 @@ func (p *Partition) FindKeyDeleted(max int) ([]ExpiredItem, ExpiredScan, error) 
 	}
 	snap := p.db.NewSnapshot()
 	defer snap.Close()
+	docs, err := p.docReader(snap)
+	if err != nil {
+		return nil, scan, err
+	}
+	defer docs.close()
+	docs.live = liveness{} // every stored version: the gone ones are those sought
 	var found []ExpiredItem
 	for e, bound := range gone {
 		if !p.rng.Contains(epk.EPK(e)) {
 			continue
 		}
-		lo, hi := storage.DocLogicalSpan(p.container, e, 0)
-		it, err := snap.NewIter(lo, hi)
+		err := docs.scanLogical(epk.EPK(e), 0, func(d Doc) bool {
+			scan.Read++
+			scan.Bytes += len(d.JSON)
+			if d.LSN <= bound { // not written after the request
+				found = append(found, ExpiredItem{EPK: epk.EPK(e), ID: string(d.id), Seq: d.Seq})
+			}
+			return len(found) < max
+		})
 		if err != nil {
 			return nil, scan, err
 		}
-		prefix := lo[:len(lo)-8]
-		for ok := it.First(); ok && bytes.HasPrefix(it.Key(), prefix) && len(it.Key()) == len(lo); ok = it.Next() {
-			d, err := decodeValue(it.Value())
-			if err != nil {
-				it.Close()
-				return nil, scan, err
-			}
-			scan.Read++
-			scan.Bytes += len(d.json)
-			if d.lsn() > bound {
-				continue // written after the request: not the deletion's
-			}
-			seq, _ := storage.SeqOf(it.Key())
-			found = append(found, ExpiredItem{EPK: epk.EPK(e), ID: string(d.id), Seq: seq})
-			if len(found) == max {
-				scan.Done = false
-				break
-			}
-		}
-		err = it.Error()
-		it.Close()
-		if err != nil || !scan.Done {
-			return found, scan, err
+		if len(found) == max {
+			scan.Done = false
+			break
 		}
 	}
 	return found, scan, nil
