@@ -145,7 +145,10 @@ func (c *call) dispatch() error {
 			return c.partitionThroughput() // redistribute.go
 		}
 	case "dbs/*/colls/*/operations/*":
-		if c.res.segs[5] == "partitionkeydelete" && m == http.MethodPost {
+		if c.res.segs[5] != "partitionkeydelete" {
+			return fault.New(fault.NotFound, "A container has no operation %q; the one served is partitionkeydelete", c.res.segs[5])
+		}
+		if m == http.MethodPost {
 			return c.deletePartitionKey() // keydelete.go
 		}
 	case "dbs/*/colls/*/partitions/*/split":
